@@ -1,0 +1,160 @@
+# klog: one Makefile for the library, the tools, the tests and the docs.
+#   make            build lib/libklog.a and bin/*
+#   make check      install missing packages, build, run every test
+#   make run        start a standalone broker on its defaults
+#   make bench      benchmarks (never part of check)
+#   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS)
+#   make install    PREFIX/DESTDIR-aware install; make uninstall
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+KLOG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHREADED \
+	-Werror=implicit-function-declaration -Iinclude -pthread -MMD -MP
+LDFLAGS ?=
+LDLIBS = -Wl,--as-needed -lzookeeper_mt -lz -pthread
+ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+
+LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_OBJ := $(LIB_SRC:lib/%.c=build/lib/%.o)
+ASAN_LIB_OBJ := $(LIB_SRC:lib/%.c=build/asan/lib/%.o)
+CMD_SRC := $(sort $(wildcard cmd/*.c))
+BINS := $(CMD_SRC:cmd/%.c=bin/%)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+ASAN_UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRC:bench/%.c=build/bench/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+MAN1 := $(sort $(wildcard man/*.1))
+MAN5 := $(sort $(wildcard man/*.5))
+MAN7 := $(sort $(wildcard man/*.7))
+HEADERS := $(sort $(wildcard include/klog/*.h))
+
+.PHONY: all check deps unit unit-asan bats lint run bench fuzz install \
+	uninstall clean
+
+all: lib/libklog.a $(BINS)
+
+lib/libklog.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+build/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+build/cmd/%.o: cmd/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+bin/%: build/cmd/%.o lib/libklog.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libklog.a $(LDLIBS)
+
+build/tests/%: tests/unit/%.c lib/libklog.a
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) $(CFLAGS) -o $@ $< lib/libklog.a -lcmocka $(LDLIBS)
+
+build/asan/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+
+build/asan/libklog.a: $(ASAN_LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+build/asan/tests/%: tests/unit/%.c build/asan/libklog.a
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -o $@ $< build/asan/libklog.a \
+		-lcmocka $(LDLIBS)
+
+build/bench/%: bench/%.c lib/libklog.a
+	@mkdir -p $(@D)
+	$(CC) $(KLOG_CFLAGS) -O2 -g -o $@ $< lib/libklog.a $(LDLIBS)
+
+# Fuzz targets build the library sources straight in, instrumented.
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
+		-lzookeeper_mt -lz -pthread
+
+deps:
+	@tests/deps.sh
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) unit-asan
+	$(MAKE) lint
+	$(MAKE) bats
+
+unit: $(UNIT_BINS)
+	@tests/run-unit.sh $(UNIT_BINS)
+
+unit-asan: $(ASAN_UNIT_BINS)
+	@ASAN_OPTIONS=detect_leaks=1 tests/run-unit.sh $(ASAN_UNIT_BINS)
+
+bats: all
+	@tests/run-bats.sh
+
+lint:
+	@if [ -n "$(MAN1)$(MAN5)$(MAN7)" ]; then \
+		mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); fi
+
+run: all
+	@if [ -x bin/klog-serve ]; then exec bin/klog-serve; \
+	else echo "make run: klog-serve is not built yet"; exit 1; fi
+
+bench: all $(BENCH_BINS)
+	@bench/run.sh $(SCENARIO)
+
+FUZZ_SECONDS ?= 60
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+		name=$${f##*/}; mkdir -p build/corpus/$$name; \
+		echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			build/corpus/$$name tests/fuzz/corpus/$$name || exit 1; \
+	done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/klog $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 0644 lib/libklog.a $(DESTDIR)$(LIBDIR)
+	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/klog
+	$(if $(MAN1),install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1)
+	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5)
+	$(if $(MAN7),install -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7)
+	for b in $(BINS:bin/%=%); do \
+		install -m 0644 completions/klog.bash $(DESTDIR)$(BASHCOMPDIR)/$$b; \
+	done
+	install -m 0644 completions/_klog $(DESTDIR)$(ZSHCOMPDIR)/_klog
+
+uninstall:
+	rm -f $(BINS:bin/%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(LIBDIR)/libklog.a
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/klog
+	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
+		$(MAN5:man/%=$(DESTDIR)$(MANDIR)/man5/%) \
+		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
+	rm -f $(BINS:bin/%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_klog
+
+clean:
+	rm -rf build bin lib/libklog.a
+
+.SECONDARY:
+-include $(shell find build -name '*.d' 2>/dev/null)

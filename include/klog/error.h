@@ -1,0 +1,63 @@
+/*
+ * Error codes shared by every libklog module.
+ *
+ * Library functions return 0 on success or a negative KLOG_E* code.  Where the
+ * code alone would not tell a user what went wrong (which file, which offset),
+ * the function also takes a klog_err_t and writes one line of context into it.
+ * The library never prints and never exits: only the mains in cmd/ do.
+ */
+#ifndef KLOG_ERROR_H
+#define KLOG_ERROR_H
+
+#include <stddef.h>
+
+enum klog_error {
+	KLOG_OK = 0,
+	KLOG_EINVAL,       /* invalid argument or input */
+	KLOG_ENOMEM,       /* out of memory */
+	KLOG_EIO,          /* an I/O system call failed */
+	KLOG_ENOSPC,       /* no space left on device (or file size limit) */
+	KLOG_ECORRUPT,     /* corrupt data: bad length, magic, codec or CRC */
+	KLOG_EPARTIAL,     /* data ends inside an entry (a cut trailing entry) */
+	KLOG_ERANGE,       /* offset outside the log's valid range */
+	KLOG_ENOTBOUNDARY, /* offset is not the start of a message */
+	KLOG_ETOPIC,       /* invalid topic name */
+	KLOG_ENOTOPIC,     /* no such topic */
+	KLOG_ENOPARTITION, /* no such partition */
+	KLOG_EUNSUPPORTED, /* unsupported codec, API or version */
+	KLOG_ETOOBIG,      /* message or request over a size limit */
+	KLOG_ENOENT,       /* no such file or directory */
+	KLOG_EEXIST,       /* already exists */
+	KLOG_EPROTO,       /* malformed protocol data */
+	KLOG_ECONN,        /* cannot connect, or the connection was lost */
+	KLOG_ETIMEDOUT,    /* a deadline passed */
+	KLOG_EZK,          /* ZooKeeper error */
+	KLOG_EBUSY,        /* resource in use (locked, live group members) */
+	KLOG_EBROKER,      /* the broker answered with an error code */
+	KLOG_ECLOSED,      /* the peer closed or the object is shut down */
+	KLOG_E_MAX
+};
+
+/* Text for a KLOG_E* code, positive or negative; never NULL. */
+const char *klog_strerror(int err);
+
+/* One line of context for an error, filled by the callee. */
+typedef struct klog_err {
+	int code;        /* the negative code that was returned */
+	char msg[512];   /* "open /data/x-0: Permission denied"; empty if none */
+} klog_err_t;
+
+/*
+ * Record code and a printf-style message in e (which may be NULL) and return
+ * code, so that a callee can write `return klog_err_set(e, -KLOG_EIO, ...)`.
+ */
+int klog_err_set(klog_err_t *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Map an errno value from a failed system call to a KLOG_E* code (negative). */
+int klog_errno_code(int errnum);
+
+/* The message in e if any, else klog_strerror(code). */
+const char *klog_err_text(const klog_err_t *e, int code);
+
+#endif

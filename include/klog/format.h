@@ -1,0 +1,196 @@
+/*
+ * The message format: Kafka 0.7's, byte for byte, big-endian.  What is stored
+ * in a segment file is exactly what goes on the wire, so the broker can hand a
+ * file range to sendfile(2) without looking inside.
+ *
+ * A message set is a plain concatenation of entries, with no header and no
+ * count.  An entry is a 4-byte length followed by that many bytes of message:
+ *
+ *   magic 0 (the paper's format, written by klog for plain messages):
+ *   +-----------+---------+-----------+-----------------+
+ *   | length:4  | magic:1 | crc32:4   | payload         |   length = 5 + n
+ *   +-----------+---------+-----------+-----------------+
+ *      9 bytes of overhead per message
+ *
+ *   magic 1 (Kafka 0.7; klog writes it only for compressed wrappers):
+ *   +-----------+---------+---------+-----------+---------------+
+ *   | length:4  | magic:1 | attrs:1 | crc32:4   | payload       |   length = 6 + n
+ *   +-----------+---------+---------+-----------+---------------+
+ *      attrs & 0x03 = codec: 0 none, 1 gzip, 2 snappy (3 is invalid)
+ *
+ * crc32 is zlib's crc32() of the payload bytes only.  A gzip wrapper is a
+ * magic-1 message whose payload is an RFC 1952 gzip stream of an inner
+ * message set.
+ *
+ * Offsets: a message's offset is the byte position of its entry in the
+ * partition; the next offset is offset + 4 + length.  Every message inside a
+ * wrapper carries the wrapper's offset, and only the last one's next offset
+ * moves past the wrapper, so a reader always resumes at a wrapper boundary
+ * (at-least-once: a reader stopping inside a wrapper sees part of it again).
+ */
+#ifndef KLOG_FORMAT_H
+#define KLOG_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KLOG_LENGTH_SIZE 4        /* the length prefix of an entry */
+#define KLOG_MAGIC0_HEADER 5      /* magic + crc */
+#define KLOG_MAGIC1_HEADER 6      /* magic + attributes + crc */
+#define KLOG_MSG_OVERHEAD (KLOG_LENGTH_SIZE + KLOG_MAGIC0_HEADER)
+#define KLOG_CODEC_MASK 0x03
+
+/* The largest length field klog accepts: anything bigger is corruption. */
+#define KLOG_MAX_ENTRY_LENGTH (1u << 30)
+
+enum klog_codec {
+	KLOG_CODEC_NONE = 0,
+	KLOG_CODEC_GZIP = 1,
+	KLOG_CODEC_SNAPPY = 2,
+};
+
+/* Big-endian helpers, used by the protocol code too. */
+static inline uint32_t
+klog_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void
+klog_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* "none", "gzip", "snappy" or "invalid". */
+const char *klog_codec_name(int codec);
+
+/* Bytes one magic-0 entry with an n-byte payload takes: n + 9. */
+static inline size_t
+klog_entry_size(size_t payload_len)
+{
+	return payload_len + KLOG_MSG_OVERHEAD;
+}
+
+/*
+ * Write one magic-0 entry for payload into buf, which must hold
+ * klog_entry_size(len) bytes.  Returns the bytes written.
+ */
+size_t klog_entry_encode(uint8_t *buf, const void *payload, size_t len);
+
+/*
+ * Compress the message set set[0..len) with gzip at the given zlib level and
+ * wrap it in one magic-1 entry (attributes = gzip).  On success *out is a new
+ * buffer the caller frees with free(), *outlen its size.  An empty set gives
+ * an empty output (no wrapper), as in Kafka 0.7.
+ */
+int klog_gzip_wrap(const uint8_t *set, size_t len, int level, uint8_t **out,
+    size_t *outlen);
+
+/*
+ * Decompress an RFC 1952 gzip stream; refuses to produce more than max_out
+ * bytes (-KLOG_ETOOBIG).  *out is a new buffer the caller frees.
+ */
+int klog_gunzip(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
+    size_t *outlen);
+
+/* One message as the iterator sees it.  Pointers point into the iterated
+ * buffer (or the iterator's own inflated buffer) and stay valid until the
+ * next call to klog_iter_next() or klog_iter_free(). */
+typedef struct klog_msg {
+	int64_t offset;        /* entry offset (a wrapper's, for inner ones) */
+	int64_t next_offset;   /* where a reader resumes after this message */
+	int64_t pos;           /* byte position of the entry in the buffer
+	                          (of the wrapper, for inner messages) */
+	uint32_t length;       /* the entry's length field */
+	uint8_t magic;
+	uint8_t attributes;    /* 0 for magic 0 */
+	uint8_t codec;         /* attributes & KLOG_CODEC_MASK */
+	uint8_t depth;         /* 0 top level, 1 inside a wrapper */
+	uint32_t crc_stored;
+	uint32_t crc_computed; /* equals crc_stored unless corrupt; 0 with
+	                          KLOG_ITER_NOCRC */
+	int valid;             /* CRC matches (always 1 with KLOG_ITER_NOCRC) */
+	const uint8_t *payload;
+	uint32_t payload_len;
+} klog_msg_t;
+
+enum klog_iter_flags {
+	KLOG_ITER_DEEP = 1 << 0,  /* descend into gzip wrappers */
+	KLOG_ITER_NOCRC = 1 << 1, /* skip CRC computation */
+};
+
+/* Iterator over a message set in memory.  Stack-allocate it; fields are
+ * private. */
+typedef struct klog_iter {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;            /* next top-level entry */
+	int64_t base;          /* offset of buf[0] */
+	unsigned flags;
+	size_t max_inflate;
+	uint8_t *inner;        /* inflated wrapper payload, owned */
+	size_t inner_len, inner_pos;
+	int64_t wrapper_offset, wrapper_next, wrapper_pos;
+	uint32_t wrapper_length;
+	int error_pos_valid;
+	int64_t error_pos;     /* offset of the entry an error refers to */
+	const char *error;     /* static text of the last error */
+} klog_iter_t;
+
+/*
+ * Start iterating buf[0..len), whose first byte has offset base.  With
+ * KLOG_ITER_DEEP, wrappers are inflated up to max_inflate bytes each (0 means
+ * a default of 64 MiB).
+ */
+void klog_iter_init(klog_iter_t *it, const void *buf, size_t len, int64_t base,
+    unsigned flags, size_t max_inflate);
+
+/*
+ * Next message.  Returns 1 and fills *m; 0 at the clean end of the buffer;
+ * -KLOG_EPARTIAL when the remaining bytes are the start of an entry that the
+ * buffer cuts (klog_iter_offset() is where it starts: a reader fetches again
+ * from there); -KLOG_ECORRUPT for a length below the header size or above
+ * KLOG_MAX_ENTRY_LENGTH, an unknown magic or codec, a wrapper that does not
+ * inflate or whose inner set is malformed; -KLOG_EUNSUPPORTED for a snappy
+ * wrapper met with KLOG_ITER_DEEP; -KLOG_ETOOBIG for a wrapper over
+ * max_inflate.  After an error, klog_iter_error() describes it and
+ * klog_iter_error_offset() names the offending entry; the iterator then
+ * stays at that entry.  A CRC mismatch is not an error here: it returns 1
+ * with m->valid == 0 (and does not descend into a corrupt wrapper), so that
+ * a forensic reader can report it and go on.
+ */
+int klog_iter_next(klog_iter_t *it, klog_msg_t *m);
+
+/* Offset of the next top-level entry (after a partial tail: its start). */
+int64_t klog_iter_offset(const klog_iter_t *it);
+const char *klog_iter_error(const klog_iter_t *it);
+int64_t klog_iter_error_offset(const klog_iter_t *it);
+
+/* Release the iterator's inflate buffer. */
+void klog_iter_free(klog_iter_t *it);
+
+/* What klog_msgset_validate() found. */
+typedef struct klog_msgset_info {
+	size_t valid_bytes;    /* bytes of complete, valid top-level entries */
+	uint32_t messages;     /* messages, counting inner ones when deep */
+	uint32_t entries;      /* top-level entries */
+	uint32_t max_payload;  /* largest top-level payload */
+	int64_t bad_offset;    /* offset of the first bad entry, or -1 */
+} klog_msgset_info_t;
+
+/*
+ * Check a message set as a broker does before appending it: every length,
+ * magic, codec and CRC, inner ones too when flags has KLOG_ITER_DEEP.
+ * Returns 0 if the whole buffer is valid complete entries; -KLOG_EPARTIAL if
+ * it ends in a cut entry; -KLOG_ECORRUPT (or the iterator's other errors) at
+ * the first bad entry.  *info is filled in every case.
+ */
+int klog_msgset_validate(const void *buf, size_t len, unsigned flags,
+    klog_msgset_info_t *info);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * The partition log: a directory of segment files that only grow at the end.
+ *
+ *   <data-dir>/<topic>-<partition>/00000000000000000000.klog
+ *                                  00000000001073741917.klog   (base offsets)
+ *
+ * Each segment is a bare message set (see format.h); its name is the offset
+ * of its first byte in the partition, zero-padded to 20 digits.  The log
+ * keeps in memory only a sorted array of segments (base offset, size, lazily
+ * opened descriptor): O(segments), never O(messages).
+ *
+ * Two ends: the written end (everything appended) and the flushed end (what
+ * fsync has made durable).  Readers see only up to the flushed end, as in the
+ * paper.  Appends come from one thread (the broker's event loop); flushes may
+ * come from another (the flusher): klog_log_flush() captures what to sync
+ * under the log's lock and calls fsync without it, so appends and reads go on
+ * meanwhile.  Every function here is safe to call from those two threads.
+ */
+#ifndef KLOG_LOG_H
+#define KLOG_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/error.h"
+
+#define KLOG_TOPIC_MAX 249
+#define KLOG_SEGMENT_SUFFIX ".klog"
+#define KLOG_SEGMENT_SUFFIX_KAFKA ".kafka" /* read-only compatibility */
+#define KLOG_CLEAN_MARKER ".klog_cleanshutdown"
+
+typedef struct klog_log klog_log_t;
+
+typedef struct klog_log_config {
+	int64_t segment_bytes;  /* roll before an append that would pass it;
+	                           default 1 GiB */
+	int recover;            /* scan and truncate the last segment at open
+	                           (the clean-shutdown marker was missing) */
+} klog_log_config_t;
+
+void klog_log_config_default(klog_log_config_t *cfg);
+
+/*
+ * Topic names: 1 to KLOG_TOPIC_MAX bytes of [A-Za-z0-9._-], neither "." nor
+ * "..".  The data directory is a security boundary, so everything that makes
+ * a path from a topic calls this first.
+ */
+int klog_topic_validate(const char *topic, klog_err_t *err);
+
+/* "<dir>/<topic>-<partition>" into buf; -KLOG_ETOPIC / -KLOG_ETOOBIG. */
+int klog_log_dirname(const char *data_dir, const char *topic, int partition,
+    char *buf, size_t buflen);
+
+/* Split a directory name "<topic>-<partition>" at its last '-'. */
+int klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
+    int *partition);
+
+/*
+ * Open (creating if needed) the log of topic/partition under data_dir.
+ * Older segments are checked for contiguity only (base + size == next base),
+ * never read; a gap is -KLOG_ECORRUPT with the file named in err.  With
+ * cfg->recover the last segment is scanned and truncated at the first
+ * incomplete or CRC-invalid entry; klog_log_recovered_bytes() tells how many
+ * bytes were cut.  On success *out is owned by the caller: klog_log_close().
+ */
+int klog_log_open(const char *data_dir, const char *topic, int partition,
+    const klog_log_config_t *cfg, klog_log_t **out, klog_err_t *err);
+
+/* Close every descriptor and free the log.  Does not fsync. */
+void klog_log_close(klog_log_t *log);
+
+const char *klog_log_topic(const klog_log_t *log);
+int klog_log_partition(const klog_log_t *log);
+int64_t klog_log_recovered_bytes(const klog_log_t *log);
+
+/*
+ * Append a validated message set of nmsgs messages at the written end,
+ * rolling to a new segment first if the active one is non-empty and would
+ * pass segment_bytes.  *first_offset (may be NULL) gets the offset of its
+ * first entry.  On a failed write the segment is truncated back, so a
+ * partial set never stays in the log; the error is -KLOG_ENOSPC or -KLOG_EIO.
+ */
+int klog_log_append(klog_log_t *log, const void *set, size_t len,
+    uint32_t nmsgs, int64_t *first_offset, klog_err_t *err);
+
+/* fsync everything written so far and advance the flushed end to it. */
+int klog_log_flush(klog_log_t *log, klog_err_t *err);
+
+int64_t klog_log_start(klog_log_t *log);       /* first retained offset */
+int64_t klog_log_end(klog_log_t *log);         /* written end */
+int64_t klog_log_flushed_end(klog_log_t *log); /* what readers may see */
+uint64_t klog_log_unflushed_messages(klog_log_t *log);
+int64_t klog_log_last_flush_ms(klog_log_t *log); /* CLOCK_MONOTONIC ms */
+size_t klog_log_segment_count(klog_log_t *log);
+int64_t klog_log_size_bytes(klog_log_t *log);    /* sum of segment sizes */
+
+/*
+ * Where the bytes for a read are.  The slice holds a reference on its
+ * segment, so the descriptor stays open (even if retention deletes the
+ * segment) until klog_log_slice_release().
+ */
+typedef struct klog_log_slice {
+	int fd;
+	int64_t file_pos;   /* position in the segment file */
+	size_t len;         /* bytes to send; 0 at the flushed end */
+	int64_t offset;     /* partition offset of the first byte */
+	void *seg;          /* private: the referenced segment */
+} klog_log_slice_t;
+
+/*
+ * Locate up to max_bytes from offset, never crossing a segment and never past
+ * the flushed end.  offset == flushed end gives len 0.  offset below the start
+ * or past the flushed end: -KLOG_ERANGE.  An offset that is not the start of
+ * an entry (its length field is impossible, or its magic, or the entry runs
+ * past the segment): -KLOG_ENOTBOUNDARY.  On success release the slice.
+ */
+int klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
+    klog_log_slice_t *out, klog_err_t *err);
+void klog_log_slice_release(klog_log_slice_t *slice);
+
+/*
+ * Offsets for a "before time T" query, as Kafka 0.7: the (base offset,
+ * mtime) pairs of all segments plus (flushed end, now) if the last segment is
+ * not empty; time -1 starts from the last entry, -2 from the first, otherwise
+ * from the newest entry whose mtime <= time_ms; up to max offsets are
+ * returned counting backwards, in descending order.
+ */
+int klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
+    int max, int *n);
+
+/* One segment, as listed for retention and tools. */
+typedef struct klog_segment_info {
+	int64_t base;
+	int64_t size;
+	int64_t mtime_ms;  /* file modification time, ms since the epoch */
+} klog_segment_info_t;
+
+/* Copy up to max segment infos, oldest first; *n gets the total count. */
+int klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
+    size_t *n);
+
+/*
+ * Retention: delete whole segments from the oldest end while their mtime is
+ * older than max_age_ms (if >= 0) before now_ms, then while the log stays at
+ * or above max_bytes (if >= 0) without them.  The active (newest) segment is
+ * never deleted: if everything expired, the log rolls to a fresh empty
+ * segment first.  Readers holding slices of deleted segments keep working.
+ */
+int klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
+    int64_t now_ms, size_t *deleted_segments, int64_t *deleted_bytes,
+    klog_err_t *err);
+
+/*
+ * Notice segments that another process (klog-retain) removed from the
+ * oldest end: drop them from the in-memory array.
+ */
+int klog_log_rescan(klog_log_t *log, klog_err_t *err);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * The klog wire protocol: Kafka 0.7's framing and message sets, with a
+ * version, a correlation id and a response for every request, so a client
+ * can pipeline many requests on one connection.  Documented byte for byte in
+ * klog-protocol(7).  All integers are big-endian; a string is an int16 length
+ * and that many bytes (UTF-8, klog topics are ASCII).
+ *
+ * Request:
+ *   +---------+--------+------------+----------------+------------+
+ *   | size:4  | api:2  | version:2  | correlation:4  | body ...   |
+ *   +---------+--------+------------+----------------+------------+
+ *     size counts every byte after itself (8 + body)
+ *
+ * Response:
+ *   +---------+----------------+----------+------------+
+ *   | size:4  | correlation:4  | error:2  | body ...   |
+ *   +---------+----------------+----------+------------+
+ *     size = 6 + body; a non-zero error here (unknown api, unsupported
+ *     version, malformed request) comes with an empty body
+ *
+ * PRODUCE (0)  body: acks:2 timeout_ms:4 count:4
+ *                    count x [topic:str partition:4 set_size:4 set]
+ *              resp: count:4 count x [topic:str partition:4 error:2 offset:8]
+ *   acks 0: no response at all; 1: after the append; -1 (all): after fsync.
+ *   partition -1: the broker picks one.  offset: of the first appended entry.
+ * FETCH (1)    body: max_wait_ms:4 min_bytes:4 count:4
+ *                    count x [topic:str partition:4 offset:8 max_bytes:4]
+ *              resp: count:4 count x [topic:str partition:4 error:2
+ *                    log_start:8 log_end:8 set_size:4 set]
+ *   log_end is the flushed end.  The set may end in a cut entry.
+ * OFFSETS (4)  body: count:4 count x [topic:str partition:4 time:8 max:4]
+ *              resp: count:4 count x [topic:str partition:4 error:2
+ *                    n:4 n x offset:8]      (descending)
+ *   time -1 latest, -2 earliest, else ms since the epoch.
+ * METADATA (5) body: count:4 count x topic:str   (0 topics: all of them)
+ *              resp: broker_id:4 nbrokers:4 nbrokers x [id:4 host:str port:4]
+ *                    ntopics:4 ntopics x [error:2 topic:str partitions:4
+ *                    broker_id:4]
+ */
+#ifndef KLOG_PROTO_H
+#define KLOG_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/buf.h"
+
+#define KLOG_PROTO_VERSION 1
+#define KLOG_REQ_HEADER_SIZE 12   /* size, api, version, correlation */
+#define KLOG_RESP_HEADER_SIZE 10  /* size, correlation, error */
+#define KLOG_DEFAULT_PORT "9092"
+#define KLOG_DEFAULT_MAX_REQUEST (100 * 1024 * 1024)
+
+enum klog_api {
+	KLOG_API_PRODUCE = 0,
+	KLOG_API_FETCH = 1,
+	KLOG_API_OFFSETS = 4,
+	KLOG_API_METADATA = 5,
+};
+
+enum klog_acks {
+	KLOG_ACKS_NONE = 0,
+	KLOG_ACKS_LEADER = 1,
+	KLOG_ACKS_ALL = -1,
+};
+
+enum klog_offset_time {
+	KLOG_OFFSET_LATEST = -1,
+	KLOG_OFFSET_EARLIEST = -2,
+};
+
+/* Error codes on the wire: Kafka 0.7's first five, then klog's. */
+enum klog_wire_error {
+	KLOG_WIRE_UNKNOWN = -1,
+	KLOG_WIRE_NONE = 0,
+	KLOG_WIRE_OFFSET_OUT_OF_RANGE = 1,
+	KLOG_WIRE_INVALID_MESSAGE = 2,
+	KLOG_WIRE_WRONG_PARTITION = 3,
+	KLOG_WIRE_INVALID_FETCH_SIZE = 4,
+	KLOG_WIRE_MESSAGE_TOO_LARGE = 5,
+	KLOG_WIRE_INVALID_TOPIC = 6,
+	KLOG_WIRE_UNKNOWN_TOPIC = 7,
+	KLOG_WIRE_NOT_BOUNDARY = 8,
+	KLOG_WIRE_STORAGE_ERROR = 9,
+	KLOG_WIRE_DISK_FULL = 10,
+	KLOG_WIRE_INVALID_REQUEST = 11,
+	KLOG_WIRE_UNSUPPORTED_VERSION = 12,
+	KLOG_WIRE_UNKNOWN_API = 13,
+	KLOG_WIRE_REQUEST_TOO_LARGE = 14,
+	KLOG_WIRE_UNSUPPORTED_CODEC = 15,
+	KLOG_WIRE_PARTIAL_MESSAGE = 16,
+	KLOG_WIRE_ERROR_MAX
+};
+
+/* "OFFSET_OUT_OF_RANGE" etc.; "UNKNOWN" for anything unlisted. */
+const char *klog_wire_error_name(int code);
+/* Wire code <-> library code (-KLOG_E*). */
+int klog_wire_error_to_klog(int code);
+int klog_wire_error_from_klog(int err);
+
+typedef struct klog_req_header {
+	int32_t size;       /* bytes after the size field */
+	int16_t api;
+	int16_t version;
+	int32_t correlation;
+} klog_req_header_t;
+
+typedef struct klog_resp_header {
+	int32_t size;
+	int32_t correlation;
+	int16_t error;
+} klog_resp_header_t;
+
+/*
+ * Parse a header from the first len bytes received.  -KLOG_EPARTIAL: fewer
+ * than the header's bytes yet; -KLOG_ETOOBIG: size over max_size;
+ * -KLOG_EPROTO: a size too small for the header.  Decide before allocating.
+ */
+int klog_proto_req_header(const uint8_t *buf, size_t len, size_t max_size,
+    klog_req_header_t *h);
+int klog_proto_resp_header(const uint8_t *buf, size_t len, size_t max_size,
+    klog_resp_header_t *h);
+
+/*
+ * Frame helpers: begin writes a header with size 0 and returns where the
+ * frame starts; end patches the size to cover everything written since.
+ */
+size_t klog_proto_req_begin(klog_buf_t *b, int16_t api, int32_t correlation);
+size_t klog_proto_resp_begin(klog_buf_t *b, int32_t correlation, int16_t error);
+void klog_proto_end(klog_buf_t *b, size_t start);
+
+/* A topic on the wire is a view into the frame, not NUL-terminated. */
+typedef struct klog_str {
+	const char *p;
+	uint16_t len;
+} klog_str_t;
+
+/* ---- PRODUCE ---- */
+typedef struct klog_produce_part {
+	klog_str_t topic;
+	int32_t partition;
+	const uint8_t *set;
+	uint32_t set_len;
+} klog_produce_part_t;
+
+typedef struct klog_produce_req {
+	int16_t acks;
+	int32_t timeout_ms;
+	uint32_t count;
+	klog_produce_part_t *parts;  /* caller's array */
+} klog_produce_req_t;
+
+typedef struct klog_produce_result {
+	klog_str_t topic;
+	int32_t partition;
+	int16_t error;
+	int64_t offset;
+} klog_produce_result_t;
+
+int klog_proto_encode_produce(klog_buf_t *b, int32_t correlation,
+    const klog_produce_req_t *req);
+/* Decode a request body into req->parts, an array of max_parts entries
+ * (-KLOG_ETOOBIG past it); views point into body. */
+int klog_proto_decode_produce(const uint8_t *body, size_t len,
+    klog_produce_req_t *req, klog_produce_part_t *parts, uint32_t max_parts);
+int klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
+    const klog_produce_result_t *res, uint32_t n);
+int klog_proto_decode_produce_resp(const uint8_t *body, size_t len,
+    klog_produce_result_t *res, uint32_t max, uint32_t *n);
+
+/* ---- FETCH ---- */
+typedef struct klog_fetch_part {
+	klog_str_t topic;
+	int32_t partition;
+	int64_t offset;
+	int32_t max_bytes;
+} klog_fetch_part_t;
+
+typedef struct klog_fetch_req {
+	int32_t max_wait_ms;
+	int32_t min_bytes;
+	uint32_t count;
+	klog_fetch_part_t *parts;
+} klog_fetch_req_t;
+
+typedef struct klog_fetch_result {
+	klog_str_t topic;
+	int32_t partition;
+	int16_t error;
+	int64_t log_start;
+	int64_t log_end;
+	const uint8_t *set;  /* view into the response */
+	uint32_t set_len;
+} klog_fetch_result_t;
+
+int klog_proto_encode_fetch(klog_buf_t *b, int32_t correlation,
+    const klog_fetch_req_t *req);
+int klog_proto_decode_fetch(const uint8_t *body, size_t len,
+    klog_fetch_req_t *req, klog_fetch_part_t *parts, uint32_t max_parts);
+/*
+ * The broker writes a fetch response as: resp_begin, put_i32(count), then per
+ * partition put_fetch_part_header() followed by set_len bytes that it sends
+ * from the segment file with sendfile, not through the buffer; the frame
+ * size must then be patched to include those bytes (klog_buf_patch_i32).
+ */
+void klog_proto_put_fetch_part_header(klog_buf_t *b, klog_str_t topic,
+    int32_t partition, int16_t error, int64_t log_start, int64_t log_end,
+    uint32_t set_len);
+int klog_proto_decode_fetch_resp(const uint8_t *body, size_t len,
+    klog_fetch_result_t *res, uint32_t max, uint32_t *n);
+
+/* ---- OFFSETS ---- */
+typedef struct klog_offsets_part {
+	klog_str_t topic;
+	int32_t partition;
+	int64_t time;
+	int32_t max;
+} klog_offsets_part_t;
+
+typedef struct klog_offsets_result {
+	klog_str_t topic;
+	int32_t partition;
+	int16_t error;
+	int32_t count;
+	const uint8_t *raw;  /* count big-endian int64s: klog_proto_offset_at() */
+} klog_offsets_result_t;
+
+int klog_proto_encode_offsets(klog_buf_t *b, int32_t correlation,
+    const klog_offsets_part_t *parts, uint32_t n);
+int klog_proto_decode_offsets(const uint8_t *body, size_t len,
+    klog_offsets_part_t *parts, uint32_t max, uint32_t *n);
+/* Encode a response; offsets[i] has counts[i] entries, descending. */
+int klog_proto_encode_offsets_resp(klog_buf_t *b, int32_t correlation,
+    const klog_offsets_part_t *parts, const int16_t *errors,
+    const int64_t *const *offsets, const int32_t *counts, uint32_t n);
+int klog_proto_decode_offsets_resp(const uint8_t *body, size_t len,
+    klog_offsets_result_t *res, uint32_t max, uint32_t *n);
+int64_t klog_proto_offset_at(const klog_offsets_result_t *r, int32_t i);
+
+/* ---- METADATA ---- */
+typedef struct klog_meta_broker {
+	int32_t id;
+	klog_str_t host;
+	int32_t port;
+} klog_meta_broker_t;
+
+typedef struct klog_meta_topic {
+	int16_t error;
+	klog_str_t topic;
+	int32_t partitions;
+	int32_t broker_id;
+} klog_meta_topic_t;
+
+typedef struct klog_metadata {
+	int32_t broker_id;
+	uint32_t nbrokers;
+	klog_meta_broker_t *brokers;
+	uint32_t ntopics;
+	klog_meta_topic_t *topics;
+} klog_metadata_t;
+
+int klog_proto_encode_metadata(klog_buf_t *b, int32_t correlation,
+    const klog_str_t *topics, uint32_t n);
+int klog_proto_decode_metadata(const uint8_t *body, size_t len,
+    klog_str_t *topics, uint32_t max, uint32_t *n);
+int klog_proto_encode_metadata_resp(klog_buf_t *b, int32_t correlation,
+    const klog_metadata_t *md);
+/* Decode into caller arrays of max_brokers / max_topics entries. */
+int klog_proto_decode_metadata_resp(const uint8_t *body, size_t len,
+    klog_metadata_t *md, klog_meta_broker_t *brokers, uint32_t max_brokers,
+    klog_meta_topic_t *topics, uint32_t max_topics);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * The store: every partition log under one data directory, by topic.
+ *
+ * It owns the logs and the clean-shutdown marker (<data-dir>/.klog_cleanshutdown):
+ * at open the marker is read and removed, and without it every partition's
+ * last segment is recovered; a clean close flushes everything and writes it.
+ * The store is used from one thread (the broker's event loop); klog_log_t
+ * pointers it hands out stay valid until klog_store_close(), so another
+ * thread (the flusher) may keep and flush them.
+ */
+#ifndef KLOG_STORE_H
+#define KLOG_STORE_H
+
+#include <stddef.h>
+
+#include "klog/error.h"
+#include "klog/log.h"
+
+typedef struct klog_store klog_store_t;
+
+typedef struct klog_store_config {
+	const char *data_dir;
+	klog_log_config_t log;     /* segment size; recover is decided here */
+	int default_partitions;    /* for auto-created topics (>= 1) */
+	int auto_create;           /* create unknown topics on first use */
+	int max_partitions;        /* upper bound on a topic's partitions */
+} klog_store_config_t;
+
+void klog_store_config_default(klog_store_config_t *cfg);
+
+/*
+ * Create the data directory if needed, take its lock (one broker per
+ * directory: -KLOG_EBUSY otherwise), consume the clean-shutdown marker and
+ * open every existing partition (recovering if the marker was missing).
+ * On success *out is owned by the caller: klog_store_close().
+ */
+int klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
+    klog_err_t *err);
+
+/* Whether open found no clean-shutdown marker, and the bytes recovery cut. */
+int klog_store_recovered(const klog_store_t *s);
+int64_t klog_store_recovered_bytes(const klog_store_t *s);
+
+/*
+ * Close every log.  With clean != 0, flush them all first and write the
+ * clean-shutdown marker (only if every flush succeeded).
+ */
+int klog_store_close(klog_store_t *s, int clean, klog_err_t *err);
+
+/* Create topic with the given partitions (or grow it to that many). */
+int klog_store_create_topic(klog_store_t *s, const char *topic, int partitions,
+    klog_err_t *err);
+
+/*
+ * The log of topic/partition.  An unknown topic is created with the default
+ * partition count when create != 0 and auto_create is on, else
+ * -KLOG_ENOTOPIC; a partition outside the topic's count is
+ * -KLOG_ENOPARTITION; a bad name -KLOG_ETOPIC.
+ */
+int klog_store_get(klog_store_t *s, const char *topic, int partition,
+    int create, klog_log_t **log, klog_err_t *err);
+
+/* Partition count of topic, or -KLOG_ENOTOPIC. */
+int klog_store_partitions(klog_store_t *s, const char *topic);
+
+/* Topics in name order, for metadata. */
+size_t klog_store_topic_count(klog_store_t *s);
+const char *klog_store_topic_name(klog_store_t *s, size_t i);
+
+/* Every open log, for the flusher and the cleaner. */
+size_t klog_store_log_count(klog_store_t *s);
+klog_log_t *klog_store_log(klog_store_t *s, size_t i);
+
+const char *klog_store_data_dir(const klog_store_t *s);
+
+#endif

@@ -1,0 +1,203 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+
+void
+klog_buf_init(klog_buf_t *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void
+klog_buf_free(klog_buf_t *b)
+{
+	free(b->data);
+	klog_buf_init(b);
+}
+
+void
+klog_buf_reset(klog_buf_t *b)
+{
+	b->len = 0;
+	b->failed = 0;
+}
+
+int
+klog_buf_reserve(klog_buf_t *b, size_t extra)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->failed)
+		return -KLOG_ENOMEM;
+	if (extra <= b->cap - b->len)
+		return 0;
+	if (extra > SIZE_MAX / 2 - b->len)
+		goto fail;
+	cap = b->cap ? b->cap : 256;
+	while (cap - b->len < extra)
+		cap *= 2;
+	if ((p = realloc(b->data, cap)) == NULL)
+		goto fail;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+fail:
+	b->failed = 1;
+	return -KLOG_ENOMEM;
+}
+
+void
+klog_buf_consume(klog_buf_t *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+}
+
+void
+klog_buf_put(klog_buf_t *b, const void *p, size_t n)
+{
+	if (n == 0 || klog_buf_reserve(b, n) < 0)
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void
+klog_buf_put_i8(klog_buf_t *b, int8_t v)
+{
+	klog_buf_put(b, &v, 1);
+}
+
+void
+klog_buf_put_i16(klog_buf_t *b, int16_t v)
+{
+	uint8_t p[2] = { (uint8_t)((uint16_t)v >> 8), (uint8_t)v };
+
+	klog_buf_put(b, p, 2);
+}
+
+void
+klog_buf_put_i32(klog_buf_t *b, int32_t v)
+{
+	uint8_t p[4];
+	uint32_t u = (uint32_t)v;
+
+	for (int i = 3; i >= 0; i--, u >>= 8)
+		p[i] = (uint8_t)u;
+	klog_buf_put(b, p, 4);
+}
+
+void
+klog_buf_put_i64(klog_buf_t *b, int64_t v)
+{
+	uint8_t p[8];
+	uint64_t u = (uint64_t)v;
+
+	for (int i = 7; i >= 0; i--, u >>= 8)
+		p[i] = (uint8_t)u;
+	klog_buf_put(b, p, 8);
+}
+
+void
+klog_buf_put_str(klog_buf_t *b, const char *s, size_t n)
+{
+	if (n > INT16_MAX) {
+		b->failed = 1;
+		return;
+	}
+	klog_buf_put_i16(b, (int16_t)n);
+	klog_buf_put(b, s, n);
+}
+
+void
+klog_buf_patch_i32(klog_buf_t *b, size_t pos, int32_t v)
+{
+	uint32_t u = (uint32_t)v;
+
+	if (b->failed || pos + 4 > b->len)
+		return;
+	for (int i = 3; i >= 0; i--, u >>= 8)
+		b->data[pos + (size_t)i] = (uint8_t)u;
+}
+
+void
+klog_rd_init(klog_rd_t *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->len = len;
+	r->pos = 0;
+	r->failed = 0;
+}
+
+const uint8_t *
+klog_rd_bytes(klog_rd_t *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->failed || n > r->len - r->pos) {
+		r->failed = 1;
+		return NULL;
+	}
+	p = r->p + r->pos;
+	r->pos += n;
+	return p;
+}
+
+static uint64_t
+rd_be(klog_rd_t *r, size_t n)
+{
+	const uint8_t *p = klog_rd_bytes(r, n);
+	uint64_t v = 0;
+
+	if (p == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int8_t
+klog_rd_i8(klog_rd_t *r)
+{
+	return (int8_t)rd_be(r, 1);
+}
+
+int16_t
+klog_rd_i16(klog_rd_t *r)
+{
+	return (int16_t)rd_be(r, 2);
+}
+
+int32_t
+klog_rd_i32(klog_rd_t *r)
+{
+	return (int32_t)rd_be(r, 4);
+}
+
+int64_t
+klog_rd_i64(klog_rd_t *r)
+{
+	return (int64_t)rd_be(r, 8);
+}
+
+const char *
+klog_rd_str(klog_rd_t *r, uint16_t *n)
+{
+	int16_t len = klog_rd_i16(r);
+	const char *s;
+
+	if (len < 0) {
+		r->failed = 1;
+		return NULL;
+	}
+	s = (const char *)klog_rd_bytes(r, (size_t)len);
+	*n = s != NULL ? (uint16_t)len : 0;
+	return s;
+}

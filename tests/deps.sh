@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what `make check` needs on Debian, or say exactly how to.
+set -u
+missing=
+need() { # package, then a file that proves it is installed
+	[ -e "$2" ] || missing="$missing $1"
+}
+need build-essential /usr/bin/make
+need gcc /usr/bin/gcc
+need zlib1g-dev /usr/include/zlib.h
+need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h
+need zookeeper /usr/share/zookeeper/bin/zkServer.sh
+need libcmocka-dev /usr/include/cmocka.h
+need bats /usr/bin/bats
+need mandoc /usr/bin/mandoc
+need jq /usr/bin/jq
+need clang /usr/bin/clang
+need procps /usr/bin/pgrep
+need python3 /usr/bin/python3
+[ -z "$missing" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "make check: missing packages; run as root:" >&2
+	echo "  apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "make check: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq && $cmd
