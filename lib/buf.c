@@ -121,7 +121,8 @@ klog_buf_patch_i32(klog_buf_t *b, size_t pos, int32_t v)
 {
 	uint32_t u = (uint32_t)v;
 
-	if (b->failed || pos + 4 > b->len)
+	/* Written so that a pos near SIZE_MAX cannot wrap past the check. */
+	if (b->failed || pos > b->len || b->len - pos < 4)
 		return;
 	for (int i = 3; i >= 0; i--, u >>= 8)
 		b->data[pos + (size_t)i] = (uint8_t)u;
@@ -193,11 +194,13 @@ klog_rd_str(klog_rd_t *r, uint16_t *n)
 	int16_t len = klog_rd_i16(r);
 	const char *s;
 
+	*n = 0;
 	if (len < 0) {
 		r->failed = 1;
 		return NULL;
 	}
 	s = (const char *)klog_rd_bytes(r, (size_t)len);
-	*n = s != NULL ? (uint16_t)len : 0;
+	if (s != NULL)
+		*n = (uint16_t)len;
 	return s;
 }
