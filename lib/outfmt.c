@@ -1,0 +1,321 @@
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/format.h"
+#include "klog/json.h"
+#include "klog/outfmt.h"
+
+enum op_type {
+	OP_LIT,
+	OP_PAYLOAD,
+	OP_SIZE,
+	OP_RSIZE,
+	OP_OFFSET,
+	OP_NEXT,
+	OP_PARTITION,
+	OP_TOPIC,
+};
+
+struct op {
+	enum op_type type;
+	size_t lit_off;   /* OP_LIT: a run of lit[] */
+	size_t lit_len;
+};
+
+struct klog_outfmt {
+	int json;
+	struct op *ops;
+	size_t nops;
+	uint8_t *lit;     /* every literal run, back to back */
+};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* A character as it may be quoted in a message: itself or \xNN. */
+static const char *
+show(int c, char buf[8])
+{
+	if (isprint(c))
+		snprintf(buf, 8, "%c", c);
+	else
+		snprintf(buf, 8, "\\x%02x", (unsigned)(unsigned char)c);
+	return buf;
+}
+
+/* Decode the escape at s[*i] (a backslash) into *byte, moving *i past it. */
+static int
+unescape_one(const char *s, size_t *i, uint8_t *byte, klog_err_t *err)
+{
+	char c = s[*i + 1], shown[8];
+	int hi, lo;
+
+	switch (c) {
+	case 'n': *byte = '\n'; break;
+	case 'r': *byte = '\r'; break;
+	case 't': *byte = '\t'; break;
+	case '\\': *byte = '\\'; break;
+	case '0': *byte = '\0'; break;
+	case 'x':
+		if ((hi = hexval((unsigned char)s[*i + 2])) < 0 ||
+		    (lo = hexval((unsigned char)s[*i + 3])) < 0)
+			return klog_err_set(err, -KLOG_EINVAL,
+			    "\\x: needs two hex digits");
+		*byte = (uint8_t)(hi << 4 | lo);
+		*i += 4;
+		return 0;
+	case '\0':
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "ends with a lone '\\'");
+	default:
+		return klog_err_set(err, -KLOG_EINVAL, "\\%s: unknown escape",
+		    show((unsigned char)c, shown));
+	}
+	*i += 2;
+	return 0;
+}
+
+int
+klog_outfmt_unescape(const char *s, klog_buf_t *out, klog_err_t *err)
+{
+	size_t i = 0;
+	uint8_t byte;
+	int rc;
+
+	while (s[i] != '\0') {
+		if (s[i] != '\\') {
+			klog_buf_put(out, &s[i++], 1);
+			continue;
+		}
+		if ((rc = unescape_one(s, &i, &byte, err)) < 0)
+			return rc;
+		klog_buf_put(out, &byte, 1);
+	}
+	return out->failed ? -KLOG_ENOMEM : 0;
+}
+
+static int
+token_type(char c, enum op_type *type, klog_err_t *err)
+{
+	char shown[8];
+
+	switch (c) {
+	case 's': *type = OP_PAYLOAD; return 0;
+	case 'S': *type = OP_SIZE; return 0;
+	case 'R': *type = OP_RSIZE; return 0;
+	case 'o': *type = OP_OFFSET; return 0;
+	case 'O': *type = OP_NEXT; return 0;
+	case 'p': *type = OP_PARTITION; return 0;
+	case 't': *type = OP_TOPIC; return 0;
+	case 'k':
+	case 'K':
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "%%%c: messages have no key in the Kafka 0.7 format", c);
+	case 'T':
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "%%T: messages have no timestamp in the Kafka 0.7 format");
+	case 'h':
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "%%h: messages have no headers in the Kafka 0.7 format");
+	case '\0':
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "ends with a lone '%%'");
+	default:
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "%%%s: unknown format token", show((unsigned char)c, shown));
+	}
+}
+
+/* Append an op; a literal run extends the previous literal op. */
+static int
+add_op(klog_buf_t *ops, enum op_type type, size_t lit_off)
+{
+	struct op *last = ops->len ? (struct op *)(ops->data + ops->len -
+	    sizeof(struct op)) : NULL;
+	struct op op = { type, lit_off, 1 };
+
+	if (type == OP_LIT && last != NULL && last->type == OP_LIT) {
+		last->lit_len++;
+		return 0;
+	}
+	if (type != OP_LIT)
+		op.lit_len = 0;
+	klog_buf_put(ops, &op, sizeof(op));
+	return ops->failed ? -KLOG_ENOMEM : 0;
+}
+
+int
+klog_outfmt_compile(const char *fmt, klog_outfmt_t **out, klog_err_t *err)
+{
+	klog_buf_t ops, lit;
+	klog_outfmt_t *f = NULL;
+	enum op_type type;
+	uint8_t byte;
+	size_t i = 0;
+	int rc = 0;
+
+	klog_buf_init(&ops);
+	klog_buf_init(&lit);
+	while (rc == 0 && fmt[i] != '\0') {
+		if (fmt[i] == '%' && fmt[i + 1] == '%') {
+			byte = '%';
+			i += 2;
+		} else if (fmt[i] == '%') {
+			if ((rc = token_type(fmt[i + 1], &type, err)) == 0)
+				rc = add_op(&ops, type, 0);
+			i += 2;
+			continue;
+		} else if (fmt[i] == '\\') {
+			if ((rc = unescape_one(fmt, &i, &byte, err)) < 0)
+				break;
+		} else {
+			byte = (uint8_t)fmt[i++];
+		}
+		if ((rc = add_op(&ops, OP_LIT, lit.len)) == 0)
+			klog_buf_put(&lit, &byte, 1);
+	}
+	if (rc == 0 && (lit.failed || (f = calloc(1, sizeof(*f))) == NULL))
+		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	if (rc < 0)
+		goto out;
+	f->ops = (struct op *)ops.data;
+	f->nops = ops.len / sizeof(struct op);
+	f->lit = lit.data;
+	*out = f;
+	return 0;
+out:
+	klog_buf_free(&ops);
+	klog_buf_free(&lit);
+	return rc;
+}
+
+int
+klog_outfmt_json(klog_outfmt_t **out)
+{
+	klog_outfmt_t *f;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -KLOG_ENOMEM;
+	f->json = 1;
+	*out = f;
+	return 0;
+}
+
+void
+klog_outfmt_free(klog_outfmt_t *f)
+{
+	if (f == NULL)
+		return;
+	free(f->ops);
+	free(f->lit);
+	free(f);
+}
+
+/* Decimal digits of v, written backwards from end; returns the start. */
+static char *
+fmt_i64(int64_t v, char *end)
+{
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	char *p = end;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	return p;
+}
+
+static void
+put_i64(klog_buf_t *out, int64_t v)
+{
+	char buf[24], *end = buf + sizeof(buf);
+	char *p = fmt_i64(v, end);
+
+	klog_buf_put(out, p, (size_t)(end - p));
+}
+
+static void
+put_lit(klog_buf_t *out, const char *s)
+{
+	klog_buf_put(out, s, strlen(s));
+}
+
+static void
+render_json(const klog_outfmt_rec_t *r, klog_buf_t *out)
+{
+	put_lit(out, "{\"topic\":");
+	klog_json_put_string(out, r->topic, r->topic_len);
+	put_lit(out, ",\"partition\":");
+	put_i64(out, r->partition);
+	put_lit(out, ",\"offset\":");
+	put_i64(out, r->offset);
+	put_lit(out, ",\"next_offset\":");
+	put_i64(out, r->next_offset);
+	put_lit(out, ",\"size\":");
+	put_i64(out, (int64_t)r->payload_len);
+	if (klog_utf8_valid(r->payload, r->payload_len)) {
+		put_lit(out, ",\"payload\":");
+		klog_json_put_string(out, r->payload, r->payload_len);
+	} else {
+		put_lit(out, ",\"payload_base64\":\"");
+		klog_base64_put(out, r->payload, r->payload_len);
+		put_lit(out, "\"");
+	}
+	put_lit(out, "}\n");
+}
+
+void
+klog_outfmt_render(const klog_outfmt_t *f, const klog_outfmt_rec_t *r,
+    klog_buf_t *out)
+{
+	const struct op *op;
+	uint8_t be[4];
+	size_t i;
+
+	if (f->json) {
+		render_json(r, out);
+		return;
+	}
+	for (i = 0; i < f->nops; i++) {
+		op = &f->ops[i];
+		switch (op->type) {
+		case OP_LIT:
+			klog_buf_put(out, f->lit + op->lit_off, op->lit_len);
+			break;
+		case OP_PAYLOAD:
+			klog_buf_put(out, r->payload, r->payload_len);
+			break;
+		case OP_SIZE:
+			put_i64(out, (int64_t)r->payload_len);
+			break;
+		case OP_RSIZE:
+			klog_put_be32(be, (uint32_t)r->payload_len);
+			klog_buf_put(out, be, 4);
+			break;
+		case OP_OFFSET:
+			put_i64(out, r->offset);
+			break;
+		case OP_NEXT:
+			put_i64(out, r->next_offset);
+			break;
+		case OP_PARTITION:
+			put_i64(out, r->partition);
+			break;
+		case OP_TOPIC:
+			klog_buf_put(out, r->topic, r->topic_len);
+			break;
+		}
+	}
+}

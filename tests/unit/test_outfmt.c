@@ -1,0 +1,241 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "klog/outfmt.h"
+
+static const uint8_t binary[] = { 'a', 0x00, 0xff, '\n', 'b' };
+
+static klog_outfmt_rec_t
+rec(const void *payload, size_t len)
+{
+	klog_outfmt_rec_t r = {
+		.topic = "nginx", .topic_len = 5, .partition = 3,
+		.offset = 1234567, .next_offset = 1234580,
+		.payload = payload, .payload_len = len,
+	};
+	return r;
+}
+
+/* Render r with fmt and compare with want[0..wantlen). */
+static void
+check_render(const char *fmt, const klog_outfmt_rec_t *r, const void *want,
+    size_t wantlen)
+{
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+	klog_buf_t out;
+
+	klog_buf_init(&out);
+	assert_int_equal(klog_outfmt_compile(fmt, &f, &err), 0);
+	klog_outfmt_render(f, r, &out);
+	assert_false(out.failed);
+	assert_int_equal(out.len, wantlen);
+	assert_memory_equal(out.data, want, wantlen);
+	klog_outfmt_free(f);
+	klog_buf_free(&out);
+}
+
+#define CHECK(fmt, r, want) check_render(fmt, r, want, sizeof(want) - 1)
+
+static void
+check_error(const char *fmt, const char *want)
+{
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+
+	assert_int_equal(klog_outfmt_compile(fmt, &f, &err), -KLOG_EINVAL);
+	assert_null(f);
+	assert_string_equal(err.msg, want);
+}
+
+static void
+test_tokens(void **state)
+{
+	klog_outfmt_rec_t r = rec("hello", 5);
+
+	(void)state;
+	CHECK("%s", &r, "hello");
+	CHECK("%S", &r, "5");
+	CHECK("%o", &r, "1234567");
+	CHECK("%O", &r, "1234580");
+	CHECK("%p", &r, "3");
+	CHECK("%t", &r, "nginx");
+	CHECK("%%", &r, "%");
+	CHECK("%R", &r, "\x00\x00\x00\x05");
+	CHECK("%t/%p@%o-%O: %s (%S)\n", &r,
+	    "nginx/3@1234567-1234580: hello (5)\n");
+	CHECK("100%% %s%%", &r, "100% hello%");
+}
+
+static void
+test_default_and_empty(void **state)
+{
+	klog_outfmt_rec_t r = rec("x", 1), e = rec("", 0);
+
+	(void)state;
+	CHECK("%s\\n", &r, "x\n");
+	CHECK("%s\\n", &e, "\n");
+	CHECK("%S|%R|", &e, "0|\x00\x00\x00\x00|");
+	CHECK("", &r, "");
+	CHECK("plain", &r, "plain");
+}
+
+static void
+test_escapes(void **state)
+{
+	klog_outfmt_rec_t r = rec("p", 1);
+
+	(void)state;
+	CHECK("\\n", &r, "\n");
+	CHECK("\\r", &r, "\r");
+	CHECK("\\t", &r, "\t");
+	CHECK("\\\\", &r, "\\");
+	check_render("\\0", &r, "\0", 1);
+	CHECK("\\x41\\x7e\\xFf", &r, "A~\xff");
+	check_render("%s\\x00%s", &r, "p\0p", 3);
+	CHECK("a\\tb%s\\r\\n", &r, "a\tbp\r\n");
+}
+
+static void
+test_large_values(void **state)
+{
+	klog_outfmt_rec_t r = rec("", 0);
+
+	(void)state;
+	r.offset = INT64_MAX;
+	r.next_offset = 0;
+	r.partition = 2147483647;
+	CHECK("%o %O %p", &r, "9223372036854775807 0 2147483647");
+}
+
+static void
+test_binary_payload(void **state)
+{
+	klog_outfmt_rec_t r = rec(binary, sizeof(binary));
+
+	(void)state;
+	check_render("%s", &r, binary, sizeof(binary));
+	check_render("%R%s", &r, "\x00\x00\x00\x05" "a\x00\xff\nb", 9);
+	CHECK("%S\\n", &r, "5\n");
+}
+
+static void
+test_errors(void **state)
+{
+	(void)state;
+	check_error("%k", "%k: messages have no key in the Kafka 0.7 format");
+	check_error("%s %K", "%K: messages have no key in the Kafka 0.7 format");
+	check_error("%T",
+	    "%T: messages have no timestamp in the Kafka 0.7 format");
+	check_error("%h",
+	    "%h: messages have no headers in the Kafka 0.7 format");
+	check_error("%z", "%z: unknown format token");
+	check_error("%\x01", "%\\x01: unknown format token");
+	check_error("%s%", "ends with a lone '%'");
+	check_error("%s\\", "ends with a lone '\\'");
+	check_error("\\q", "\\q: unknown escape");
+	check_error("\\x4", "\\x: needs two hex digits");
+	check_error("\\xZZ", "\\x: needs two hex digits");
+	check_error("\\x", "\\x: needs two hex digits");
+}
+
+static void
+test_unescape(void **state)
+{
+	klog_err_t err = { 0 };
+	klog_buf_t b;
+
+	(void)state;
+	klog_buf_init(&b);
+	assert_int_equal(klog_outfmt_unescape("a%s\\0\\x7c|\\n", &b, &err), 0);
+	assert_int_equal(b.len, 7);
+	assert_memory_equal(b.data, "a%s\0||\n", 7);
+	klog_buf_reset(&b);
+	assert_int_equal(klog_outfmt_unescape("", &b, &err), 0);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(klog_outfmt_unescape("\\w", &b, &err), -KLOG_EINVAL);
+	assert_string_equal(err.msg, "\\w: unknown escape");
+	klog_buf_free(&b);
+}
+
+static void
+check_json(const klog_outfmt_rec_t *r, const char *want)
+{
+	klog_outfmt_t *f = NULL;
+	klog_buf_t out;
+
+	klog_buf_init(&out);
+	assert_int_equal(klog_outfmt_json(&f), 0);
+	klog_outfmt_render(f, r, &out);
+	assert_false(out.failed);
+	assert_int_equal(out.len, strlen(want));
+	assert_memory_equal(out.data, want, out.len);
+	klog_outfmt_free(f);
+	klog_buf_free(&out);
+}
+
+static void
+test_json(void **state)
+{
+	klog_outfmt_rec_t text = rec("say \"hi\"\n", 9);
+	klog_outfmt_rec_t bin = rec(binary, sizeof(binary));
+	klog_outfmt_rec_t empty = rec("", 0);
+
+	(void)state;
+	check_json(&text, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":9,"
+	    "\"payload\":\"say \\\"hi\\\"\\n\"}\n");
+	/* 'a' 00 ff '\n' 'b' is not UTF-8 (0xff never is). */
+	check_json(&bin, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":5,"
+	    "\"payload_base64\":\"YQD/CmI=\"}\n");
+	check_json(&empty, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":0,"
+	    "\"payload\":\"\"}\n");
+}
+
+static void
+test_many_records_one_buffer(void **state)
+{
+	klog_outfmt_rec_t r = rec("line", 4);
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+	klog_buf_t out;
+	int i;
+
+	(void)state;
+	klog_buf_init(&out);
+	assert_int_equal(klog_outfmt_compile("%o:%s\\n", &f, &err), 0);
+	for (i = 0; i < 10000; i++) {
+		r.offset = i;
+		klog_outfmt_render(f, &r, &out);
+	}
+	assert_false(out.failed);
+	assert_memory_equal(out.data, "0:line\n1:line\n", 14);
+	assert_memory_equal(out.data + out.len - 10, "9999:line\n", 10);
+	klog_outfmt_free(f);
+	klog_buf_free(&out);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_default_and_empty),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_large_values),
+		cmocka_unit_test(test_binary_payload),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_unescape),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_many_records_one_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
