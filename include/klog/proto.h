@@ -97,6 +97,8 @@ const char *klog_wire_error_name(int code);
 /* Wire code <-> library code (-KLOG_E*). */
 int klog_wire_error_to_klog(int code);
 int klog_wire_error_from_klog(int err);
+/* "PRODUCE", "FETCH", "OFFSETS", "METADATA"; "UNKNOWN" for anything else. */
+const char *klog_proto_api_name(int api);
 
 typedef struct klog_req_header {
 	int32_t size;       /* bytes after the size field */
@@ -114,7 +116,9 @@ typedef struct klog_resp_header {
 /*
  * Parse a header from the first len bytes received.  -KLOG_EPARTIAL: fewer
  * than the header's bytes yet; -KLOG_ETOOBIG: size over max_size;
- * -KLOG_EPROTO: a size too small for the header.  Decide before allocating.
+ * -KLOG_EPROTO: a size too small for the header (or negative).  The size is
+ * judged as soon as its 4 bytes are in (h->size is then set even if the
+ * rest is -KLOG_EPARTIAL).  Decide before allocating.
  */
 int klog_proto_req_header(const uint8_t *buf, size_t len, size_t max_size,
     klog_req_header_t *h);
@@ -159,8 +163,15 @@ typedef struct klog_produce_result {
 
 int klog_proto_encode_produce(klog_buf_t *b, int32_t correlation,
     const klog_produce_req_t *req);
-/* Decode a request body into req->parts, an array of max_parts entries
- * (-KLOG_ETOOBIG past it); views point into body. */
+/*
+ * Decoders take the body after the header (request) or after the error
+ * field (response), never allocate, and return views into body.  A count
+ * over the caller's array is -KLOG_ETOOBIG; a body that is short, has bytes
+ * left over, a negative count, size, limit or timeout, a null (-1) string,
+ * acks other than 0, 1, -1, or a time below -2 is -KLOG_EPROTO.
+ *
+ * Decode a request body into req->parts, an array of max_parts entries.
+ */
 int klog_proto_decode_produce(const uint8_t *body, size_t len,
     klog_produce_req_t *req, klog_produce_part_t *parts, uint32_t max_parts);
 int klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
