@@ -86,7 +86,9 @@ size_t klog_entry_encode(uint8_t *buf, const void *payload, size_t len);
  * Compress the message set set[0..len) with gzip at the given zlib level and
  * wrap it in one magic-1 entry (attributes = gzip).  On success *out is a new
  * buffer the caller frees with free(), *outlen its size.  An empty set gives
- * an empty output (no wrapper), as in Kafka 0.7.
+ * an empty output (no wrapper), as in Kafka 0.7.  -KLOG_ETOOBIG if the set's
+ * worst-case compressed size would not fit one entry; -KLOG_EINVAL for a bad
+ * level.
  */
 int klog_gzip_wrap(const uint8_t *set, size_t len, int level, uint8_t **out,
     size_t *outlen);
@@ -180,7 +182,8 @@ typedef struct klog_msgset_info {
 	uint32_t messages;     /* messages, counting inner ones when deep */
 	uint32_t entries;      /* top-level entries */
 	uint32_t max_payload;  /* largest top-level payload */
-	int64_t bad_offset;    /* offset of the first bad entry, or -1 */
+	int64_t bad_offset;    /* offset of the first bad entry (of the cut
+	                          one for -KLOG_EPARTIAL), or -1 */
 } klog_msgset_info_t;
 
 /*

@@ -1,0 +1,1085 @@
+/* Unit tests for lib/format.c: encoding, gzip wrappers, iteration, validation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/format.h"
+
+/* The worked example of the facts file (section 1.4). */
+static const uint8_t test_m0[] = {
+	0x00, 0x00, 0x00, 0x09, 0x00, 0xd8, 0x7f, 0x7e, 0x0c,
+	0x74, 0x65, 0x73, 0x74,
+};
+static const uint8_t test_m1[] = {
+	0x00, 0x00, 0x00, 0x0a, 0x01, 0x00, 0xd8, 0x7f, 0x7e, 0x0c,
+	0x74, 0x65, 0x73, 0x74,
+};
+
+static void
+put_m0(klog_buf_t *b, const void *payload, size_t len)
+{
+	assert_int_equal(klog_buf_reserve(b, klog_entry_size(len)), 0);
+	b->len += klog_entry_encode(b->data + b->len, payload, len);
+}
+
+static void
+put_m1(klog_buf_t *b, uint8_t attributes, const void *payload, size_t len)
+{
+	klog_buf_put_i32(b, (int32_t)(len + KLOG_MAGIC1_HEADER));
+	klog_buf_put_i8(b, 1);
+	klog_buf_put_i8(b, (int8_t)attributes);
+	klog_buf_put_i32(b, (int32_t)crc32(0, payload, (uInt)len));
+	klog_buf_put(b, payload, len);
+	assert_false(b->failed);
+}
+
+static void
+put_str(klog_buf_t *b, const char *s)
+{
+	put_m0(b, s, strlen(s));
+}
+
+/* Append the gzip wrapper of set[0..len) (non-empty) to b. */
+static void
+put_wrapper(klog_buf_t *b, const uint8_t *set, size_t len)
+{
+	uint8_t *w;
+	size_t wlen;
+
+	assert_int_equal(klog_gzip_wrap(set, len, 6, &w, &wlen), 0);
+	klog_buf_put(b, w, wlen);
+	free(w);
+	assert_false(b->failed);
+}
+
+/* A gzip stream of in[0..len) by zlib itself, independent of klog. */
+static uint8_t *
+zlib_gzip(const void *in, size_t len, size_t *outlen)
+{
+	z_stream zs;
+	uLong bound;
+	uint8_t *out;
+
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8,
+	    Z_DEFAULT_STRATEGY), Z_OK);
+	bound = deflateBound(&zs, len);
+	out = malloc(bound);
+	assert_non_null(out);
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)bound;
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	return out;
+}
+
+static void
+assert_payload(const klog_msg_t *m, const char *s)
+{
+	assert_int_equal(m->payload_len, strlen(s));
+	assert_memory_equal(m->payload, s, strlen(s));
+}
+
+static uint8_t *
+read_fixture(const char *name, size_t *len)
+{
+	char path[512];
+	const char *slash = strrchr(__FILE__, '/');
+	int dirlen = slash ? (int)(slash - __FILE__) : 0;
+	FILE *f;
+	uint8_t *data;
+
+	/* __FILE__ is tests/unit/test_format.c: the fixtures are beside. */
+	snprintf(path, sizeof(path), "%.*s/../data/%s", dirlen, __FILE__,
+	    name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+		fail_msg("cannot open %s (run from the source root)", path);
+	data = malloc(4096);
+	assert_non_null(data);
+	*len = fread(data, 1, 4096, f);
+	assert_true(feof(f));
+	fclose(f);
+	return data;
+}
+
+static void
+test_codec_name(void **state)
+{
+	(void)state;
+	assert_string_equal(klog_codec_name(0), "none");
+	assert_string_equal(klog_codec_name(1), "gzip");
+	assert_string_equal(klog_codec_name(2), "snappy");
+	assert_string_equal(klog_codec_name(3), "invalid");
+	assert_string_equal(klog_codec_name(-1), "invalid");
+}
+
+static void
+test_encode_facts(void **state)
+{
+	uint8_t buf[32];
+
+	(void)state;
+	assert_int_equal(klog_entry_size(4), 13);
+	memset(buf, 0xaa, sizeof(buf));
+	assert_int_equal(klog_entry_encode(buf, "test", 4), 13);
+	assert_memory_equal(buf, test_m0, sizeof(test_m0));
+	assert_int_equal(buf[13], 0xaa);
+	assert_int_equal(klog_be32(buf + 5), 0xd87f7e0cu);
+}
+
+static void
+test_decode_facts(void **state)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+
+	(void)state;
+	klog_iter_init(&it, test_m0, sizeof(test_m0), 100, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.magic, 0);
+	assert_int_equal(m.attributes, 0);
+	assert_int_equal(m.length, 9);
+	assert_int_equal(m.offset, 100);
+	assert_int_equal(m.next_offset, 113);
+	assert_true(m.valid);
+	assert_payload(&m, "test");
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	klog_iter_init(&it, test_m1, sizeof(test_m1), 0,
+	    KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.magic, 1);
+	assert_int_equal(m.attributes, 0);
+	assert_int_equal(m.codec, KLOG_CODEC_NONE);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.length, 10);
+	assert_int_equal(m.offset, 0);
+	assert_int_equal(m.next_offset, 14);
+	assert_int_equal(m.pos, 0);
+	assert_int_equal(m.crc_stored, 0xd87f7e0cu);
+	assert_int_equal(m.crc_computed, 0xd87f7e0cu);
+	assert_true(m.valid);
+	assert_payload(&m, "test");
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	assert_int_equal(klog_iter_offset(&it), 14);
+	assert_int_equal(klog_iter_error_offset(&it), -1);
+	klog_iter_free(&it);
+}
+
+static const size_t sizes[] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 17, 63, 64, 100, 199, 200, 201,
+	255, 256, 1000, 4095, 4096, 65535, 65536, 1 << 20,
+};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static void
+fill(uint8_t *p, size_t n, size_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed * 7 + (i >> 8));
+}
+
+static void
+test_roundtrip_sizes(void **state)
+{
+	const int64_t base = 1000;
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	uint8_t *payload = malloc(1 << 20);
+	int64_t off = base;
+
+	(void)state;
+	assert_non_null(payload);
+	klog_buf_init(&b);
+	for (size_t i = 0; i < NSIZES; i++) {
+		fill(payload, sizes[i], i);
+		put_m0(&b, payload, sizes[i]);
+	}
+	klog_iter_init(&it, b.data, b.len, base, 0, 0);
+	for (size_t i = 0; i < NSIZES; i++) {
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		fill(payload, sizes[i], i);
+		assert_int_equal(m.offset, off);
+		assert_int_equal(m.pos, off - base);
+		assert_int_equal(m.length, sizes[i] + KLOG_MAGIC0_HEADER);
+		assert_int_equal(m.payload_len, sizes[i]);
+		assert_int_equal(m.next_offset,
+		    off + (int64_t)klog_entry_size(sizes[i]));
+		assert_true(m.valid);
+		assert_int_equal(m.crc_stored, m.crc_computed);
+		if (sizes[i] > 0)
+			assert_memory_equal(m.payload, payload, sizes[i]);
+		off = m.next_offset;
+		assert_int_equal(klog_iter_offset(&it), off);
+	}
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.valid_bytes, b.len);
+	assert_int_equal(info.messages, NSIZES);
+	assert_int_equal(info.entries, NSIZES);
+	assert_int_equal(info.max_payload, 1 << 20);
+	assert_int_equal(info.bad_offset, -1);
+	klog_buf_free(&b);
+	free(payload);
+}
+
+static void
+test_empty_buffer(void **state)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	(void)state;
+	klog_iter_init(&it, NULL, 0, 42, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	assert_int_equal(klog_iter_offset(&it), 42);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(NULL, 0, 0, &info), 0);
+	assert_int_equal(info.valid_bytes, 0);
+	assert_int_equal(info.messages, 0);
+	assert_int_equal(info.bad_offset, -1);
+}
+
+static void
+test_crc_mismatch(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	put_str(&b, "bravo");
+	put_str(&b, "charlie");
+	b.data[14 + 9 + 2] ^= 0x10; /* 'a' of "bravo" */
+
+	klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_false(m.valid);
+	assert_int_equal(m.offset, 14);
+	assert_int_equal(m.crc_stored, crc32(0, (const Bytef *)"bravo", 5));
+	assert_int_not_equal(m.crc_stored, m.crc_computed);
+	assert_int_equal(m.crc_computed, crc32(0, (const Bytef *)"brqvo", 5));
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_payload(&m, "charlie");
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_NOCRC, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_true(m.valid);
+		assert_int_equal(m.crc_computed, 0);
+	}
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, 14);
+	assert_int_equal(info.valid_bytes, 14);
+	assert_int_equal(info.messages, 1);
+	assert_int_equal(info.entries, 1);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_NOCRC,
+	    &info), 0);
+	assert_int_equal(info.messages, 3);
+	klog_buf_free(&b);
+}
+
+/* A set of mixed entries; bounds[] gets each entry's start, then the end. */
+static size_t
+mixed_set(klog_buf_t *b, size_t *bounds)
+{
+	klog_buf_t inner;
+	size_t n = 0;
+
+	klog_buf_init(&inner);
+	put_str(&inner, "in-one");
+	put_m1(&inner, 0, "in-two", 6);
+	bounds[n++] = b->len;
+	put_str(b, "first");
+	bounds[n++] = b->len;
+	put_m0(b, "", 0);
+	bounds[n++] = b->len;
+	put_m1(b, 0, "magic one", 9);
+	bounds[n++] = b->len;
+	put_wrapper(b, inner.data, inner.len);
+	bounds[n++] = b->len;
+	put_str(b, "last of the set");
+	bounds[n] = b->len;
+	klog_buf_free(&inner);
+	return n;
+}
+
+static void
+check_cut(const uint8_t *set, size_t cut, const size_t *bounds, size_t n,
+    unsigned flags)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t whole = 0;
+	int r, v;
+
+	while (whole < n && bounds[whole + 1] <= cut)
+		whole++;
+	klog_iter_init(&it, set, cut, 7, flags, 0);
+	while ((r = klog_iter_next(&it, &m)) == 1) {
+		assert_true(m.valid);
+		assert_true(m.next_offset <= 7 + (int64_t)bounds[whole]);
+	}
+	assert_int_equal(klog_iter_offset(&it), 7 + (int64_t)bounds[whole]);
+	v = klog_msgset_validate(set, cut, flags, &info);
+	assert_int_equal(info.valid_bytes, bounds[whole]);
+	assert_int_equal(info.entries, whole);
+	if (cut == bounds[whole]) {
+		assert_int_equal(r, 0);
+		assert_int_equal(v, 0);
+		assert_int_equal(info.bad_offset, -1);
+	} else {
+		assert_int_equal(r, -KLOG_EPARTIAL);
+		assert_int_equal(klog_iter_error_offset(&it),
+		    7 + (int64_t)bounds[whole]);
+		/* The iterator stays at the cut entry. */
+		assert_int_equal(klog_iter_next(&it, &m), -KLOG_EPARTIAL);
+		assert_int_equal(klog_iter_offset(&it),
+		    7 + (int64_t)bounds[whole]);
+		assert_int_equal(v, -KLOG_EPARTIAL);
+		assert_int_equal(info.bad_offset, bounds[whole]);
+	}
+	klog_iter_free(&it);
+}
+
+static void
+test_partial_tails(void **state)
+{
+	klog_buf_t b;
+	size_t bounds[8], n;
+
+	(void)state;
+	klog_buf_init(&b);
+	n = mixed_set(&b, bounds);
+	for (size_t cut = 0; cut <= b.len; cut++) {
+		check_cut(b.data, cut, bounds, n, 0);
+		check_cut(b.data, cut, bounds, n, KLOG_ITER_DEEP);
+		check_cut(b.data, cut, bounds, n, KLOG_ITER_NOCRC);
+	}
+	klog_buf_free(&b);
+}
+
+/* Iterating set[0..len) gives code at offset bad after good messages. */
+static void
+expect_error(const uint8_t *set, size_t len, unsigned flags, int good,
+    int code, int64_t bad)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	klog_iter_init(&it, set, len, 0, flags, 0);
+	for (int i = 0; i < good; i++)
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), code);
+	assert_int_equal(klog_iter_error_offset(&it), bad);
+	assert_string_not_equal(klog_iter_error(&it), "no error");
+	assert_int_equal(klog_iter_offset(&it), bad);
+	assert_int_equal(klog_iter_next(&it, &m), code);
+	assert_int_equal(klog_iter_offset(&it), bad);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(set, len, flags, &info), code);
+	assert_int_equal(info.bad_offset, bad);
+	assert_int_equal(info.valid_bytes, bad);
+}
+
+static void
+test_bad_length(void **state)
+{
+	uint8_t e[16];
+
+	(void)state;
+	for (uint32_t len = 0; len < KLOG_MAGIC0_HEADER; len++) {
+		memset(e, 0, sizeof(e));
+		klog_put_be32(e, len);
+		expect_error(e, sizeof(e), 0, 0, -KLOG_ECORRUPT, 0);
+		/* Too small is corruption even where the buffer ends. */
+		expect_error(e, 4, 0, 0, -KLOG_ECORRUPT, 0);
+	}
+	/* Magic 1 needs 6 header bytes. */
+	memcpy(e, test_m1, 10);
+	klog_put_be32(e, 5);
+	expect_error(e, 9, 0, 0, -KLOG_ECORRUPT, 0);
+	klog_put_be32(e, KLOG_MAX_ENTRY_LENGTH + 1);
+	expect_error(e, sizeof(e), 0, 0, -KLOG_ECORRUPT, 0);
+	klog_put_be32(e, 0xffffffffu);
+	expect_error(e, sizeof(e), 0, 0, -KLOG_ECORRUPT, 0);
+	klog_put_be32(e, KLOG_MAX_ENTRY_LENGTH);
+	expect_error(e, sizeof(e), 0, 0, -KLOG_EPARTIAL, 0);
+	/* Fewer than 4 bytes: a cut length field. */
+	expect_error(e, 3, 0, 0, -KLOG_EPARTIAL, 0);
+}
+
+static void
+test_bad_magic_and_codec(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	put_str(&b, "bravo");
+	put_str(&b, "charlie");
+	b.data[14 + 4] = 2;
+	expect_error(b.data, b.len, 0, 1, -KLOG_ECORRUPT, 14);
+	b.data[14 + 4] = 0xff;
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 1, -KLOG_ECORRUPT, 14);
+	klog_buf_free(&b);
+
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	put_m1(&b, 3, "bravo", 5);
+	expect_error(b.data, b.len, 0, 1, -KLOG_ECORRUPT, 14);
+	b.data[14 + 5] = 0x07;
+	expect_error(b.data, b.len, 0, 1, -KLOG_ECORRUPT, 14);
+	/* Bits above the codec are ignored, as in Kafka 0.7. */
+	b.data[14 + 5] = 0x04;
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.attributes, 0x04);
+	assert_int_equal(m.codec, KLOG_CODEC_NONE);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+}
+
+/* [plain "before"] [gzip wrapper of a, bb, ccc] [plain "after"] */
+static void
+wrapped_set(klog_buf_t *b, size_t *wpos, size_t *wend)
+{
+	klog_buf_t inner;
+
+	klog_buf_init(&inner);
+	put_str(&inner, "a");
+	put_m1(&inner, 0, "bb", 2);
+	put_str(&inner, "ccc");
+	put_str(b, "before");
+	*wpos = b->len;
+	put_wrapper(b, inner.data, inner.len);
+	*wend = b->len;
+	put_str(b, "after");
+	klog_buf_free(&inner);
+}
+
+static void
+test_gzip_wrap_format(void **state)
+{
+	klog_buf_t inner;
+	uint8_t *w, *set;
+	size_t wlen, setlen;
+
+	(void)state;
+	klog_buf_init(&inner);
+	put_str(&inner, "a");
+	put_str(&inner, "bb");
+	assert_int_equal(klog_gzip_wrap(inner.data, inner.len, 9, &w, &wlen),
+	    0);
+	assert_int_equal(klog_be32(w), wlen - 4);
+	assert_int_equal(w[4], 1);
+	assert_int_equal(w[5], KLOG_CODEC_GZIP);
+	assert_int_equal(klog_be32(w + 6), crc32(0, w + 10, (uInt)wlen - 10));
+	/* RFC 1952 magic and deflate method. */
+	assert_int_equal(w[10], 0x1f);
+	assert_int_equal(w[11], 0x8b);
+	assert_int_equal(w[12], 8);
+	assert_int_equal(klog_gunzip(w + 10, wlen - 10, 1 << 20, &set,
+	    &setlen), 0);
+	assert_int_equal(setlen, inner.len);
+	assert_memory_equal(set, inner.data, setlen);
+	free(set);
+	free(w);
+
+	assert_int_equal(klog_gzip_wrap(inner.data, 0, 6, &w, &wlen), 0);
+	assert_null(w);
+	assert_int_equal(wlen, 0);
+	assert_int_equal(klog_gzip_wrap(inner.data, inner.len, 42, &w, &wlen),
+	    -KLOG_EINVAL);
+	assert_null(w);
+	klog_buf_free(&inner);
+}
+
+static void
+test_gzip_deep(void **state)
+{
+	const int64_t base = 5000;
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	size_t wpos, wend;
+	int64_t w, after;
+
+	(void)state;
+	klog_buf_init(&b);
+	wrapped_set(&b, &wpos, &wend);
+	w = base + (int64_t)wpos;
+	after = base + (int64_t)wend;
+
+	klog_iter_init(&it, b.data, b.len, base, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "before");
+	assert_int_equal(m.next_offset, w);
+	assert_int_equal(m.depth, 0);
+
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "a");
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.offset, w);
+	assert_int_equal(m.next_offset, w);
+	assert_int_equal(m.pos, wpos);
+	assert_int_equal(m.magic, 0);
+	assert_int_equal(m.length, 6);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_offset(&it), w);
+
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "bb");
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.magic, 1);
+	assert_int_equal(m.offset, w);
+	assert_int_equal(m.next_offset, w);
+	assert_int_equal(klog_iter_offset(&it), w);
+
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "ccc");
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.offset, w);
+	assert_int_equal(m.next_offset, after);
+	assert_int_equal(m.pos, wpos);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_offset(&it), after);
+
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "after");
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.offset, after);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	assert_int_equal(klog_iter_offset(&it), base + (int64_t)b.len);
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+}
+
+static void
+test_gzip_shallow(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t wpos, wend;
+
+	(void)state;
+	klog_buf_init(&b);
+	wrapped_set(&b, &wpos, &wend);
+	klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "before");
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.magic, 1);
+	assert_int_equal(m.codec, KLOG_CODEC_GZIP);
+	assert_int_equal(m.offset, wpos);
+	assert_int_equal(m.next_offset, wend);
+	assert_int_equal(m.payload_len, wend - wpos - 10);
+	assert_ptr_equal(m.payload, b.data + wpos + 10);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "after");
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info), 0);
+	assert_int_equal(info.messages, 3);
+	assert_int_equal(info.entries, 3);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.messages, 5);
+	assert_int_equal(info.entries, 3);
+	assert_int_equal(info.valid_bytes, b.len);
+	assert_int_equal(info.max_payload, wend - wpos - 10);
+	klog_buf_free(&b);
+}
+
+/* Stopping after each message and resuming at its next_offset never loses
+ * a message (at-least-once): stopping inside the wrapper sees its earlier
+ * messages again, stopping after its last one does not. */
+static void
+test_gzip_resume(void **state)
+{
+	static const int want[] = { 5, 6, 7, 5, 5 };
+	klog_buf_t b;
+	klog_iter_t it, it2;
+	klog_msg_t m, m2;
+	size_t wpos, wend;
+	int total = 0, seen;
+
+	(void)state;
+	klog_buf_init(&b);
+	wrapped_set(&b, &wpos, &wend);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	while (klog_iter_next(&it, &m) == 1) {
+		total++;
+		seen = total;
+		klog_iter_init(&it2, b.data + m.next_offset,
+		    b.len - (size_t)m.next_offset, m.next_offset,
+		    KLOG_ITER_DEEP, 0);
+		while (klog_iter_next(&it2, &m2) == 1)
+			seen++;
+		klog_iter_free(&it2);
+		assert_true(total <= 5);
+		assert_int_equal(seen, want[total - 1]);
+	}
+	assert_int_equal(total, 5);
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+}
+
+static void
+test_gzip_empty_inner(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	uint8_t *gz;
+	size_t gzlen, after;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "x");
+	gz = zlib_gzip("", 0, &gzlen);
+	put_m1(&b, KLOG_CODEC_GZIP, gz, gzlen);
+	free(gz);
+	after = b.len;
+	put_str(&b, "y");
+
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "x");
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "y");
+	assert_int_equal(m.offset, after);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.messages, 2);
+	assert_int_equal(info.entries, 3);
+	assert_int_equal(info.valid_bytes, b.len);
+	klog_buf_free(&b);
+}
+
+static void
+test_gzip_nested(void **state)
+{
+	klog_buf_t in1, in2, b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	(void)state;
+	klog_buf_init(&in1);
+	klog_buf_init(&in2);
+	klog_buf_init(&b);
+	put_str(&in1, "deep");
+	put_wrapper(&in2, in1.data, in1.len);
+	put_str(&in2, "shallow");
+	put_wrapper(&b, in2.data, in2.len);
+
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.codec, KLOG_CODEC_GZIP);
+	assert_int_equal(m.payload_len, in2.len - klog_entry_size(7) - 10);
+	assert_true(m.valid);
+	assert_int_equal(m.next_offset, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 1);
+	assert_payload(&m, "shallow");
+	assert_int_equal(m.next_offset, b.len);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.messages, 2);
+	klog_buf_free(&in1);
+	klog_buf_free(&in2);
+	klog_buf_free(&b);
+}
+
+static void
+test_snappy(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "x");
+	put_m1(&b, KLOG_CODEC_SNAPPY, "\x82SNAPPY", 8);
+	put_str(&b, "y");
+
+	klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.codec, KLOG_CODEC_SNAPPY);
+	assert_string_equal(klog_codec_name(m.codec), "snappy");
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info), 0);
+
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 1, -KLOG_EUNSUPPORTED, 10);
+
+	/* A corrupt snappy wrapper is reported, not opened. */
+	b.data[10 + 10] ^= 1;
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.codec, KLOG_CODEC_SNAPPY);
+	assert_false(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "y");
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+}
+
+static void
+test_gzip_corrupt(void **state)
+{
+	klog_buf_t b, inner;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t wpos, wend;
+
+	(void)state;
+	/* A wrapper whose compressed bytes were hit: its CRC says so, and
+	 * deep iteration reports it without opening it. */
+	klog_buf_init(&b);
+	wrapped_set(&b, &wpos, &wend);
+	b.data[wpos + 20] ^= 0x40;
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.codec, KLOG_CODEC_GZIP);
+	assert_false(m.valid);
+	assert_int_equal(m.next_offset, wend);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "after");
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, wpos);
+	klog_buf_free(&b);
+
+	/* Not gzip at all, with a good CRC. */
+	klog_buf_init(&b);
+	put_str(&b, "x");
+	put_m1(&b, KLOG_CODEC_GZIP, "not gzip data", 13);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 1, -KLOG_ECORRUPT, 10);
+	klog_buf_free(&b);
+
+	/* Inner sets that are not whole entries. */
+	klog_buf_init(&inner);
+	put_str(&inner, "one");
+	put_str(&inner, "two");
+	klog_buf_init(&b);
+	put_wrapper(&b, inner.data, inner.len - 1);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 0, -KLOG_ECORRUPT, 0);
+	klog_buf_reset(&b);
+	inner.data[12 + 4] = 7;
+	put_wrapper(&b, inner.data, inner.len);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 0, -KLOG_ECORRUPT, 0);
+	klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+	klog_buf_free(&inner);
+}
+
+static void
+test_gzip_inner_crc(void **state)
+{
+	klog_buf_t b, inner;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+
+	(void)state;
+	klog_buf_init(&inner);
+	put_str(&inner, "one");
+	put_str(&inner, "two");
+	put_str(&inner, "three");
+	inner.data[12 + 9] ^= 1;
+	klog_buf_init(&b);
+	put_wrapper(&b, inner.data, inner.len);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_false(m.valid);
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_payload(&m, "three");
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, 0);
+	assert_int_equal(info.messages, 0);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info), 0);
+	assert_int_equal(klog_msgset_validate(b.data, b.len,
+	    KLOG_ITER_DEEP | KLOG_ITER_NOCRC, &info), 0);
+	assert_int_equal(info.messages, 3);
+	klog_buf_free(&b);
+	klog_buf_free(&inner);
+}
+
+static void
+test_gzip_bomb(void **state)
+{
+	const size_t big = (64u << 20) + 1;
+	klog_buf_t inner, b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	uint8_t *zeros, *gz;
+	size_t gzlen;
+
+	(void)state;
+	/* One 2 MiB message inside: a limit of exactly its size works, one
+	 * byte less does not. */
+	zeros = calloc(1, big);
+	assert_non_null(zeros);
+	klog_buf_init(&inner);
+	put_m0(&inner, zeros, 2u << 20);
+	klog_buf_init(&b);
+	put_wrapper(&b, inner.data, inner.len);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, inner.len);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.payload_len, 2u << 20);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, inner.len - 1);
+	assert_int_equal(klog_iter_next(&it, &m), -KLOG_ETOOBIG);
+	assert_int_equal(klog_iter_error_offset(&it), 0);
+	klog_iter_free(&it);
+	klog_buf_free(&inner);
+
+	/* Past the 64 MiB default. */
+	klog_buf_reset(&b);
+	gz = zlib_gzip(zeros, big, &gzlen);
+	put_m1(&b, KLOG_CODEC_GZIP, gz, gzlen);
+	free(gz);
+	free(zeros);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 0, -KLOG_ETOOBIG, 0);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info), 0);
+	klog_buf_free(&b);
+}
+
+static void
+test_gunzip(void **state)
+{
+	static const char text[] = "a gzip stream";
+	uint8_t *gz, *two, *out;
+	size_t gzlen, outlen, n = strlen(text);
+
+	(void)state;
+	gz = zlib_gzip(text, n, &gzlen);
+	assert_int_equal(klog_gunzip(gz, gzlen, n, &out, &outlen), 0);
+	assert_int_equal(outlen, n);
+	assert_memory_equal(out, text, n);
+	free(out);
+	assert_int_equal(klog_gunzip(gz, gzlen, n - 1, &out, &outlen),
+	    -KLOG_ETOOBIG);
+	assert_null(out);
+	assert_int_equal(klog_gunzip(gz, gzlen - 1, 100, &out, &outlen),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(klog_gunzip(gz, 0, 100, &out, &outlen),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(klog_gunzip((const uint8_t *)text, n, 100, &out,
+	    &outlen), -KLOG_ECORRUPT);
+
+	/* Two members read as one stream, as gzip(1) does; junk after the
+	 * last member is corruption. */
+	two = malloc(2 * gzlen + 1);
+	assert_non_null(two);
+	memcpy(two, gz, gzlen);
+	memcpy(two + gzlen, gz, gzlen);
+	assert_int_equal(klog_gunzip(two, 2 * gzlen, 100, &out, &outlen), 0);
+	assert_int_equal(outlen, 2 * n);
+	assert_memory_equal(out + n, text, n);
+	free(out);
+	two[gzlen] = 'x';
+	assert_int_equal(klog_gunzip(two, gzlen + 1, 100, &out, &outlen),
+	    -KLOG_ECORRUPT);
+	free(two);
+	free(gz);
+
+	gz = zlib_gzip("", 0, &gzlen);
+	assert_int_equal(klog_gunzip(gz, gzlen, 0, &out, &outlen), 0);
+	assert_int_equal(outlen, 0);
+	free(out);
+	free(gz);
+}
+
+static void
+test_fixture_valid(void **state)
+{
+	static const char *const want[] = {
+		"test", "hello", "", "one", "two", "three", "end",
+	};
+	static const int64_t next[] = { 13, 28, 37, 37, 37, 104, 116 };
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	uint8_t *data;
+	size_t len;
+
+	(void)state;
+	data = read_fixture("fmt-valid.bin", &len);
+	assert_int_equal(len, 116);
+	assert_memory_equal(data, test_m0, sizeof(test_m0));
+	klog_iter_init(&it, data, len, 0, KLOG_ITER_DEEP, 0);
+	for (size_t i = 0; i < 7; i++) {
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_payload(&m, want[i]);
+		assert_true(m.valid);
+		assert_int_equal(m.next_offset, next[i]);
+	}
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(data, len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.messages, 7);
+	assert_int_equal(info.entries, 5);
+	assert_int_equal(info.max_payload, 67 - 10);
+	free(data);
+}
+
+static void
+test_fixtures_bad(void **state)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	uint8_t *data;
+	size_t len;
+
+	(void)state;
+	data = read_fixture("fmt-crc.bin", &len);
+	klog_iter_init(&it, data, len, 0, 0, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_false(m.valid);
+	assert_int_equal(m.offset, 14);
+	assert_payload(&m, "cravo");
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	free(data);
+
+	data = read_fixture("fmt-truncated.bin", &len);
+	assert_int_equal(len, 38);
+	expect_error(data, len, 0, 2, -KLOG_EPARTIAL, 28);
+	free(data);
+
+	data = read_fixture("fmt-badmagic.bin", &len);
+	expect_error(data, len, 0, 1, -KLOG_ECORRUPT, 14);
+	free(data);
+
+	data = read_fixture("fmt-gzip-crc.bin", &len);
+	klog_iter_init(&it, data, len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_false(m.valid);
+	assert_payload(&m, "uwo");
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_true(m.valid);
+	assert_int_equal(m.next_offset, 67);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "end");
+	klog_iter_free(&it);
+	free(data);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codec_name),
+		cmocka_unit_test(test_encode_facts),
+		cmocka_unit_test(test_decode_facts),
+		cmocka_unit_test(test_roundtrip_sizes),
+		cmocka_unit_test(test_empty_buffer),
+		cmocka_unit_test(test_crc_mismatch),
+		cmocka_unit_test(test_partial_tails),
+		cmocka_unit_test(test_bad_length),
+		cmocka_unit_test(test_bad_magic_and_codec),
+		cmocka_unit_test(test_gzip_wrap_format),
+		cmocka_unit_test(test_gzip_deep),
+		cmocka_unit_test(test_gzip_shallow),
+		cmocka_unit_test(test_gzip_resume),
+		cmocka_unit_test(test_gzip_empty_inner),
+		cmocka_unit_test(test_gzip_nested),
+		cmocka_unit_test(test_snappy),
+		cmocka_unit_test(test_gzip_corrupt),
+		cmocka_unit_test(test_gzip_inner_crc),
+		cmocka_unit_test(test_gzip_bomb),
+		cmocka_unit_test(test_gunzip),
+		cmocka_unit_test(test_fixture_valid),
+		cmocka_unit_test(test_fixtures_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
