@@ -1,0 +1,326 @@
+/*
+ * klog-dump: print, summarize or verify segment files and partition
+ * directories, read-only.  The walk is lib/dump.c; this main chooses what to
+ * print and the exit status.  See klog-dump(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/dump.h"
+#include "klog/exit.h"
+#include "klog/parse.h"
+
+#define PROG "klog-dump"
+#define VERSION "0.1.0"
+#define OUT_FLUSH ((size_t)256 << 10)
+#define PREVIEW_DEFAULT 40
+
+enum {
+	OPT_ALLOW_PARTIAL = 256,
+	OPT_DEEP,
+	OPT_VERIFY,
+	OPT_VERSION,
+};
+
+typedef struct state {
+	int json, summary, verify, allow_partial, quiet, verbose;
+	int show_messages;
+	int64_t base_opt;
+	size_t preview;
+	klog_buf_t out;        /* stdout, written in large batches */
+	klog_buf_t line;       /* one stderr line */
+	int stdout_errno;      /* set once writing stdout failed */
+	int problems;          /* problems found in the data */
+	int input_errors;      /* inputs that could not be opened or read */
+	int failures;          /* other failed arguments */
+} state_t;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-hJqsv] [--allow-partial] [--deep] [--verify] "
+	    "[-b base] [-n count]\n"
+	    "                 [-o offset] [-P bytes] file|dir ...\n"
+	    "Print, summarize or verify klog segment files and partition "
+	    "directories.\n"
+	    "\n"
+	    "  -b, --base N         base offset of file arguments (default: "
+	    "from the name, else 0)\n"
+	    "  -J, --json           one JSON object per message (per file "
+	    "with -s)\n"
+	    "  -n, --count N        stop after N entries per file\n"
+	    "  -o, --offset N       start at partition offset N, a message "
+	    "boundary\n"
+	    "  -P, --preview N      payload bytes shown per line (default %d; "
+	    "0: none)\n"
+	    "  -s, --summary        one summary per file instead of messages\n"
+	    "      --verify         print no messages; exit 1 if a problem "
+	    "is found\n"
+	    "      --deep           open gzip wrappers and check the messages "
+	    "inside\n"
+	    "      --allow-partial  a partial entry ending a partition is no "
+	    "problem\n"
+	    "  -q, --quiet          do not report problems on stderr\n"
+	    "  -v, --verbose        say what was read of each file\n"
+	    "  -h, --help           print this help\n"
+	    "      --version        print the version\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 --verify found a problem (or another "
+	    "failure),\n"
+	    "64 usage, 65 corrupt data, 74 I/O error.\n", PREVIEW_DEFAULT);
+}
+
+static void
+misuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int64_t
+number(const char *opt, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_i64(s, min, max, &v, &why) < 0) {
+		fprintf(stderr, PROG ": %s %s: %s\nTry '" PROG " -h'\n", opt,
+		    s, why);
+		exit(KLOG_EXIT_USAGE);
+	}
+	return v;
+}
+
+/* Write the batched output; the first failure sticks. */
+static int
+flush_out(state_t *st)
+{
+	if (st->stdout_errno)
+		return -KLOG_EIO;
+	if (st->out.failed) {
+		st->stdout_errno = ENOMEM;
+		return -KLOG_ENOMEM;
+	}
+	if (st->out.len > 0 &&
+	    fwrite(st->out.data, 1, st->out.len, stdout) != st->out.len) {
+		st->stdout_errno = errno ? errno : EIO;
+		return -KLOG_EIO;
+	}
+	klog_buf_reset(&st->out);
+	return 0;
+}
+
+/* One line on stderr about ev, after what is already on stdout. */
+static int
+report(state_t *st, const klog_dump_event_t *ev)
+{
+	int rc;
+
+	if (st->quiet)
+		return 0;
+	if ((rc = flush_out(st)) < 0 || fflush(stdout) == EOF)
+		return rc < 0 ? rc : -KLOG_EIO;
+	klog_buf_reset(&st->line);
+	klog_dump_describe(&st->line, ev);
+	fprintf(stderr, PROG ": %s: %.*s\n", ev->file, (int)st->line.len,
+	    st->line.data ? (const char *)st->line.data : "");
+	return 0;
+}
+
+static void
+note_end(const state_t *st, const klog_dump_event_t *ev)
+{
+	const klog_dump_summary_t *s = ev->summary;
+
+	if (!st->verbose)
+		return;
+	fprintf(stderr, PROG ": %s: %" PRIu64 " messages in %" PRIu64
+	    " entries, offsets %" PRId64 " to %" PRId64 "\n", ev->file,
+	    s->messages, s->entries, s->first_offset, s->next_offset);
+}
+
+static int
+on_event(void *arg, const klog_dump_event_t *ev)
+{
+	state_t *st = arg;
+	int rc = 0;
+
+	if (klog_dump_is_problem(ev, st->allow_partial))
+		st->problems++;
+	switch (ev->kind) {
+	case KLOG_DUMP_FILE:
+		if (st->verbose && !ev->named && st->base_opt < 0)
+			fprintf(stderr, PROG ": %s: not named like a segment; "
+			    "base offset 0\n", ev->file);
+		break;
+	case KLOG_DUMP_MESSAGE:
+		if (st->show_messages && st->json)
+			klog_dump_render_json(&st->out, ev);
+		else if (st->show_messages)
+			klog_dump_render_text(&st->out, ev, st->preview);
+		if (!ev->msg->valid)
+			rc = report(st, ev);
+		break;
+	case KLOG_DUMP_END:
+		if (st->summary)
+			klog_dump_render_summary(&st->out, ev, st->json);
+		note_end(st, ev);
+		break;
+	default:
+		rc = report(st, ev);
+		break;
+	}
+	if (rc == 0 && st->out.len >= OUT_FLUSH)
+		rc = flush_out(st);
+	return rc;
+}
+
+/* The exit status for an argument that could not be dumped. */
+static int
+input_failed(state_t *st, int rc, const klog_err_t *err)
+{
+	fprintf(stderr, PROG ": %s\n", klog_err_text(err, rc));
+	switch (-rc) {
+	case KLOG_EINVAL:
+	case KLOG_ENOMEM:
+	case KLOG_ERANGE:
+	case KLOG_ENOTBOUNDARY:
+		st->failures++;
+		break;
+	default:
+		st->input_errors++;
+		break;
+	}
+	return rc;
+}
+
+static int
+exit_status(const state_t *st)
+{
+	if (st->stdout_errno || st->input_errors)
+		return KLOG_EXIT_IOERR;
+	if (st->problems)
+		return st->verify ? KLOG_EXIT_FAIL : KLOG_EXIT_DATAERR;
+	if (st->failures)
+		return KLOG_EXIT_FAIL;
+	return KLOG_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL },
+		{ "base", required_argument, NULL, 'b' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "deep", no_argument, NULL, OPT_DEEP },
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "preview", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "summary", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	klog_dump_opts_t o;
+	state_t st;
+	int ch, rc;
+
+	memset(&st, 0, sizeof(st));
+	klog_buf_init(&st.out);
+	klog_buf_init(&st.line);
+	st.preview = PREVIEW_DEFAULT;
+	klog_dump_opts_default(&o);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":b:hJn:o:P:qsv", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			o.base = number("-b", optarg, 0, INT64_MAX);
+			break;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK;
+		case 'J':
+			st.json = 1;
+			break;
+		case 'n':
+			o.count = number("-n", optarg, 1, INT64_MAX);
+			break;
+		case 'o':
+			o.start = number("-o", optarg, 0, INT64_MAX);
+			break;
+		case 'P':
+			st.preview = (size_t)number("-P", optarg, 0, INT32_MAX);
+			break;
+		case 'q':
+			st.quiet = 1;
+			break;
+		case 's':
+			st.summary = 1;
+			break;
+		case 'v':
+			st.verbose = 1;
+			break;
+		case OPT_ALLOW_PARTIAL:
+			st.allow_partial = 1;
+			break;
+		case OPT_DEEP:
+			o.flags |= KLOG_DUMP_DEEP;
+			break;
+		case OPT_VERIFY:
+			st.verify = 1;
+			break;
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK;
+		case ':':
+			misuse("%s: option needs an argument",
+			    argv[optind - 1]);
+			break;
+		default:
+			if (optopt != 0) {
+				char opt[3] = { '-', (char)optopt, '\0' };
+
+				misuse("%s: unknown option", opt);
+			}
+			misuse("%s: unknown option", argv[optind - 1]);
+			break;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		misuse("%s", "no file or directory given");
+	if (st.quiet && st.verbose)
+		misuse("%s", "-q and -v cannot be used together");
+	st.base_opt = o.base;
+	st.show_messages = !st.verify && !st.summary;
+
+	for (int i = 0; i < argc && !st.stdout_errno; i++) {
+		klog_err_t err = { 0, "" };
+
+		rc = klog_dump_path(argv[i], &o, on_event, &st, &err);
+		if (rc < 0 && !st.stdout_errno)
+			input_failed(&st, rc, &err);
+	}
+	if (flush_out(&st) == 0 && fflush(stdout) == EOF)
+		st.stdout_errno = errno ? errno : EIO;
+	if (st.stdout_errno)
+		fprintf(stderr, PROG ": stdout: %s\n", strerror(st.stdout_errno));
+	klog_buf_free(&st.out);
+	klog_buf_free(&st.line);
+	return exit_status(&st);
+}

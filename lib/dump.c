@@ -1,0 +1,830 @@
+/*
+ * The walk behind klog-dump.  One reader per file: a chunk buffer that
+ * always starts at an entry boundary, refilled from the file as the message
+ * iterator consumes it.  An entry cut by the chunk's end is moved to the
+ * front and the rest read behind it; only at the end of the file is a cut
+ * entry a partial tail.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "klog/dump.h"
+#include "klog/json.h"
+#include "klog/log.h"
+
+#define SEGMENT_DIGITS 20
+#define COUNT_REACHED 1
+
+void
+klog_dump_opts_default(klog_dump_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->base = -1;
+	o->start = -1;
+	o->count = -1;
+}
+
+int
+klog_dump_segment_name(const char *name, int64_t *base)
+{
+	const char *suffix = name + SEGMENT_DIGITS;
+	int64_t v = 0;
+
+	for (int i = 0; i < SEGMENT_DIGITS; i++) {
+		int d = name[i] - '0';
+
+		if (d < 0 || d > 9)
+			return -KLOG_EINVAL;
+		if (v > (INT64_MAX - d) / 10)
+			return -KLOG_EINVAL;
+		v = v * 10 + d;
+	}
+	if (strcmp(suffix, KLOG_SEGMENT_SUFFIX) != 0 &&
+	    strcmp(suffix, KLOG_SEGMENT_SUFFIX_KAFKA) != 0)
+		return -KLOG_EINVAL;
+	*base = v;
+	return 0;
+}
+
+typedef struct reader {
+	const klog_dump_opts_t *o;
+	klog_dump_cb cb;
+	void *arg;
+	klog_err_t *err;
+	klog_dump_event_t ev;     /* file, base, named, last for every event */
+	klog_dump_summary_t sum;
+	int64_t reported;         /* top-level entries reported */
+	int fd;
+	int eof;
+	uint8_t *buf;             /* owned; buf[0] is an entry boundary */
+	size_t cap, have;
+	int64_t fpos;             /* file position of buf[0] */
+} reader_t;
+
+static int
+emit(reader_t *r, int kind, int64_t offset, const klog_msg_t *m,
+    const char *what)
+{
+	klog_dump_event_t ev = r->ev;
+
+	ev.kind = kind;
+	ev.offset = offset;
+	ev.msg = m;
+	ev.what = what;
+	return r->cb(r->arg, &ev);
+}
+
+/* Read until the buffer is full or the file ends. */
+static int
+fill(reader_t *r)
+{
+	ssize_t n;
+
+	while (r->have < r->cap && !r->eof) {
+		n = read(r->fd, r->buf + r->have, r->cap - r->have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return klog_err_set(r->err, klog_errno_code(errno),
+			    "%s: read: %s", r->ev.file, strerror(errno));
+		if (n == 0)
+			r->eof = 1;
+		r->have += (size_t)n;
+	}
+	return 0;
+}
+
+/* Drop the first n bytes of the buffer: they have been dealt with. */
+static void
+advance(reader_t *r, size_t n)
+{
+	memmove(r->buf, r->buf + n, r->have - n);
+	r->have -= n;
+	r->fpos += (int64_t)n;
+}
+
+/* The buffer starts with a cut entry: make room for all of it.  The
+ * iterator has checked its length against KLOG_MAX_ENTRY_LENGTH. */
+static int
+make_room(reader_t *r)
+{
+	size_t need;
+	uint8_t *p;
+
+	if (r->have < KLOG_LENGTH_SIZE)
+		return 0;
+	need = KLOG_LENGTH_SIZE + (size_t)klog_be32(r->buf);
+	if (need <= r->cap)
+		return 0;
+	if ((p = realloc(r->buf, need)) == NULL)
+		return klog_err_set(r->err, -KLOG_ENOMEM,
+		    "%s: no memory for a %zu-byte entry", r->ev.file, need);
+	r->buf = p;
+	r->cap = need;
+	return 0;
+}
+
+static int64_t
+buf_offset(const reader_t *r)
+{
+	return r->ev.base + r->fpos;
+}
+
+static int
+not_boundary(reader_t *r, int64_t start)
+{
+	return klog_err_set(r->err, -KLOG_ENOTBOUNDARY,
+	    "%s: offset %" PRId64 " is not a message boundary", r->ev.file,
+	    start);
+}
+
+/*
+ * Walk entry lengths (no CRC) until buf[0] is the entry at start.  An entry
+ * that cannot be framed before start leaves the buffer there, so that the
+ * dump reports that corruption rather than silently nothing.
+ */
+static int
+skip_to(reader_t *r, int64_t start)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int rc;
+
+	for (;;) {
+		if ((rc = fill(r)) < 0)
+			return rc;
+		klog_iter_init(&it, r->buf, r->have, buf_offset(r),
+		    KLOG_ITER_NOCRC, 0);
+		while ((rc = klog_iter_next(&it, &m)) == 1) {
+			if (m.offset == start) {
+				advance(r, (size_t)(m.offset - buf_offset(r)));
+				return 0;
+			}
+			if (m.next_offset > start)
+				return not_boundary(r, start);
+		}
+		advance(r, (size_t)(klog_iter_offset(&it) - buf_offset(r)));
+		if (buf_offset(r) == start || (rc < 0 && rc != -KLOG_EPARTIAL))
+			return 0;
+		if (r->eof)
+			return not_boundary(r, start);
+		if (rc == -KLOG_EPARTIAL && (rc = make_room(r)) < 0)
+			return rc;
+	}
+}
+
+/* Report the inner messages of the valid gzip wrapper *w. */
+static int
+open_wrapper(reader_t *r, const klog_msg_t *w)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	uint64_t n = 0;
+	int rc, cbrc = 0;
+
+	klog_iter_init(&it, r->buf + (size_t)(w->offset - buf_offset(r)),
+	    KLOG_LENGTH_SIZE + (size_t)w->length, w->offset, KLOG_ITER_DEEP,
+	    r->o->max_inflate);
+	while ((rc = klog_iter_next(&it, &m)) == 1) {
+		n++;
+		if (!m.valid)
+			r->sum.crc_errors++;
+		if ((cbrc = emit(r, KLOG_DUMP_MESSAGE, m.offset, &m, NULL)) < 0)
+			goto out;
+	}
+	if (rc == 0) {
+		/* The wrapper was counted as one message: it is n. */
+		r->sum.messages = r->sum.messages - 1 + n;
+	} else if (rc == -KLOG_ENOMEM) {
+		cbrc = klog_err_set(r->err, rc, "%s: offset %" PRId64
+		    ": no memory to inflate the wrapper", r->ev.file,
+		    w->offset);
+	} else if (rc == -KLOG_EUNSUPPORTED || rc == -KLOG_ETOOBIG) {
+		r->sum.unchecked++;
+		cbrc = emit(r, KLOG_DUMP_UNCHECKED, w->offset, w,
+		    klog_iter_error(&it));
+	} else {
+		r->sum.corrupt++;
+		cbrc = emit(r, KLOG_DUMP_CORRUPT, w->offset, w,
+		    klog_iter_error(&it));
+	}
+out:
+	klog_iter_free(&it);
+	return cbrc;
+}
+
+/* One top-level entry: 0 to go on, COUNT_REACHED, or an error. */
+static int
+on_entry(reader_t *r, const klog_msg_t *m)
+{
+	int rc;
+
+	if (r->o->count >= 0 && r->reported >= r->o->count)
+		return COUNT_REACHED;
+	r->reported++;
+	r->sum.entries++;
+	r->sum.messages++;
+	r->sum.entry_bytes += KLOG_LENGTH_SIZE + (uint64_t)m->length;
+	r->sum.payload_bytes += m->payload_len;
+	r->sum.codecs[m->codec]++;
+	r->sum.next_offset = m->next_offset;
+	if (!m->valid)
+		r->sum.crc_errors++;
+	if ((rc = emit(r, KLOG_DUMP_MESSAGE, m->offset, m, NULL)) < 0)
+		return rc;
+	if ((r->o->flags & KLOG_DUMP_DEEP) && m->codec != KLOG_CODEC_NONE &&
+	    m->valid)
+		return open_wrapper(r, m);
+	return 0;
+}
+
+/* The size of the entry at buf[0] by its length field, or -1. */
+static int64_t
+entry_need(const reader_t *r)
+{
+	if (r->have < KLOG_LENGTH_SIZE)
+		return -1;
+	return KLOG_LENGTH_SIZE + (int64_t)klog_be32(r->buf);
+}
+
+/* The entry at buf[0] cannot be read; nothing after it can be framed. */
+static int
+corrupt_here(reader_t *r, const char *why)
+{
+	klog_dump_event_t ev = r->ev;
+
+	r->sum.corrupt++;
+	ev.kind = KLOG_DUMP_CORRUPT;
+	ev.offset = buf_offset(r);
+	ev.what = why;
+	ev.need = entry_need(r);
+	return r->cb(r->arg, &ev);
+}
+
+/*
+ * The file ends inside the entry at buf[0].  A cut entry whose visible
+ * header is already impossible is corruption, not an interrupted write.
+ */
+static int
+on_tail(reader_t *r)
+{
+	klog_dump_event_t ev = r->ev;
+	const char *why = NULL;
+
+	if (r->have > KLOG_LENGTH_SIZE && r->buf[4] > 1)
+		why = "unknown magic byte";
+	else if (r->have > KLOG_LENGTH_SIZE + 1 && r->buf[4] == 1 &&
+	    (r->buf[5] & KLOG_CODEC_MASK) == KLOG_CODEC_MASK)
+		why = "unknown compression codec";
+	if (why != NULL)
+		return corrupt_here(r, why);
+	r->sum.partial_bytes = (int64_t)r->have;
+	ev.kind = KLOG_DUMP_PARTIAL;
+	ev.offset = buf_offset(r);
+	ev.size = (int64_t)r->have;
+	ev.need = entry_need(r);
+	return r->cb(r->arg, &ev);
+}
+
+static int
+dump_entries(reader_t *r)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int rc;
+
+	r->sum.first_offset = r->sum.next_offset = buf_offset(r);
+	for (;;) {
+		if ((rc = fill(r)) < 0)
+			return rc;
+		klog_iter_init(&it, r->buf, r->have, buf_offset(r), 0, 0);
+		while ((rc = klog_iter_next(&it, &m)) == 1)
+			if ((rc = on_entry(r, &m)) != 0)
+				return rc == COUNT_REACHED ? 0 : rc;
+		advance(r, (size_t)(klog_iter_offset(&it) - buf_offset(r)));
+		if (rc == 0 && r->eof)
+			return 0;
+		if (rc == -KLOG_EPARTIAL && r->eof)
+			return on_tail(r);
+		if (rc == -KLOG_EPARTIAL) {
+			if ((rc = make_room(r)) < 0)
+				return rc;
+			continue;
+		}
+		if (rc < 0)
+			return corrupt_here(r, klog_iter_error(&it));
+	}
+}
+
+/* Check o->start against the file's offsets [base, base + size]. */
+static int
+check_start(reader_t *r, int64_t start, int64_t size)
+{
+	int64_t base = r->ev.base;
+
+	if (start < base || (size >= 0 && start - base > size))
+		return klog_err_set(r->err, -KLOG_ERANGE, "%s: offset %" PRId64
+		    " is outside the file (offsets %" PRId64 " to %" PRId64 ")",
+		    r->ev.file, start, base, size >= 0 ? base + size : base);
+	return 0;
+}
+
+static int
+dump_file(reader_t *r, int64_t start)
+{
+	struct stat st;
+	int rc;
+
+	if ((r->fd = open(r->ev.file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		return klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
+		    r->ev.file, strerror(errno));
+	if (fstat(r->fd, &st) < 0) {
+		rc = klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
+		    r->ev.file, strerror(errno));
+		goto out;
+	}
+	r->ev.size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+	if (start >= 0 && (rc = check_start(r, start, r->ev.size)) < 0)
+		goto out;
+	(void)posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	r->cap = r->o->chunk ? r->o->chunk : KLOG_DUMP_CHUNK;
+	if (r->cap < KLOG_MSG_OVERHEAD)
+		r->cap = KLOG_MSG_OVERHEAD;
+	if ((r->buf = malloc(r->cap)) == NULL) {
+		rc = klog_err_set(r->err, -KLOG_ENOMEM, "%s: no memory",
+		    r->ev.file);
+		goto out;
+	}
+	if ((rc = emit(r, KLOG_DUMP_FILE, r->ev.base, NULL, NULL)) < 0)
+		goto out;
+	if (start > r->ev.base && (rc = skip_to(r, start)) < 0)
+		goto out;
+	if ((rc = dump_entries(r)) < 0)
+		goto out;
+	{
+		klog_dump_event_t ev = r->ev;
+
+		ev.kind = KLOG_DUMP_END;
+		ev.offset = r->sum.next_offset;
+		ev.summary = &r->sum;
+		rc = r->cb(r->arg, &ev);
+	}
+out:
+	close(r->fd);
+	free(r->buf);
+	r->buf = NULL;
+	return rc;
+}
+
+/* Dump one file as base, from start (-1: its beginning). */
+static int
+dump_one(const char *path, int64_t base, int named, int last, int64_t start,
+    const klog_dump_opts_t *o, klog_dump_cb cb, void *arg, klog_err_t *err)
+{
+	reader_t r;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.cb = cb;
+	r.arg = arg;
+	r.err = err;
+	r.ev.file = path;
+	r.ev.base = base;
+	r.ev.named = named;
+	r.ev.last = last;
+	r.ev.need = -1;
+	return dump_file(&r, start);
+}
+
+typedef struct segment {
+	int64_t base;
+	int64_t size;
+	char *name;   /* owned */
+} segment_t;
+
+static int
+segment_cmp(const void *a, const void *b)
+{
+	const segment_t *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void
+segments_free(segment_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i].name);
+	free(s);
+}
+
+/* The regular files of dir named like segments, sorted by base offset.
+ * *out is owned by the caller: segments_free(). */
+static int
+list_segments(const char *dir, segment_t **out, size_t *n, klog_err_t *err)
+{
+	segment_t *s = NULL, *ns;
+	size_t len = 0, cap = 0;
+	struct dirent *de;
+	struct stat st;
+	int64_t base;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
+		    strerror(errno));
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (klog_dump_segment_name(de->d_name, &base) < 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+			rc = klog_err_set(err, klog_errno_code(errno),
+			    "%s/%s: %s", dir, de->d_name, strerror(errno));
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((ns = realloc(s, cap * sizeof(*s))) == NULL)
+				goto nomem;
+			s = ns;
+		}
+		if ((s[len].name = strdup(de->d_name)) == NULL)
+			goto nomem;
+		s[len].base = base;
+		s[len].size = (int64_t)st.st_size;
+		len++;
+	}
+	if (errno != 0) {
+		rc = klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
+		    strerror(errno));
+		goto out;
+	}
+	if (len > 1)
+		qsort(s, len, sizeof(*s), segment_cmp);
+	*out = s;
+	*n = len;
+	s = NULL;
+	goto out;
+nomem:
+	rc = klog_err_set(err, -KLOG_ENOMEM, "%s: no memory", dir);
+out:
+	if (s != NULL)
+		segments_free(s, len);
+	closedir(d);
+	return rc;
+}
+
+/* The segment to start at: the last whose base is at most start. */
+static size_t
+first_segment(const segment_t *s, size_t n, int64_t start)
+{
+	size_t i = 0;
+
+	while (start >= 0 && i + 1 < n && s[i + 1].base <= start)
+		i++;
+	return i;
+}
+
+static int
+dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
+    void *arg, klog_err_t *err)
+{
+	const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
+	segment_t *s = NULL;
+	size_t n = 0, i;
+	char path[PATH_MAX];
+	int64_t end;
+	int rc;
+
+	if ((rc = list_segments(dir, &s, &n, err)) < 0)
+		return rc;
+	if (n == 0) {
+		rc = klog_err_set(err, -KLOG_EINVAL, "%s: no segment files",
+		    dir);
+		goto out;
+	}
+	end = s[n - 1].base + s[n - 1].size;
+	if (o->start >= 0 && (o->start < s[0].base || o->start > end)) {
+		rc = klog_err_set(err, -KLOG_ERANGE, "%s: offset %" PRId64
+		    " is outside the partition (offsets %" PRId64 " to %"
+		    PRId64 ")", dir, o->start, s[0].base, end);
+		goto out;
+	}
+	for (i = first_segment(s, n, o->start); i < n; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, sep,
+		    s[i].name) >= sizeof(path)) {
+			rc = klog_err_set(err, -KLOG_ETOOBIG,
+			    "%s/%s: path too long", dir, s[i].name);
+			goto out;
+		}
+		if (i > 0 && s[i].base != s[i - 1].base + s[i - 1].size) {
+			klog_dump_event_t ev;
+
+			memset(&ev, 0, sizeof(ev));
+			ev.kind = KLOG_DUMP_GAP;
+			ev.file = path;
+			ev.base = s[i].base;
+			ev.named = 1;
+			ev.last = i + 1 == n;
+			ev.offset = s[i].base;
+			ev.size = s[i - 1].base + s[i - 1].size;
+			ev.need = -1;
+			if ((rc = cb(arg, &ev)) < 0)
+				goto out;
+		}
+		rc = dump_one(path, s[i].base, 1, i + 1 == n,
+		    o->start > s[i].base ? o->start : -1, o, cb, arg, err);
+		if (rc < 0)
+			goto out;
+	}
+out:
+	segments_free(s, n);
+	return rc;
+}
+
+int
+klog_dump_path(const char *path, const klog_dump_opts_t *o,
+    klog_dump_cb cb, void *arg, klog_err_t *err)
+{
+	const char *name = strrchr(path, '/');
+	struct stat st;
+	int64_t base = 0;
+	int named = 0;
+
+	if (stat(path, &st) < 0)
+		return klog_err_set(err, klog_errno_code(errno), "%s: %s", path,
+		    strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return dump_dir(path, o, cb, arg, err);
+	name = name != NULL ? name + 1 : path;
+	if (o->base >= 0)
+		base = o->base;
+	else if (klog_dump_segment_name(name, &base) == 0)
+		named = 1;
+	return dump_one(path, base, named, 1, o->start, o, cb, arg, err);
+}
+
+int
+klog_dump_is_problem(const klog_dump_event_t *ev, int allow_partial)
+{
+	switch (ev->kind) {
+	case KLOG_DUMP_MESSAGE:
+		return !ev->msg->valid;
+	case KLOG_DUMP_CORRUPT:
+	case KLOG_DUMP_GAP:
+		return 1;
+	case KLOG_DUMP_PARTIAL:
+		return !(allow_partial && ev->last);
+	default:
+		return 0;
+	}
+}
+
+static void
+putf(klog_buf_t *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* printf into b; what klog-dump formats is a line of fixed fields, well
+ * under the local buffer. */
+static void
+putf(klog_buf_t *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	klog_buf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n :
+	    sizeof(tmp) - 1);
+}
+
+void
+klog_dump_describe(klog_buf_t *b, const klog_dump_event_t *ev)
+{
+	const klog_msg_t *m = ev->msg;
+	int64_t prev_end = ev->size;
+
+	if (ev->kind == KLOG_DUMP_GAP) {
+		if (ev->offset > prev_end)
+			putf(b, "offset %" PRId64 ": gap of %" PRId64 " bytes "
+			    "after the previous segment, which ends at %"
+			    PRId64, ev->offset, ev->offset - prev_end,
+			    prev_end);
+		else
+			putf(b, "offset %" PRId64 ": overlaps the previous "
+			    "segment, which ends at %" PRId64, ev->offset,
+			    prev_end);
+		return;
+	}
+	putf(b, "offset %" PRId64 " (byte 0x%" PRIx64 "): ", ev->offset,
+	    (uint64_t)(ev->offset - ev->base));
+	switch (ev->kind) {
+	case KLOG_DUMP_MESSAGE:
+		putf(b, "crc mismatch%s (stored 0x%08" PRIx32 ", computed 0x%08"
+		    PRIx32 ")", m->depth ? " in a message inside the wrapper" :
+		    "", m->crc_stored, m->crc_computed);
+		break;
+	case KLOG_DUMP_CORRUPT:
+		if (m != NULL)
+			putf(b, "gzip wrapper: %s", ev->what);
+		else if (ev->need >= 0)
+			putf(b, "%s (length field 0x%08" PRIx64 ")", ev->what,
+			    (uint64_t)(ev->need - KLOG_LENGTH_SIZE));
+		else
+			putf(b, "%s", ev->what);
+		break;
+	case KLOG_DUMP_UNCHECKED:
+		putf(b, "%s; its messages are not checked", ev->what);
+		break;
+	case KLOG_DUMP_PARTIAL:
+		if (ev->need >= 0)
+			putf(b, "partial entry at the end of the file (%"
+			    PRId64 " of %" PRId64 " bytes)", ev->size,
+			    ev->need);
+		else
+			putf(b, "partial entry at the end of the file (%"
+			    PRId64 " bytes, length cut)", ev->size);
+		break;
+	default:
+		putf(b, "no problem");
+		break;
+	}
+}
+
+/* The payload's first n bytes between quotes, C-style escapes, ASCII. */
+static void
+put_preview(klog_buf_t *b, const uint8_t *p, size_t len, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t show = len < n ? len : n;
+	char e[4] = { '\\', 'x', 0, 0 };
+
+	klog_buf_put(b, "payload=\"", 9);
+	for (size_t i = 0; i < show; i++) {
+		uint8_t c = p[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			klog_buf_put(b, &c, 1);
+			continue;
+		}
+		switch (c) {
+		case '"': klog_buf_put(b, "\\\"", 2); break;
+		case '\\': klog_buf_put(b, "\\\\", 2); break;
+		case '\n': klog_buf_put(b, "\\n", 2); break;
+		case '\r': klog_buf_put(b, "\\r", 2); break;
+		case '\t': klog_buf_put(b, "\\t", 2); break;
+		default:
+			e[2] = hex[c >> 4];
+			e[3] = hex[c & 0xf];
+			klog_buf_put(b, e, 4);
+			break;
+		}
+	}
+	klog_buf_put(b, "\"", 1);
+	if (show < len)
+		klog_buf_put(b, "...", 3);
+}
+
+void
+klog_dump_render_text(klog_buf_t *b, const klog_dump_event_t *ev,
+    size_t preview)
+{
+	const klog_msg_t *m = ev->msg;
+
+	putf(b, "%soffset=%" PRId64 " pos=%" PRId64 " size=%" PRIu32
+	    " magic=%u codec=%s crc=0x%08" PRIx32 " computed=0x%08" PRIx32
+	    " status=%s", m->depth ? "  " : "", m->offset,
+	    m->offset - ev->base, m->payload_len, m->magic,
+	    klog_codec_name(m->codec), m->crc_stored, m->crc_computed,
+	    m->valid ? "ok" : "crc-mismatch");
+	if (preview > 0) {
+		klog_buf_put(b, " ", 1);
+		put_preview(b, m->payload, m->payload_len, preview);
+	}
+	klog_buf_put(b, "\n", 1);
+}
+
+/* A path as a JSON string; bytes that are not UTF-8 become U+FFFD, since
+ * a file name need not be text but the record must be. */
+static void
+put_json_path(klog_buf_t *b, const char *path)
+{
+	size_t n = strlen(path);
+	klog_buf_t tmp;
+
+	if (klog_utf8_valid(path, n)) {
+		klog_json_put_string(b, path, n);
+		return;
+	}
+	klog_buf_init(&tmp);
+	for (size_t i = 0; i < n;) {
+		size_t len = 1;
+
+		while (len <= 4 && i + len <= n &&
+		    !klog_utf8_valid(path + i, len))
+			len++;
+		if (len <= 4 && i + len <= n) {
+			klog_buf_put(&tmp, path + i, len);
+			i += len;
+		} else {
+			klog_buf_put(&tmp, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	if (tmp.failed)
+		b->failed = 1;
+	else
+		klog_json_put_string(b, tmp.data, tmp.len);
+	klog_buf_free(&tmp);
+}
+
+void
+klog_dump_render_json(klog_buf_t *b, const klog_dump_event_t *ev)
+{
+	const klog_msg_t *m = ev->msg;
+
+	klog_buf_put(b, "{\"file\":", 8);
+	put_json_path(b, ev->file);
+	putf(b, ",\"offset\":%" PRId64 ",\"next_offset\":%" PRId64
+	    ",\"pos\":%" PRId64 ",\"length\":%" PRIu32 ",\"size\":%" PRIu32
+	    ",\"magic\":%u,\"attributes\":%u,\"codec\":\"%s\",\"depth\":%u"
+	    ",\"crc\":%" PRIu32 ",\"crc_computed\":%" PRIu32 ",\"valid\":%s",
+	    m->offset, m->next_offset, m->offset - ev->base, m->length,
+	    m->payload_len, m->magic, m->attributes, klog_codec_name(m->codec),
+	    m->depth, m->crc_stored, m->crc_computed,
+	    m->valid ? "true" : "false");
+	if (klog_utf8_valid(m->payload, m->payload_len)) {
+		klog_buf_put(b, ",\"payload\":", 11);
+		klog_json_put_string(b, m->payload, m->payload_len);
+	} else {
+		klog_buf_put(b, ",\"payload_base64\":\"", 19);
+		klog_base64_put(b, m->payload, m->payload_len);
+		klog_buf_put(b, "\"", 1);
+	}
+	klog_buf_put(b, "}\n", 2);
+}
+
+static const char *
+summary_status(const klog_dump_summary_t *s)
+{
+	if (s->corrupt > 0)
+		return "corrupt";
+	if (s->crc_errors > 0)
+		return "crc-mismatch";
+	if (s->partial_bytes > 0)
+		return "partial";
+	return "ok";
+}
+
+void
+klog_dump_render_summary(klog_buf_t *b, const klog_dump_event_t *ev,
+    int json)
+{
+	const klog_dump_summary_t *s = ev->summary;
+	uint64_t overhead = s->entry_bytes - s->payload_bytes;
+	double per = s->entries ? (double)overhead / (double)s->entries : 0;
+
+	if (json) {
+		klog_buf_put(b, "{\"file\":", 8);
+		put_json_path(b, ev->file);
+	} else {
+		klog_buf_put(b, ev->file, strlen(ev->file));
+		klog_buf_put(b, ":", 1);
+	}
+	putf(b, json ? ",\"base\":%" PRId64 ",\"first_offset\":%" PRId64
+	    ",\"next_offset\":%" PRId64 ",\"entries\":%" PRIu64
+	    ",\"messages\":%" PRIu64 ",\"payload_bytes\":%" PRIu64
+	    ",\"overhead_bytes\":%" PRIu64 ",\"overhead_per_message\":%.2f" :
+	    " base=%" PRId64 " first=%" PRId64 " next=%" PRId64
+	    " entries=%" PRIu64 " messages=%" PRIu64 " payload_bytes=%" PRIu64
+	    " overhead_bytes=%" PRIu64 " overhead_per_msg=%.2f",
+	    ev->base, s->first_offset, s->next_offset, s->entries, s->messages,
+	    s->payload_bytes, overhead, per);
+	putf(b, json ? ",\"codecs\":{\"none\":%" PRIu64 ",\"gzip\":%" PRIu64
+	    ",\"snappy\":%" PRIu64 "}" :
+	    " codecs=none:%" PRIu64 ",gzip:%" PRIu64 ",snappy:%" PRIu64,
+	    s->codecs[KLOG_CODEC_NONE], s->codecs[KLOG_CODEC_GZIP],
+	    s->codecs[KLOG_CODEC_SNAPPY]);
+	putf(b, json ? ",\"crc_errors\":%" PRIu64 ",\"corrupt\":%" PRIu64
+	    ",\"unchecked\":%" PRIu64 ",\"partial_bytes\":%" PRId64
+	    ",\"status\":\"%s\"}\n" :
+	    " crc_errors=%" PRIu64 " corrupt=%" PRIu64 " unchecked=%" PRIu64
+	    " partial_bytes=%" PRId64 " status=%s\n",
+	    s->crc_errors, s->corrupt, s->unchecked, s->partial_bytes,
+	    summary_status(s));
+}
