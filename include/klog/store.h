@@ -67,7 +67,8 @@ int klog_store_partitions(klog_store_t *s, const char *topic);
 size_t klog_store_topic_count(klog_store_t *s);
 const char *klog_store_topic_name(klog_store_t *s, size_t i);
 
-/* Every open log, for the flusher and the cleaner. */
+/* Every open log, for the flusher and the cleaner.  Unlike the rest of the
+ * store, these two may be called from another thread too. */
 size_t klog_store_log_count(klog_store_t *s);
 klog_log_t *klog_store_log(klog_store_t *s, size_t i);
 

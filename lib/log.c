@@ -1,0 +1,1371 @@
+/*
+ * The partition log: a sorted array of segments, appended at the end, read by
+ * binary search, cut from the front by retention.  See log.h for the model.
+ *
+ * Choices made here:
+ *  - Each segment is a refcounted object.  The array holds one reference;
+ *    every slice and every flush in flight holds one more.  The count is
+ *    atomic so that a slice can be released without the log (even after
+ *    klog_log_close()), and the descriptor is closed with the last reference.
+ *  - One mutex per log, held only for bookkeeping and short system calls
+ *    (a write into the page cache, an open); never across fsync, never
+ *    across the boundary-check pread of a read.
+ *  - Appends pwrite() at the segment's known size: a failed write that could
+ *    not even be truncated away is overwritten by the next append.
+ *  - A zero-length segment followed by one of the same base (a stray empty
+ *    file) is kept in the array: reads never land in it, and retention
+ *    deletes it with its neighbours.
+ *  - A .kafka last segment is appended to like a .klog one (same bytes);
+ *    segments klog creates are always .klog.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/log.h"
+
+#define BASE_DIGITS 20
+#define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
+#define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much at a time */
+#define BOUNDARY_READ ((size_t)64 << 10)  /* the one pread of a read */
+
+struct seg {
+	int64_t base;
+	int64_t size;       /* bytes written; under the log's lock */
+	int fd;             /* -1 until opened; then fixed until freed */
+	int kafka;          /* named .kafka rather than .klog */
+	atomic_int refs;
+};
+
+/* Directories a flush must fsync because entries were created in them. */
+enum { DIRTY_PARTITION = 1, DIRTY_DATA = 2 };
+
+struct klog_log {
+	pthread_mutex_t mu;
+	char *data_dir;
+	char *dir;              /* <data-dir>/<topic>-<partition> */
+	char *topic;
+	int partition;
+	int64_t segment_bytes;
+	struct seg **segs;      /* sorted by base; the last one is active */
+	size_t nsegs, cap;
+	int64_t end;            /* written end */
+	int64_t flushed_end;
+	int64_t bytes;          /* sum of segment sizes */
+	uint64_t unflushed;     /* messages appended since the last flush */
+	int64_t last_flush_ms;  /* CLOCK_MONOTONIC */
+	int64_t recovered;      /* bytes cut at open */
+	int dirty;              /* DIRTY_* */
+};
+
+/* A segment as copied out under the lock, with a reference held. */
+struct snap {
+	struct seg *seg;
+	int64_t base, size;
+	int kafka;
+};
+
+/* ---- small helpers ---- */
+
+static int64_t
+clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int
+sys_err(klog_err_t *err, const char *what, const char *path)
+{
+	int e = errno;
+
+	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
+	    strerror(e));
+}
+
+static struct seg *
+seg_new(int64_t base, int64_t size, int kafka)
+{
+	struct seg *s = malloc(sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->base = base;
+	s->size = size;
+	s->fd = -1;
+	s->kafka = kafka;
+	atomic_init(&s->refs, 1);
+	return s;
+}
+
+static void
+seg_ref(struct seg *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+}
+
+static void
+seg_unref(struct seg *s)
+{
+	if (atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+static int
+seg_path(const klog_log_t *log, int64_t base, int kafka, char *buf,
+    size_t len)
+{
+	int n = snprintf(buf, len, "%s/%020lld%s", log->dir, (long long)base,
+	    kafka ? KLOG_SEGMENT_SUFFIX_KAFKA : KLOG_SEGMENT_SUFFIX);
+
+	return n < 0 || (size_t)n >= len ? -KLOG_ETOOBIG : 0;
+}
+
+static struct seg *
+active(const klog_log_t *log)
+{
+	return log->segs[log->nsegs - 1];
+}
+
+static int
+reserve_segs(klog_log_t *log, size_t extra)
+{
+	size_t cap;
+	struct seg **p;
+
+	if (log->nsegs + extra <= log->cap)
+		return 0;
+	cap = log->cap ? log->cap * 2 : 16;
+	while (cap < log->nsegs + extra)
+		cap *= 2;
+	if ((p = realloc(log->segs, cap * sizeof(*p))) == NULL)
+		return -KLOG_ENOMEM;
+	log->segs = p;
+	log->cap = cap;
+	return 0;
+}
+
+/* Index of the last segment whose base <= offset; offset >= the first. */
+static size_t
+seg_find(const klog_log_t *log, int64_t offset)
+{
+	size_t lo = 0, hi = log->nsegs, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (log->segs[mid]->base <= offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- names ---- */
+
+static int
+topic_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+/* A printable, bounded rendering of a rejected name for error messages. */
+static void
+show_name(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s != '\0' && o + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+	}
+	if (*s != '\0')
+		o += (size_t)snprintf(buf + o, len - o, "...");
+	buf[o] = '\0';
+}
+
+int
+klog_topic_validate(const char *topic, klog_err_t *err)
+{
+	char shown[64];
+	size_t len;
+
+	if (topic == NULL || topic[0] == '\0')
+		return klog_err_set(err, -KLOG_ETOPIC, "empty topic name");
+	show_name(topic, shown, sizeof(shown));
+	len = strlen(topic);
+	if (len > KLOG_TOPIC_MAX)
+		return klog_err_set(err, -KLOG_ETOPIC,
+		    "topic \"%s\": longer than %d bytes", shown,
+		    KLOG_TOPIC_MAX);
+	if (strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0)
+		return klog_err_set(err, -KLOG_ETOPIC,
+		    "topic \"%s\": not a valid name", shown);
+	for (const char *p = topic; *p != '\0'; p++)
+		if (!topic_char((unsigned char)*p))
+			return klog_err_set(err, -KLOG_ETOPIC,
+			    "topic \"%s\": byte 0x%02x not allowed "
+			    "(only A-Z a-z 0-9 . _ -)", shown,
+			    (unsigned char)*p);
+	return 0;
+}
+
+int
+klog_log_dirname(const char *data_dir, const char *topic, int partition,
+    char *buf, size_t buflen)
+{
+	int n;
+
+	if (klog_topic_validate(topic, NULL) < 0)
+		return -KLOG_ETOPIC;
+	if (partition < 0)
+		return -KLOG_EINVAL;
+	n = snprintf(buf, buflen, "%s/%s-%d", data_dir, topic, partition);
+	return n < 0 || (size_t)n >= buflen ? -KLOG_ETOOBIG : 0;
+}
+
+/* A partition number written the way klog writes it: no sign, no leading
+ * zero, at most INT_MAX. */
+static int
+parse_partition(const char *s, int *out)
+{
+	long long v = 0;
+
+	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return -KLOG_EINVAL;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -KLOG_EINVAL;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -KLOG_EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int
+klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
+    int *partition)
+{
+	const char *dash = strrchr(name, '-');
+	size_t tlen;
+	int p;
+
+	if (dash == NULL || parse_partition(dash + 1, &p) < 0)
+		return -KLOG_EINVAL;
+	tlen = (size_t)(dash - name);
+	if (tlen == 0 || tlen > KLOG_TOPIC_MAX)
+		return -KLOG_ETOPIC;
+	if (tlen >= topiclen)
+		return -KLOG_ETOOBIG;
+	memcpy(topic, name, tlen);
+	topic[tlen] = '\0';
+	if (klog_topic_validate(topic, NULL) < 0)
+		return -KLOG_ETOPIC;
+	*partition = p;
+	return 0;
+}
+
+/* "<20 digits>.klog" or "<20 digits>.kafka"; anything else is not ours. */
+static int
+parse_segment_name(const char *name, int64_t *base, int *kafka)
+{
+	int64_t v = 0;
+	int i;
+
+	for (i = 0; i < BASE_DIGITS; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -KLOG_EINVAL;
+		if (v > (INT64_MAX - (name[i] - '0')) / 10)
+			return -KLOG_ERANGE;
+		v = v * 10 + (name[i] - '0');
+	}
+	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
+		*kafka = 0;
+	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
+		*kafka = 1;
+	else
+		return -KLOG_EINVAL;
+	*base = v;
+	return 0;
+}
+
+/* ---- open: load, check, recover ---- */
+
+void
+klog_log_config_default(klog_log_config_t *cfg)
+{
+	cfg->segment_bytes = DEFAULT_SEGMENT_BYTES;
+	cfg->recover = 0;
+}
+
+static int
+cmp_seg(const void *a, const void *b)
+{
+	const struct seg *x = *(struct seg *const *)a;
+	const struct seg *y = *(struct seg *const *)b;
+
+	/* At equal bases an empty file sorts first, so that contiguity
+	 * holds and lookups land on the one with data. */
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->kafka > y->kafka ? -1 : x->kafka < y->kafka;
+}
+
+static int
+add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	struct seg *s;
+	int64_t base;
+	int kafka, r;
+
+	if ((r = parse_segment_name(name, &base, &kafka)) == -KLOG_EINVAL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
+	if (r < 0)
+		return klog_err_set(err, -KLOG_ECORRUPT,
+		    "%s: base offset too large", path);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sys_err(err, "stat", path);
+	if (!S_ISREG(st.st_mode))
+		return klog_err_set(err, -KLOG_ECORRUPT,
+		    "%s: not a regular file", path);
+	if (st.st_size > INT64_MAX - base)
+		return klog_err_set(err, -KLOG_ECORRUPT,
+		    "%s: segment ends past the largest offset", path);
+	if (reserve_segs(log, 1) < 0 ||
+	    (s = seg_new(base, st.st_size, kafka)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
+		    path);
+	log->segs[log->nsegs++] = s;
+	return 0;
+}
+
+/* One readdir and one stat per segment: nothing is read or opened. */
+static int
+load_segments(klog_log_t *log, klog_err_t *err)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd, r = 0;
+
+	dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return sys_err(err, "open", log->dir);
+	if ((d = fdopendir(dfd)) == NULL) {
+		r = sys_err(err, "opendir", log->dir);
+		close(dfd);
+		return r;
+	}
+	errno = 0;
+	while (r == 0 && (de = readdir(d)) != NULL)
+		r = add_loaded(log, dfd, de->d_name, err);
+	if (r == 0 && errno != 0)
+		r = sys_err(err, "readdir", log->dir);
+	closedir(d);
+	if (r == 0 && log->nsegs > 1)
+		qsort(log->segs, log->nsegs, sizeof(*log->segs), cmp_seg);
+	return r;
+}
+
+static int
+check_contiguous(klog_log_t *log, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	struct seg *prev, *next;
+
+	for (size_t i = 1; i < log->nsegs; i++) {
+		prev = log->segs[i - 1];
+		next = log->segs[i];
+		if (prev->base + prev->size == next->base)
+			continue;
+		seg_path(log, next->base, next->kafka, path, sizeof(path));
+		return klog_err_set(err, -KLOG_ECORRUPT,
+		    "%s: %s: the previous segment ends at %lld", path,
+		    prev->base + prev->size < next->base ? "gap" : "overlap",
+		    (long long)(prev->base + prev->size));
+	}
+	return 0;
+}
+
+static int
+create_first(klog_log_t *log, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	struct seg *s;
+	int fd;
+
+	seg_path(log, 0, 0, path, sizeof(path));
+	if (reserve_segs(log, 1) < 0 || (s = seg_new(0, 0, 0)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0) {
+		free(s);
+		return sys_err(err, "create", path);
+	}
+	s->fd = fd;
+	log->segs[log->nsegs++] = s;
+	log->dirty |= DIRTY_PARTITION;
+	return 0;
+}
+
+/*
+ * The entry at pos fills the whole recovery buffer (buf holds have bytes of
+ * it): check it by streaming its payload through crc32.  Returns 1 if it is
+ * whole and valid, 0 if not, or an I/O error.
+ */
+static int
+check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
+    int64_t fsize, int64_t *next)
+{
+	uint32_t length = klog_be32(buf), want;
+	size_t hdr;
+	uLong crc;
+	int64_t at, end;
+	ssize_t n;
+
+	if (buf[4] > 1 || (buf[4] == 1 && (buf[5] & KLOG_CODEC_MASK) == 3))
+		return 0;
+	hdr = buf[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
+	end = pos + KLOG_LENGTH_SIZE + length;
+	if (end > fsize)
+		return 0;
+	want = klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4);
+	crc = crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
+	    (uInt)(have - KLOG_LENGTH_SIZE - hdr));
+	for (at = pos + (int64_t)have; at < end; at += n) {
+		n = pread(fd, buf, (size_t)min64(end - at, (int64_t)have), at);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0)
+			return n < 0 ? -KLOG_EIO : 0;
+		crc = crc32(crc, buf, (uInt)n);
+	}
+	*next = end;
+	return (uint32_t)crc == want;
+}
+
+/* Fill buf[have..) from the file at pos + have, up to cap or *size (which
+ * shrinks if the file turns out shorter). */
+static int
+fill(int fd, uint8_t *buf, size_t cap, size_t *have, int64_t pos,
+    int64_t *size)
+{
+	ssize_t n;
+
+	while (*have < cap && pos + (int64_t)*have < *size) {
+		n = pread(fd, buf + *have,
+		    (size_t)min64((int64_t)(cap - *have),
+		    *size - pos - (int64_t)*have), pos + (int64_t)*have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -KLOG_EIO;
+		if (n == 0)
+			*size = pos + (int64_t)*have;
+		*have += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Find the end of the valid prefix of segment s: whole top-level entries
+ * with good CRCs (inner messages are not opened), read a chunk at a time.
+ */
+static int
+scan_valid(struct seg *s, uint8_t *buf, int64_t *good)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int64_t pos = 0, next, size = s->size;
+	size_t have = 0, keep;
+	int r;
+
+	*good = 0;
+	for (;;) {
+		if (fill(s->fd, buf, RECOVER_CHUNK, &have, pos, &size) < 0)
+			return -KLOG_EIO;
+		if (have == 0)
+			return 0;
+		klog_iter_init(&it, buf, have, pos, 0, 0);
+		while ((r = klog_iter_next(&it, &m)) == 1 && m.valid)
+			*good = m.next_offset;
+		klog_iter_free(&it);
+		if (r == 0) {
+			pos += (int64_t)have;
+			have = 0;
+			continue;
+		}
+		/* A bad CRC, a corrupt entry, or one cut by the file end. */
+		if (r != -KLOG_EPARTIAL || pos + (int64_t)have >= size)
+			return 0;
+		if (*good > pos) {
+			keep = (size_t)(pos + (int64_t)have - *good);
+			memmove(buf, buf + (*good - pos), keep);
+			have = keep;
+			pos = *good;
+			continue;
+		}
+		r = check_large_entry(s->fd, buf, have, pos, size, &next);
+		if (r <= 0)
+			return r;
+		*good = pos = next;
+		have = 0;
+	}
+}
+
+static int
+recover_last(klog_log_t *log, klog_err_t *err)
+{
+	struct seg *s = active(log);
+	char path[PATH_MAX];
+	uint8_t *buf;
+	int64_t good;
+	int r;
+
+	seg_path(log, s->base, s->kafka, path, sizeof(path));
+	if (s->size == 0)
+		return 0;
+	if ((buf = malloc(RECOVER_CHUNK)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
+		    path);
+	r = scan_valid(s, buf, &good);
+	free(buf);
+	if (r < 0)
+		return klog_err_set(err, r, "read %s: %s", path,
+		    strerror(errno));
+	if (good == s->size)
+		return 0;
+	if (ftruncate(s->fd, good) < 0 || fsync(s->fd) < 0)
+		return sys_err(err, "truncate", path);
+	log->recovered = s->size - good;
+	s->size = good;
+	return 0;
+}
+
+static int
+open_active(klog_log_t *log, int recover, klog_err_t *err)
+{
+	struct seg *s = active(log);
+	char path[PATH_MAX];
+
+	if (s->fd < 0) {
+		seg_path(log, s->base, s->kafka, path, sizeof(path));
+		s->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (s->fd < 0)
+			return sys_err(err, "open", path);
+	}
+	return recover ? recover_last(log, err) : 0;
+}
+
+/* mkdir the partition directory; note it for the next flush if new. */
+static int
+make_dir(klog_log_t *log, klog_err_t *err)
+{
+	if (mkdir(log->dir, 0755) == 0) {
+		log->dirty |= DIRTY_DATA;
+		return 0;
+	}
+	if (errno != EEXIST)
+		return sys_err(err, "mkdir", log->dir);
+	return 0;
+}
+
+static int
+log_init(klog_log_t *log, const char *data_dir, const char *topic,
+    int partition, const klog_log_config_t *cfg, klog_err_t *err)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	if ((r = klog_topic_validate(topic, err)) < 0)
+		return r;
+	if (partition < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "partition %d: negative", partition);
+	if (cfg->segment_bytes < 1)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "segment size %lld: not positive",
+		    (long long)cfg->segment_bytes);
+	if (klog_log_dirname(data_dir, topic, partition, dir,
+	    sizeof(dir) - BASE_DIGITS - 16) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    data_dir);
+	log->partition = partition;
+	log->segment_bytes = cfg->segment_bytes;
+	log->data_dir = strdup(data_dir);
+	log->dir = strdup(dir);
+	log->topic = strdup(topic);
+	if (log->data_dir == NULL || log->dir == NULL || log->topic == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	return 0;
+}
+
+int
+klog_log_open(const char *data_dir, const char *topic, int partition,
+    const klog_log_config_t *cfg, klog_log_t **out, klog_err_t *err)
+{
+	klog_log_config_t def;
+	klog_log_t *log;
+	int r;
+
+	*out = NULL;
+	if (cfg == NULL) {
+		klog_log_config_default(&def);
+		cfg = &def;
+	}
+	if ((log = calloc(1, sizeof(*log))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	pthread_mutex_init(&log->mu, NULL);
+	if ((r = log_init(log, data_dir, topic, partition, cfg, err)) < 0 ||
+	    (r = make_dir(log, err)) < 0 ||
+	    (r = load_segments(log, err)) < 0)
+		goto fail;
+	if ((r = check_contiguous(log, err)) < 0)
+		goto fail;
+	if (log->nsegs == 0 && (r = create_first(log, err)) < 0)
+		goto fail;
+	if ((r = open_active(log, cfg->recover, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < log->nsegs; i++)
+		log->bytes += log->segs[i]->size;
+	/* Data found on disk is taken as flushed, as in Kafka 0.7. */
+	log->end = log->flushed_end = active(log)->base + active(log)->size;
+	log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+	*out = log;
+	return 0;
+fail:
+	klog_log_close(log);
+	return r;
+}
+
+void
+klog_log_close(klog_log_t *log)
+{
+	if (log == NULL)
+		return;
+	for (size_t i = 0; i < log->nsegs; i++)
+		seg_unref(log->segs[i]);
+	free(log->segs);
+	free(log->data_dir);
+	free(log->dir);
+	free(log->topic);
+	pthread_mutex_destroy(&log->mu);
+	free(log);
+}
+
+const char *
+klog_log_topic(const klog_log_t *log)
+{
+	return log->topic;
+}
+
+int
+klog_log_partition(const klog_log_t *log)
+{
+	return log->partition;
+}
+
+int64_t
+klog_log_recovered_bytes(const klog_log_t *log)
+{
+	return log->recovered;
+}
+
+/* ---- append and flush ---- */
+
+/* Start a new active segment at the written end.  Under the lock. */
+static int
+roll(klog_log_t *log, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	struct seg *s;
+	int fd;
+
+	if (seg_path(log, log->end, 0, path, sizeof(path)) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    log->dir);
+	if (reserve_segs(log, 1) < 0 || (s = seg_new(log->end, 0, 0)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0) {
+		free(s);
+		return sys_err(err, "create", path);
+	}
+	s->fd = fd;
+	log->segs[log->nsegs++] = s;
+	log->dirty |= DIRTY_PARTITION;
+	return 0;
+}
+
+/* Write all of p at the end of s, or nothing.  Under the lock. */
+static int
+write_all(klog_log_t *log, struct seg *s, const uint8_t *p, size_t len,
+    klog_err_t *err)
+{
+	char path[PATH_MAX];
+	size_t done = 0;
+	ssize_t n;
+	int e, code;
+
+	while (done < len) {
+		n = pwrite(s->fd, p + done, len - done,
+		    s->size + (int64_t)done);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		e = n < 0 ? errno : EIO;
+		while (ftruncate(s->fd, s->size) < 0 && errno == EINTR)
+			;
+		seg_path(log, s->base, s->kafka, path, sizeof(path));
+		code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC :
+		    -KLOG_EIO;
+		return klog_err_set(err, code, "write %s: %s", path,
+		    strerror(e));
+	}
+	return 0;
+}
+
+int
+klog_log_append(klog_log_t *log, const void *set, size_t len,
+    uint32_t nmsgs, int64_t *first_offset, klog_err_t *err)
+{
+	struct seg *s;
+	int r = 0;
+
+	pthread_mutex_lock(&log->mu);
+	s = active(log);
+	if (len > (uint64_t)(INT64_MAX - log->end)) {
+		r = klog_err_set(err, -KLOG_ETOOBIG, "%s: log full", log->dir);
+		goto out;
+	}
+	if (len > 0 && s->size > 0 && (uint64_t)s->size + len >
+	    (uint64_t)log->segment_bytes) {
+		if ((r = roll(log, err)) < 0)
+			goto out;
+		s = active(log);
+	}
+	if ((r = write_all(log, s, set, len, err)) < 0)
+		goto out;
+	if (first_offset != NULL)
+		*first_offset = log->end;
+	s->size += (int64_t)len;
+	log->end += (int64_t)len;
+	log->bytes += (int64_t)len;
+	log->unflushed += nmsgs;
+out:
+	pthread_mutex_unlock(&log->mu);
+	return r;
+}
+
+static int
+fsync_path(const char *path, klog_err_t *err)
+{
+	int fd, r = 0;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return sys_err(err, "open", path);
+	if (fsync(fd) < 0)
+		r = sys_err(err, "fsync", path);
+	close(fd);
+	return r;
+}
+
+/* Segments holding bytes past the flushed end, referenced.  Under the
+ * lock. */
+static int
+unflushed_segs(klog_log_t *log, struct seg ***out, size_t *n)
+{
+	size_t i = log->nsegs;
+
+	while (i > 0 && log->segs[i - 1]->base + log->segs[i - 1]->size >
+	    log->flushed_end)
+		i--;
+	*n = log->nsegs - i;
+	*out = NULL;
+	if (*n == 0)
+		return 0;
+	if ((*out = malloc(*n * sizeof(**out))) == NULL)
+		return -KLOG_ENOMEM;
+	for (size_t j = 0; j < *n; j++) {
+		(*out)[j] = log->segs[i + j];
+		seg_ref((*out)[j]);
+	}
+	return 0;
+}
+
+static int
+sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (fsync(segs[i]->fd) == 0)
+			continue;
+		seg_path(log, segs[i]->base, segs[i]->kafka, path,
+		    sizeof(path));
+		return sys_err(err, "fsync", path);
+	}
+	return 0;
+}
+
+/*
+ * What to sync is captured under the lock (the written end, the segments
+ * past the flushed end, with references so a roll or a retention cannot
+ * close them); the fsyncs run without it; the flushed end moves after.
+ */
+int
+klog_log_flush(klog_log_t *log, klog_err_t *err)
+{
+	struct seg **segs;
+	size_t n = 0;
+	uint64_t msgs;
+	int64_t end;
+	int dirty, r;
+
+	pthread_mutex_lock(&log->mu);
+	end = log->end;
+	msgs = log->unflushed;
+	dirty = log->dirty;
+	log->dirty = 0;
+	r = unflushed_segs(log, &segs, &n);
+	pthread_mutex_unlock(&log->mu);
+	if (r < 0) {
+		r = klog_err_set(err, r, "%s: out of memory", log->dir);
+		goto out;
+	}
+	if ((r = sync_segs(log, segs, n, err)) < 0)
+		goto out;
+	if ((dirty & DIRTY_PARTITION) && (r = fsync_path(log->dir, err)) < 0)
+		goto out;
+	if ((dirty & DIRTY_DATA) && (r = fsync_path(log->data_dir, err)) < 0)
+		goto out;
+out:
+	pthread_mutex_lock(&log->mu);
+	if (r == 0) {
+		if (end > log->flushed_end)
+			log->flushed_end = end;
+		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
+		log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+	} else {
+		log->dirty |= dirty;
+	}
+	pthread_mutex_unlock(&log->mu);
+	for (size_t i = 0; i < n; i++)
+		seg_unref(segs[i]);
+	free(segs);
+	return r;
+}
+
+/* ---- getters ---- */
+
+#define LOCKED_GET(type, expr)                                  \
+	do {                                                    \
+		type v_;                                        \
+		pthread_mutex_lock(&log->mu);                   \
+		v_ = (expr);                                    \
+		pthread_mutex_unlock(&log->mu);                 \
+		return v_;                                      \
+	} while (0)
+
+int64_t
+klog_log_start(klog_log_t *log)
+{
+	LOCKED_GET(int64_t, log->segs[0]->base);
+}
+
+int64_t
+klog_log_end(klog_log_t *log)
+{
+	LOCKED_GET(int64_t, log->end);
+}
+
+int64_t
+klog_log_flushed_end(klog_log_t *log)
+{
+	LOCKED_GET(int64_t, log->flushed_end);
+}
+
+uint64_t
+klog_log_unflushed_messages(klog_log_t *log)
+{
+	LOCKED_GET(uint64_t, log->unflushed);
+}
+
+int64_t
+klog_log_last_flush_ms(klog_log_t *log)
+{
+	LOCKED_GET(int64_t, log->last_flush_ms);
+}
+
+size_t
+klog_log_segment_count(klog_log_t *log)
+{
+	LOCKED_GET(size_t, log->nsegs);
+}
+
+int64_t
+klog_log_size_bytes(klog_log_t *log)
+{
+	LOCKED_GET(int64_t, log->bytes);
+}
+
+/* ---- read ---- */
+
+/* Open an older segment for reading on first use.  Under the lock. */
+static int
+seg_open_ro(klog_log_t *log, struct seg *s, klog_err_t *err)
+{
+	char path[PATH_MAX];
+
+	if (s->fd >= 0)
+		return 0;
+	seg_path(log, s->base, s->kafka, path, sizeof(path));
+	s->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->fd >= 0)
+		return 0;
+	if (errno == ENOENT)  /* removed by another process */
+		return klog_err_set(err, -KLOG_ERANGE,
+		    "%s: segment was deleted", path);
+	return sys_err(err, "open", path);
+}
+
+static int
+not_boundary(klog_err_t *err, int64_t offset, const char *why)
+{
+	return klog_err_set(err, -KLOG_ENOTBOUNDARY,
+	    "offset %lld: not a message boundary (%s)", (long long)offset,
+	    why);
+}
+
+/*
+ * Does an entry start at pos?  One pread of up to BOUNDARY_READ readable
+ * bytes: the header must be sane and the entry must end inside the segment;
+ * if all of it was read, its CRC must match too.
+ */
+static int
+check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
+    int64_t offset, klog_err_t *err)
+{
+	size_t want = (size_t)min64((int64_t)BOUNDARY_READ, readable - pos);
+	uint32_t length, hdr;
+	uint8_t *buf;
+	ssize_t n;
+	int r = 0;
+
+	if ((buf = malloc(want)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
+		;
+	if (n < 0) {
+		r = klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
+		    (long long)offset, strerror(errno));
+		goto out;
+	}
+	if (n < KLOG_LENGTH_SIZE + 1) {
+		r = not_boundary(err, offset, "entry header cut");
+		goto out;
+	}
+	length = klog_be32(buf);
+	hdr = buf[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	if (length < hdr || length > KLOG_MAX_ENTRY_LENGTH)
+		r = not_boundary(err, offset, "impossible length");
+	else if (buf[4] > 1)
+		r = not_boundary(err, offset, "bad magic byte");
+	else if (pos + KLOG_LENGTH_SIZE + length > written)
+		r = not_boundary(err, offset, "entry runs past the segment");
+	else if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
+	    crc32(0, buf + KLOG_LENGTH_SIZE + hdr, length - hdr) !=
+	    klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4))
+		r = not_boundary(err, offset, "crc mismatch");
+out:
+	free(buf);
+	return r;
+}
+
+int
+klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
+    klog_log_slice_t *out, klog_err_t *err)
+{
+	struct seg *s;
+	int64_t pos, readable, written;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	out->offset = offset;
+	pthread_mutex_lock(&log->mu);
+	if (offset < log->segs[0]->base || offset > log->flushed_end) {
+		r = klog_err_set(err, -KLOG_ERANGE,
+		    "offset %lld out of range [%lld, %lld]", (long long)offset,
+		    (long long)log->segs[0]->base,
+		    (long long)log->flushed_end);
+		pthread_mutex_unlock(&log->mu);
+		return r;
+	}
+	if (offset == log->flushed_end) {
+		pthread_mutex_unlock(&log->mu);
+		return 0;
+	}
+	s = log->segs[seg_find(log, offset)];
+	if ((r = seg_open_ro(log, s, err)) < 0) {
+		pthread_mutex_unlock(&log->mu);
+		return r;
+	}
+	pos = offset - s->base;
+	written = s->size;
+	readable = min64(written, log->flushed_end - s->base);
+	seg_ref(s);
+	pthread_mutex_unlock(&log->mu);
+	if ((r = check_boundary(s->fd, pos, readable, written, offset,
+	    err)) < 0) {
+		seg_unref(s);
+		return r;
+	}
+	out->fd = s->fd;
+	out->file_pos = pos;
+	out->len = (size_t)min64(readable - pos,
+	    max_bytes > INT64_MAX ? INT64_MAX : (int64_t)max_bytes);
+	out->seg = s;
+	return 0;
+}
+
+void
+klog_log_slice_release(klog_log_slice_t *slice)
+{
+	if (slice == NULL || slice->seg == NULL)
+		return;
+	seg_unref(slice->seg);
+	slice->seg = NULL;
+	slice->fd = -1;
+	slice->len = 0;
+}
+
+/* ---- listing: snapshots taken under the lock, stat'ed without it ---- */
+
+static int
+snapshot(klog_log_t *log, struct snap **out, size_t *n, int64_t *flushed)
+{
+	struct snap *sn;
+
+	pthread_mutex_lock(&log->mu);
+	*n = log->nsegs;
+	if (flushed != NULL)
+		*flushed = log->flushed_end;
+	if ((sn = malloc(*n * sizeof(*sn))) == NULL) {
+		pthread_mutex_unlock(&log->mu);
+		return -KLOG_ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		sn[i].seg = log->segs[i];
+		sn[i].base = log->segs[i]->base;
+		sn[i].size = log->segs[i]->size;
+		sn[i].kafka = log->segs[i]->kafka;
+		seg_ref(sn[i].seg);
+	}
+	pthread_mutex_unlock(&log->mu);
+	*out = sn;
+	return 0;
+}
+
+static void
+snapshot_free(struct snap *sn, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		seg_unref(sn[i].seg);
+	free(sn);
+}
+
+/* The segment file's mtime in ms since the epoch; -KLOG_ENOENT if another
+ * process removed it. */
+static int
+snap_mtime(const klog_log_t *log, const struct snap *sn, int64_t *ms)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	seg_path(log, sn->base, sn->kafka, path, sizeof(path));
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? -KLOG_ENOENT : -KLOG_EIO;
+	*ms = (int64_t)st.st_mtim.tv_sec * 1000 +
+	    st.st_mtim.tv_nsec / 1000000;
+	return 0;
+}
+
+int
+klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
+    size_t *n)
+{
+	struct snap *sn;
+	size_t count;
+	int64_t ms;
+	int r;
+
+	if ((r = snapshot(log, &sn, &count, NULL)) < 0)
+		return r;
+	*n = count;
+	for (size_t i = 0; i < count && i < max; i++) {
+		out[i].base = sn[i].base;
+		out[i].size = sn[i].size;
+		out[i].mtime_ms = 0;  /* stays 0 for a file removed meanwhile */
+		if ((r = snap_mtime(log, &sn[i], &ms)) == 0)
+			out[i].mtime_ms = ms;
+		else if (r != -KLOG_ENOENT)
+			break;
+	}
+	snapshot_free(sn, count);
+	return r == -KLOG_ENOENT ? 0 : r;
+}
+
+struct offset_time {
+	int64_t offset, ms;
+};
+
+/*
+ * Kafka 0.7's Log.getOffsetsBefore, with one difference: a segment that
+ * starts past the flushed end (rolled, not yet flushed) is left out, so that
+ * no returned offset is beyond what a reader may fetch.
+ */
+int
+klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
+    int max, int *n)
+{
+	struct offset_time *ot;
+	struct snap *sn;
+	size_t count, k = 0;
+	int64_t flushed, ms;
+	long start;
+	int r;
+
+	*n = 0;
+	if ((r = snapshot(log, &sn, &count, &flushed)) < 0)
+		return r;
+	if ((ot = malloc((count + 1) * sizeof(*ot))) == NULL) {
+		snapshot_free(sn, count);
+		return -KLOG_ENOMEM;
+	}
+	for (size_t i = 0; i < count && sn[i].base <= flushed; i++) {
+		if ((r = snap_mtime(log, &sn[i], &ms)) == -KLOG_ENOENT)
+			continue;
+		if (r < 0)
+			goto out;
+		ot[k].offset = sn[i].base;
+		ot[k++].ms = ms;
+	}
+	r = 0;
+	if (k > 0 && flushed > ot[k - 1].offset) {
+		ot[k].offset = flushed;
+		ot[k++].ms = clock_ms(CLOCK_REALTIME);
+	}
+	if (time_ms == -1)
+		start = (long)k - 1;
+	else if (time_ms == -2)
+		start = k > 0 ? 0 : -1;
+	else
+		for (start = (long)k - 1; start >= 0; start--)
+			if (ot[start].ms <= time_ms)
+				break;
+	for (; start >= 0 && *n < max; start--)
+		offsets[(*n)++] = ot[start].offset;
+out:
+	free(ot);
+	snapshot_free(sn, count);
+	return r;
+}
+
+/* ---- retention ---- */
+
+/*
+ * Drop sn[0..k) from the front of the array if they are still there (never
+ * the active segment), then, with unlink_files, delete their files.
+ */
+static int
+drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
+    size_t *deleted, int64_t *bytes, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	size_t i;
+	int r = 0;
+
+	pthread_mutex_lock(&log->mu);
+	for (i = 0; i < k && i + 1 < log->nsegs; i++)
+		if (log->segs[i] != sn[i].seg)
+			break;
+	k = i;
+	for (i = 0; i < k; i++) {
+		log->bytes -= sn[i].size;
+		seg_unref(log->segs[i]);  /* the snapshot still holds one */
+	}
+	memmove(log->segs, log->segs + k,
+	    (log->nsegs - k) * sizeof(*log->segs));
+	log->nsegs -= k;
+	/* Unflushed bytes of a deleted segment are gone: nothing below the
+	 * start can be flushed later. */
+	if (log->flushed_end < log->segs[0]->base)
+		log->flushed_end = log->segs[0]->base;
+	pthread_mutex_unlock(&log->mu);
+	for (i = 0; i < k; i++) {
+		seg_path(log, sn[i].base, sn[i].kafka, path, sizeof(path));
+		if (unlink_files && unlink(path) < 0 && errno != ENOENT) {
+			if (r == 0)
+				r = sys_err(err, "unlink", path);
+			continue;
+		}
+		*deleted += 1;
+		*bytes += sn[i].size;
+	}
+	return r;
+}
+
+/* How many segments from the front retention removes; stat()s only the
+ * prefix the age rule walks. */
+static int
+count_expired(const klog_log_t *log, const struct snap *sn, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms, size_t *k)
+{
+	int64_t total = 0, ms;
+	int r;
+
+	*k = 0;
+	if (max_age_ms >= 0) {
+		for (; *k < n; (*k)++) {
+			r = snap_mtime(log, &sn[*k], &ms);
+			if (r < 0 && r != -KLOG_ENOENT)
+				return r;
+			if (r == 0 && now_ms - ms <= max_age_ms)
+				break;
+		}
+	}
+	if (max_bytes < 0)
+		return 0;
+	for (size_t i = *k; i < n; i++)
+		total += sn[i].size;
+	for (; *k < n && total - sn[*k].size >= max_bytes; (*k)++)
+		total -= sn[*k].size;
+	return 0;
+}
+
+/*
+ * Everything expired.  An empty active segment stays (its mtime refreshed,
+ * as Kafka 0.7 does); otherwise roll so the old active one can go.
+ * *keep_active is set when the last snapshot entry must not be deleted.
+ */
+static int
+expire_all(klog_log_t *log, struct snap *active_sn, int *keep_active,
+    klog_err_t *err)
+{
+	char path[PATH_MAX];
+	int r = 0;
+
+	pthread_mutex_lock(&log->mu);
+	/* If it rolled meanwhile, the snapshot's last is no longer active
+	 * and may go as it is. */
+	*keep_active = active(log) == active_sn->seg &&
+	    active_sn->seg->size == 0;
+	if (active(log) == active_sn->seg && !*keep_active)
+		r = roll(log, err);
+	pthread_mutex_unlock(&log->mu);
+	if (*keep_active && futimens(active_sn->seg->fd, NULL) < 0) {
+		seg_path(log, active_sn->base, active_sn->kafka, path,
+		    sizeof(path));
+		r = sys_err(err, "touch", path);
+	}
+	return r;
+}
+
+int
+klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
+    int64_t now_ms, size_t *deleted_segments, int64_t *deleted_bytes,
+    klog_err_t *err)
+{
+	struct snap *sn;
+	size_t n, k;
+	int keep, r;
+
+	*deleted_segments = 0;
+	*deleted_bytes = 0;
+	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
+		return klog_err_set(err, r, "%s: out of memory", log->dir);
+	r = count_expired(log, sn, n, max_age_ms, max_bytes, now_ms, &k);
+	if (r < 0) {
+		r = klog_err_set(err, r, "%s: cannot stat segments", log->dir);
+		goto out;
+	}
+	if (k == n) {
+		if ((r = expire_all(log, &sn[n - 1], &keep, err)) < 0)
+			goto out;
+		k -= (size_t)keep;
+	}
+	if (k > 0)
+		r = drop_prefix(log, sn, k, 1, deleted_segments,
+		    deleted_bytes, err);
+out:
+	snapshot_free(sn, n);
+	return r;
+}
+
+int
+klog_log_rescan(klog_log_t *log, klog_err_t *err)
+{
+	struct snap *sn;
+	size_t n, k, deleted = 0;
+	int64_t ms, bytes = 0;
+	int r = 0;
+
+	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
+		return klog_err_set(err, r, "%s: out of memory", log->dir);
+	for (k = 0; k + 1 < n; k++)
+		if ((r = snap_mtime(log, &sn[k], &ms)) != -KLOG_ENOENT)
+			break;
+	if (r < 0 && r != -KLOG_ENOENT) {
+		r = klog_err_set(err, r, "%s: cannot stat segments", log->dir);
+		goto out;
+	}
+	r = k > 0 ? drop_prefix(log, sn, k, 0, &deleted, &bytes, err) : 0;
+out:
+	snapshot_free(sn, n);
+	return r;
+}

@@ -1,0 +1,597 @@
+/*
+ * The store: the data directory's lock, its clean-shutdown marker, and every
+ * partition log in it, found by scanning for "<topic>-<n>" directories.
+ *
+ *   <data-dir>/.lock                  flock(2)ed while a broker runs
+ *   <data-dir>/.klog_cleanshutdown    present only between runs
+ *   <data-dir>/<topic>-<n>/...        one log each (see log.h)
+ *
+ * A topic's partition count is its highest n plus one; missing partitions
+ * in between are created.  Anything else in the directory (other files,
+ * symbolic links, names that do not parse) is left alone.  A partition at
+ * or above max_partitions makes open fail rather than hide data.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/error.h"
+#include "klog/log.h"
+#include "klog/store.h"
+
+#define LOCK_NAME ".lock"
+#define DEFAULT_DATA_DIR "klog-data"
+#define DEFAULT_MAX_PARTITIONS 1024
+
+struct topic {
+	char *name;
+	int nparts;
+	klog_log_t **logs;      /* nparts of them, owned */
+};
+
+struct klog_store {
+	klog_store_config_t cfg;  /* cfg.data_dir points at data_dir */
+	char *data_dir;
+	int lock_fd;
+	int recovered;
+	int64_t recovered_bytes;
+	struct topic *topics;     /* sorted by name */
+	size_t ntopics;
+	pthread_mutex_t all_mu;   /* all and nall may be read by the flusher */
+	klog_log_t **all;         /* every log, in opening order (borrowed) */
+	size_t nall, allcap;
+};
+
+/* A "<topic>-<n>" directory found by the scan. */
+struct found {
+	char topic[KLOG_TOPIC_MAX + 1];
+	int partition;
+};
+
+void
+klog_store_config_default(klog_store_config_t *cfg)
+{
+	cfg->data_dir = DEFAULT_DATA_DIR;
+	klog_log_config_default(&cfg->log);
+	cfg->default_partitions = 1;
+	cfg->auto_create = 1;
+	cfg->max_partitions = DEFAULT_MAX_PARTITIONS;
+}
+
+static int
+sys_err(klog_err_t *err, const char *what, const char *path)
+{
+	int e = errno;
+
+	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
+	    strerror(e));
+}
+
+static int
+join(char *buf, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -KLOG_ETOOBIG : 0;
+}
+
+/* mkdir -p, each new level 0755. */
+static int
+mkdir_p(const char *path, klog_err_t *err)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return klog_err_set(err, -KLOG_EINVAL, "data directory \"%s\": "
+		    "bad path", path);
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return sys_err(err, "mkdir", buf);
+		if ((*p = c) == '\0')
+			break;
+	}
+	return 0;
+}
+
+static int
+fsync_dir(const char *path, klog_err_t *err)
+{
+	int fd, r = 0;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return sys_err(err, "open", path);
+	if (fsync(fd) < 0)
+		r = sys_err(err, "fsync", path);
+	close(fd);
+	return r;
+}
+
+/* One broker per directory: an flock held for the store's lifetime. */
+static int
+take_lock(klog_store_t *s, klog_err_t *err)
+{
+	char path[PATH_MAX];
+
+	if (join(path, sizeof(path), s->data_dir, LOCK_NAME) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    s->data_dir);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (s->lock_fd < 0)
+		return sys_err(err, "open", path);
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return klog_err_set(err, -KLOG_EBUSY,
+		    "%s: in use by another broker", s->data_dir);
+	return sys_err(err, "lock", path);
+}
+
+/*
+ * Consume the clean-shutdown marker: *clean tells whether it was there.  It
+ * goes (durably) before any log is opened for writing, so that a crash from
+ * here on means recovery at the next start.
+ */
+static int
+take_marker(klog_store_t *s, int *clean, klog_err_t *err)
+{
+	char path[PATH_MAX];
+
+	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    s->data_dir);
+	if (unlink(path) < 0) {
+		if (errno != ENOENT)
+			return sys_err(err, "unlink", path);
+		*clean = 0;
+		return 0;
+	}
+	*clean = 1;
+	return fsync_dir(s->data_dir, err);
+}
+
+static int
+write_marker(klog_store_t *s, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    s->data_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0)
+		return sys_err(err, "create", path);
+	close(fd);
+	return fsync_dir(s->data_dir, err);
+}
+
+/* ---- topics ---- */
+
+/* Index of topic, or -1 with *at its insertion point. */
+static long
+find_topic(const klog_store_t *s, const char *name, size_t *at)
+{
+	size_t lo = 0, hi = s->ntopics, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(s->topics[mid].name, name);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at != NULL)
+		*at = lo;
+	return -1;
+}
+
+static struct topic *
+insert_topic(klog_store_t *s, const char *name)
+{
+	struct topic *p, *t;
+	size_t at = 0;
+	char *copy;
+
+	find_topic(s, name, &at);
+	if ((copy = strdup(name)) == NULL)
+		return NULL;
+	p = realloc(s->topics, (s->ntopics + 1) * sizeof(*p));
+	if (p == NULL) {
+		free(copy);
+		return NULL;
+	}
+	s->topics = p;
+	memmove(p + at + 1, p + at, (s->ntopics - at) * sizeof(*p));
+	s->ntopics++;
+	t = &p[at];
+	t->name = copy;
+	t->nparts = 0;
+	t->logs = NULL;
+	return t;
+}
+
+static int
+remember(klog_store_t *s, klog_log_t *log)
+{
+	klog_log_t **p;
+	size_t cap;
+	int r = 0;
+
+	pthread_mutex_lock(&s->all_mu);
+	if (s->nall == s->allcap) {
+		cap = s->allcap ? s->allcap * 2 : 16;
+		if ((p = realloc(s->all, cap * sizeof(*p))) == NULL) {
+			r = -KLOG_ENOMEM;
+			goto out;
+		}
+		s->all = p;
+		s->allcap = cap;
+	}
+	s->all[s->nall++] = log;
+out:
+	pthread_mutex_unlock(&s->all_mu);
+	return r;
+}
+
+/* Open partitions t->nparts..n-1 (recovering them if asked). */
+static int
+grow_topic(klog_store_t *s, struct topic *t, int n, int recover,
+    klog_err_t *err)
+{
+	klog_log_config_t cfg = s->cfg.log;
+	klog_log_t **p, *log;
+	int r;
+
+	if (n <= t->nparts)
+		return 0;
+	if ((p = realloc(t->logs, (size_t)n * sizeof(*p))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	t->logs = p;
+	cfg.recover = recover;
+	while (t->nparts < n) {
+		r = klog_log_open(s->data_dir, t->name, t->nparts, &cfg, &log,
+		    err);
+		if (r < 0)
+			return r;
+		if (remember(s, log) < 0) {
+			klog_log_close(log);
+			return klog_err_set(err, -KLOG_ENOMEM,
+			    "out of memory");
+		}
+		s->recovered_bytes += klog_log_recovered_bytes(log);
+		t->logs[t->nparts++] = log;
+	}
+	return 0;
+}
+
+static int
+check_count(const klog_store_t *s, const char *topic, int partitions,
+    klog_err_t *err)
+{
+	if (partitions < 1 || partitions > s->cfg.max_partitions)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": %d partitions: not in [1, %d]", topic,
+		    partitions, s->cfg.max_partitions);
+	return 0;
+}
+
+static int
+open_topic(klog_store_t *s, const char *name, int partitions, int recover,
+    klog_err_t *err)
+{
+	struct topic *t;
+	long i;
+
+	if ((i = find_topic(s, name, NULL)) >= 0)
+		t = &s->topics[i];
+	else if ((t = insert_topic(s, name)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	return grow_topic(s, t, partitions, recover, err);
+}
+
+int
+klog_store_create_topic(klog_store_t *s, const char *topic, int partitions,
+    klog_err_t *err)
+{
+	int r;
+
+	if ((r = klog_topic_validate(topic, err)) < 0 ||
+	    (r = check_count(s, topic, partitions, err)) < 0)
+		return r;
+	return open_topic(s, topic, partitions, 0, err);
+}
+
+int
+klog_store_get(klog_store_t *s, const char *topic, int partition,
+    int create, klog_log_t **log, klog_err_t *err)
+{
+	struct topic *t;
+	long i;
+	int r;
+
+	*log = NULL;
+	if ((r = klog_topic_validate(topic, err)) < 0)
+		return r;
+	if ((i = find_topic(s, topic, NULL)) < 0) {
+		if (!create || !s->cfg.auto_create)
+			return klog_err_set(err, -KLOG_ENOTOPIC,
+			    "topic \"%s\": unknown topic", topic);
+		r = klog_store_create_topic(s, topic,
+		    s->cfg.default_partitions, err);
+		if (r < 0)
+			return r;
+		i = find_topic(s, topic, NULL);
+	}
+	t = &s->topics[i];
+	if (partition < 0 || partition >= t->nparts)
+		return klog_err_set(err, -KLOG_ENOPARTITION,
+		    "topic \"%s\": partition %d: not in [0, %d]", topic,
+		    partition, t->nparts - 1);
+	*log = t->logs[partition];
+	return 0;
+}
+
+int
+klog_store_partitions(klog_store_t *s, const char *topic)
+{
+	long i = find_topic(s, topic, NULL);
+
+	return i < 0 ? -KLOG_ENOTOPIC : s->topics[i].nparts;
+}
+
+size_t
+klog_store_topic_count(klog_store_t *s)
+{
+	return s->ntopics;
+}
+
+const char *
+klog_store_topic_name(klog_store_t *s, size_t i)
+{
+	return i < s->ntopics ? s->topics[i].name : NULL;
+}
+
+size_t
+klog_store_log_count(klog_store_t *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->all_mu);
+	n = s->nall;
+	pthread_mutex_unlock(&s->all_mu);
+	return n;
+}
+
+klog_log_t *
+klog_store_log(klog_store_t *s, size_t i)
+{
+	klog_log_t *log;
+
+	pthread_mutex_lock(&s->all_mu);
+	log = i < s->nall ? s->all[i] : NULL;
+	pthread_mutex_unlock(&s->all_mu);
+	return log;
+}
+
+const char *
+klog_store_data_dir(const klog_store_t *s)
+{
+	return s->data_dir;
+}
+
+int
+klog_store_recovered(const klog_store_t *s)
+{
+	return s->recovered;
+}
+
+int64_t
+klog_store_recovered_bytes(const klog_store_t *s)
+{
+	return s->recovered_bytes;
+}
+
+/* ---- open and close ---- */
+
+static int
+cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+	int c = strcmp(x->topic, y->topic);
+
+	if (c != 0)
+		return c;
+	return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* A real directory (not a link) named "<valid topic>-<n>"? */
+static int
+parse_entry(DIR *d, const struct dirent *de, struct found *f)
+{
+	struct stat st;
+
+	if (klog_log_parse_dirname(de->d_name, f->topic, sizeof(f->topic),
+	    &f->partition) < 0)
+		return 0;
+	if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	return S_ISDIR(st.st_mode);
+}
+
+/* Every partition directory in the data directory, sorted. */
+static int
+scan(klog_store_t *s, struct found **out, size_t *n, klog_err_t *err)
+{
+	struct found f, *list = NULL, *p;
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+	int r = 0;
+
+	*n = 0;
+	if ((d = opendir(s->data_dir)) == NULL)
+		return sys_err(err, "opendir", s->data_dir);
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (!parse_entry(d, de, &f))
+			continue;
+		if (f.partition >= s->cfg.max_partitions) {
+			r = klog_err_set(err, -KLOG_EINVAL,
+			    "%s/%s: partition not below the maximum of %d",
+			    s->data_dir, de->d_name, s->cfg.max_partitions);
+			break;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((p = realloc(list, cap * sizeof(*p))) == NULL) {
+				r = klog_err_set(err, -KLOG_ENOMEM,
+				    "out of memory");
+				break;
+			}
+			list = p;
+		}
+		list[(*n)++] = f;
+		errno = 0;
+	}
+	if (r == 0 && errno != 0)
+		r = sys_err(err, "readdir", s->data_dir);
+	closedir(d);
+	if (r < 0) {
+		free(list);
+		return r;
+	}
+	if (*n > 1)
+		qsort(list, *n, sizeof(*list), cmp_found);
+	*out = list;
+	return 0;
+}
+
+static int
+open_existing(klog_store_t *s, int recover, klog_err_t *err)
+{
+	struct found *list = NULL;
+	size_t n, i;
+	int r;
+
+	if ((r = scan(s, &list, &n, err)) < 0)
+		return r;
+	/* A brand new directory has nothing to recover. */
+	s->recovered = recover && n > 0;
+	for (i = 0; i < n && r == 0; i++) {
+		if (i + 1 < n && strcmp(list[i].topic, list[i + 1].topic) == 0)
+			continue;  /* the last of a topic has its highest n */
+		r = open_topic(s, list[i].topic, list[i].partition + 1, recover,
+		    err);
+	}
+	free(list);
+	return r;
+}
+
+static int
+check_config(const klog_store_config_t *cfg, klog_err_t *err)
+{
+	if (cfg->data_dir == NULL || cfg->data_dir[0] == '\0')
+		return klog_err_set(err, -KLOG_EINVAL, "no data directory");
+	if (cfg->max_partitions < 1)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "max partitions %d: not positive", cfg->max_partitions);
+	if (cfg->default_partitions < 1 ||
+	    cfg->default_partitions > cfg->max_partitions)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "default partitions %d: not in [1, %d]",
+		    cfg->default_partitions, cfg->max_partitions);
+	if (cfg->log.segment_bytes < 1)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "segment size %lld: not positive",
+		    (long long)cfg->log.segment_bytes);
+	return 0;
+}
+
+static void
+store_free(klog_store_t *s)
+{
+	for (size_t i = 0; i < s->ntopics; i++) {
+		for (int p = 0; p < s->topics[i].nparts; p++)
+			klog_log_close(s->topics[i].logs[p]);
+		free(s->topics[i].logs);
+		free(s->topics[i].name);
+	}
+	free(s->topics);
+	free(s->all);
+	pthread_mutex_destroy(&s->all_mu);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);  /* releases the flock */
+	free(s->data_dir);
+	free(s);
+}
+
+int
+klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
+    klog_err_t *err)
+{
+	klog_store_t *s;
+	int clean = 0, r;
+
+	*out = NULL;
+	if ((r = check_config(cfg, err)) < 0)
+		return r;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	s->lock_fd = -1;
+	pthread_mutex_init(&s->all_mu, NULL);
+	s->cfg = *cfg;
+	if ((s->data_dir = strdup(cfg->data_dir)) == NULL) {
+		r = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	s->cfg.data_dir = s->data_dir;
+	if ((r = mkdir_p(s->data_dir, err)) < 0 ||
+	    (r = take_lock(s, err)) < 0 ||
+	    (r = take_marker(s, &clean, err)) < 0 ||
+	    (r = open_existing(s, !clean, err)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_free(s);
+	return r;
+}
+
+int
+klog_store_close(klog_store_t *s, int clean, klog_err_t *err)
+{
+	int r = 0, fr;
+
+	if (s == NULL)
+		return 0;
+	for (size_t i = 0; clean && i < s->nall; i++)
+		if ((fr = klog_log_flush(s->all[i], r == 0 ? err : NULL)) < 0 &&
+		    r == 0)
+			r = fr;
+	if (clean && r == 0)
+		r = write_marker(s, err);
+	store_free(s);
+	return r;
+}
