@@ -51,3 +51,107 @@ wait_port() {
 	done
 	return 1
 }
+
+# start_zk: a throwaway standalone ZooKeeper on a free port, in a temp dir
+# (tickTime=500, so sessions last 1-10 s).  Sets ZK_PORT, ZK_PID (the JVM:
+# zkServer.sh execs java), ZK_DIR and ZK=127.0.0.1:$ZK_PORT, records the pid
+# in PIDS, and returns once the server serves requests.  From setup_file,
+# call stop_zk in teardown_file.
+start_zk() {
+	local try
+	for try in 1 2 3; do
+		ZK_DIR="$(mktemp -d "${TMP:-${BATS_FILE_TMPDIR:-/tmp}}/zk.XXXXXX")"
+		ZK_PORT="$(free_port)"
+		mkdir -p "$ZK_DIR/data"
+		cat >"$ZK_DIR/zoo.cfg" <<-CFG
+		tickTime=500
+		dataDir=$ZK_DIR/data
+		clientPort=$ZK_PORT
+		clientPortAddress=127.0.0.1
+		admin.enableServer=false
+		minSessionTimeout=1000
+		maxSessionTimeout=10000
+		maxClientCnxns=0
+		forceSync=no
+		4lw.commands.whitelist=srvr
+		CFG
+		JMXDISABLE=true /usr/share/zookeeper/bin/zkServer.sh \
+			start-foreground "$ZK_DIR/zoo.cfg" >"$ZK_DIR/log" 2>&1 &
+		ZK_PID=$!
+		PIDS+=("$ZK_PID")
+		ZK="127.0.0.1:$ZK_PORT"
+		export ZK ZK_PORT ZK_PID ZK_DIR
+		wait_zk "$ZK_PORT" 30 && return 0
+		stop_zk	# lost a race for the port, or did not start
+	done
+	return 1
+}
+
+# wait_zk PORT SECONDS: until the server there answers srvr with a Mode
+# (the port opens half a second before it serves requests).
+wait_zk() {
+	local port=$1 n=$(( ${2:-10} * 10 )) reply
+	while [ "$n" -gt 0 ]; do
+		[ -n "${ZK_PID:-}" ] && ! kill -0 "$ZK_PID" 2>/dev/null &&
+			return 1
+		reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$port" &&
+			echo srvr >&3 && cat <&3) 2>/dev/null)
+		case $reply in *Mode:*) return 0 ;; esac
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# stop_zk: kill the server started by start_zk and remove its directory.
+stop_zk() {
+	[ -n "${ZK_PID:-}" ] || return 0
+	kill -KILL "$ZK_PID" 2>/dev/null
+	wait_gone "$ZK_PID" 5
+	rm -rf "$ZK_DIR"
+	ZK_PID=
+}
+
+# zk_nodes [CONNECT]: create persistent nodes from stdin, one "PATH DATA"
+# per line (DATA may hold spaces and double quotes, not single quotes;
+# missing parents are created empty), in one zkCli.sh run, since each run
+# starts a JVM.  CONNECT defaults to $ZK and may carry a chroot that exists.
+zk_nodes() {
+	local connect=${1:-$ZK} path data p part seen=" " parts
+	while read -r path data; do
+		[ -n "$path" ] || continue
+		p=
+		IFS=/ read -ra parts <<<"${path#/}"
+		for part in "${parts[@]:0:${#parts[@]}-1}"; do
+			p="$p/$part"
+			case $seen in *" $p "*) continue ;; esac
+			seen="$seen$p "
+			printf "create %s ''\n" "$p"
+		done
+		printf "create %s '%s'\n" "$path" "$data"
+	done | /usr/share/zookeeper/bin/zkCli.sh -server "$connect" \
+		>"${TMP:-/tmp}/zk_nodes.out" 2>&1
+}
+
+# zk_hold PATH DATA [CONNECT]: create the ephemeral PATH (its parent must
+# exist) from a background ZooKeeper CLI session that keeps it until the
+# session ends (pid in HOLD_PID and PIDS; kill it to drop the node, which
+# then lingers up to a session timeout).
+zk_hold() {
+	local path=$1 data=$2 connect=${3:-$ZK} fifo n=200
+	fifo="$(mktemp -u "${TMP:-/tmp}/hold.XXXXXX")"
+	mkfifo "$fifo"
+	(exec /usr/bin/java -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \
+		org.apache.zookeeper.ZooKeeperMain -server "$connect" \
+		<"$fifo" >"$fifo.out" 2>&1) &
+	HOLD_PID=$!
+	PIDS+=("$HOLD_PID")
+	# Keep the fifo open (the CLI exits at end of input) until teardown.
+	exec {HOLD_FD}>"$fifo"
+	printf "create -e %s '%s'\n" "$path" "$data" >&"$HOLD_FD"
+	while ! grep -q "^Created $path\$" "$fifo.out" 2>/dev/null; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] && kill -0 "$HOLD_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+}

@@ -1,0 +1,940 @@
+/*
+ * klog-group: consumer-group administration over ZooKeeper, in Kafka 0.7's
+ * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
+ * delete a group, list topics and brokers.  Log ends come from the brokers
+ * themselves, by an OFFSETS request.  See klog-group(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "klog/buf.h"
+#include "klog/cluster.h"
+#include "klog/exit.h"
+#include "klog/json.h"
+#include "klog/parse.h"
+#include "klog/proto.h"
+#include "klog/zk.h"
+
+#define PROG "klog-group"
+#define VERSION "0.1.0"
+#define DEFAULT_TIMEOUT_MS 10000
+
+enum {
+	OPT_VERSION = 256,
+	OPT_EXECUTE,
+	OPT_TO_EARLIEST,
+	OPT_TO_LATEST,
+	OPT_TO_OFFSET,
+	OPT_TO_TIME,
+};
+
+/* Options given, to check them against the command once parsed. */
+enum {
+	HAVE_GROUP = 1 << 0,
+	HAVE_TOPIC = 1 << 1,
+	HAVE_DRY = 1 << 2,
+	HAVE_EXEC = 1 << 3,
+	HAVE_FORCE = 1 << 4,
+	HAVE_TO = 1 << 5,
+};
+
+enum reset_to {
+	TO_NONE,
+	TO_EARLIEST,
+	TO_LATEST,
+	TO_OFFSET,
+	TO_TIME,
+};
+
+typedef struct opts {
+	const char *zk;
+	const char *group;
+	const char *topic;
+	int header;
+	int json;
+	int force;
+	int execute;
+	unsigned have;
+	int to;              /* enum reset_to */
+	int tos;             /* how many --to-* were given */
+	int64_t to_value;    /* the offset or the time */
+	int64_t timeout_ms;
+} opts_t;
+
+/* A partition of a topic as klog-group shows it. */
+typedef struct part {
+	int32_t broker;
+	int32_t part;
+} part_t;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-HJ] [-Z connect] [-T timeout] command "
+	    "[options]\n"
+	    "Administer consumer groups stored in ZooKeeper.\n"
+	    "\n"
+	    "commands:\n"
+	    "  list                        groups and their live members\n"
+	    "  describe -g group [-t topic]\n"
+	    "                              committed offsets, log ends, lag "
+	    "and owners\n"
+	    "  reset -g group -t topic --to-earliest|--to-latest|"
+	    "--to-offset N|--to-time T\n"
+	    "        -n|--execute [-f]     move the group's offsets\n"
+	    "  delete -g group             delete a group without live "
+	    "members\n"
+	    "  topics [-t topic]           topics, partitions and their "
+	    "brokers\n"
+	    "  brokers                     live brokers\n"
+	    "\n"
+	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
+	    "(default: $KLOG_ZOOKEEPER)\n"
+	    "  -T, --timeout DURATION   wait this long for ZooKeeper and "
+	    "brokers (default 10s)\n"
+	    "  -g, --group GROUP        the consumer group\n"
+	    "  -t, --topic TOPIC        the topic\n"
+	    "  -H, --no-header          no header line (for awk)\n"
+	    "  -J, --json               one JSON object per line\n"
+	    "      --to-earliest        reset to each partition's first "
+	    "offset\n"
+	    "      --to-latest          reset to each partition's end\n"
+	    "      --to-offset N        reset every partition to offset N\n"
+	    "      --to-time T          reset to the segment start at or "
+	    "before T\n"
+	    "                           (ms since the epoch, or "
+	    "YYYY-MM-DDTHH:MM:SSZ)\n"
+	    "  -n, --dry-run            show what reset would do\n"
+	    "      --execute            do it\n"
+	    "  -f, --force              reset even while members are live\n"
+	    "  -h, --help               print this help\n"
+	    "      --version            print the version\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure (or refused), 64 usage, "
+	    "69 ZooKeeper or broker\nunavailable, 74 I/O error.\n");
+}
+
+static void
+misuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int
+fail(int rc, const klog_err_t *err)
+{
+	fprintf(stderr, PROG ": %s\n", klog_err_text(err, rc));
+	return klog_exit_for(rc);
+}
+
+/* "2024-01-31T12:00:00Z" (UTC; the Z may be left out) or ms since the
+ * epoch. */
+static int
+parse_time(const char *s, int64_t *ms)
+{
+	struct tm tm;
+	const char *end, *why;
+
+	if (klog_parse_i64(s, 0, INT64_MAX, ms, &why) == 0)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (end == NULL || (strcmp(end, "Z") != 0 && *end != '\0'))
+		return -1;
+	*ms = (int64_t)timegm(&tm) * 1000;
+	return *ms < 0 ? -1 : 0;
+}
+
+static void
+set_to(opts_t *o, int to, const char *arg)
+{
+	const char *why;
+
+	o->to = to;
+	o->tos++;
+	o->have |= HAVE_TO;
+	if (to == TO_OFFSET &&
+	    klog_parse_i64(arg, 0, INT64_MAX, &o->to_value, &why) < 0) {
+		fprintf(stderr, PROG ": --to-offset %s: %s\nTry '" PROG
+		    " -h'\n", arg, why);
+		exit(KLOG_EXIT_USAGE);
+	}
+	if (to == TO_TIME && parse_time(arg, &o->to_value) < 0)
+		misuse("--to-time %s: want ms since the epoch or "
+		    "YYYY-MM-DDTHH:MM:SSZ", arg);
+}
+
+static const char *
+parse_opts(int argc, char **argv, opts_t *o)
+{
+	static const struct option longopts[] = {
+		{ "zookeeper", required_argument, NULL, 'Z' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "topic", required_argument, NULL, 't' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "execute", no_argument, NULL, OPT_EXECUTE },
+		{ "force", no_argument, NULL, 'f' },
+		{ "to-earliest", no_argument, NULL, OPT_TO_EARLIEST },
+		{ "to-latest", no_argument, NULL, OPT_TO_LATEST },
+		{ "to-offset", required_argument, NULL, OPT_TO_OFFSET },
+		{ "to-time", required_argument, NULL, OPT_TO_TIME },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why;
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":fg:hHJnt:T:Z:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			o->force = 1;
+			o->have |= HAVE_FORCE;
+			break;
+		case 'g':
+			o->group = optarg;
+			o->have |= HAVE_GROUP;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case 'H':
+			o->header = 0;
+			break;
+		case 'J':
+			o->json = 1;
+			break;
+		case 'n':
+			o->have |= HAVE_DRY;
+			break;
+		case 't':
+			o->topic = optarg;
+			o->have |= HAVE_TOPIC;
+			break;
+		case 'T':
+			if (klog_parse_duration_ms(optarg, 1000, 1, 3600000,
+			    &o->timeout_ms, &why) < 0) {
+				fprintf(stderr, PROG ": -T %s: %s\nTry '" PROG
+				    " -h'\n", optarg, why);
+				exit(KLOG_EXIT_USAGE);
+			}
+			break;
+		case 'Z':
+			o->zk = optarg;
+			break;
+		case OPT_EXECUTE:
+			o->execute = 1;
+			o->have |= HAVE_EXEC;
+			break;
+		case OPT_TO_EARLIEST:
+			set_to(o, TO_EARLIEST, NULL);
+			break;
+		case OPT_TO_LATEST:
+			set_to(o, TO_LATEST, NULL);
+			break;
+		case OPT_TO_OFFSET:
+			set_to(o, TO_OFFSET, optarg);
+			break;
+		case OPT_TO_TIME:
+			set_to(o, TO_TIME, optarg);
+			break;
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case ':':
+			misuse("option %s needs an argument", argv[optind - 1]);
+			break;
+		default:
+			misuse("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		misuse("no command%s", "");
+	if (optind + 1 < argc)
+		misuse("unexpected argument %s", argv[optind + 1]);
+	return argv[optind];
+}
+
+/* Check the options against the command: required ones, and those that
+ * would be silently ignored. */
+static void
+check_opts(const char *cmd, opts_t *o)
+{
+	static const struct {
+		const char *name;
+		unsigned need, allow;
+	} cmds[] = {
+		{ "list", 0, 0 },
+		{ "describe", HAVE_GROUP, HAVE_GROUP | HAVE_TOPIC },
+		{ "reset", HAVE_GROUP | HAVE_TOPIC | HAVE_TO,
+		    HAVE_GROUP | HAVE_TOPIC | HAVE_TO | HAVE_DRY | HAVE_EXEC |
+		    HAVE_FORCE },
+		{ "delete", HAVE_GROUP, HAVE_GROUP },
+		{ "topics", 0, HAVE_TOPIC },
+		{ "brokers", 0, 0 },
+	};
+	static const char *const names[] = { "-g", "-t", "-n", "--execute",
+	    "-f", "--to-*" };
+	size_t i, k;
+	klog_err_t err;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmd, cmds[i].name) == 0)
+			break;
+	if (i == sizeof(cmds) / sizeof(cmds[0]))
+		misuse("unknown command %s", cmd);
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k))) {
+			fprintf(stderr, PROG ": %s needs %s\nTry '" PROG
+			    " -h'\n", cmd, names[k]);
+			exit(KLOG_EXIT_USAGE);
+		}
+		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k))) {
+			fprintf(stderr, PROG ": %s does not take %s\nTry '"
+			    PROG " -h'\n", cmd, names[k]);
+			exit(KLOG_EXIT_USAGE);
+		}
+	}
+	if (o->tos > 1)
+		misuse("reset takes one of --to-earliest, --to-latest, "
+		    "--to-offset, --to-time%s", "");
+	if (strcmp(cmd, "reset") == 0 &&
+	    !!(o->have & HAVE_DRY) == !!(o->have & HAVE_EXEC))
+		misuse("reset needs exactly one of -n (--dry-run) and "
+		    "--execute%s", "");
+	if (o->group != NULL && klog_cluster_group_validate(o->group,
+	    &err) < 0)
+		misuse("%s", err.msg);
+	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
+		misuse("%s", err.msg);
+	if (o->zk == NULL || o->zk[0] == '\0')
+		misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER%s", "");
+}
+
+/* ---- output: tab-separated with a header, or NDJSON ---- */
+
+typedef struct col {
+	const char *name;   /* header (TSV, upper case) */
+	const char *key;    /* JSON key */
+	const char *str;    /* a string value, or NULL */
+	int64_t num;        /* a number, if str is NULL and known */
+	int known;          /* 0: shown as - / null */
+} col_t;
+
+static void
+emit_header(const opts_t *o, const col_t *c, size_t n)
+{
+	if (!o->header || o->json)
+		return;
+	for (size_t i = 0; i < n; i++)
+		printf("%s%c", c[i].name, i + 1 < n ? '\t' : '\n');
+}
+
+static void
+emit(const opts_t *o, klog_buf_t *b, const col_t *c, size_t n)
+{
+	char num[24];
+
+	klog_buf_reset(b);
+	if (o->json)
+		klog_buf_put(b, "{", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (o->json) {
+			if (i > 0)
+				klog_buf_put(b, ",", 1);
+			klog_json_put_string(b, c[i].key, strlen(c[i].key));
+			klog_buf_put(b, ":", 1);
+		} else if (i > 0) {
+			klog_buf_put(b, "\t", 1);
+		}
+		if (!c[i].known) {
+			klog_buf_put(b, o->json ? "null" : "-",
+			    o->json ? 4 : 1);
+		} else if (c[i].str != NULL) {
+			if (o->json)
+				klog_json_put_string(b, c[i].str,
+				    strlen(c[i].str));
+			else
+				klog_buf_put(b, c[i].str, strlen(c[i].str));
+		} else {
+			snprintf(num, sizeof(num), "%lld", (long long)c[i].num);
+			klog_buf_put(b, num, strlen(num));
+		}
+	}
+	klog_buf_put(b, o->json ? "}\n" : "\n", o->json ? 2 : 1);
+	if (!b->failed)
+		fwrite(b->data, 1, b->len, stdout);
+}
+
+static col_t
+str_col(const char *name, const char *key, const char *s)
+{
+	col_t c = { name, key, s, 0, s != NULL };
+
+	return c;
+}
+
+static col_t
+num_col(const char *name, const char *key, int64_t v, int known)
+{
+	col_t c = { name, key, NULL, v, known };
+
+	return c;
+}
+
+/* ---- partitions of a topic for a group ---- */
+
+static int
+cmp_part(const void *a, const void *b)
+{
+	const part_t *x = a, *y = b;
+
+	if (x->broker != y->broker)
+		return (x->broker > y->broker) - (x->broker < y->broker);
+	return (x->part > y->part) - (x->part < y->part);
+}
+
+static int
+add_part(part_t **v, size_t *n, int32_t broker, int32_t p)
+{
+	part_t *nv;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].broker == broker && (*v)[i].part == p)
+			return 0;
+	if ((nv = realloc(*v, (*n + 1) * sizeof(**v))) == NULL)
+		return -KLOG_ENOMEM;
+	nv[*n].broker = broker;
+	nv[*n].part = p;
+	*v = nv;
+	(*n)++;
+	return 0;
+}
+
+/* Add the "<b>-<p>" children of path (offsets or owners of a topic). */
+static int
+add_named_parts(klog_zk_t *zk, const char *path, part_t **v, size_t *n,
+    klog_err_t *err)
+{
+	klog_zk_list_t l;
+	int32_t b, p;
+	int rc;
+
+	rc = klog_zk_children(zk, path, 0, &l, err);
+	if (rc == -KLOG_ENOENT)
+		return 0;
+	for (size_t i = 0; rc == 0 && i < l.n; i++)
+		if (klog_cluster_part_parse(l.names[i], &b, &p) == 0)
+			rc = add_part(v, n, b, p);
+	klog_zk_list_free(&l);
+	return rc;
+}
+
+/*
+ * The partitions of topic that matter to group: those registered by live
+ * brokers, and those the group has an offset or an owner for; sorted by
+ * broker, then partition.
+ */
+static int
+group_parts(klog_zk_t *zk, const char *group, const char *topic,
+    part_t **out, size_t *n, klog_err_t *err)
+{
+	klog_cluster_topic_t t;
+	char path[KLOG_ZK_PATH_MAX];
+	part_t *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	rc = klog_cluster_topic(zk, topic, 0, &t, err);
+	if (rc < 0 && rc != -KLOG_ENOTOPIC)
+		return rc;
+	for (size_t i = 0; rc == 0 && i < t.nholders; i++)
+		for (int32_t p = 0; rc == 0 && p < t.holders[i].partitions; p++)
+			rc = add_part(&v, &k, t.holders[i].broker_id, p);
+	klog_cluster_topic_free(&t);
+	if (rc == -KLOG_ENOTOPIC)
+		rc = 0;
+	if (rc == 0) {
+		klog_cluster_offset_path(path, sizeof(path), group, topic, -1,
+		    -1);
+		rc = add_named_parts(zk, path, &v, &k, err);
+	}
+	if (rc == 0) {
+		klog_cluster_owner_path(path, sizeof(path), group, topic, -1,
+		    -1);
+		rc = add_named_parts(zk, path, &v, &k, err);
+	}
+	if (rc < 0) {
+		free(v);
+		return rc == -KLOG_ENOMEM ? klog_err_set(err, rc, "%s",
+		    klog_strerror(rc)) : rc;
+	}
+	qsort(v, k, sizeof(*v), cmp_part);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Brokers, and which of them failed to answer (asked once each). */
+typedef struct brokers {
+	klog_cluster_broker_t *v;
+	size_t n;
+	int *dead;
+} brokers_t;
+
+static int
+brokers_load(klog_zk_t *zk, brokers_t *b, klog_err_t *err)
+{
+	int rc = klog_cluster_brokers(zk, 0, &b->v, &b->n, err);
+
+	if (rc < 0)
+		return rc;
+	if ((b->dead = calloc(b->n + 1, sizeof(int))) == NULL) {
+		free(b->v);
+		return klog_err_set(err, -KLOG_ENOMEM, "%s",
+		    klog_strerror(KLOG_ENOMEM));
+	}
+	return 0;
+}
+
+static void
+brokers_free(brokers_t *b)
+{
+	free(b->v);
+	free(b->dead);
+}
+
+static const klog_cluster_broker_t *
+broker_find(const brokers_t *b, int32_t id, size_t *idx)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->v[i].id == id) {
+			if (idx != NULL)
+				*idx = i;
+			return &b->v[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Ask the partition's broker for an offset at time.  A broker that is not
+ * registered, or that failed once, is not asked again.
+ */
+static int
+ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
+    int timeout_ms, int64_t *off, klog_err_t *err)
+{
+	const klog_cluster_broker_t *br;
+	klog_err_t e = { 0, "" };
+	size_t i;
+	int rc;
+
+	if ((br = broker_find(b, p->broker, &i)) == NULL)
+		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
+		    "%d-%d: broker %d is not registered", topic,
+		    (int)p->broker, (int)p->part, (int)p->broker);
+	if (b->dead[i])
+		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
+		    "%d-%d: broker %d: unavailable", topic, (int)p->broker,
+		    (int)p->part, (int)p->broker);
+	rc = klog_cluster_query_offset(br->host, br->port, topic, p->part,
+	    time, timeout_ms, off, &e);
+	if (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_ECLOSED)
+		b->dead[i] = 1;
+	if (rc < 0)
+		return klog_err_set(err, rc, "topic \"%s\" partition %d-%d: "
+		    "broker %d: %s", topic, (int)p->broker, (int)p->part,
+		    (int)p->broker, klog_err_text(&e, rc));
+	return 0;
+}
+
+/* ---- commands ---- */
+
+static int
+group_exists(klog_zk_t *zk, const char *group, klog_err_t *err)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	int rc;
+
+	klog_cluster_group_path(path, sizeof(path), group);
+	rc = klog_zk_exists(zk, path, 0, NULL, err);
+	if (rc == -KLOG_ENOENT)
+		return klog_err_set(err, rc, "group \"%s\": no such group",
+		    group);
+	return rc;
+}
+
+static int
+cmd_list(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	klog_zk_list_t groups, members;
+	col_t c[2];
+	int rc;
+
+	if ((rc = klog_cluster_groups(zk, &groups, err)) < 0)
+		return rc;
+	c[0] = str_col("GROUP", "group", NULL);
+	c[1] = num_col("MEMBERS", "members", 0, 0);
+	emit_header(o, c, 2);
+	for (size_t i = 0; i < groups.n; i++) {
+		if (klog_cluster_group_validate(groups.names[i], NULL) < 0)
+			continue;
+		rc = klog_cluster_members(zk, groups.names[i], 0, &members,
+		    err);
+		if (rc < 0)
+			break;
+		c[0] = str_col("GROUP", "group", groups.names[i]);
+		c[1] = num_col("MEMBERS", "members", (int64_t)members.n, 1);
+		klog_zk_list_free(&members);
+		emit(o, b, c, 2);
+	}
+	klog_zk_list_free(&groups);
+	return rc;
+}
+
+static int
+describe_topic(klog_zk_t *zk, const opts_t *o, brokers_t *brs,
+    const char *topic, klog_buf_t *b, klog_err_t *err)
+{
+	char name[KLOG_CLUSTER_PART_NAME_MAX], *owner;
+	int64_t cur, end;
+	int has_cur, has_end, rc;
+	part_t *parts;
+	size_t n;
+	col_t c[7];
+
+	if ((rc = group_parts(zk, o->group, topic, &parts, &n, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		rc = klog_cluster_offset_read(zk, o->group, topic,
+		    parts[i].broker, parts[i].part, &cur, err);
+		if (rc < 0 && rc != -KLOG_ENOENT && rc != -KLOG_ECORRUPT)
+			break;
+		has_cur = rc == 0;
+		rc = klog_cluster_owner_read(zk, o->group, topic,
+		    parts[i].broker, parts[i].part, &owner, err);
+		if (rc < 0 && rc != -KLOG_ENOENT)
+			break;
+		has_end = ask_offset(brs, topic, &parts[i], KLOG_OFFSET_LATEST,
+		    (int)o->timeout_ms, &end, NULL) == 0;
+		klog_cluster_part_name(name, sizeof(name), parts[i].broker,
+		    parts[i].part);
+		c[0] = str_col("GROUP", "group", o->group);
+		c[1] = str_col("TOPIC", "topic", topic);
+		c[2] = str_col("PARTITION", "partition", name);
+		c[3] = num_col("CURRENT", "current", cur, has_cur);
+		c[4] = num_col("LOG_END", "log_end", end, has_end);
+		c[5] = num_col("LAG_BYTES", "lag_bytes", end - cur,
+		    has_cur && has_end);
+		c[6] = str_col("OWNER", "owner", owner);
+		emit(o, b, c, 7);
+		free(owner);
+		rc = 0;
+	}
+	free(parts);
+	return rc;
+}
+
+static int
+cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	klog_zk_list_t topics = { 0 };
+	brokers_t brs = { 0 };
+	col_t c[7] = {
+		{ .name = "GROUP" }, { .name = "TOPIC" },
+		{ .name = "PARTITION" }, { .name = "CURRENT" },
+		{ .name = "LOG_END" }, { .name = "LAG_BYTES" },
+		{ .name = "OWNER" },
+	};
+	int rc;
+
+	if ((rc = group_exists(zk, o->group, err)) < 0)
+		return rc;
+	if (o->topic == NULL) {
+		if ((rc = klog_cluster_group_topics(zk, o->group, &topics,
+		    err)) < 0)
+			return rc;
+	}
+	if ((rc = brokers_load(zk, &brs, err)) < 0)
+		goto out;
+	emit_header(o, c, 7);
+	if (o->topic != NULL)
+		rc = describe_topic(zk, o, &brs, o->topic, b, err);
+	for (size_t i = 0; rc == 0 && i < topics.n; i++)
+		if (klog_topic_validate(topics.names[i], NULL) == 0)
+			rc = describe_topic(zk, o, &brs, topics.names[i], b,
+			    err);
+out:
+	brokers_free(&brs);
+	klog_zk_list_free(&topics);
+	return rc;
+}
+
+/* Refuse to touch a group whose consumers are running. */
+static int
+check_idle(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
+{
+	klog_zk_list_t m;
+	int rc;
+
+	if ((rc = klog_cluster_members(zk, o->group, 0, &m, err)) < 0)
+		return rc;
+	if (m.n > 0 && !o->force)
+		rc = klog_err_set(err, -KLOG_EBUSY, "group \"%s\" has %zu live "
+		    "member%s (%s%s); stop them first, or use --force",
+		    o->group, m.n, m.n == 1 ? "" : "s", m.names[0],
+		    m.n > 1 ? ", ..." : "");
+	klog_zk_list_free(&m);
+	return rc;
+}
+
+static int
+new_offset(const opts_t *o, brokers_t *brs, const part_t *p, int64_t *off,
+    klog_err_t *err)
+{
+	int timeout = (int)o->timeout_ms;
+	int rc;
+
+	switch (o->to) {
+	case TO_OFFSET:
+		*off = o->to_value;
+		return 0;
+	case TO_EARLIEST:
+		return ask_offset(brs, o->topic, p, KLOG_OFFSET_EARLIEST,
+		    timeout, off, err);
+	case TO_LATEST:
+		return ask_offset(brs, o->topic, p, KLOG_OFFSET_LATEST,
+		    timeout, off, err);
+	default:
+		rc = ask_offset(brs, o->topic, p, o->to_value, timeout, off,
+		    err);
+		/* Nothing that old: everything there is is newer. */
+		if (rc == -KLOG_ENOENT)
+			rc = ask_offset(brs, o->topic, p, KLOG_OFFSET_EARLIEST,
+			    timeout, off, err);
+		return rc;
+	}
+}
+
+static int
+cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	brokers_t brs = { 0 };
+	part_t *parts = NULL;
+	int64_t *before = NULL, *after = NULL;
+	size_t n = 0, i;
+	col_t c[5];
+	int rc;
+
+	if ((rc = check_idle(zk, o, err)) < 0)
+		return rc;
+	if ((rc = group_parts(zk, o->group, o->topic, &parts, &n, err)) < 0)
+		return rc;
+	if (n == 0) {
+		rc = klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": no "
+		    "partitions registered or committed", o->topic);
+		goto out;
+	}
+	before = calloc(n, sizeof(*before));
+	after = calloc(n, sizeof(*after));
+	if (before == NULL || after == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "%s",
+		    klog_strerror(KLOG_ENOMEM));
+		goto out;
+	}
+	if ((rc = brokers_load(zk, &brs, err)) < 0)
+		goto out;
+	/* Work out every new offset before writing any. */
+	for (i = 0; i < n; i++) {
+		rc = klog_cluster_offset_read(zk, o->group, o->topic,
+		    parts[i].broker, parts[i].part, &before[i], err);
+		if (rc == -KLOG_ENOENT || rc == -KLOG_ECORRUPT)
+			before[i] = -1;
+		else if (rc < 0)
+			goto out;
+		if ((rc = new_offset(o, &brs, &parts[i], &after[i], err)) < 0)
+			goto out;
+	}
+	for (i = 0; i < n && o->execute; i++) {
+		rc = klog_cluster_offset_commit(zk, o->group, o->topic,
+		    parts[i].broker, parts[i].part, after[i], err);
+		if (rc < 0)
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		klog_cluster_part_name(name, sizeof(name), parts[i].broker,
+		    parts[i].part);
+		c[0] = str_col("GROUP", "group", o->group);
+		c[1] = str_col("TOPIC", "topic", o->topic);
+		c[2] = str_col("PARTITION", "partition", name);
+		c[3] = num_col("BEFORE", "before", before[i], before[i] >= 0);
+		c[4] = num_col("AFTER", "after", after[i], 1);
+		if (i == 0)
+			emit_header(o, c, 5);
+		emit(o, b, c, 5);
+	}
+	if (!o->execute && fflush(stdout) != EOF)
+		fprintf(stderr, PROG ": dry run: nothing changed (use "
+		    "--execute)\n");
+out:
+	brokers_free(&brs);
+	free(parts);
+	free(before);
+	free(after);
+	return rc;
+}
+
+static int
+cmd_delete(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
+{
+	klog_err_t e = { 0, "" };
+	int rc = klog_cluster_group_delete(zk, o->group, &e);
+
+	if (rc == -KLOG_EBUSY)
+		return klog_err_set(err, rc, "%s; stop them first", e.msg);
+	if (rc < 0)
+		*err = e;
+	return rc;
+}
+
+static int
+cmd_topics(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	klog_cluster_topic_t *t = NULL, one;
+	char name[KLOG_CLUSTER_PART_NAME_MAX], addr[KLOG_CLUSTER_HOST_MAX + 8];
+	const klog_cluster_broker_t *br;
+	brokers_t brs = { 0 };
+	size_t n = 0;
+	col_t c[4];
+	int rc;
+
+	if (o->topic != NULL) {
+		if ((rc = klog_cluster_topic(zk, o->topic, 0, &one, err)) < 0)
+			return rc;
+		if ((t = malloc(sizeof(*t))) == NULL) {
+			klog_cluster_topic_free(&one);
+			return klog_err_set(err, -KLOG_ENOMEM, "%s",
+			    klog_strerror(KLOG_ENOMEM));
+		}
+		t[0] = one;
+		n = 1;
+	} else if ((rc = klog_cluster_topics(zk, &t, &n, err)) < 0) {
+		return rc;
+	}
+	if ((rc = brokers_load(zk, &brs, err)) < 0)
+		goto out;
+	c[0] = str_col("TOPIC", "topic", NULL);
+	c[1] = str_col("PARTITION", "partition", NULL);
+	c[2] = num_col("BROKER", "broker", 0, 0);
+	c[3] = str_col("ADDRESS", "address", NULL);
+	emit_header(o, c, 4);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t h = 0; h < t[i].nholders; h++) {
+			br = broker_find(&brs, t[i].holders[h].broker_id, NULL);
+			if (br != NULL)
+				snprintf(addr, sizeof(addr), "%s:%d", br->host,
+				    br->port);
+			for (int32_t p = 0; p < t[i].holders[h].partitions;
+			    p++) {
+				klog_cluster_part_name(name, sizeof(name),
+				    t[i].holders[h].broker_id, p);
+				c[0] = str_col("TOPIC", "topic", t[i].name);
+				c[1] = str_col("PARTITION", "partition", name);
+				c[2] = num_col("BROKER", "broker",
+				    t[i].holders[h].broker_id, 1);
+				c[3] = str_col("ADDRESS", "address",
+				    br != NULL ? addr : NULL);
+				emit(o, b, c, 4);
+			}
+		}
+	}
+out:
+	brokers_free(&brs);
+	klog_cluster_topics_free(t, n);
+	return rc;
+}
+
+static int
+cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	brokers_t brs = { 0 };
+	col_t c[3];
+	int rc;
+
+	if ((rc = brokers_load(zk, &brs, err)) < 0)
+		return rc;
+	c[0] = num_col("BROKER", "broker", 0, 0);
+	c[1] = str_col("HOST", "host", NULL);
+	c[2] = num_col("PORT", "port", 0, 0);
+	emit_header(o, c, 3);
+	for (size_t i = 0; i < brs.n; i++) {
+		c[0] = num_col("BROKER", "broker", brs.v[i].id, 1);
+		c[1] = str_col("HOST", "host", brs.v[i].host);
+		c[2] = num_col("PORT", "port", brs.v[i].port, 1);
+		emit(o, b, c, 3);
+	}
+	brokers_free(&brs);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	opts_t o = { .header = 1, .timeout_ms = DEFAULT_TIMEOUT_MS };
+	klog_err_t err = { 0, "" };
+	klog_zk_t *zk = NULL;
+	klog_buf_t line;
+	const char *cmd;
+	int rc, status;
+
+	o.zk = getenv("KLOG_ZOOKEEPER");
+	cmd = parse_opts(argc, argv, &o);
+	check_opts(cmd, &o);
+	rc = klog_zk_open(o.zk, KLOG_ZK_DEFAULT_SESSION_MS, (int)o.timeout_ms,
+	    &zk, &err);
+	if (rc == -KLOG_EINVAL)
+		misuse("-Z %s", klog_err_text(&err, rc));
+	if (rc < 0)
+		return fail(rc, &err);
+	klog_buf_init(&line);
+	if (strcmp(cmd, "list") == 0)
+		rc = cmd_list(zk, &o, &line, &err);
+	else if (strcmp(cmd, "describe") == 0)
+		rc = cmd_describe(zk, &o, &line, &err);
+	else if (strcmp(cmd, "reset") == 0)
+		rc = cmd_reset(zk, &o, &line, &err);
+	else if (strcmp(cmd, "delete") == 0)
+		rc = cmd_delete(zk, &o, &err);
+	else if (strcmp(cmd, "topics") == 0)
+		rc = cmd_topics(zk, &o, &line, &err);
+	else
+		rc = cmd_brokers(zk, &o, &line, &err);
+	status = rc < 0 ? fail(rc, &err) : KLOG_EXIT_OK;
+	if (line.failed && status == KLOG_EXIT_OK)
+		status = fail(-KLOG_ENOMEM, NULL);
+	klog_buf_free(&line);
+	klog_zk_close(zk);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, PROG ": stdout: %s\n", strerror(errno ? errno :
+		    EIO));
+		return KLOG_EXIT_IOERR;
+	}
+	return status;
+}
