@@ -1174,6 +1174,30 @@ test_rescan(void **state)
 	klog_log_close(log);
 }
 
+/* A segment removed before this process ever opened it. */
+static void
+test_read_removed(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = make_segments(f->dir, 2);
+	klog_log_slice_t sl;
+	klog_err_t err = { 0 };
+
+	klog_log_close(log);
+	log = open_log(f->dir, 1000, 0);
+	seg_file(path, sizeof(path), f->dir, 0, ".klog");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(klog_log_read(log, 100, 100, &sl, &err),
+	    -KLOG_ERANGE);
+	assert_non_null(strstr(err.msg, "deleted"));
+	assert_int_equal(klog_log_read(log, 1100, 100, &sl, &err), 0);
+	klog_log_slice_release(&sl);
+	assert_int_equal(klog_log_rescan(log, &err), 0);
+	assert_int_equal(klog_log_start(log), 1000);
+	klog_log_close(log);
+}
+
 /* ---- errors on append ---- */
 
 static void
@@ -1301,6 +1325,7 @@ main(void)
 		T(test_retain_size),
 		T(test_retain_with_slice),
 		T(test_rescan),
+		T(test_read_removed),
 		T(test_append_efbig),
 		T(test_flush_race),
 #undef T
