@@ -258,7 +258,7 @@ check_connect(const char *s, size_t *hosts_len, klog_err_t *err)
 		    strspn(colon + 1, "0123456789") < (size_t)(end - colon - 1))
 			goto bad;
 	}
-	if (n == 0)
+	if (n == 0 || s[n - 1] == ',')
 		goto bad;
 	if (slash != NULL && (slash[1] == '\0' || strstr(slash, "//") ||
 	    slash[strlen(slash) - 1] == '/'))
