@@ -313,3 +313,30 @@ teardown() {
 	run klog-group -H brokers
 	[ "$output" = "$(printf '1\t127.0.0.1\t%s\n2\t127.0.0.1\t%s' "$BPORT" "$DEAD")" ]
 }
+
+@test "group: the man page's examples run" {
+	BPORT=$(free_port)
+	fake_broker "$BPORT" 2000000
+	layout <<-EOF
+	/brokers/ids/1 127.0.0.1-1:127.0.0.1:$BPORT
+	/brokers/topics/clicks/1 2
+	/consumers/audit/offsets/clicks/1-0 100
+	/consumers/audit/offsets/clicks/1-1 0
+	EOF
+	run klog-group -Z "127.0.0.1:$(free_port),$ZK$ROOT" list
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "$(printf 'audit\t0')" ]
+	run bash -c "klog-group -H describe -g audit | awk -F'\t' '\$6 != \"-\" { s += \$6 } END { print s }'"
+	[ "$output" = "4000000" ]
+	run bash -c "klog-group -J describe -g audit | jq -c 'select(.lag_bytes > 1048576)' | wc -l"
+	[ "$output" = "2" ]
+	run klog-group reset -g audit -t clicks --to-time 2024-05-01T00:00:00Z -n
+	[ "$status" -eq 0 ]
+	run klog-group reset -g audit -t clicks --to-time 2024-05-01T00:00:00Z --execute
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "$(printf 'audit\tclicks\t1-1\t0\t501')" ]
+	run klog-group reset -g audit -t clicks --to-latest --execute
+	[ "$status" -eq 0 ]
+	run klog-group -H describe -g audit
+	[ "$(echo "$output" | cut -f6 | tr '\n' ' ')" = "0 0 " ]
+}
