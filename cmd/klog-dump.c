@@ -44,13 +44,13 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: " PROG " [-hJqsv] [--allow-partial] [--deep] [--verify] "
-	    "[-b base] [-n count]\n"
-	    "                 [-o offset] [-P bytes] file|dir ...\n"
+	    "[-b base]\n"
+	    "                 [-n count] [-o offset] [-P bytes] file|dir ...\n"
 	    "Print, summarize or verify klog segment files and partition "
 	    "directories.\n"
 	    "\n"
 	    "  -b, --base N         base offset of file arguments (default: "
-	    "from the name, else 0)\n"
+	    "from the name)\n"
 	    "  -J, --json           one JSON object per message (per file "
 	    "with -s)\n"
 	    "  -n, --count N        stop after N entries per file\n"

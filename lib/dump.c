@@ -411,12 +411,18 @@ typedef struct segment {
 	char *name;   /* owned */
 } segment_t;
 
+/* By base; a stray empty file sharing a base sorts first, where it is
+ * contiguous with both neighbours. */
 static int
 segment_cmp(const void *a, const void *b)
 {
 	const segment_t *x = a, *y = b;
 
-	return x->base < y->base ? -1 : x->base > y->base;
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 static void
