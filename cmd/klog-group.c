@@ -484,7 +484,8 @@ group_parts(klog_zk_t *zk, const char *group, const char *topic,
 		return rc == -KLOG_ENOMEM ? klog_err_set(err, rc, "%s",
 		    klog_strerror(rc)) : rc;
 	}
-	qsort(v, k, sizeof(*v), cmp_part);
+	if (k > 1)
+		qsort(v, k, sizeof(*v), cmp_part);
 	*out = v;
 	*n = k;
 	return 0;

@@ -403,7 +403,8 @@ cmp_str(const void *a, const void *b)
 void
 klog_cluster_sort_names(char **names, size_t n)
 {
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n > 1)
+		qsort(names, n, sizeof(char *), cmp_str);
 }
 
 void
@@ -535,7 +536,8 @@ klog_cluster_brokers(klog_zk_t *zk, int watch, klog_cluster_broker_t **out,
 		v[k++].id = (int32_t)id;
 	}
 	rc = 0;
-	qsort(v, k, sizeof(*v), cmp_broker);
+	if (k > 1)
+		qsort(v, k, sizeof(*v), cmp_broker);
 	*out = v;
 	*n = k;
 	v = NULL;
@@ -609,7 +611,9 @@ klog_cluster_topic(klog_zk_t *zk, const char *topic, int watch,
 		t->holders[t->nholders++].partitions = count;
 	}
 	rc = 0;
-	qsort(t->holders, t->nholders, sizeof(*t->holders), cmp_holder);
+	if (t->nholders > 1)
+		qsort(t->holders, t->nholders, sizeof(*t->holders),
+		    cmp_holder);
 out:
 	klog_zk_list_free(&ids);
 	if (rc < 0)

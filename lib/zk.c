@@ -732,6 +732,7 @@ klog_zk_children(klog_zk_t *zk, const char *path, int watch,
 		return klog_err_set(err, rc, "%s: %s", path,
 		    klog_strerror(rc));
 	}
-	qsort(out->names, out->n, sizeof(char *), cmp_name);
+	if (out->n > 1)
+		qsort(out->names, out->n, sizeof(char *), cmp_name);
 	return 0;
 }

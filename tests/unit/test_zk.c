@@ -1,0 +1,464 @@
+/*
+ * Tests for lib/zk.c against a real ZooKeeper: the group setup starts a
+ * throwaway standalone server (tickTime=500, so sessions of 1-10 s) on a
+ * free port in a temp dir, and the teardown kills it by its pid.  Without
+ * zkServer.sh every test is skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "klog/zk.h"
+
+#define ZK_SERVER "/usr/share/zookeeper/bin/zkServer.sh"
+
+typedef struct server {
+	pid_t pid;
+	char dir[64];
+	char connect[64];
+} server_t;
+
+static int
+free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int
+start_server(server_t *s)
+{
+	char cfg[128];
+	FILE *f;
+	int port = free_port(), fd;
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/klog-test-zk.XXXXXX");
+	if (port < 0 || mkdtemp(s->dir) == NULL)
+		return -1;
+	snprintf(cfg, sizeof(cfg), "%s/zoo.cfg", s->dir);
+	if ((f = fopen(cfg, "w")) == NULL)
+		return -1;
+	fprintf(f, "tickTime=500\ndataDir=%s/data\nclientPort=%d\n"
+	    "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+	    "minSessionTimeout=1000\nmaxSessionTimeout=10000\n"
+	    "maxClientCnxns=0\nforceSync=no\n", s->dir, port);
+	if (fclose(f) != 0)
+		return -1;
+	snprintf(s->connect, sizeof(s->connect), "127.0.0.1:%d", port);
+	if ((s->pid = fork()) < 0)
+		return -1;
+	if (s->pid == 0) {
+		/* zkServer.sh execs java, so this pid is the server's; it
+		 * dies with the test even if the test crashes. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if ((fd = open("/dev/null", O_RDWR)) >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setenv("JMXDISABLE", "true", 1);
+		execl(ZK_SERVER, ZK_SERVER, "start-foreground", cfg,
+		    (char *)NULL);
+		_exit(127);
+	}
+	return 0;
+}
+
+static void
+stop_server(server_t *s)
+{
+	char cmd[96];
+
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+	}
+	if (s->dir[0] != '\0') {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "test_zk: could not remove %s\n",
+			    s->dir);
+	}
+}
+
+static server_t server;
+static int have_server;
+
+static int
+group_setup(void **state)
+{
+	klog_zk_t *zk;
+	klog_err_t err;
+
+	(void)state;
+	if (access(ZK_SERVER, X_OK) != 0)
+		return 0;
+	if (start_server(&server) < 0)
+		return -1;
+	/* The client retries until the JVM serves: one long bounded wait. */
+	if (klog_zk_open(server.connect, 4000, 30000, &zk, &err) < 0) {
+		fprintf(stderr, "test_zk: server did not start: %s\n",
+		    err.msg);
+		return -1;
+	}
+	klog_zk_close(zk);
+	have_server = 1;
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	stop_server(&server);
+	return 0;
+}
+
+static klog_zk_t *
+open_ok(const char *connect, int session_ms)
+{
+	klog_zk_t *zk = NULL;
+	klog_err_t err = { 0, "" };
+	int rc = klog_zk_open(connect, session_ms, 10000, &zk, &err);
+
+	if (rc != 0)
+		fprintf(stderr, "open %s: %s\n", connect, err.msg);
+	assert_int_equal(rc, 0);
+	return zk;
+}
+
+#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
+
+/* Wait up to ms for an event of the given type; 1 if it came.  Other
+ * events are recorded in *seen as a bit mask of their types. */
+static int
+wait_event(klog_zk_t *zk, int type, int ms, klog_zk_event_t *ev,
+    unsigned *seen)
+{
+	struct pollfd p = { klog_zk_event_fd(zk), POLLIN, 0 };
+	struct timespec t0, t;
+	int64_t spent = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (spent < ms) {
+		if (poll(&p, 1, 100) > 0) {
+			while (klog_zk_next_event(zk, ev) == 1) {
+				if (seen != NULL)
+					*seen |= 1u << ev->type;
+				if (ev->type == type)
+					return 1;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		spent = (t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	return 0;
+}
+
+static void
+test_open_errors(void **state)
+{
+	klog_zk_t *zk = (klog_zk_t *)1;
+	klog_err_t err;
+	char conn[32];
+
+	(void)state;
+	assert_int_equal(klog_zk_open("127.0.0.1", 1000, 100, &zk, &err),
+	    -KLOG_EINVAL);
+	assert_null(zk);
+	assert_int_equal(klog_zk_open("h:1/", 1000, 100, &zk, &err),
+	    -KLOG_EINVAL);
+	assert_int_equal(klog_zk_open("h:1,", 1000, 100, &zk, &err),
+	    -KLOG_EINVAL);
+	snprintf(conn, sizeof(conn), "127.0.0.1:%d", free_port());
+	assert_int_equal(klog_zk_open(conn, 1000, 300, &zk, &err),
+	    -KLOG_ETIMEDOUT);
+	assert_null(zk);
+	assert_non_null(strstr(err.msg, conn));
+}
+
+static void
+test_nodes(void **state)
+{
+	klog_zk_t *zk;
+	klog_zk_list_t l;
+	klog_zk_stat_t st;
+	klog_err_t err;
+	char big[3000], *data;
+	size_t len;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_mkdirs(zk, "/n/a/b", &err), 0);
+	assert_int_equal(klog_zk_mkdirs(zk, "/n/a/b", &err), 0);
+	assert_int_equal(klog_zk_create(zk, "/n/a/b", "x", 1, 0, &err),
+	    -KLOG_EEXIST);
+	assert_non_null(strstr(err.msg, "/n/a/b"));
+
+	/* Parents are made; data larger than the first read is not cut. */
+	memset(big, 'z', sizeof(big));
+	assert_int_equal(klog_zk_create(zk, "/n/deep/er/big", big,
+	    sizeof(big), 0, &err), 0);
+	assert_int_equal(klog_zk_get(zk, "/n/deep/er/big", 0, &data, &len, &st,
+	    &err), 0);
+	assert_int_equal(len, sizeof(big));
+	assert_int_equal(st.data_length, (int)sizeof(big));
+	assert_int_equal(st.ephemeral_owner, 0);
+	assert_memory_equal(data, big, sizeof(big));
+	assert_int_equal(data[len], '\0');
+	free(data);
+
+	assert_int_equal(klog_zk_get(zk, "/n/a", 0, &data, &len, NULL, &err),
+	    0);
+	assert_int_equal(len, 0);
+	assert_string_equal(data, "");
+	free(data);
+	assert_int_equal(klog_zk_get(zk, "/n/none", 0, &data, &len, NULL,
+	    &err), -KLOG_ENOENT);
+	assert_null(data);
+
+	/* Children come back sorted as strings. */
+	assert_int_equal(klog_zk_create(zk, "/n/k/b", NULL, 0, 0, &err), 0);
+	assert_int_equal(klog_zk_create(zk, "/n/k/2-0", NULL, 0, 0, &err), 0);
+	assert_int_equal(klog_zk_create(zk, "/n/k/10-0", NULL, 0, 0, &err), 0);
+	assert_int_equal(klog_zk_children(zk, "/n/k", 0, &l, &err), 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.names[0], "10-0");
+	assert_string_equal(l.names[1], "2-0");
+	assert_string_equal(l.names[2], "b");
+	klog_zk_list_free(&l);
+	assert_int_equal(klog_zk_children(zk, "/n/none", 0, &l, &err),
+	    -KLOG_ENOENT);
+
+	/* Versions, put, delete. */
+	assert_int_equal(klog_zk_exists(zk, "/n/a", 0, &st, &err), 0);
+	assert_int_equal(klog_zk_set(zk, "/n/a", "v", 1, st.version + 1,
+	    &err), -KLOG_EBUSY);
+	assert_int_equal(klog_zk_set(zk, "/n/a", "v", 1, st.version, &err), 0);
+	assert_int_equal(klog_zk_set(zk, "/n/none", "v", 1, -1, &err),
+	    -KLOG_ENOENT);
+	assert_int_equal(klog_zk_put(zk, "/n/p/q", "1", 1, &err), 0);
+	assert_int_equal(klog_zk_put(zk, "/n/p/q", "22", 2, &err), 0);
+	assert_int_equal(klog_zk_get(zk, "/n/p/q", 0, &data, &len, NULL, &err),
+	    0);
+	assert_string_equal(data, "22");
+	free(data);
+	assert_int_equal(klog_zk_delete(zk, "/n/k", -1, &err), -KLOG_EBUSY);
+	assert_int_equal(klog_zk_delete_tree(zk, "/n", &err), 0);
+	assert_int_equal(klog_zk_exists(zk, "/n", 0, NULL, &err),
+	    -KLOG_ENOENT);
+	assert_int_equal(klog_zk_delete_tree(zk, "/n", &err), 0);
+	klog_zk_close(zk);
+}
+
+static void
+test_chroot(void **state)
+{
+	klog_zk_t *zk, *root;
+	klog_err_t err;
+	char conn[96];
+
+	(void)state;
+	NEED_SERVER();
+	snprintf(conn, sizeof(conn), "%s/cr/oot", server.connect);
+	zk = open_ok(conn, 4000);
+	assert_int_equal(klog_zk_create(zk, "/x", "1", 1, 0, &err), 0);
+	root = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_exists(root, "/cr/oot/x", 0, NULL, &err), 0);
+	assert_int_equal(klog_zk_delete_tree(root, "/cr", &err), 0);
+	klog_zk_close(root);
+	klog_zk_close(zk);
+}
+
+static void
+test_watch_events(void **state)
+{
+	struct pollfd p;
+	klog_zk_t *zk, *other;
+	klog_zk_list_t l;
+	klog_zk_event_t ev;
+	klog_err_t err;
+	char *data;
+	size_t len;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok(server.connect, 4000);
+	other = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_mkdirs(zk, "/w/ids", &err), 0);
+	assert_int_equal(klog_zk_children(zk, "/w/ids", 1, &l, &err), 0);
+	assert_int_equal(l.n, 0);
+	klog_zk_list_free(&l);
+	/* A watch on a node that does not exist yet, through exists. */
+	assert_int_equal(klog_zk_exists(zk, "/w/flag", 1, NULL, &err),
+	    -KLOG_ENOENT);
+
+	assert_int_equal(klog_zk_create(other, "/w/ids/m1", "{}", 2,
+	    KLOG_ZK_EPHEMERAL, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_CHILD, 5000, &ev, NULL));
+	assert_string_equal(ev.path, "/w/ids");
+	/* One-shot: a second child gives nothing until re-armed. */
+	assert_int_equal(klog_zk_create(other, "/w/ids/m2", "{}", 2,
+	    KLOG_ZK_EPHEMERAL, &err), 0);
+	assert_int_equal(klog_zk_create(other, "/w/flag", "1", 1, 0, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_DATA, 5000, &ev, NULL));
+	assert_string_equal(ev.path, "/w/flag");
+	assert_int_equal(klog_zk_next_event(zk, &ev), 0);
+	/* Drained: the eventfd is no longer readable. */
+	p.fd = klog_zk_event_fd(zk);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 0), 0);
+
+	/* Re-arm, and the member's session ending fires it. */
+	assert_int_equal(klog_zk_children(zk, "/w/ids", 1, &l, &err), 0);
+	assert_int_equal(l.n, 2);
+	klog_zk_list_free(&l);
+	assert_int_equal(klog_zk_get(zk, "/w/flag", 1, &data, &len, NULL,
+	    &err), 0);
+	free(data);
+	klog_zk_close(other);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_CHILD, 5000, &ev, NULL));
+	assert_string_equal(ev.path, "/w/ids");
+	assert_int_equal(klog_zk_children(zk, "/w/ids", 0, &l, &err), 0);
+	assert_int_equal(l.n, 0);
+	klog_zk_list_free(&l);
+	assert_int_equal(klog_zk_delete(zk, "/w/flag", -1, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_DATA, 5000, &ev, NULL));
+	assert_int_equal(klog_zk_delete_tree(zk, "/w", &err), 0);
+	klog_zk_close(zk);
+}
+
+static void
+test_zombie_ephemeral(void **state)
+{
+	klog_zk_t *a, *b;
+	klog_zk_stat_t st;
+	klog_err_t err;
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	(void)state;
+	NEED_SERVER();
+	a = open_ok(server.connect, 4000);
+	b = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_create_ephemeral(a, "/z/node", "a", 1, 0,
+	    &err), 0);
+	/* Our own node again (a retry after a lost connection): fine. */
+	assert_int_equal(klog_zk_create_ephemeral(a, "/z/node", "a2", 2, 0,
+	    &err), 0);
+	/* Another live session's: refused after the bounded wait. */
+	assert_int_equal(klog_zk_create_ephemeral(b, "/z/node", "b", 1, 200,
+	    &err), -KLOG_EEXIST);
+	assert_non_null(strstr(err.msg, "another session"));
+	assert_non_null(strstr(err.msg, "a2"));
+	klog_zk_close(a);
+
+	/*
+	 * A process that dies without closing its session leaves its node
+	 * for about a session timeout: the zombie a fast restart meets.
+	 */
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		klog_zk_t *z;
+
+		if (klog_zk_open(server.connect, 1000, 10000, &z, NULL) < 0 ||
+		    klog_zk_create_ephemeral(z, "/z/node", "dead", 4, 0,
+		    NULL) < 0)
+			_exit(1);
+		if (write(fds[1], "k", 1) != 1)
+			_exit(1);
+		_exit(0);  /* no close: the session stays until it expires */
+	}
+	assert_true(pid > 0);
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(klog_zk_exists(b, "/z/node", 0, &st, &err), 0);
+	assert_true(st.ephemeral_owner != 0);
+	assert_true(st.ephemeral_owner != klog_zk_session_id(b));
+	assert_int_equal(klog_zk_create_ephemeral(b, "/z/node", "b", 1, 10000,
+	    &err), 0);
+	assert_int_equal(klog_zk_exists(b, "/z/node", 0, &st, &err), 0);
+	assert_true(st.ephemeral_owner == klog_zk_session_id(b));
+	assert_int_equal(klog_zk_delete_tree(b, "/z", &err), 0);
+	klog_zk_close(b);
+}
+
+/* Last: it pauses the server past the session timeout. */
+static void
+test_expiry_renews_session(void **state)
+{
+	klog_zk_t *zk;
+	klog_zk_list_t l;
+	klog_zk_event_t ev;
+	klog_err_t err;
+	int64_t old;
+	unsigned seen = 0;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok(server.connect, 1000);
+	assert_int_equal(klog_zk_session_ms(zk), 1000);
+	old = klog_zk_session_id(zk);
+	assert_int_equal(klog_zk_create_ephemeral(zk, "/e/me", "1", 1, 0,
+	    &err), 0);
+	assert_int_equal(klog_zk_children(zk, "/e", 1, &l, &err), 0);
+	klog_zk_list_free(&l);
+
+	assert_int_equal(kill(server.pid, SIGSTOP), 0);
+	usleep(2500 * 1000);
+	assert_int_equal(kill(server.pid, SIGCONT), 0);
+
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_SESSION, 20000, &ev, &seen));
+	assert_true(seen & (1u << KLOG_ZK_EVENT_EXPIRED));
+	assert_true(klog_zk_session_id(zk) != old);
+	/* The old ephemeral went with the old session; the owner re-creates
+	 * it on the new one. */
+	assert_int_equal(klog_zk_create_ephemeral(zk, "/e/me", "1", 1, 5000,
+	    &err), 0);
+	assert_int_equal(klog_zk_delete_tree(zk, "/e", &err), 0);
+	klog_zk_close(zk);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_chroot),
+		cmocka_unit_test(test_watch_events),
+		cmocka_unit_test(test_zombie_ephemeral),
+		cmocka_unit_test(test_expiry_renews_session),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
