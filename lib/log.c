@@ -38,6 +38,7 @@
 #include "klog/error.h"
 #include "klog/format.h"
 #include "klog/log.h"
+#include "klog/retain.h"
 
 #define BASE_DIGITS 20
 #define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
@@ -1260,32 +1261,34 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 	return r;
 }
 
-/* How many segments from the front retention removes; stat()s only the
- * prefix the age rule walks. */
+/* The shared rule (retain.h) over the snapshot.  A file another process
+ * removed counts as expired.  mtimes are only stat()ed for the age rule. */
 static int
-count_expired(const klog_log_t *log, const struct snap *sn, size_t n,
-    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms, size_t *k)
+plan_retain(const klog_log_t *log, const struct snap *sn, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
+    klog_retain_plan_t *plan)
 {
-	int64_t total = 0, ms;
-	int r;
+	klog_segment_info_t *info;
+	int r = 0;
 
-	*k = 0;
-	if (max_age_ms >= 0) {
-		for (; *k < n; (*k)++) {
-			r = snap_mtime(log, &sn[*k], &ms);
-			if (r < 0 && r != -KLOG_ENOENT)
-				return r;
-			if (r == 0 && now_ms - ms <= max_age_ms)
-				break;
-		}
+	if ((info = calloc(n, sizeof(*info))) == NULL)
+		return -KLOG_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		info[i].base = sn[i].base;
+		info[i].size = sn[i].size;
+		if (max_age_ms < 0)
+			continue;
+		r = snap_mtime(log, &sn[i], &info[i].mtime_ms);
+		if (r == -KLOG_ENOENT)
+			info[i].mtime_ms = KLOG_RETAIN_GONE;
+		else if (r < 0)
+			goto out;
 	}
-	if (max_bytes < 0)
-		return 0;
-	for (size_t i = *k; i < n; i++)
-		total += sn[i].size;
-	for (; *k < n && total - sn[*k].size >= max_bytes; (*k)++)
-		total -= sn[*k].size;
-	return 0;
+	r = 0;
+	klog_retain_plan(info, n, max_age_ms, max_bytes, now_ms, plan);
+out:
+	free(info);
+	return r;
 }
 
 /*
@@ -1321,6 +1324,7 @@ klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
     int64_t now_ms, size_t *deleted_segments, int64_t *deleted_bytes,
     klog_err_t *err)
 {
+	klog_retain_plan_t plan;
 	struct snap *sn;
 	size_t n, k;
 	int keep, r;
@@ -1329,15 +1333,18 @@ klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
 	*deleted_bytes = 0;
 	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
 		return klog_err_set(err, r, "%s: out of memory", log->dir);
-	r = count_expired(log, sn, n, max_age_ms, max_bytes, now_ms, &k);
+	r = plan_retain(log, sn, n, max_age_ms, max_bytes, now_ms, &plan);
 	if (r < 0) {
-		r = klog_err_set(err, r, "%s: cannot stat segments", log->dir);
+		r = klog_err_set(err, r, "%s: %s", log->dir,
+		    r == -KLOG_ENOMEM ? "out of memory" :
+		    "cannot stat segments");
 		goto out;
 	}
-	if (k == n) {
+	k = plan.count;
+	if (plan.newest_expired) {
 		if ((r = expire_all(log, &sn[n - 1], &keep, err)) < 0)
 			goto out;
-		k -= (size_t)keep;
+		k += (size_t)!keep;
 	}
 	if (k > 0)
 		r = drop_prefix(log, sn, k, 1, deleted_segments,

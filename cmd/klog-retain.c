@@ -1,0 +1,365 @@
+/*
+ * klog-retain: delete old segments from a data directory by age and size,
+ * from cron, beside a running broker.  The rule and the file work are
+ * lib/retain.c; this main walks the partitions, prints one line per deleted
+ * segment and chooses the exit status.  See klog-retain(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "klog/exit.h"
+#include "klog/log.h"
+#include "klog/parse.h"
+#include "klog/retain.h"
+
+#define PROG "klog-retain"
+#define VERSION "0.1.0"
+#define DEFAULT_DATA_DIR "klog-data"
+#define DEFAULT_WAIT_MS 10000
+
+enum {
+	OPT_MAX_AGE = 256,
+	OPT_MAX_BYTES,
+	OPT_VERSION,
+};
+
+typedef struct state {
+	const char *data_dir;
+	int64_t max_age_ms, max_bytes, wait_ms, now_ms;
+	char **topics;           /* -t arguments, in argv */
+	int *topic_seen;
+	size_t ntopics;
+	int dry_run, quiet, verbose;
+	int rval;                /* the worst exit status so far */
+	size_t deleted, partitions;
+	int64_t deleted_bytes;
+} state_t;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-hnqv] [-d dir] [--max-age duration] "
+	    "[--max-bytes size]\n"
+	    "                   [-t topic]... [-w duration]\n"
+	    "Delete a data directory's oldest segments by age and size, "
+	    "beside a live broker.\n"
+	    "\n"
+	    "  -d, --data-dir DIR     the broker's data directory (default: "
+	    "$KLOG_DATA_DIR,\n"
+	    "                         else " DEFAULT_DATA_DIR ")\n"
+	    "      --max-age D        delete segments older than D "
+	    "(7d, 36h, 90m)\n"
+	    "      --max-bytes S      delete while a partition stays at or "
+	    "above S (500M, 10G)\n"
+	    "  -t, --topic TOPIC      only this topic (repeatable)\n"
+	    "  -n, --dry-run          delete nothing; print what would be "
+	    "deleted\n"
+	    "  -w, --wait D           wait up to D for another klog-retain "
+	    "(default 10s)\n"
+	    "  -q, --quiet            no warnings\n"
+	    "  -v, --verbose          a total line and notes on stderr\n"
+	    "  -h, --help             print this help\n"
+	    "      --version          print the version\n"
+	    "\n"
+	    "One line per deleted segment: topic, partition, base offset, "
+	    "bytes, age in seconds\n"
+	    "(tab-separated).  The newest segment of a partition is never "
+	    "deleted.\n"
+	    "At least one of --max-age and --max-bytes is required.\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure (another klog-retain running, a "
+	    "partition skipped),\n"
+	    "64 usage, 74 I/O error.\n");
+}
+
+static void
+misuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static void
+bad_value(const char *opt, const char *s, const char *why)
+{
+	fprintf(stderr, PROG ": %s %s: %s\nTry '" PROG " -h'\n", opt, s, why);
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int64_t
+duration(const char *opt, const char *s)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_duration_ms(s, 1000, 0, INT64_MAX, &v, &why) < 0)
+		bad_value(opt, s, why);
+	return v;
+}
+
+static void
+note_status(state_t *st, int status)
+{
+	if (status > st->rval)
+		st->rval = status;
+}
+
+static void
+warning(state_t *st, const char *msg)
+{
+	note_status(st, KLOG_EXIT_FAIL);
+	if (!st->quiet)
+		fprintf(stderr, PROG ": %s\n", msg);
+}
+
+static void
+failure(state_t *st, int rc, const klog_err_t *err)
+{
+	note_status(st, klog_exit_for(rc));
+	fprintf(stderr, PROG ": %s\n", klog_err_text(err, rc));
+}
+
+/* Whether -t selects topic; marks it seen. */
+static int
+selected(state_t *st, const char *topic)
+{
+	int hit = st->ntopics == 0;
+
+	for (size_t i = 0; i < st->ntopics; i++)
+		if (strcmp(st->topics[i], topic) == 0)
+			hit = st->topic_seen[i] = 1;
+	return hit;
+}
+
+static void
+print_deleted(state_t *st, const klog_retain_part_t *p, size_t i)
+{
+	const klog_segment_info_t *s = &p->segs[i];
+
+	printf("%s\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", p->topic,
+	    p->partition, s->base, s->size, (st->now_ms - s->mtime_ms) / 1000);
+	st->deleted++;
+	st->deleted_bytes += s->size;
+}
+
+/*
+ * Delete the planned prefix oldest first, and stop at the first failure:
+ * going on would leave a hole in the partition.
+ */
+static void
+delete_prefix(state_t *st, klog_retain_t *r, const klog_retain_part_t *p,
+    size_t count)
+{
+	klog_err_t err = { 0, "" };
+	size_t unlinked = 0;
+	int rc;
+
+	for (size_t i = 0; i < count; i++) {
+		if (!st->dry_run) {
+			rc = klog_retain_part_unlink(r, p, i, &err);
+			if (rc == -KLOG_ENOENT)
+				continue;  /* the broker got there first */
+			if (rc < 0) {
+				failure(st, rc, &err);
+				break;
+			}
+			unlinked++;
+		}
+		print_deleted(st, p, i);
+	}
+	if (unlinked > 0 && (rc = klog_retain_part_sync(r, p, &err)) < 0)
+		failure(st, rc, &err);
+}
+
+static void
+retain_part(state_t *st, klog_retain_t *r, klog_retain_part_t *p)
+{
+	klog_err_t err = { 0, "" };
+	klog_retain_plan_t plan;
+	char msg[sizeof(err.msg) + 64];
+	int rc;
+
+	if ((rc = klog_retain_part_load(r, p, &err)) == -KLOG_ECORRUPT) {
+		snprintf(msg, sizeof(msg), "%s; partition left alone",
+		    err.msg);
+		warning(st, msg);
+		goto out;
+	}
+	if (rc == -KLOG_ENOENT)  /* removed since the listing */
+		goto out;
+	if (rc < 0) {
+		failure(st, rc, &err);
+		goto out;
+	}
+	st->partitions++;
+	klog_retain_plan(p->segs, p->nsegs, st->max_age_ms, st->max_bytes,
+	    st->now_ms, &plan);
+	delete_prefix(st, r, p, plan.count);
+	if (plan.newest_expired && st->verbose)
+		fprintf(stderr, PROG ": %s %d: the newest segment is past the "
+		    "limits too; it is left to the broker\n", p->topic,
+		    p->partition);
+out:
+	klog_retain_part_close(p);
+}
+
+static void
+run(state_t *st)
+{
+	klog_err_t err = { 0, "" };
+	klog_retain_part_t *parts = NULL;
+	klog_retain_t *r = NULL;
+	struct timespec now;
+	char msg[KLOG_TOPIC_MAX + 64];
+	size_t n = 0;
+	int rc;
+
+	if ((rc = klog_retain_open(st->data_dir, &r, &err)) < 0 ||
+	    (!st->dry_run && (rc = klog_retain_lock(r, st->wait_ms,
+	    &err)) < 0) ||
+	    (rc = klog_retain_parts(r, &parts, &n, &err)) < 0) {
+		failure(st, rc, &err);
+		goto out;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	st->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	for (size_t i = 0; i < n; i++)
+		if (selected(st, parts[i].topic))
+			retain_part(st, r, &parts[i]);
+	for (size_t i = 0; i < st->ntopics; i++) {
+		if (st->topic_seen[i])
+			continue;
+		snprintf(msg, sizeof(msg), "topic \"%s\": no such topic",
+		    st->topics[i]);
+		warning(st, msg);
+	}
+	if (st->verbose)
+		fprintf(stderr, PROG ": %s %zu segments, %" PRId64 " bytes, "
+		    "in %zu partitions\n", st->dry_run ? "would delete" :
+		    "deleted", st->deleted, st->deleted_bytes, st->partitions);
+out:
+	klog_retain_parts_free(parts, n);
+	klog_retain_close(r);
+}
+
+static void
+add_topic(state_t *st, char *topic)
+{
+	klog_err_t err = { 0, "" };
+
+	if (klog_topic_validate(topic, &err) < 0)
+		misuse("-t: %s", err.msg);
+	st->topics[st->ntopics++] = topic;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+		{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "topic", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "wait", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why, *env;
+	state_t st;
+	int ch;
+
+	memset(&st, 0, sizeof(st));
+	st.max_age_ms = st.max_bytes = -1;
+	st.wait_ms = DEFAULT_WAIT_MS;
+	env = getenv("KLOG_DATA_DIR");
+	st.data_dir = env != NULL && *env != '\0' ? env : DEFAULT_DATA_DIR;
+	/* -t can appear at most once per argument. */
+	st.topics = calloc((size_t)argc, sizeof(*st.topics));
+	st.topic_seen = calloc((size_t)argc, sizeof(*st.topic_seen));
+	if (st.topics == NULL || st.topic_seen == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return KLOG_EXIT_FAIL;
+	}
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":d:hnqt:vw:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			st.data_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK;
+		case 'n':
+			st.dry_run = 1;
+			break;
+		case 'q':
+			st.quiet = 1;
+			break;
+		case 't':
+			add_topic(&st, optarg);
+			break;
+		case 'v':
+			st.verbose = 1;
+			break;
+		case 'w':
+			st.wait_ms = duration("-w", optarg);
+			break;
+		case OPT_MAX_AGE:
+			st.max_age_ms = duration("--max-age", optarg);
+			break;
+		case OPT_MAX_BYTES:
+			if (klog_parse_size(optarg, 0, INT64_MAX, &st.max_bytes,
+			    &why) < 0)
+				bad_value("--max-bytes", optarg, why);
+			break;
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK;
+		case ':':
+			misuse("%s: option needs an argument",
+			    argv[optind - 1]);
+			break;
+		default:
+			if (optopt != 0) {
+				char opt[3] = { '-', (char)optopt, '\0' };
+
+				misuse("%s: unknown option", opt);
+			}
+			misuse("%s: unknown option", argv[optind - 1]);
+			break;
+		}
+	}
+	if (optind < argc)
+		misuse("%s: unexpected argument", argv[optind]);
+	if (st.max_age_ms < 0 && st.max_bytes < 0)
+		misuse("%s", "--max-age or --max-bytes is required");
+	if (st.quiet && st.verbose)
+		misuse("%s", "-q and -v cannot be used together");
+	if (*st.data_dir == '\0')
+		misuse("%s", "-d: empty directory name");
+
+	run(&st);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, PROG ": stdout: %s\n", strerror(errno ? errno :
+		    EIO));
+		note_status(&st, KLOG_EXIT_IOERR);
+	}
+	free(st.topics);
+	free(st.topic_seen);
+	return st.rval;
+}
