@@ -1,0 +1,112 @@
+/*
+ * One TCP connection to a broker, speaking the framing of proto.h.
+ *
+ * The connection is non-blocking and does no waiting of its own except in
+ * klog_client_open() and klog_client_call(): the producer and the consumer
+ * drive it from their poll loops, which is what lets a producer keep many
+ * requests in flight (pipelining) while it reads stdin.  Requests on one
+ * connection are answered in order, each response carrying the correlation
+ * id of its request.  Writes use MSG_NOSIGNAL, so a broker that goes away
+ * is an error return, never a SIGPIPE.
+ *
+ * Reconnecting is the caller's decision: after an error the connection is
+ * dead (klog_client_close() it and open a new one).
+ */
+#ifndef KLOG_CLIENT_H
+#define KLOG_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/proto.h"
+
+typedef struct klog_client klog_client_t;
+
+/* A broker address as given by the user ("host:port" parsed). */
+typedef struct klog_client_addr {
+	char host[256];
+	char port[16];
+} klog_client_addr_t;
+
+/*
+ * Parse "HOST:PORT[,HOST:PORT...]" (port defaults to 9092) into a new array
+ * *out of *n addresses, owned by the caller (free()).  -KLOG_EINVAL with err
+ * naming the bad entry.
+ */
+int klog_client_parse_brokers(const char *list, klog_client_addr_t **out,
+    size_t *n, klog_err_t *err);
+
+/*
+ * Connect to addr within timeout_ms (every address the name resolves to is
+ * tried).  -KLOG_ECONN or -KLOG_ETIMEDOUT with err saying
+ * "127.0.0.1:9092: Connection refused".  On success *out is owned by the
+ * caller: klog_client_close().
+ */
+int klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
+    klog_client_t **out, klog_err_t *err);
+void klog_client_close(klog_client_t *c);
+
+int klog_client_fd(const klog_client_t *c);
+/* "host:port", for messages. */
+const char *klog_client_name(const klog_client_t *c);
+
+/* A fresh correlation id (increasing, never 0). */
+int32_t klog_client_next_id(klog_client_t *c);
+
+/*
+ * Small requests (fetch, offsets, metadata) are encoded straight into this
+ * buffer with the proto.h encoders; klog_client_write() sends it.
+ */
+klog_buf_t *klog_client_out(klog_client_t *c);
+
+/* Whether output is buffered and not yet written. */
+int klog_client_pending(const klog_client_t *c);
+
+/*
+ * Write as much buffered output as the socket takes now.  0, or -KLOG_ECONN
+ * (the connection is dead).
+ */
+int klog_client_write(klog_client_t *c, klog_err_t *err);
+
+/*
+ * Write caller-owned bytes directly (the producer's request frames, kept for
+ * resending): as much as the socket takes now, *written getting the count.
+ * Buffered output (klog_client_out) must have been written first.
+ */
+int klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
+    size_t *written, klog_err_t *err);
+
+/*
+ * Read what the socket has now.  0; -KLOG_ECLOSED if the broker closed the
+ * connection; -KLOG_ECONN on an error.
+ */
+int klog_client_read(klog_client_t *c, klog_err_t *err);
+
+/*
+ * The next complete response already read: 1, with *body a view of *len
+ * bytes that stays valid until the next call to klog_client_response() or
+ * klog_client_read(); 0 if none is complete yet; -KLOG_EPROTO for a frame
+ * that cannot be a response.  The largest response accepted is
+ * max_response (default KLOG_DEFAULT_MAX_REQUEST + 1 MiB).
+ */
+int klog_client_response(klog_client_t *c, klog_resp_header_t *h,
+    const uint8_t **body, size_t *len, klog_err_t *err);
+void klog_client_set_max_response(klog_client_t *c, size_t max);
+
+/*
+ * Blocking round trip: write the buffered output, then wait up to
+ * timeout_ms for the response to request id (answers to earlier requests
+ * are skipped).  Returns 0 with a view as above and *error the response
+ * header's error code, or -KLOG_ECONN / -KLOG_ECLOSED / -KLOG_ETIMEDOUT /
+ * -KLOG_EPROTO.  For one-off requests (metadata, offsets) only.
+ */
+int klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
+    int16_t *error, const uint8_t **body, size_t *len, klog_err_t *err);
+
+/* CLOCK_MONOTONIC in milliseconds, for deadlines. */
+int64_t klog_client_now_ms(void);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * The consumer: FETCH requests over every partition of a topic (or some),
+ * messages out one at a time, CRCs checked, gzip wrappers opened.
+ *
+ * One fetch request per broker covers all its partitions, long-polling
+ * (max_wait_ms, min_bytes).  As soon as a response is in, the next fetch is
+ * sent (the offsets it needs come from the entries' length fields alone),
+ * so the broker prepares the next batch while the caller goes through this
+ * one; messages are views into the response buffer, never copied.
+ *
+ * Offsets are byte positions (format.h).  Each partition has a position:
+ * the next offset of the last message handed out (or the start offset),
+ * which is what an offset file stores to resume without loss.  Inside a
+ * gzip wrapper every message but the last has the wrapper's offset as next
+ * offset, so resuming from one re-reads the wrapper (at-least-once).
+ *
+ * What the broker sends is checked: a partial entry at the end of a
+ * response is normal (fetched again); an entry larger than the fetch size
+ * grows the fetch size, up to fetch_max_bytes; a CRC mismatch or a broken
+ * entry is -KLOG_ECORRUPT naming topic, partition and offset.
+ */
+#ifndef KLOG_CONSUMER_H
+#define KLOG_CONSUMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/discovery.h"
+#include "klog/error.h"
+#include "klog/format.h"
+
+typedef struct klog_consumer klog_consumer_t;
+
+enum klog_consumer_start {
+	KLOG_CONSUMER_END = -1,        /* the flushed end at start */
+	KLOG_CONSUMER_BEGINNING = -2,  /* the first retained offset */
+	KLOG_CONSUMER_TIME = -3,       /* start_time_ms, segment granular */
+};
+
+/* What to do when a position is no longer in the log (retention). */
+enum klog_consumer_reset {
+	KLOG_CONSUMER_RESET_EARLIEST = 0,
+	KLOG_CONSUMER_RESET_LATEST,
+	KLOG_CONSUMER_RESET_FAIL,
+};
+
+/* A start offset for one partition that overrides the default. */
+typedef struct klog_consumer_pos {
+	int32_t partition;   /* index */
+	int64_t offset;
+} klog_consumer_pos_t;
+
+typedef struct klog_consumer_config {
+	const char *topic;
+	const int32_t *partitions;  /* indexes to read; NULL: all */
+	size_t npartitions;
+	int64_t start;              /* KLOG_CONSUMER_* or a byte offset */
+	int64_t start_time_ms;      /* for KLOG_CONSUMER_TIME */
+	const klog_consumer_pos_t *starts;  /* per-partition overrides */
+	size_t nstarts;
+	int exit_at_end;            /* stop at each partition's end at open */
+	int reset;                  /* KLOG_CONSUMER_RESET_* */
+	int32_t fetch_bytes;        /* per partition; default 4 MiB */
+	int32_t fetch_max_bytes;    /* growth limit; default 64 MiB */
+	int max_wait_ms;            /* long poll; default 1000 */
+	int min_bytes;              /* default 1 */
+	int check_crc;              /* default 1 */
+	int connect_timeout_ms;     /* default 5000 */
+	int64_t retry_for_ms;       /* reconnecting; default 30000 */
+} klog_consumer_config_t;
+
+/* One message handed out; views valid until the next klog_consumer_next. */
+typedef struct klog_consumer_msg {
+	int32_t partition;          /* index */
+	int64_t offset;
+	int64_t next_offset;
+	const uint8_t *payload;
+	uint32_t payload_len;
+} klog_consumer_msg_t;
+
+enum klog_consumer_event {
+	KLOG_CONSUMER_BATCH = 0,    /* a response is used up, or a signal */
+	KLOG_CONSUMER_MSG = 1,      /* *m is a message */
+	KLOG_CONSUMER_DONE = 2,     /* exit_at_end: every partition at end */
+	KLOG_CONSUMER_NOTICE = 3,   /* err holds a line worth telling */
+};
+
+void klog_consumer_config_default(klog_consumer_config_t *cfg);
+
+/*
+ * Find the partitions through d (borrowed; it must outlive the consumer),
+ * connect and resolve every start offset (and end offset, with
+ * exit_at_end).  -KLOG_ENOTOPIC, -KLOG_ENOPARTITION, -KLOG_ECONN,
+ * -KLOG_ETIMEDOUT, ...  *out is owned by the caller: klog_consumer_close().
+ */
+int klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
+    klog_consumer_t **out, klog_err_t *err);
+
+/*
+ * The next event (see enum klog_consumer_event), waiting for the broker if
+ * needed.  KLOG_CONSUMER_BATCH is where a caller flushes its output (and
+ * looks at its signal flags: an interrupted wait returns it too).  Errors:
+ * -KLOG_ECORRUPT, -KLOG_ENOTBOUNDARY, -KLOG_ERANGE (reset "fail"),
+ * -KLOG_ETOOBIG (a message over fetch_max_bytes), -KLOG_ECONN /
+ * -KLOG_ETIMEDOUT (gave up reconnecting), others from the broker; err says
+ * which topic, partition and offset.
+ */
+int klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
+    klog_err_t *err);
+
+/* The partitions read: count, and index i's partition number and
+ * position. */
+size_t klog_consumer_count(const klog_consumer_t *c);
+int32_t klog_consumer_partition(const klog_consumer_t *c, size_t i);
+int64_t klog_consumer_position(const klog_consumer_t *c, size_t i);
+
+void klog_consumer_close(klog_consumer_t *c);
+
+/*
+ * One OFFSETS question for partition index of topic: time
+ * KLOG_OFFSET_LATEST, KLOG_OFFSET_EARLIEST or ms since the epoch (the
+ * newest segment start at or before it; -KLOG_ENOENT if none).
+ */
+int klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
+    int32_t index, int64_t time, int timeout_ms, int64_t *offset,
+    klog_err_t *err);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * klog-produce's input: records cut from a byte stream at a delimiter of
+ * any length, and the -J envelope that klog-consume -J writes.
+ *
+ * The splitter reads stdin in large chunks into one buffer and hands out
+ * records as views into it (no copy, no allocation per record).  A delimiter
+ * may straddle two reads.  A final record without a delimiter at EOF is a
+ * record; a delimiter at the very end does not make an extra empty one;
+ * an empty record between two delimiters is kept.
+ */
+#ifndef KLOG_INPUT_H
+#define KLOG_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+
+typedef struct klog_input {
+	uint8_t *buf;          /* owned */
+	size_t cap;
+	size_t start;          /* first byte of the current record */
+	size_t end;            /* end of the bytes read */
+	size_t scan;           /* where the delimiter search resumes */
+	uint8_t delim[64];
+	size_t dlen;
+	size_t max_record;
+	int eof;
+} klog_input_t;
+
+#define KLOG_INPUT_DELIM_MAX 64
+
+/*
+ * Prepare in for records of at most max_record bytes cut at delim[0..dlen)
+ * (1..KLOG_INPUT_DELIM_MAX bytes).  -KLOG_EINVAL, -KLOG_ENOMEM.  Free with
+ * klog_input_free().
+ */
+int klog_input_init(klog_input_t *in, const void *delim, size_t dlen,
+    size_t max_record);
+void klog_input_free(klog_input_t *in);
+
+/*
+ * One read(2) from fd into the buffer: 1 if bytes came, 0 at end of file,
+ * -KLOG_EIO with err on a read error.  Invalidates the record views.
+ */
+int klog_input_fill(klog_input_t *in, int fd, klog_err_t *err);
+
+/* Append bytes as if read (for tests and for callers with their own I/O). */
+int klog_input_feed(klog_input_t *in, const void *p, size_t n);
+/* Mark the end of the input. */
+void klog_input_set_eof(klog_input_t *in);
+
+/*
+ * The next complete record: 1 with a view *rec of *len bytes (valid until
+ * the next fill or feed); 0 if no complete record is buffered (fill again;
+ * after EOF it means the input is finished); -KLOG_ETOOBIG if the next
+ * record is longer than max_record (the input cannot go on).
+ */
+int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
+
+/*
+ * Decode one -J envelope line (a flat JSON object as klog-consume -J
+ * writes) into payload (reset first): the bytes of "payload" or
+ * "payload_base64"; "size", if present, must match.  Other members are
+ * ignored.  Returns 1 for a record, 0 for a blank line (nothing to send),
+ * -KLOG_EINVAL with err saying what is wrong.
+ */
+int klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
+    klog_err_t *err);
+
+#endif

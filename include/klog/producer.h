@@ -1,0 +1,123 @@
+/*
+ * The producer: records in, acknowledged PRODUCE requests out.
+ *
+ * Records are encoded straight into the request frame of an open batch (one
+ * batch = one request = one partition), so a record costs one copy and one
+ * CRC.  A batch is sealed when it holds batch_records records or
+ * batch_bytes bytes, when it is linger_ms old, or on klog_producer_flush().
+ * Sealed requests go out on the broker's connection with up to max_inflight
+ * of them awaiting acknowledgement at once (pipelining); they are kept until
+ * acknowledged, and after a lost connection the producer reconnects with
+ * backoff and sends every unacknowledged request again, in order
+ * (at-least-once: a request the broker appended but could not acknowledge
+ * is appended twice).  No progress for retry_for_ms ends it with
+ * -KLOG_ECONN or -KLOG_ETIMEDOUT.
+ *
+ * Partitions: a fixed one; a key's (FNV-1a 32-bit of the key bytes modulo
+ * the partition count: klog_producer_hash()); or, without either,
+ * batch-sticky round robin: a whole batch goes to one partition and the next
+ * batch to the next one, which keeps each partition's records in order.  A
+ * topic that does not exist yet is created by the broker on the first
+ * produce with its default partition count: klog_producer_open() sends an
+ * empty request to partition 0 for that and asks for the count again.
+ *
+ * acks 0: the broker does not answer; a record counts as done once its
+ * request was written to the socket.
+ *
+ * Single-threaded and non-blocking apart from connecting: the caller feeds
+ * klog_producer_send() and drives I/O with klog_producer_poll(), which can
+ * also wait for the caller's own input descriptor.
+ */
+#ifndef KLOG_PRODUCER_H
+#define KLOG_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/discovery.h"
+#include "klog/error.h"
+
+typedef struct klog_producer klog_producer_t;
+
+typedef struct klog_producer_config {
+	const char *topic;          /* borrowed for the producer's life */
+	int partition;              /* >= 0 fixed; -1 keys or round robin */
+	int acks;                   /* KLOG_ACKS_NONE, _LEADER or _ALL */
+	int timeout_ms;             /* broker-side wait for acks all */
+	int codec;                  /* KLOG_CODEC_NONE or KLOG_CODEC_GZIP */
+	uint32_t batch_records;     /* default 1000 */
+	size_t batch_bytes;         /* message-set bytes; default 1 MiB */
+	int linger_ms;              /* default 5 */
+	int max_inflight;           /* unacknowledged requests; default 64 */
+	size_t max_message;         /* largest payload; default 1000000 */
+	int connect_timeout_ms;     /* default 5000 */
+	int64_t retry_for_ms;       /* default 30000 */
+} klog_producer_config_t;
+
+typedef struct klog_producer_stats {
+	uint64_t records;       /* accepted by klog_producer_send() */
+	uint64_t acked;         /* acknowledged (acks 0: written) */
+	uint64_t failed;        /* refused by the broker */
+	uint64_t bytes;         /* payload bytes acknowledged */
+	uint64_t requests;      /* requests acknowledged (acks 0: written) */
+	uint64_t resent;        /* requests sent again after a reconnect */
+	uint64_t reconnects;
+} klog_producer_stats_t;
+
+void klog_producer_config_default(klog_producer_config_t *cfg);
+
+/* FNV-1a, 32-bit: h = 2166136261; for each byte: h ^= b, h *= 16777619. */
+uint32_t klog_producer_hash(const void *key, size_t len);
+
+/*
+ * Look the topic up through d (borrowed; it must outlive the producer),
+ * creating it if needed (see above).  Errors: -KLOG_ECONN/-KLOG_ETIMEDOUT
+ * (no broker), -KLOG_ETOPIC, -KLOG_ENOTOPIC (not created),
+ * -KLOG_ENOPARTITION (a fixed partition the topic lacks).  *out is owned
+ * by the caller: klog_producer_close().
+ */
+int klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
+    klog_producer_t **out, klog_err_t *err);
+
+/* Partition count of the topic. */
+int klog_producer_partitions(const klog_producer_t *p);
+
+/*
+ * Queue one record (copied).  key may be NULL (no key).  Never blocks:
+ * callers check klog_producer_busy() and poll.  -KLOG_ETOOBIG if len is
+ * over max_message (nothing queued); -KLOG_ENOMEM.
+ */
+int klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
+    const void *key, size_t keylen);
+
+/* Seal every open batch, so it goes out at the next poll. */
+void klog_producer_flush(klog_producer_t *p);
+
+/* Enough is queued that the caller should poll before sending more. */
+int klog_producer_busy(const klog_producer_t *p);
+
+/* Nothing open, queued or awaiting acknowledgement. */
+int klog_producer_done(const klog_producer_t *p);
+
+/*
+ * Do the I/O that can be done and wait up to timeout_ms (-1: no limit) for
+ * more: acknowledgements, writable sockets, reconnect and linger deadlines,
+ * or, if fd >= 0, fd becoming readable.  Returns 1 if fd is readable (or at
+ * EOF), 0 otherwise (a signal also returns 0); on giving up, -KLOG_ECONN or
+ * -KLOG_ETIMEDOUT, and -KLOG_EPROTO for a broker that answers nonsense.
+ */
+int klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
+    klog_err_t *err);
+
+/* Flush and poll until done, or until giving up; 0 or as poll. */
+int klog_producer_drain(klog_producer_t *p, klog_err_t *err);
+
+void klog_producer_stats(const klog_producer_t *p, klog_producer_stats_t *st);
+
+/* The first error the broker answered, e.g. "topic "x" partition 0:
+ * MESSAGE_TOO_LARGE", or NULL. */
+const char *klog_producer_error(const klog_producer_t *p);
+
+void klog_producer_close(klog_producer_t *p);
+
+#endif

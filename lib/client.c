@@ -1,0 +1,368 @@
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "klog/client.h"
+#include "klog/format.h"
+#include "klog/parse.h"
+
+#define READ_CHUNK (256 * 1024)
+
+struct klog_client {
+	int fd;
+	char name[sizeof(((klog_client_addr_t *)0)->host) + 20];
+	int32_t next_id;
+	klog_buf_t out;
+	size_t out_pos;      /* bytes of out already written */
+	klog_buf_t in;
+	size_t in_pos;       /* start of what is not consumed yet */
+	size_t last_len;     /* the response handed out last, dropped later */
+	size_t max_response;
+};
+
+int64_t
+klog_client_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+klog_client_parse_brokers(const char *list, klog_client_addr_t **out,
+    size_t *n, klog_err_t *err)
+{
+	klog_client_addr_t *addrs;
+	const char *p = list, *why = NULL;
+	size_t count = 1, i = 0, len = 0;
+	char item[300];
+
+	for (const char *q = list; *q != '\0'; q++)
+		count += *q == ',';
+	if ((addrs = calloc(count, sizeof(*addrs))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	for (i = 0; i < count; i++) {
+		len = strcspn(p, ",");
+		if (len == 0 || len >= sizeof(item)) {
+			why = len == 0 ? "empty broker address" : "too long";
+			goto bad;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (klog_parse_hostport(item, "127.0.0.1", KLOG_DEFAULT_PORT,
+		    addrs[i].host, sizeof(addrs[i].host), addrs[i].port,
+		    sizeof(addrs[i].port), &why) < 0)
+			goto bad;
+		p += len + (p[len] == ',');
+	}
+	*out = addrs;
+	*n = count;
+	return 0;
+bad:
+	free(addrs);
+	return klog_err_set(err, -KLOG_EINVAL, "%s: %s",
+	    len > 0 && len < sizeof(item) ? item : list, why);
+}
+
+/* Wait for fd to be ready for events until deadline; 0, or -KLOG_ETIMEDOUT. */
+static int
+wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int64_t left;
+	int n;
+
+	for (;;) {
+		left = deadline - klog_client_now_ms();
+		if (left <= 0)
+			return -KLOG_ETIMEDOUT;
+		n = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -KLOG_EIO;
+	}
+}
+
+static int
+connect_one(const struct addrinfo *ai, int64_t deadline, int *fdp)
+{
+	int fd, one = 1, soerr = 0, rc;
+	socklen_t sl = sizeof(soerr);
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		if (errno != EINPROGRESS) {
+			soerr = errno;
+			goto fail;
+		}
+		if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0) {
+			soerr = rc == -KLOG_ETIMEDOUT ? ETIMEDOUT : EIO;
+			goto fail;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+			soerr = errno;
+		if (soerr != 0)
+			goto fail;
+	}
+	/* Requests are whole frames already: do not let Nagle hold them. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	*fdp = fd;
+	return 0;
+fail:
+	close(fd);
+	return soerr;
+}
+
+int
+klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
+    klog_client_t **out, klog_err_t *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+	    .ai_socktype = SOCK_STREAM }, *res, *ai;
+	int64_t deadline = klog_client_now_ms() + timeout_ms;
+	klog_client_t *c;
+	int fd = -1, gai, e = ECONNREFUSED;
+
+	if ((gai = getaddrinfo(addr->host, addr->port, &hints, &res)) != 0)
+		return klog_err_set(err, -KLOG_ECONN, "%s:%s: %s", addr->host,
+		    addr->port, gai_strerror(gai));
+	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
+		if ((e = connect_one(ai, deadline, &fd)) != 0)
+			fd = -1;
+	freeaddrinfo(res);
+	if (fd < 0)
+		return klog_err_set(err, e == ETIMEDOUT ? -KLOG_ETIMEDOUT :
+		    -KLOG_ECONN, "%s:%s: %s", addr->host, addr->port,
+		    e == ETIMEDOUT ? "connection timed out" : strerror(e));
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	c->fd = fd;
+	snprintf(c->name, sizeof(c->name), "%s:%s", addr->host, addr->port);
+	c->max_response = (size_t)KLOG_DEFAULT_MAX_REQUEST + 1024 * 1024;
+	klog_buf_init(&c->out);
+	klog_buf_init(&c->in);
+	*out = c;
+	return 0;
+}
+
+void
+klog_client_close(klog_client_t *c)
+{
+	if (c == NULL)
+		return;
+	close(c->fd);
+	klog_buf_free(&c->out);
+	klog_buf_free(&c->in);
+	free(c);
+}
+
+int
+klog_client_fd(const klog_client_t *c)
+{
+	return c->fd;
+}
+
+const char *
+klog_client_name(const klog_client_t *c)
+{
+	return c->name;
+}
+
+int32_t
+klog_client_next_id(klog_client_t *c)
+{
+	if (c->next_id == INT32_MAX)
+		c->next_id = 0;
+	return ++c->next_id;
+}
+
+klog_buf_t *
+klog_client_out(klog_client_t *c)
+{
+	return &c->out;
+}
+
+int
+klog_client_pending(const klog_client_t *c)
+{
+	return c->out.len > c->out_pos;
+}
+
+void
+klog_client_set_max_response(klog_client_t *c, size_t max)
+{
+	c->max_response = max;
+}
+
+static int
+sock_error(klog_client_t *c, int errnum, klog_err_t *err)
+{
+	return klog_err_set(err, -KLOG_ECONN, "%s: %s", c->name,
+	    strerror(errnum));
+}
+
+int
+klog_client_write(klog_client_t *c, klog_err_t *err)
+{
+	ssize_t n;
+
+	if (c->out.failed)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	while (c->out_pos < c->out.len) {
+		n = send(c->fd, c->out.data + c->out_pos,
+		    c->out.len - c->out_pos, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return sock_error(c, errno, err);
+		c->out_pos += (size_t)n;
+	}
+	klog_buf_reset(&c->out);
+	c->out_pos = 0;
+	return 0;
+}
+
+int
+klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
+    size_t *written, klog_err_t *err)
+{
+	struct msghdr msg = { .msg_iov = (struct iovec *)iov,
+	    .msg_iovlen = (size_t)n };
+	ssize_t w;
+
+	*written = 0;
+	do
+		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (w < 0)
+		return sock_error(c, errno, err);
+	*written = (size_t)w;
+	return 0;
+}
+
+/* Drop consumed input and make room for the rest of the current frame. */
+static int
+make_room(klog_client_t *c)
+{
+	size_t avail, want = READ_CHUNK;
+	uint32_t size;
+
+	c->in_pos += c->last_len;
+	c->last_len = 0;
+	if (c->in_pos > 0) {
+		klog_buf_consume(&c->in, c->in_pos);
+		c->in_pos = 0;
+	}
+	avail = c->in.len;
+	if (avail >= 4) {
+		size = klog_be32(c->in.data);
+		if ((size_t)size + 4 > avail &&
+		    (size_t)size + 4 - avail > want &&
+		    (size_t)size <= c->max_response)
+			want = (size_t)size + 4 - avail;
+	}
+	return klog_buf_reserve(&c->in, want);
+}
+
+int
+klog_client_read(klog_client_t *c, klog_err_t *err)
+{
+	ssize_t n;
+	size_t room;
+
+	for (;;) {
+		if (make_room(c) < 0)
+			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		room = c->in.cap - c->in.len;
+		n = read(c->fd, c->in.data + c->in.len, room);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return sock_error(c, errno, err);
+		if (n == 0)
+			return klog_err_set(err, -KLOG_ECLOSED,
+			    "%s: the broker closed the connection", c->name);
+		c->in.len += (size_t)n;
+		if ((size_t)n < room)
+			return 0;
+	}
+}
+
+int
+klog_client_response(klog_client_t *c, klog_resp_header_t *h,
+    const uint8_t **body, size_t *len, klog_err_t *err)
+{
+	size_t avail;
+	int rc;
+
+	c->in_pos += c->last_len;
+	c->last_len = 0;
+	avail = c->in.len - c->in_pos;
+	rc = klog_proto_resp_header(c->in.data + c->in_pos, avail,
+	    c->max_response, h);
+	if (rc == -KLOG_EPARTIAL)
+		return 0;
+	if (rc < 0)
+		return klog_err_set(err, -KLOG_EPROTO,
+		    "%s: malformed response (%s)", c->name, klog_strerror(rc));
+	if ((size_t)h->size + 4 > avail)
+		return 0;
+	*body = c->in.data + c->in_pos + KLOG_RESP_HEADER_SIZE;
+	*len = (size_t)h->size + 4 - KLOG_RESP_HEADER_SIZE;
+	c->last_len = (size_t)h->size + 4;
+	return 1;
+}
+
+int
+klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
+    int16_t *error, const uint8_t **body, size_t *len, klog_err_t *err)
+{
+	int64_t deadline = klog_client_now_ms() + timeout_ms;
+	klog_resp_header_t h;
+	int rc;
+
+	while (klog_client_pending(c)) {
+		if ((rc = klog_client_write(c, err)) < 0)
+			return rc;
+		if (klog_client_pending(c) &&
+		    wait_fd(c->fd, POLLOUT, deadline) < 0)
+			goto timeout;
+	}
+	for (;;) {
+		while ((rc = klog_client_response(c, &h, body, len, err)) > 0)
+			if (h.correlation == id) {
+				*error = h.error;
+				return 0;
+			}
+		if (rc < 0)
+			return rc;
+		if (wait_fd(c->fd, POLLIN, deadline) < 0)
+			goto timeout;
+		if ((rc = klog_client_read(c, err)) < 0)
+			return rc;
+	}
+timeout:
+	return klog_err_set(err, -KLOG_ETIMEDOUT, "%s: no answer within %d ms",
+	    c->name, timeout_ms);
+}

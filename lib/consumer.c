@@ -1,0 +1,691 @@
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/consumer.h"
+#include "klog/log.h"
+
+#define FETCH_BUDGET (16 << 20)   /* bytes asked per request, all parts */
+#define FETCH_MIN (64 << 10)
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+
+struct cpart {
+	int32_t index;
+	int32_t partition;      /* the broker's number for it */
+	int link;
+	int64_t fetch_offset;   /* where the next fetch starts */
+	int64_t position;       /* next offset of the last message out */
+	int64_t end;            /* exit_at_end: the end at open */
+	int32_t fetch_bytes;
+	int64_t asked;          /* offset asked by the fetch in flight */
+	int done;               /* exit_at_end and fetched up to end */
+};
+
+struct clink {
+	klog_client_addr_t addr;
+	klog_client_t *c;
+	int32_t id;             /* the fetch in flight, or 0 */
+	int64_t sent_ms;
+	int broken;             /* a write failed: close once idle */
+	int64_t down_since;
+	int64_t retry_at;
+	int backoff_ms;
+	char why[512];
+};
+
+struct klog_consumer {
+	klog_consumer_config_t cfg;
+	char topic[KLOG_TOPIC_MAX + 1];
+	struct cpart *parts;
+	size_t nparts;
+	struct clink *links;
+	int nlinks;
+	klog_fetch_part_t *req;       /* scratch for encoding fetches */
+	/* The response being handed out: views into its link's buffer. */
+	klog_fetch_result_t *res;
+	struct cpart **res_part;
+	int64_t *res_base;
+	uint32_t nres, ri;
+	int have_batch;
+	int iterating;
+	klog_iter_t it;
+	struct cpart *itp;
+	char notice[512];
+};
+
+void
+klog_consumer_config_default(klog_consumer_config_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->start = KLOG_CONSUMER_END;
+	cfg->reset = KLOG_CONSUMER_RESET_EARLIEST;
+	cfg->fetch_bytes = 4 << 20;
+	cfg->fetch_max_bytes = 64 << 20;
+	cfg->max_wait_ms = 1000;
+	cfg->min_bytes = 1;
+	cfg->check_crc = 1;
+	cfg->connect_timeout_ms = 5000;
+	cfg->retry_for_ms = 30000;
+}
+
+/* ---- OFFSETS ---- */
+
+static int
+query(klog_client_t *c, const char *topic, int32_t partition, int64_t time,
+    int timeout_ms, int64_t *offset, klog_err_t *err)
+{
+	klog_offsets_part_t q = { { topic, (uint16_t)strlen(topic) },
+	    partition, time, 1 };
+	klog_offsets_result_t res;
+	const uint8_t *body;
+	int16_t error;
+	uint32_t n = 0;
+	size_t len;
+	int32_t id = klog_client_next_id(c);
+	int rc;
+
+	if ((rc = klog_proto_encode_offsets(klog_client_out(c), id, &q, 1)) <
+	    0)
+		return klog_err_set(err, rc, "offsets request: %s",
+		    klog_strerror(rc));
+	if ((rc = klog_client_call(c, id, timeout_ms, &error, &body, &len,
+	    err)) < 0)
+		return rc;
+	if (error != KLOG_WIRE_NONE || klog_proto_decode_offsets_resp(body,
+	    len, &res, 1, &n) < 0 || n != 1)
+		return klog_err_set(err, -KLOG_EPROTO,
+		    "%s: bad offsets response (%s)", klog_client_name(c),
+		    klog_wire_error_name(error));
+	if (res.error != KLOG_WIRE_NONE)
+		return klog_err_set(err, klog_wire_error_to_klog(res.error),
+		    "topic \"%s\" partition %d: %s", topic, (int)partition,
+		    klog_wire_error_name(res.error));
+	if (res.count < 1)
+		return klog_err_set(err, -KLOG_ENOENT,
+		    "topic \"%s\" partition %d: no offset that old", topic,
+		    (int)partition);
+	*offset = klog_proto_offset_at(&res, 0);
+	return 0;
+}
+
+int
+klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
+    int32_t index, int64_t time, int timeout_ms, int64_t *offset,
+    klog_err_t *err)
+{
+	klog_discovery_part_t where;
+	klog_client_t *c;
+	int rc;
+
+	if ((rc = klog_discovery_locate(d, topic, index, &where, err)) < 0)
+		return rc;
+	if ((rc = klog_client_open(&where.addr, timeout_ms, &c, err)) < 0)
+		return rc;
+	rc = query(c, topic, where.partition, time, timeout_ms, offset, err);
+	klog_client_close(c);
+	return rc;
+}
+
+/* ---- links ---- */
+
+static void
+link_down(struct clink *l, int64_t now, const char *why)
+{
+	klog_client_close(l->c);
+	l->c = NULL;
+	l->id = 0;
+	l->broken = 0;
+	if (l->down_since == 0)
+		l->down_since = now;
+	l->retry_at = now + l->backoff_ms;
+	if (l->backoff_ms < BACKOFF_MAX_MS)
+		l->backoff_ms *= 2;
+	snprintf(l->why, sizeof(l->why), "%s", why);
+}
+
+/* Ask l's broker for the next data of every partition still to read. */
+static void
+send_fetch(klog_consumer_t *c, struct clink *l, int li, int64_t now)
+{
+	klog_fetch_req_t req = { .max_wait_ms = c->cfg.max_wait_ms,
+	    .min_bytes = c->cfg.min_bytes, .parts = c->req };
+	klog_err_t e = { 0 };
+	struct cpart *p;
+	int64_t max;
+
+	for (size_t i = 0; i < c->nparts; i++) {
+		p = &c->parts[i];
+		if (p->link != li || p->done)
+			continue;
+		max = p->fetch_bytes;
+		/* With -e, never fetch past the end taken at open. */
+		if (c->cfg.exit_at_end && p->end - p->fetch_offset < max)
+			max = p->end - p->fetch_offset;
+		p->asked = p->fetch_offset;
+		c->req[req.count++] = (klog_fetch_part_t){
+			{ c->topic, (uint16_t)strlen(c->topic) },
+			p->partition, p->fetch_offset, (int32_t)max };
+	}
+	if (req.count == 0)
+		return;
+	l->id = klog_client_next_id(l->c);
+	l->sent_ms = now;
+	if (klog_proto_encode_fetch(klog_client_out(l->c), l->id, &req) < 0 ||
+	    klog_client_write(l->c, &e) < 0)
+		l->broken = 1;
+}
+
+static struct cpart *
+find_part(klog_consumer_t *c, int li, int32_t partition)
+{
+	for (size_t i = 0; i < c->nparts; i++)
+		if (c->parts[i].link == li &&
+		    c->parts[i].partition == partition)
+			return &c->parts[i];
+	return NULL;
+}
+
+/* Bytes of complete entries at the start of set; *first gets the length
+ * field of the entry after them (0 if fewer than 4 bytes remain). */
+static size_t
+complete_bytes(const uint8_t *set, size_t len, uint32_t *first)
+{
+	size_t pos = 0;
+	uint32_t n;
+
+	*first = 0;
+	while (len - pos >= KLOG_LENGTH_SIZE) {
+		n = klog_be32(set + pos);
+		if (n < KLOG_MAGIC0_HEADER || n > KLOG_MAX_ENTRY_LENGTH ||
+		    (size_t)n > len - pos - KLOG_LENGTH_SIZE) {
+			*first = n;
+			break;
+		}
+		pos += KLOG_LENGTH_SIZE + n;
+	}
+	return pos;
+}
+
+static void
+set_position(klog_consumer_t *c, struct cpart *p, int64_t offset)
+{
+	p->fetch_offset = offset;
+	p->position = offset;
+	if (c->cfg.exit_at_end && offset >= p->end)
+		p->done = 1;
+}
+
+static int
+part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
+    klog_err_t *err)
+{
+	int64_t to;
+
+	switch (r->error) {
+	case KLOG_WIRE_NOT_BOUNDARY:
+		return klog_err_set(err, -KLOG_ENOTBOUNDARY,
+		    "topic \"%s\" partition %d: offset %lld is not a message "
+		    "boundary", c->topic, (int)p->index,
+		    (long long)p->asked);
+	case KLOG_WIRE_OFFSET_OUT_OF_RANGE:
+		if (c->cfg.reset == KLOG_CONSUMER_RESET_FAIL)
+			return klog_err_set(err, -KLOG_ERANGE,
+			    "topic \"%s\" partition %d: offset %lld is out of "
+			    "range (the log holds %lld to %lld)", c->topic,
+			    (int)p->index, (long long)p->asked,
+			    (long long)r->log_start, (long long)r->log_end);
+		to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
+		    r->log_end : r->log_start;
+		snprintf(c->notice, sizeof(c->notice),
+		    "topic \"%s\" partition %d: offset %lld is out of range "
+		    "(the log holds %lld to %lld); going on from %lld",
+		    c->topic, (int)p->index, (long long)p->asked,
+		    (long long)r->log_start, (long long)r->log_end,
+		    (long long)to);
+		set_position(c, p, to);
+		return 0;
+	default:
+		return klog_err_set(err, klog_wire_error_to_klog(r->error),
+		    "topic \"%s\" partition %d: %s", c->topic, (int)p->index,
+		    klog_wire_error_name(r->error));
+	}
+}
+
+/* Move p past the complete entries of r; grow the fetch size if one entry
+ * did not fit at all. */
+static int
+part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
+    klog_err_t *err)
+{
+	uint32_t first;
+	size_t done = complete_bytes(r->set, r->set_len, &first);
+	uint64_t need = (uint64_t)first + KLOG_LENGTH_SIZE;
+
+	p->fetch_offset = p->asked + (int64_t)done;
+	if (c->cfg.exit_at_end && p->fetch_offset >= p->end)
+		p->done = 1;
+	if (done > 0 || first < KLOG_MAGIC0_HEADER || first >
+	    KLOG_MAX_ENTRY_LENGTH || need <= (uint64_t)p->fetch_bytes)
+		return 0;
+	if (need > (uint64_t)c->cfg.fetch_max_bytes)
+		return klog_err_set(err, -KLOG_ETOOBIG,
+		    "topic \"%s\" partition %d: offset %lld: a %u-byte "
+		    "message is over the fetch limit of %d bytes", c->topic,
+		    (int)p->index, (long long)p->asked, first,
+		    (int)c->cfg.fetch_max_bytes);
+	while ((uint64_t)p->fetch_bytes < need)
+		p->fetch_bytes = p->fetch_bytes > c->cfg.fetch_max_bytes / 2 ?
+		    c->cfg.fetch_max_bytes : p->fetch_bytes * 2;
+	return 0;
+}
+
+/* A fetch response came in on link li: note it for handing out and send
+ * the next fetch at once. */
+static int
+take_response(klog_consumer_t *c, int li, const klog_resp_header_t *h,
+    const uint8_t *body, size_t len, int64_t now, klog_err_t *err)
+{
+	struct clink *l = &c->links[li];
+	klog_fetch_result_t *r;
+	struct cpart *p;
+	uint32_t n = 0;
+	int rc;
+
+	if (h->correlation != l->id)
+		return 0;
+	l->id = 0;
+	if (h->error != KLOG_WIRE_NONE)
+		return klog_err_set(err, klog_wire_error_to_klog(h->error),
+		    "%s: fetch: %s", klog_client_name(l->c),
+		    klog_wire_error_name(h->error));
+	if (klog_proto_decode_fetch_resp(body, len, c->res,
+	    (uint32_t)c->nparts, &n) < 0)
+		return klog_err_set(err, -KLOG_EPROTO,
+		    "%s: malformed fetch response", klog_client_name(l->c));
+	for (uint32_t i = 0; i < n; i++) {
+		r = &c->res[i];
+		if ((p = find_part(c, li, r->partition)) == NULL)
+			return klog_err_set(err, -KLOG_EPROTO,
+			    "%s: fetch response for partition %d, not asked",
+			    klog_client_name(l->c), (int)r->partition);
+		c->res_part[i] = p;
+		c->res_base[i] = p->asked;
+		if (r->error != KLOG_WIRE_NONE)
+			rc = part_error(c, p, r, err);
+		else
+			rc = part_advance(c, p, r, err);
+		if (rc < 0)
+			return rc;
+	}
+	c->nres = n;
+	c->ri = 0;
+	c->have_batch = 1;
+	send_fetch(c, l, li, now);
+	return 1;
+}
+
+static int
+all_done(const klog_consumer_t *c)
+{
+	for (size_t i = 0; i < c->nparts; i++)
+		if (!c->parts[i].done)
+			return 0;
+	return 1;
+}
+
+static int
+link_active(const klog_consumer_t *c, int li)
+{
+	for (size_t i = 0; i < c->nparts; i++)
+		if (c->parts[i].link == li && !c->parts[i].done)
+			return 1;
+	return 0;
+}
+
+/* Reconnect l if due; a fresh connection gets its fetch at once. */
+static int
+link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
+{
+	struct clink *l = &c->links[li];
+	klog_err_t e = { 0 };
+
+	if (l->broken)
+		link_down(l, now, "write failed");
+	if (l->c == NULL && now >= l->retry_at && link_active(c, li)) {
+		if (klog_client_open(&l->addr, c->cfg.connect_timeout_ms,
+		    &l->c, &e) < 0) {
+			now = klog_client_now_ms();
+			link_down(l, now, e.msg);
+			if (now - l->down_since >= c->cfg.retry_for_ms)
+				return klog_err_set(err, e.code,
+				    "%s; gave up after %lld ms", l->why,
+				    (long long)(now - l->down_since));
+			return 0;
+		}
+		l->down_since = 0;
+		l->backoff_ms = BACKOFF_MIN_MS;
+	}
+	if (l->c != NULL && l->id == 0)
+		send_fetch(c, l, li, now);
+	/* A long poll answers within max_wait; much later, it is lost. */
+	if (l->c != NULL && l->id != 0 && now - l->sent_ms >
+	    c->cfg.max_wait_ms + c->cfg.retry_for_ms)
+		link_down(l, now, "no answer to a fetch");
+	return 0;
+}
+
+/* Wait for the next fetch response: 1 when one is taken, 0 if
+ * interrupted or nothing came yet. */
+static int
+wait_response(klog_consumer_t *c, klog_err_t *err)
+{
+	struct pollfd pfd[c->nlinks];
+	int64_t now = klog_client_now_ms(), next = -1;
+	const uint8_t *body;
+	klog_resp_header_t h;
+	klog_err_t e = { 0 };
+	struct clink *l;
+	size_t len;
+	int rc, n, wait;
+
+	for (int i = 0; i < c->nlinks; i++) {
+		if ((rc = link_service(c, i, now, err)) < 0)
+			return rc;
+		l = &c->links[i];
+		pfd[i].fd = l->c ? klog_client_fd(l->c) : -1;
+		pfd[i].events = POLLIN | (l->c && klog_client_pending(l->c) ?
+		    POLLOUT : 0);
+		pfd[i].revents = 0;
+		if (l->c == NULL && link_active(c, i) &&
+		    (next < 0 || l->retry_at < next))
+			next = l->retry_at;
+	}
+	wait = c->cfg.max_wait_ms + 1000;
+	if (next >= 0 && next - now < wait)
+		wait = next > now ? (int)(next - now) : 0;
+	if ((n = poll(pfd, (nfds_t)c->nlinks, wait)) < 0)
+		return errno == EINTR ? 0 : klog_err_set(err, -KLOG_EIO,
+		    "poll: %s", strerror(errno));
+	now = klog_client_now_ms();
+	for (int i = 0; i < c->nlinks && n > 0; i++) {
+		l = &c->links[i];
+		if (l->c == NULL || pfd[i].revents == 0)
+			continue;
+		if ((pfd[i].revents & POLLOUT) && klog_client_write(l->c, &e) <
+		    0) {
+			link_down(l, now, e.msg);
+			continue;
+		}
+		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (klog_client_read(l->c, &e) < 0) {
+			link_down(l, now, e.msg);
+			continue;
+		}
+		while ((rc = klog_client_response(l->c, &h, &body, &len,
+		    err)) > 0)
+			if ((rc = take_response(c, i, &h, body, len, now,
+			    err)) != 0)
+				return rc;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- handing out messages ---- */
+
+static int
+iter_error(klog_consumer_t *c, int rc, klog_err_t *err)
+{
+	const char *what = klog_iter_error(&c->it);
+
+	return klog_err_set(err, rc, "topic \"%s\" partition %d: offset "
+	    "%lld: %s", c->topic, (int)c->itp->index,
+	    (long long)klog_iter_error_offset(&c->it),
+	    what ? what : klog_strerror(rc));
+}
+
+/* Start on the next set of the response; 0 when there is none left. */
+static int
+next_set(klog_consumer_t *c)
+{
+	klog_fetch_result_t *r;
+	unsigned flags = KLOG_ITER_DEEP;
+
+	if (!c->cfg.check_crc)
+		flags |= KLOG_ITER_NOCRC;
+	while (c->ri < c->nres) {
+		r = &c->res[c->ri];
+		c->itp = c->res_part[c->ri];
+		klog_iter_init(&c->it, r->set, r->set_len, c->res_base[c->ri],
+		    flags, 0);
+		c->ri++;
+		if (r->error == KLOG_WIRE_NONE && r->set_len > 0) {
+			c->iterating = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int
+klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
+    klog_err_t *err)
+{
+	klog_msg_t msg;
+	int rc;
+
+	for (;;) {
+		if (c->notice[0] != '\0') {
+			klog_err_set(err, 0, "%s", c->notice);
+			c->notice[0] = '\0';
+			return KLOG_CONSUMER_NOTICE;
+		}
+		if (c->iterating) {
+			rc = klog_iter_next(&c->it, &msg);
+			if (rc == 1 && !msg.valid)
+				return klog_err_set(err, -KLOG_ECORRUPT,
+				    "topic \"%s\" partition %d: offset %lld: "
+				    "crc mismatch", c->topic,
+				    (int)c->itp->index, (long long)msg.offset);
+			if (rc == 1) {
+				m->partition = c->itp->index;
+				m->offset = msg.offset;
+				m->next_offset = msg.next_offset;
+				m->payload = msg.payload;
+				m->payload_len = msg.payload_len;
+				c->itp->position = msg.next_offset;
+				return KLOG_CONSUMER_MSG;
+			}
+			if (rc < 0 && rc != -KLOG_EPARTIAL)
+				return iter_error(c, rc, err);
+			klog_iter_free(&c->it);
+			c->iterating = 0;
+			continue;
+		}
+		if (next_set(c))
+			continue;
+		if (c->have_batch) {
+			c->have_batch = 0;
+			return KLOG_CONSUMER_BATCH;
+		}
+		if (c->cfg.exit_at_end && all_done(c))
+			return KLOG_CONSUMER_DONE;
+		if ((rc = wait_response(c, err)) < 0)
+			return rc;
+		if (rc == 0)
+			return KLOG_CONSUMER_BATCH;
+	}
+}
+
+size_t
+klog_consumer_count(const klog_consumer_t *c)
+{
+	return c->nparts;
+}
+
+int32_t
+klog_consumer_partition(const klog_consumer_t *c, size_t i)
+{
+	return c->parts[i].index;
+}
+
+int64_t
+klog_consumer_position(const klog_consumer_t *c, size_t i)
+{
+	return c->parts[i].position;
+}
+
+/* ---- opening ---- */
+
+static int
+add_link(klog_consumer_t *c, const klog_client_addr_t *a)
+{
+	for (int i = 0; i < c->nlinks; i++)
+		if (strcmp(c->links[i].addr.host, a->host) == 0 &&
+		    strcmp(c->links[i].addr.port, a->port) == 0)
+			return i;
+	c->links[c->nlinks].addr = *a;
+	c->links[c->nlinks].backoff_ms = BACKOFF_MIN_MS;
+	return c->nlinks++;
+}
+
+static const klog_consumer_pos_t *
+start_override(const klog_consumer_config_t *cfg, int32_t index)
+{
+	for (size_t i = 0; i < cfg->nstarts; i++)
+		if (cfg->starts[i].partition == index)
+			return &cfg->starts[i];
+	return NULL;
+}
+
+static int
+resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
+{
+	klog_client_t *cl = c->links[p->link].c;
+	const klog_consumer_pos_t *o = start_override(&c->cfg, p->index);
+	int tmo = c->cfg.connect_timeout_ms;
+	int64_t start = o ? o->offset : c->cfg.start, time;
+	int rc;
+
+	if (c->cfg.exit_at_end && (rc = query(cl, c->topic, p->partition,
+	    KLOG_OFFSET_LATEST, tmo, &p->end, err)) < 0)
+		return rc;
+	if (start >= 0) {
+		set_position(c, p, start);
+		p->done = c->cfg.exit_at_end && start == p->end;
+		return 0;
+	}
+	time = start == KLOG_CONSUMER_END ? KLOG_OFFSET_LATEST :
+	    start == KLOG_CONSUMER_BEGINNING ? KLOG_OFFSET_EARLIEST :
+	    c->cfg.start_time_ms;
+	rc = query(cl, c->topic, p->partition, time, tmo, &start, err);
+	/* Every segment is newer than the time: start at the beginning. */
+	if (rc == -KLOG_ENOENT && time >= 0)
+		rc = query(cl, c->topic, p->partition, KLOG_OFFSET_EARLIEST,
+		    tmo, &start, err);
+	if (rc < 0)
+		return rc;
+	set_position(c, p, start);
+	return 0;
+}
+
+static int
+setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
+{
+	size_t count = c->cfg.partitions ? c->cfg.npartitions : (size_t)n;
+	klog_discovery_part_t where;
+	struct cpart *p;
+	int rc;
+
+	c->parts = calloc(count, sizeof(*c->parts));
+	c->links = calloc(count, sizeof(*c->links));
+	c->req = calloc(count, sizeof(*c->req));
+	c->res = calloc(count, sizeof(*c->res));
+	c->res_part = calloc(count, sizeof(*c->res_part));
+	c->res_base = calloc(count, sizeof(*c->res_base));
+	if (!c->parts || !c->links || !c->req || !c->res || !c->res_part ||
+	    !c->res_base)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	c->nparts = count;
+	for (size_t i = 0; i < count; i++) {
+		p = &c->parts[i];
+		p->index = c->cfg.partitions ? c->cfg.partitions[i] :
+		    (int32_t)i;
+		if (p->index < 0 || p->index >= n)
+			return klog_err_set(err, -KLOG_ENOPARTITION,
+			    "topic \"%s\" has %d partition%s, no partition %d",
+			    c->topic, n, n == 1 ? "" : "s", (int)p->index);
+		if ((rc = klog_discovery_locate(d, c->topic, p->index, &where,
+		    err)) < 0)
+			return rc;
+		p->partition = where.partition;
+		p->link = add_link(c, &where.addr);
+		p->fetch_bytes = c->cfg.fetch_bytes;
+		if ((int64_t)p->fetch_bytes * (int64_t)count > FETCH_BUDGET)
+			p->fetch_bytes = FETCH_BUDGET / (int32_t)count;
+		if (p->fetch_bytes < FETCH_MIN)
+			p->fetch_bytes = FETCH_MIN;
+	}
+	return 0;
+}
+
+int
+klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
+    klog_consumer_t **out, klog_err_t *err)
+{
+	klog_consumer_t *c;
+	int n, rc;
+
+	if (cfg->topic == NULL || strlen(cfg->topic) > KLOG_TOPIC_MAX ||
+	    cfg->fetch_bytes <= 0 || cfg->fetch_max_bytes < cfg->fetch_bytes)
+		return klog_err_set(err, -KLOG_EINVAL, "bad consumer config");
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	c->cfg = *cfg;
+	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
+	c->cfg.topic = c->topic;
+	rc = n = klog_discovery_partitions(d, c->topic, err);
+	if (n == 0)
+		rc = klog_err_set(err, -KLOG_ENOTOPIC,
+		    "topic \"%s\" does not exist", c->topic);
+	if (rc < 0 || (rc = setup_parts(c, d, n, err)) < 0)
+		goto fail;
+	for (int i = 0; i < c->nlinks; i++)
+		if ((rc = klog_client_open(&c->links[i].addr,
+		    cfg->connect_timeout_ms, &c->links[i].c, err)) < 0)
+			goto fail;
+	for (size_t i = 0; i < c->nparts; i++)
+		if ((rc = resolve_start(c, &c->parts[i], err)) < 0)
+			goto fail;
+	/* Those two are borrowed for open only. */
+	c->cfg.partitions = NULL;
+	c->cfg.starts = NULL;
+	*out = c;
+	return 0;
+fail:
+	klog_consumer_close(c);
+	return rc;
+}
+
+void
+klog_consumer_close(klog_consumer_t *c)
+{
+	if (c == NULL)
+		return;
+	if (c->iterating)
+		klog_iter_free(&c->it);
+	for (int i = 0; i < c->nlinks; i++)
+		klog_client_close(c->links[i].c);
+	free(c->parts);
+	free(c->links);
+	free(c->req);
+	free(c->res);
+	free(c->res_part);
+	free(c->res_base);
+	free(c);
+}

@@ -1,0 +1,743 @@
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/format.h"
+#include "klog/log.h"
+#include "klog/producer.h"
+
+#define MAX_IOV 64
+#define POOL_MAX 16
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+#define BUSY_BYTES (64u << 20)
+#define GZIP_LEVEL 6
+
+/* One batch: a whole PRODUCE frame for one partition. */
+struct req {
+	klog_buf_t buf;
+	size_t hdr_len;          /* bytes before the message set */
+	int index;               /* partition index */
+	uint32_t records;
+	uint64_t payload_bytes;
+	int32_t id;
+	int64_t born_ms;         /* for linger */
+	int64_t sent_ms;         /* last time it was completely written */
+	int sent;                /* written at least once */
+};
+
+/* The connection to one broker and the requests queued for it. */
+struct link {
+	klog_client_addr_t addr;
+	klog_client_t *c;        /* NULL while not connected */
+	struct req **q;          /* q[head..tail): oldest first */
+	size_t head, tail, cap;
+	size_t wi;               /* next request to write */
+	size_t woff;             /* bytes of q[wi] already written */
+	int64_t down_since;      /* first failure of this outage, or 0 */
+	int64_t retry_at;
+	int backoff_ms;
+	char why[512];           /* the last connection error */
+};
+
+struct klog_producer {
+	klog_producer_config_t cfg;
+	char topic[KLOG_TOPIC_MAX + 1];
+	int npart;
+	int32_t *part_num;       /* broker-side partition of each index */
+	int *part_link;          /* link of each index */
+	struct req **open;       /* open batch of each index, or NULL */
+	size_t nopen;
+	int sticky;              /* round robin: the current partition */
+	struct link *links;
+	int nlinks;
+	size_t set_cap;          /* message-set bytes per batch */
+	int32_t next_id;
+	size_t queued;           /* sealed requests not yet done */
+	size_t queued_bytes;
+	struct req *pool[POOL_MAX];
+	size_t npool;
+	klog_producer_stats_t st;
+	char error[512];
+};
+
+void
+klog_producer_config_default(klog_producer_config_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->partition = -1;
+	cfg->acks = KLOG_ACKS_LEADER;
+	cfg->timeout_ms = 30000;
+	cfg->codec = KLOG_CODEC_NONE;
+	cfg->batch_records = 1000;
+	cfg->batch_bytes = 1u << 20;
+	cfg->linger_ms = 5;
+	cfg->max_inflight = 64;
+	cfg->max_message = 1000000;
+	cfg->connect_timeout_ms = 5000;
+	cfg->retry_for_ms = 30000;
+}
+
+uint32_t
+klog_producer_hash(const void *key, size_t len)
+{
+	const uint8_t *p = key;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* ---- requests ---- */
+
+static void
+req_free(struct req *r)
+{
+	if (r == NULL)
+		return;
+	klog_buf_free(&r->buf);
+	free(r);
+}
+
+/* Keep a few frames for reuse: a fresh 1 MiB buffer costs page faults. */
+static void
+req_recycle(klog_producer_t *p, struct req *r)
+{
+	if (p->npool < POOL_MAX && r->buf.cap <= 4 * p->set_cap) {
+		p->pool[p->npool++] = r;
+		return;
+	}
+	req_free(r);
+}
+
+static struct req *
+req_new(klog_producer_t *p, int index, int64_t now)
+{
+	klog_produce_part_t part = {
+		.topic = { p->topic, (uint16_t)strlen(p->topic) },
+		.partition = p->part_num[index],
+	};
+	klog_produce_req_t preq = {
+		.acks = (int16_t)p->cfg.acks, .timeout_ms = p->cfg.timeout_ms,
+		.count = 1, .parts = &part,
+	};
+	struct req *r;
+
+	if (p->npool > 0)
+		r = p->pool[--p->npool];
+	else if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	klog_buf_reset(&r->buf);
+	if (klog_proto_encode_produce(&r->buf, 0, &preq) < 0 ||
+	    r->buf.failed) {
+		req_free(r);
+		return NULL;
+	}
+	r->hdr_len = r->buf.len;
+	r->index = index;
+	r->records = 0;
+	r->payload_bytes = 0;
+	r->born_ms = now;
+	r->sent = 0;
+	return r;
+}
+
+/* Replace an uncompressed set by its gzip wrapper, if that fits. */
+static void
+req_compress(klog_producer_t *p, struct req *r)
+{
+	uint8_t *w = NULL;
+	size_t wlen = 0;
+
+	if (klog_gzip_wrap(r->buf.data + r->hdr_len, r->buf.len - r->hdr_len,
+	    GZIP_LEVEL, &w, &wlen) == 0 && wlen - KLOG_LENGTH_SIZE -
+	    KLOG_MAGIC1_HEADER <= p->cfg.max_message) {
+		r->buf.len = r->hdr_len;
+		klog_buf_put(&r->buf, w, wlen);
+	}
+	free(w);
+}
+
+/* ---- links ---- */
+
+static int
+link_push(struct link *l, struct req *r)
+{
+	struct req **q;
+	size_t ncap;
+
+	if (l->tail == l->cap && l->head > 0) {
+		memmove(l->q, l->q + l->head, (l->tail - l->head) * sizeof(*q));
+		l->tail -= l->head;
+		l->wi -= l->head;
+		l->head = 0;
+	}
+	if (l->tail == l->cap) {
+		ncap = l->cap ? l->cap * 2 : 64;
+		if ((q = realloc(l->q, ncap * sizeof(*q))) == NULL)
+			return -KLOG_ENOMEM;
+		l->q = q;
+		l->cap = ncap;
+	}
+	l->q[l->tail++] = r;
+	return 0;
+}
+
+static void
+link_down(struct link *l, int64_t now, const klog_err_t *why)
+{
+	klog_client_close(l->c);
+	l->c = NULL;
+	if (l->down_since == 0)
+		l->down_since = now;
+	l->retry_at = now + l->backoff_ms;
+	l->wi = l->head;
+	l->woff = 0;
+	snprintf(l->why, sizeof(l->why), "%s", why->msg);
+}
+
+/* The oldest request of l is done: acknowledged, refused or written. */
+static void
+complete(klog_producer_t *p, struct link *l, int16_t error)
+{
+	struct req *r = l->q[l->head++];
+
+	if (error != KLOG_WIRE_NONE) {
+		p->st.failed += r->records;
+		if (p->error[0] == '\0')
+			snprintf(p->error, sizeof(p->error),
+			    "topic \"%s\" partition %d: %s", p->topic,
+			    r->index, klog_wire_error_name(error));
+	} else {
+		p->st.acked += r->records;
+		p->st.bytes += r->payload_bytes;
+		p->st.requests++;
+	}
+	p->queued--;
+	p->queued_bytes -= r->buf.len;
+	req_recycle(p, r);
+}
+
+static void
+advance(klog_producer_t *p, struct link *l, size_t w, int64_t now)
+{
+	struct req *r;
+	size_t left;
+
+	while (w > 0) {
+		r = l->q[l->wi];
+		left = r->buf.len - l->woff;
+		if (w < left) {
+			l->woff += w;
+			return;
+		}
+		w -= left;
+		l->wi++;
+		l->woff = 0;
+		p->st.resent += r->sent;
+		r->sent = 1;
+		r->sent_ms = now;
+	}
+}
+
+/* Write what the socket and the in-flight bound allow. */
+static void
+link_write(klog_producer_t *p, struct link *l, int64_t now)
+{
+	struct iovec iov[MAX_IOV];
+	size_t limit, k, off, w;
+	klog_err_t e = { 0 };
+	int n;
+
+	while (l->c != NULL && l->wi < l->tail) {
+		limit = l->head + (size_t)p->cfg.max_inflight;
+		n = 0;
+		off = l->woff;
+		for (k = l->wi; k < l->tail && k < limit && n < MAX_IOV; k++) {
+			iov[n].iov_base = l->q[k]->buf.data + off;
+			iov[n++].iov_len = l->q[k]->buf.len - off;
+			off = 0;
+		}
+		if (n == 0)
+			return;
+		if (klog_client_writev(l->c, iov, n, &w, &e) < 0) {
+			link_down(l, now, &e);
+			return;
+		}
+		if (w == 0)
+			return;
+		advance(p, l, w, now);
+		if (p->cfg.acks == KLOG_ACKS_NONE)
+			while (l->head < l->wi)
+				complete(p, l, KLOG_WIRE_NONE);
+	}
+}
+
+static int
+handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
+    const uint8_t *body, size_t len, klog_err_t *err)
+{
+	klog_produce_result_t res[1];
+	uint32_t n = 0;
+
+	if (l->head == l->wi || h->correlation != l->q[l->head]->id)
+		return klog_err_set(err, -KLOG_EPROTO,
+		    "%s: answer to a request never sent (id %d)",
+		    klog_client_name(l->c), (int)h->correlation);
+	if (h->error != KLOG_WIRE_NONE) {
+		complete(p, l, h->error);
+		return 0;
+	}
+	if (klog_proto_decode_produce_resp(body, len, res, 1, &n) < 0 ||
+	    n != 1)
+		return klog_err_set(err, -KLOG_EPROTO,
+		    "%s: malformed produce response", klog_client_name(l->c));
+	complete(p, l, res[0].error);
+	return 0;
+}
+
+static int
+link_read(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
+{
+	const uint8_t *body;
+	klog_resp_header_t h;
+	klog_err_t e = { 0 };
+	size_t len;
+	int rc, rrc;
+
+	rrc = klog_client_read(l->c, &e);
+	while ((rc = klog_client_response(l->c, &h, &body, &len, err)) > 0)
+		if ((rc = handle_response(p, l, &h, body, len, err)) < 0)
+			return rc;
+	if (rc < 0)
+		return rc;
+	if (rrc < 0)
+		link_down(l, now, &e);
+	return 0;
+}
+
+/* Connect if due, then write. */
+static int
+link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
+{
+	klog_err_t e = { 0 };
+
+	if (l->c == NULL) {
+		if (l->head == l->tail || now < l->retry_at)
+			return 0;
+		if (klog_client_open(&l->addr, p->cfg.connect_timeout_ms,
+		    &l->c, &e) < 0) {
+			now = klog_client_now_ms();
+			link_down(l, now, &e);
+			if (now - l->down_since >= p->cfg.retry_for_ms)
+				return klog_err_set(err, e.code,
+				    "%s; gave up after %lld ms", l->why,
+				    (long long)(now - l->down_since));
+			if (l->backoff_ms < BACKOFF_MAX_MS)
+				l->backoff_ms *= 2;
+			return 0;
+		}
+		if (l->down_since != 0)
+			p->st.reconnects++;
+		l->down_since = 0;
+		l->backoff_ms = BACKOFF_MIN_MS;
+		l->wi = l->head;
+		l->woff = 0;
+	}
+	link_write(p, l, now);
+	return 0;
+}
+
+/* ---- batches ---- */
+
+static int
+seal(klog_producer_t *p, int index)
+{
+	struct req *r = p->open[index];
+	struct link *l = &p->links[p->part_link[index]];
+
+	p->open[index] = NULL;
+	p->nopen--;
+	if (p->cfg.codec == KLOG_CODEC_GZIP)
+		req_compress(p, r);
+	if (r->buf.failed) {
+		req_free(r);
+		return -KLOG_ENOMEM;
+	}
+	if (p->next_id == INT32_MAX)
+		p->next_id = 0;
+	r->id = ++p->next_id;
+	klog_buf_patch_i32(&r->buf, 0, (int32_t)(r->buf.len - 4));
+	klog_buf_patch_i32(&r->buf, 8, r->id);
+	klog_buf_patch_i32(&r->buf, r->hdr_len - 4,
+	    (int32_t)(r->buf.len - r->hdr_len));
+	if (link_push(l, r) < 0) {
+		req_free(r);
+		return -KLOG_ENOMEM;
+	}
+	p->queued++;
+	p->queued_bytes += r->buf.len;
+	if (p->cfg.partition < 0 && index == p->sticky)
+		p->sticky = (p->sticky + 1) % p->npart;
+	return 0;
+}
+
+void
+klog_producer_flush(klog_producer_t *p)
+{
+	for (int i = 0; i < p->npart && p->nopen > 0; i++)
+		if (p->open[i] != NULL)
+			seal(p, i);
+}
+
+/* Seal batches older than linger; the next deadline into *next (or -1). */
+static void
+seal_expired(klog_producer_t *p, int64_t now, int64_t *next)
+{
+	int64_t due;
+
+	*next = -1;
+	for (int i = 0; i < p->npart && p->nopen > 0; i++) {
+		if (p->open[i] == NULL)
+			continue;
+		due = p->open[i]->born_ms + p->cfg.linger_ms;
+		if (due <= now)
+			seal(p, i);
+		else if (*next < 0 || due < *next)
+			*next = due;
+	}
+}
+
+static int
+pick(const klog_producer_t *p, const void *key, size_t keylen)
+{
+	if (p->cfg.partition >= 0)
+		return p->cfg.partition;
+	if (key != NULL)
+		return (int)(klog_producer_hash(key, keylen) %
+		    (uint32_t)p->npart);
+	return p->sticky;
+}
+
+int
+klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
+    const void *key, size_t keylen)
+{
+	size_t esize = klog_entry_size(len);
+	struct req *r;
+	int idx, rc;
+
+	if (len > p->cfg.max_message)
+		return -KLOG_ETOOBIG;
+	for (;;) {
+		idx = pick(p, key, keylen);
+		r = p->open[idx];
+		if (r == NULL || r->records == 0 ||
+		    r->buf.len - r->hdr_len + esize <= p->set_cap)
+			break;
+		if ((rc = seal(p, idx)) < 0)
+			return rc;
+	}
+	if (r == NULL) {
+		if ((r = req_new(p, idx, klog_client_now_ms())) == NULL)
+			return -KLOG_ENOMEM;
+		p->open[idx] = r;
+		p->nopen++;
+	}
+	if (klog_buf_reserve(&r->buf, esize) < 0)
+		return -KLOG_ENOMEM;
+	r->buf.len += klog_entry_encode(r->buf.data + r->buf.len, payload, len);
+	r->records++;
+	r->payload_bytes += len;
+	p->st.records++;
+	if (r->records >= p->cfg.batch_records)
+		return seal(p, idx);
+	return 0;
+}
+
+int
+klog_producer_busy(const klog_producer_t *p)
+{
+	return p->queued >= (size_t)(2 * p->cfg.max_inflight * p->nlinks) ||
+	    p->queued_bytes >= BUSY_BYTES;
+}
+
+int
+klog_producer_done(const klog_producer_t *p)
+{
+	return p->queued == 0 && p->nopen == 0;
+}
+
+static int64_t
+earliest(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* Give up on a broker that has not acknowledged for retry_for. */
+static int
+check_stalled(klog_producer_t *p, int64_t now, int64_t *next,
+    klog_err_t *err)
+{
+	struct link *l;
+	int64_t due;
+
+	for (int i = 0; i < p->nlinks; i++) {
+		l = &p->links[i];
+		if (l->c == NULL || l->head == l->wi ||
+		    p->cfg.acks == KLOG_ACKS_NONE)
+			continue;
+		due = l->q[l->head]->sent_ms + p->cfg.retry_for_ms;
+		if (due <= now)
+			return klog_err_set(err, -KLOG_ETIMEDOUT,
+			    "%s: no acknowledgement for %lld ms",
+			    klog_client_name(l->c), (long long)
+			    p->cfg.retry_for_ms);
+		*next = earliest(*next, due);
+	}
+	return 0;
+}
+
+int
+klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
+    klog_err_t *err)
+{
+	struct pollfd pfd[p->nlinks + 1];
+	int64_t now = klog_client_now_ms(), next;
+	struct link *l;
+	int n = 0, rc, wait;
+
+	seal_expired(p, now, &next);
+	for (int i = 0; i < p->nlinks; i++) {
+		l = &p->links[i];
+		if ((rc = link_service(p, l, now, err)) < 0)
+			return rc;
+		if (l->c == NULL && l->head < l->tail)
+			next = earliest(next, l->retry_at);
+	}
+	if ((rc = check_stalled(p, now, &next, err)) < 0)
+		return rc;
+	/* With acks 0 the writes above may have finished everything. */
+	if (fd < 0 && klog_producer_done(p))
+		return 0;
+	for (int i = 0; i < p->nlinks; i++) {
+		l = &p->links[i];
+		pfd[i].fd = l->c ? klog_client_fd(l->c) : -1;
+		pfd[i].events = POLLIN;
+		if (l->c && l->wi < l->tail &&
+		    l->wi < l->head + (size_t)p->cfg.max_inflight)
+			pfd[i].events |= POLLOUT;
+		pfd[i].revents = 0;
+	}
+	pfd[p->nlinks].fd = fd;
+	pfd[p->nlinks].events = POLLIN;
+	pfd[p->nlinks].revents = 0;
+	if (timeout_ms >= 0)
+		next = earliest(next, now + timeout_ms);
+	wait = next < 0 ? -1 : next <= now ? 0 :
+	    (int)(next - now > 60000 ? 60000 : next - now);
+	if ((n = poll(pfd, (nfds_t)p->nlinks + 1, wait)) < 0) {
+		if (errno == EINTR)
+			return 0;
+		return klog_err_set(err, -KLOG_EIO, "poll: %s",
+		    strerror(errno));
+	}
+	now = klog_client_now_ms();
+	for (int i = 0; i < p->nlinks && n > 0; i++) {
+		l = &p->links[i];
+		if (l->c == NULL || pfd[i].revents == 0)
+			continue;
+		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR) &&
+		    (rc = link_read(p, l, now, err)) < 0)
+			return rc;
+		link_write(p, l, now);
+	}
+	return fd >= 0 && pfd[p->nlinks].revents != 0;
+}
+
+int
+klog_producer_drain(klog_producer_t *p, klog_err_t *err)
+{
+	int rc;
+
+	klog_producer_flush(p);
+	while (!klog_producer_done(p))
+		if ((rc = klog_producer_poll(p, -1, -1, err)) < 0)
+			return rc;
+	return 0;
+}
+
+void
+klog_producer_stats(const klog_producer_t *p, klog_producer_stats_t *st)
+{
+	*st = p->st;
+}
+
+const char *
+klog_producer_error(const klog_producer_t *p)
+{
+	return p->error[0] ? p->error : NULL;
+}
+
+int
+klog_producer_partitions(const klog_producer_t *p)
+{
+	return p->npart;
+}
+
+/* ---- opening ---- */
+
+/*
+ * Create the topic with an empty PRODUCE to where index 0 would live, then
+ * ask for its partition count again.
+ */
+static int
+create_topic(klog_producer_t *p, klog_discovery_t *d, klog_err_t *err)
+{
+	klog_produce_part_t part = {
+		.topic = { p->topic, (uint16_t)strlen(p->topic) },
+	};
+	klog_produce_req_t preq = { .acks = KLOG_ACKS_LEADER,
+	    .timeout_ms = p->cfg.timeout_ms, .count = 1, .parts = &part };
+	klog_discovery_part_t where;
+	klog_client_t *c = NULL;
+	const uint8_t *body;
+	size_t len;
+	int16_t error;
+	int32_t id;
+	int rc;
+
+	if ((rc = klog_discovery_locate(d, p->topic, 0, &where, err)) < 0)
+		return rc;
+	part.partition = where.partition;
+	if ((rc = klog_client_open(&where.addr, p->cfg.connect_timeout_ms,
+	    &c, err)) < 0)
+		return rc;
+	id = klog_client_next_id(c);
+	if ((rc = klog_proto_encode_produce(klog_client_out(c), id, &preq)) <
+	    0 || (rc = klog_client_call(c, id, p->cfg.connect_timeout_ms,
+	    &error, &body, &len, err)) < 0)
+		goto out;
+	klog_discovery_invalidate(d);
+	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
+		rc = klog_err_set(err, -KLOG_ENOTOPIC,
+		    "topic \"%s\" does not exist and the broker did not "
+		    "create it", p->topic);
+out:
+	klog_client_close(c);
+	return rc;
+}
+
+static int
+find_link(klog_producer_t *p, const klog_client_addr_t *a)
+{
+	struct link *l;
+
+	for (int i = 0; i < p->nlinks; i++)
+		if (strcmp(p->links[i].addr.host, a->host) == 0 &&
+		    strcmp(p->links[i].addr.port, a->port) == 0)
+			return i;
+	l = &p->links[p->nlinks];
+	memset(l, 0, sizeof(*l));
+	l->addr = *a;
+	l->backoff_ms = BACKOFF_MIN_MS;
+	return p->nlinks++;
+}
+
+static int
+map_partitions(klog_producer_t *p, klog_discovery_t *d, klog_err_t *err)
+{
+	klog_discovery_part_t where;
+	size_t n = (size_t)p->npart;
+	int rc;
+
+	p->part_num = calloc(n, sizeof(*p->part_num));
+	p->part_link = calloc(n, sizeof(*p->part_link));
+	p->open = calloc(n, sizeof(*p->open));
+	p->links = calloc(n, sizeof(*p->links));
+	if (!p->part_num || !p->part_link || !p->open || !p->links)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	for (int i = 0; i < p->npart; i++) {
+		if ((rc = klog_discovery_locate(d, p->topic, i, &where,
+		    err)) < 0)
+			return rc;
+		p->part_num[i] = where.partition;
+		p->part_link[i] = find_link(p, &where.addr);
+	}
+	return 0;
+}
+
+int
+klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
+    klog_producer_t **out, klog_err_t *err)
+{
+	klog_producer_t *p;
+	int rc;
+
+	if (cfg->topic == NULL || strlen(cfg->topic) > KLOG_TOPIC_MAX ||
+	    cfg->batch_records == 0 || cfg->max_inflight <= 0)
+		return klog_err_set(err, -KLOG_EINVAL, "bad producer config");
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	p->cfg = *cfg;
+	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
+	p->cfg.topic = p->topic;
+	p->set_cap = cfg->batch_bytes;
+	/* A gzip wrapper is one message: keep it under the size limit. */
+	if (cfg->codec == KLOG_CODEC_GZIP && p->set_cap > cfg->max_message)
+		p->set_cap = cfg->max_message;
+	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
+		rc = create_topic(p, d, err);
+	if (rc < 0)
+		goto fail;
+	p->npart = rc;
+	if (cfg->partition >= p->npart) {
+		rc = klog_err_set(err, -KLOG_ENOPARTITION,
+		    "topic \"%s\" has %d partition%s, no partition %d",
+		    p->topic, p->npart, p->npart == 1 ? "" : "s",
+		    cfg->partition);
+		goto fail;
+	}
+	if ((rc = map_partitions(p, d, err)) < 0)
+		goto fail;
+	p->sticky = (int)(klog_client_now_ms() % p->npart);
+	*out = p;
+	return 0;
+fail:
+	klog_producer_close(p);
+	return rc;
+}
+
+void
+klog_producer_close(klog_producer_t *p)
+{
+	struct link *l;
+
+	if (p == NULL)
+		return;
+	for (int i = 0; p->open && i < p->npart; i++)
+		req_free(p->open[i]);
+	for (int i = 0; i < p->nlinks; i++) {
+		l = &p->links[i];
+		klog_client_close(l->c);
+		for (size_t k = l->head; k < l->tail; k++)
+			req_free(l->q[k]);
+		free(l->q);
+	}
+	for (size_t i = 0; i < p->npool; i++)
+		req_free(p->pool[i]);
+	free(p->part_num);
+	free(p->part_link);
+	free(p->open);
+	free(p->links);
+	free(p);
+}

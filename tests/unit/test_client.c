@@ -1,0 +1,230 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fakebroker.h"
+#include "klog/client.h"
+#include "klog/discovery.h"
+
+/* A loopback port with nothing listening (bound, then closed). */
+static int
+dead_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sl), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static void
+test_parse_brokers(void **state)
+{
+	klog_client_addr_t *a = NULL;
+	klog_err_t err = { 0 };
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(klog_client_parse_brokers("h1:1,h2,:7,[::1]:9",
+	    &a, &n, &err), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(a[0].host, "h1");
+	assert_string_equal(a[0].port, "1");
+	assert_string_equal(a[1].host, "h2");
+	assert_string_equal(a[1].port, "9092");
+	assert_string_equal(a[2].host, "127.0.0.1");
+	assert_string_equal(a[2].port, "7");
+	assert_string_equal(a[3].host, "::1");
+	assert_string_equal(a[3].port, "9");
+	free(a);
+	assert_int_equal(klog_client_parse_brokers("a:1,,b", &a, &n, &err),
+	    -KLOG_EINVAL);
+	assert_string_equal(err.msg, "a:1,,b: empty broker address");
+	assert_int_equal(klog_client_parse_brokers("", &a, &n, &err),
+	    -KLOG_EINVAL);
+	assert_int_equal(klog_client_parse_brokers("h:x", &a, &n, &err),
+	    -KLOG_EINVAL);
+}
+
+static void
+test_refused(void **state)
+{
+	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_client_t *c = NULL;
+	klog_err_t err = { 0 };
+	char want[64];
+	int port = dead_port();
+
+	(void)state;
+	snprintf(a.port, sizeof(a.port), "%d", port);
+	assert_int_equal(klog_client_open(&a, 1000, &c, &err), -KLOG_ECONN);
+	assert_null(c);
+	snprintf(want, sizeof(want), "127.0.0.1:%d: Connection refused",
+	    port);
+	assert_string_equal(err.msg, want);
+}
+
+static klog_client_t *
+connect_fake(fake_t *f)
+{
+	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_client_t *c = NULL;
+	klog_err_t err = { 0 };
+
+	snprintf(a.port, sizeof(a.port), "%d", f->port);
+	assert_int_equal(klog_client_open(&a, 1000, &c, &err), 0);
+	return c;
+}
+
+/* Several requests written at once are answered in order. */
+static void
+test_pipelined_calls(void **state)
+{
+	fake_t *f = fake_start(3, 0);
+	klog_client_t *c = connect_fake(f);
+	klog_str_t t = { "t", 1 };
+	klog_meta_broker_t brokers[4];
+	klog_meta_topic_t topics[4];
+	klog_metadata_t md;
+	klog_resp_header_t h;
+	klog_err_t err = { 0 };
+	const uint8_t *body;
+	size_t len;
+	int32_t ids[5];
+	int16_t error;
+	int got = 0, rc;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		ids[i] = klog_client_next_id(c);
+		assert_int_equal(klog_proto_encode_metadata(klog_client_out(c),
+		    ids[i], &t, 1), 0);
+	}
+	while (klog_client_pending(c))
+		assert_int_equal(klog_client_write(c, &err), 0);
+	while (got < 5) {
+		struct pollfd pfd = { klog_client_fd(c), POLLIN, 0 };
+
+		assert_true(poll(&pfd, 1, 2000) > 0);
+		assert_int_equal(klog_client_read(c, &err), 0);
+		while ((rc = klog_client_response(c, &h, &body, &len, &err)) ==
+		    1) {
+			assert_int_equal(h.correlation, ids[got]);
+			assert_int_equal(klog_proto_decode_metadata_resp(body,
+			    len, &md, brokers, 4, topics, 4), 0);
+			assert_int_equal(topics[0].partitions, 3);
+			got++;
+		}
+		assert_int_equal(rc, 0);
+	}
+	/* And a blocking call skips nothing it should not. */
+	ids[0] = klog_client_next_id(c);
+	klog_proto_encode_metadata(klog_client_out(c), ids[0], &t, 1);
+	assert_int_equal(klog_client_call(c, ids[0], 2000, &error, &body,
+	    &len, &err), 0);
+	assert_int_equal(error, 0);
+	klog_client_close(c);
+	fake_stop(f);
+}
+
+static void
+test_closed_by_broker(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_client_t *c = connect_fake(f);
+	klog_err_t err = { 0 };
+	const uint8_t *body;
+	size_t len;
+	int16_t error;
+	int32_t id;
+
+	(void)state;
+	/* An unknown api: the fake closes the connection. */
+	id = klog_client_next_id(c);
+	klog_proto_req_begin(klog_client_out(c), 99, id);
+	klog_proto_end(klog_client_out(c), 0);
+	assert_int_equal(klog_client_call(c, id, 2000, &error, &body, &len,
+	    &err), -KLOG_ECLOSED);
+	klog_client_close(c);
+	fake_stop(f);
+}
+
+static int
+count_topic(void *arg, const char *topic, int partitions)
+{
+	int *n = arg;
+
+	assert_string_equal(topic, "t");
+	assert_int_equal(partitions, 2);
+	(*n)++;
+	return 0;
+}
+
+static void
+test_discovery_static(void **state)
+{
+	fake_t *f = fake_start(2, 0);
+	klog_discovery_t *d = NULL;
+	klog_discovery_part_t where;
+	klog_err_t err = { 0 };
+	char list[96];
+	int n = 0;
+
+	(void)state;
+	/* A dead broker first: the next one in the list answers. */
+	snprintf(list, sizeof(list), "127.0.0.1:%d,%s", dead_port(), f->addr);
+	assert_int_equal(klog_discovery_open_static(list, 1000, &d, &err), 0);
+	assert_int_equal(klog_discovery_partitions(d, "t", &err), 2);
+	assert_int_equal(klog_discovery_partitions(d, "nope", &err), 0);
+	assert_int_equal(klog_discovery_locate(d, "t", 1, &where, &err), 0);
+	assert_int_equal(where.partition, 1);
+	assert_string_equal(where.addr.host, "127.0.0.1");
+	assert_int_equal(atoi(where.addr.port), f->port);
+	assert_int_equal(klog_discovery_locate(d, "t", 2, &where, &err),
+	    -KLOG_ENOPARTITION);
+	assert_int_equal(klog_discovery_topics(d, count_topic, &n, &err), 0);
+	assert_int_equal(n, 1);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+static void
+test_discovery_unavailable(void **state)
+{
+	klog_discovery_t *d = NULL;
+	klog_err_t err = { 0 };
+	char list[64];
+
+	(void)state;
+	snprintf(list, sizeof(list), "127.0.0.1:%d", dead_port());
+	assert_int_equal(klog_discovery_open_static(list, 1000, &d, &err), 0);
+	assert_int_equal(klog_discovery_partitions(d, "t", &err),
+	    -KLOG_ECONN);
+	assert_non_null(strstr(err.msg, "Connection refused"));
+	klog_discovery_close(d);
+	assert_int_equal(klog_discovery_open_static("a:b:c", 1000, &d, &err),
+	    -KLOG_EINVAL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_brokers),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_pipelined_calls),
+		cmocka_unit_test(test_closed_by_broker),
+		cmocka_unit_test(test_discovery_static),
+		cmocka_unit_test(test_discovery_unavailable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,302 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "klog/input.h"
+#include "klog/outfmt.h"
+
+#define MAXREC 64
+
+/* Records cut from a whole input, joined as "rec|rec|..." for comparing. */
+typedef struct cut {
+	char joined[4096];
+	size_t njoined;
+	int records;
+	int rc;            /* the last klog_input_next() result */
+} cut_t;
+
+static void
+take_all(klog_input_t *in, cut_t *c)
+{
+	const uint8_t *rec;
+	size_t len;
+
+	while ((c->rc = klog_input_next(in, &rec, &len)) == 1) {
+		assert_true(c->njoined + len + 1 < sizeof(c->joined));
+		memcpy(c->joined + c->njoined, rec, len);
+		c->njoined += len;
+		c->joined[c->njoined++] = '|';
+		c->records++;
+	}
+}
+
+/* Feed data in chunks of `chunk` bytes, taking records after each. */
+static cut_t
+split(const char *delim, size_t dlen, const void *data, size_t n,
+    size_t chunk)
+{
+	klog_input_t in;
+	cut_t c;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(klog_input_init(&in, delim, dlen, MAXREC), 0);
+	for (size_t off = 0; off < n && c.rc >= 0; off += chunk) {
+		size_t k = n - off < chunk ? n - off : chunk;
+
+		assert_int_equal(klog_input_feed(&in, (const char *)data + off,
+		    k), 0);
+		take_all(&in, &c);
+	}
+	if (c.rc >= 0) {
+		klog_input_set_eof(&in);
+		take_all(&in, &c);
+	}
+	c.joined[c.njoined] = '\0';
+	klog_input_free(&in);
+	return c;
+}
+
+static void
+check_split(const char *delim, const char *data, const char *want,
+    int records)
+{
+	size_t n = strlen(data);
+
+	for (size_t chunk = 1; chunk <= n + 1; chunk++) {
+		cut_t c = split(delim, strlen(delim), data, n, chunk);
+
+		assert_int_equal(c.rc, 0);
+		assert_string_equal(c.joined, want);
+		assert_int_equal(c.records, records);
+	}
+}
+
+static void
+test_lines(void **state)
+{
+	(void)state;
+	check_split("\n", "a\nbb\nccc\n", "a|bb|ccc|", 3);
+	/* No delimiter at the end: still a record. */
+	check_split("\n", "a\nbb", "a|bb|", 2);
+	/* Empty lines are records; a final delimiter adds none. */
+	check_split("\n", "\n\na\n\n", "||a||", 4);
+	check_split("\n", "", "", 0);
+	check_split("\n", "\n", "|", 1);
+}
+
+static void
+test_multibyte(void **state)
+{
+	(void)state;
+	check_split("||", "ab||cd||", "ab|cd|", 2);
+	check_split("||", "a|b||c|||d", "a|b|c||d|", 3);
+	check_split("<>", "<<>>><>", "<|>>|", 2);
+	check_split("abc", "ababcabcab", "ab||ab|", 3);
+	check_split("\r\n", "GET /\r\nHost: x\r\n\r\n", "GET /|Host: x||", 3);
+}
+
+static void
+test_nul(void **state)
+{
+	static const char data[] = "one\0\0two\0three";
+	cut_t c;
+
+	(void)state;
+	for (size_t chunk = 1; chunk < sizeof(data); chunk++) {
+		c = split("", 1, data, sizeof(data) - 1, chunk);
+		assert_int_equal(c.rc, 0);
+		assert_int_equal(c.records, 4);
+		assert_memory_equal(c.joined, "one||two|three|", 15);
+	}
+}
+
+static void
+test_too_long(void **state)
+{
+	char big[MAXREC + 2];
+	cut_t c;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	/* Exactly the limit is fine, with or without a delimiter. */
+	c = split("\n", 1, big, MAXREC, 7);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.records, 1);
+	big[MAXREC] = '\n';
+	c = split("\n", 1, big, MAXREC + 1, 5);
+	assert_int_equal(c.records, 1);
+	/* One more byte is refused, found at a delimiter or before it. */
+	big[MAXREC] = 'x';
+	big[MAXREC + 1] = '\n';
+	c = split("\n", 1, big, MAXREC + 2, MAXREC + 2);
+	assert_int_equal(c.rc, -KLOG_ETOOBIG);
+	c = split("\n", 1, big, MAXREC + 1, 1);
+	assert_int_equal(c.rc, -KLOG_ETOOBIG);
+	c = split("\n", 1, big, MAXREC + 1, MAXREC + 1);
+	assert_int_equal(c.rc, -KLOG_ETOOBIG);
+	assert_int_equal(c.records, 0);
+}
+
+/* Many records through a real descriptor, across buffer refills. */
+static void
+test_fill_from_pipe(void **state)
+{
+	klog_input_t in;
+	klog_err_t err = { 0 };
+	const uint8_t *rec;
+	size_t len;
+	int fds[2], rc, n = 0;
+	char line[32];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		for (int i = 0; i < 300000; i++) {
+			int k = snprintf(line, sizeof(line), "line %d::", i);
+
+			if (write(fds[1], line, (size_t)k) != k)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(klog_input_init(&in, "::", 2, 1000), 0);
+	do {
+		rc = klog_input_fill(&in, fds[0], &err);
+		assert_true(rc >= 0);
+		while (klog_input_next(&in, &rec, &len) == 1) {
+			int k = snprintf(line, sizeof(line), "line %d", n++);
+
+			assert_int_equal(len, (size_t)k);
+			assert_memory_equal(rec, line, len);
+		}
+	} while (rc > 0);
+	assert_int_equal(n, 300000);
+	close(fds[0]);
+	klog_input_free(&in);
+}
+
+static int
+envelope(const char *line, klog_buf_t *payload, klog_err_t *err)
+{
+	return klog_input_envelope((const uint8_t *)line, strlen(line),
+	    payload, err);
+}
+
+static void
+test_envelope(void **state)
+{
+	klog_err_t err = { 0 };
+	klog_buf_t p;
+
+	(void)state;
+	klog_buf_init(&p);
+	assert_int_equal(envelope("{\"topic\":\"t\",\"partition\":0,"
+	    "\"offset\":0,\"next_offset\":18,\"size\":9,"
+	    "\"payload\":\"tab\\there\\n\"}", &p, &err), 1);
+	assert_int_equal(p.len, 9);
+	assert_memory_equal(p.data, "tab\there\n", 9);
+	assert_int_equal(envelope("{\"payload_base64\":\"YQD/CmI=\"}", &p,
+	    &err), 1);
+	assert_int_equal(p.len, 5);
+	assert_memory_equal(p.data, "a\0\xff\nb", 5);
+	assert_int_equal(envelope("{\"payload\":\"\"}", &p, &err), 1);
+	assert_int_equal(p.len, 0);
+	assert_int_equal(envelope("  \t\r", &p, &err), 0);
+	assert_int_equal(envelope("", &p, &err), 0);
+	klog_buf_free(&p);
+}
+
+static void
+check_bad(const char *line, const char *why)
+{
+	klog_err_t err = { 0 };
+	klog_buf_t p;
+
+	klog_buf_init(&p);
+	assert_int_equal(envelope(line, &p, &err), -KLOG_EINVAL);
+	assert_string_equal(err.msg, why);
+	klog_buf_free(&p);
+}
+
+static void
+test_envelope_errors(void **state)
+{
+	(void)state;
+	check_bad("hello", "not a flat JSON object");
+	check_bad("{\"payload\":\"x\"", "not a flat JSON object");
+	check_bad("{\"topic\":\"t\"}", "no payload or payload_base64");
+	check_bad("{\"payload\":\"x\",\"payload_base64\":\"eA==\"}",
+	    "both payload and payload_base64");
+	check_bad("{\"payload\":5}", "payload: not a string");
+	check_bad("{\"payload_base64\":\"e\"}",
+	    "payload_base64: invalid base64");
+	check_bad("{\"payload\":\"abc\",\"size\":4}",
+	    "size 4 does not match the payload's 3 bytes");
+	check_bad("{\"payload\":\"abc\",\"size\":\"3\"}", "size: not a number");
+}
+
+/* What klog-consume -J writes, klog-produce -J reads back exactly. */
+static void
+test_envelope_round_trip(void **state)
+{
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+	klog_buf_t line, back;
+	uint8_t payload[300];
+	klog_outfmt_rec_t r = { .topic = "t", .topic_len = 1 };
+
+	(void)state;
+	klog_buf_init(&line);
+	klog_buf_init(&back);
+	assert_int_equal(klog_outfmt_json(&f), 0);
+	srand(7);
+	for (int round = 0; round < 200; round++) {
+		size_t n = (size_t)rand() % sizeof(payload);
+
+		for (size_t i = 0; i < n; i++)
+			/* Mostly text, some control bytes, some invalid. */
+			payload[i] = round % 3 == 0 ? (uint8_t)rand() :
+			    (uint8_t)(rand() % 0x80);
+		r.payload = payload;
+		r.payload_len = n;
+		klog_buf_reset(&line);
+		klog_outfmt_render(f, &r, &line);
+		assert_int_equal(klog_input_envelope(line.data, line.len - 1,
+		    &back, &err), 1);
+		assert_int_equal(back.len, n);
+		if (n > 0)
+			assert_memory_equal(back.data, payload, n);
+	}
+	klog_outfmt_free(f);
+	klog_buf_free(&line);
+	klog_buf_free(&back);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_multibyte),
+		cmocka_unit_test(test_nul),
+		cmocka_unit_test(test_too_long),
+		cmocka_unit_test(test_fill_from_pipe),
+		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_envelope_errors),
+		cmocka_unit_test(test_envelope_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,175 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "klog/offsetfile.h"
+
+static char dir[] = "/tmp/klog-offsetfile.XXXXXX";
+static char path[256];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/offsets", dir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char tmp[300];
+
+	(void)state;
+	unlink(path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	unlink(tmp);
+	return rmdir(dir);
+}
+
+static void
+write_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static char *
+read_file(void)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void
+test_missing_is_empty(void **state)
+{
+	klog_offsetfile_t f;
+	klog_err_t err = { 0 };
+	int64_t off;
+
+	(void)state;
+	unlink(path);
+	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
+	assert_int_equal(f.n, 0);
+	assert_int_equal(klog_offsetfile_get(&f, "t", 0, &off), 0);
+	klog_offsetfile_free(&f);
+}
+
+static void
+test_save_and_load(void **state)
+{
+	klog_offsetfile_t f, g;
+	klog_err_t err = { 0 };
+	char tmp[300];
+	int64_t off;
+
+	(void)state;
+	unlink(path);
+	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
+	assert_int_equal(klog_offsetfile_set(&f, "nginx", 1, 98765), 0);
+	assert_int_equal(klog_offsetfile_set(&f, "nginx", 0, 5), 0);
+	assert_int_equal(klog_offsetfile_set(&f, "app", 3, 0), 0);
+	assert_int_equal(klog_offsetfile_set(&f, "nginx", 0, 123456), 0);
+	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "app\t3\t0\n"
+	    "nginx\t0\t123456\n"
+	    "nginx\t1\t98765\n");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_int_equal(klog_offsetfile_load(path, &g, &err), 0);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(klog_offsetfile_get(&g, "nginx", 0, &off), 1);
+	assert_int_equal(off, 123456);
+	assert_int_equal(klog_offsetfile_get(&g, "nginx", 1, &off), 1);
+	assert_int_equal(off, 98765);
+	assert_int_equal(klog_offsetfile_get(&g, "app", 3, &off), 1);
+	assert_int_equal(off, 0);
+	assert_int_equal(klog_offsetfile_get(&g, "app", 0, &off), 0);
+	klog_offsetfile_free(&f);
+	klog_offsetfile_free(&g);
+}
+
+/* Hand-edited files: blanks and comments; other topics survive a save. */
+static void
+test_hand_edited(void **state)
+{
+	klog_offsetfile_t f;
+	klog_err_t err = { 0 };
+	int64_t off;
+
+	(void)state;
+	write_file("# mine\n\n  other  2   77\nt 0 9223372036854775807\r\n");
+	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
+	assert_int_equal(klog_offsetfile_get(&f, "t", 0, &off), 1);
+	assert_true(off == INT64_MAX);
+	assert_int_equal(klog_offsetfile_set(&f, "t", 0, 10), 0);
+	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "other\t2\t77\n"
+	    "t\t0\t10\n");
+	klog_offsetfile_free(&f);
+}
+
+static void
+check_bad(const char *text, const char *why)
+{
+	klog_offsetfile_t f;
+	klog_err_t err = { 0 };
+	char want[512];
+
+	write_file(text);
+	assert_int_equal(klog_offsetfile_load(path, &f, &err),
+	    -KLOG_ECORRUPT);
+	snprintf(want, sizeof(want), "%s:%s", path, why);
+	assert_string_equal(err.msg, want);
+	klog_offsetfile_free(&f);
+}
+
+static void
+test_malformed(void **state)
+{
+	(void)state;
+	check_bad("t 0\n", "1: expected: topic, partition, offset");
+	check_bad("# ok\nt 0 1 2\n", "2: expected: topic, partition, offset");
+	check_bad("t x 1\n", "1: invalid");
+	check_bad("t 0 -1\n", "1: too small");
+	check_bad("t 0 99999999999999999999\n", "1: too large");
+	check_bad("a/b 0 1\n", "1: invalid topic name");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_missing_is_empty),
+		cmocka_unit_test(test_save_and_load),
+		cmocka_unit_test(test_hand_edited),
+		cmocka_unit_test(test_malformed),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

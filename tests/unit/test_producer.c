@@ -1,0 +1,357 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fakebroker.h"
+#include "klog/producer.h"
+
+/* The documented partitioner: FNV-1a 32-bit, standard test vectors. */
+static void
+test_hash_known_values(void **state)
+{
+	(void)state;
+	assert_int_equal(klog_producer_hash("", 0), 0x811c9dc5u);
+	assert_int_equal(klog_producer_hash("a", 1), 0xe40c292cu);
+	assert_int_equal(klog_producer_hash("foobar", 6), 0xbf9cf968u);
+	/* So "foobar" goes to partition 0xbf9cf968 % 3 == 1 of 3. */
+	assert_int_equal(klog_producer_hash("foobar", 6) % 3, 1);
+	assert_int_equal(klog_producer_hash("\0", 1), 0x050c5d1fu);
+}
+
+typedef struct seen {
+	int count;
+	int per_part[FAKE_MAX_PARTS];
+	int last[FAKE_MAX_PARTS];  /* last sequence number per partition */
+	int in_order;
+	int *hits;                 /* hits[i]: times record i was stored */
+} seen_t;
+
+/* Walk the fake's log of every partition; payloads are "rec <i>". */
+static void
+collect(fake_t *f, int nrecords, seen_t *s)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int rc, i;
+
+	memset(s, 0, sizeof(*s));
+	s->in_order = 1;
+	s->hits = calloc((size_t)nrecords, sizeof(int));
+	for (int p = 0; p < FAKE_MAX_PARTS; p++) {
+		s->last[p] = -1;
+		klog_iter_init(&it, f->log[p].data, f->log[p].len, 0,
+		    KLOG_ITER_DEEP, 0);
+		while ((rc = klog_iter_next(&it, &m)) == 1) {
+			assert_true(m.valid);
+			assert_int_equal(sscanf((const char *)m.payload,
+			    "rec %d", &i), 1);
+			assert_true(i >= 0 && i < nrecords);
+			s->hits[i]++;
+			s->count++;
+			s->per_part[p]++;
+			/* Resends may repeat a tail, never go back further. */
+			if (i < s->last[p] && s->hits[i] == 1)
+				s->in_order = 0;
+			s->last[p] = i;
+		}
+		assert_int_equal(rc, 0);
+		klog_iter_free(&it);
+	}
+}
+
+static klog_discovery_t *
+discover(fake_t *f)
+{
+	klog_discovery_t *d = NULL;
+	klog_err_t err = { 0 };
+
+	assert_int_equal(klog_discovery_open_static(f->addr, 1000, &d, &err),
+	    0);
+	return d;
+}
+
+/* Send n records "rec <i>" (with key "k<i % keys>" if keys > 0). */
+static void
+produce(klog_producer_t *p, int n, int keys)
+{
+	klog_err_t err = { 0 };
+	char rec[64], key[16];
+
+	for (int i = 0; i < n; i++) {
+		int len = snprintf(rec, sizeof(rec), "rec %d", i);
+		int klen = snprintf(key, sizeof(key), "k%d", keys ? i % keys :
+		    0);
+
+		assert_int_equal(klog_producer_send(p, rec, (size_t)len + 1,
+		    keys ? key : NULL, (size_t)klen), 0);
+		while (klog_producer_busy(p))
+			assert_true(klog_producer_poll(p, -1, 100, &err) >= 0);
+	}
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+}
+
+static void
+config(klog_producer_config_t *cfg, uint32_t batch)
+{
+	klog_producer_config_default(cfg);
+	cfg->topic = "t";
+	cfg->batch_records = batch;
+	cfg->max_inflight = 4;
+	cfg->retry_for_ms = 3000;
+}
+
+static void
+test_spread_in_order(void **state)
+{
+	fake_t *f = fake_start(3, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	seen_t s;
+
+	(void)state;
+	config(&cfg, 7);
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_partitions(p), 3);
+	produce(p, 2000, 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.records, 2000);
+	assert_int_equal(st.acked, 2000);
+	assert_int_equal(st.failed, 0);
+	assert_true(klog_producer_done(p));
+	collect(f, 2000, &s);
+	assert_int_equal(s.count, 2000);
+	assert_true(s.in_order);
+	/* Batches of 7 went round robin: every partition got some. */
+	for (int i = 0; i < 3; i++)
+		assert_true(s.per_part[i] > 600);
+	free(s.hits);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+static void
+test_keys(void **state)
+{
+	fake_t *f = fake_start(4, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	klog_iter_t it;
+	klog_msg_t m;
+	char key[16];
+	int i;
+
+	(void)state;
+	config(&cfg, 50);
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	produce(p, 1000, 10);
+	for (int part = 0; part < 4; part++) {
+		klog_iter_init(&it, f->log[part].data, f->log[part].len, 0, 0,
+		    0);
+		while (klog_iter_next(&it, &m) == 1) {
+			sscanf((const char *)m.payload, "rec %d", &i);
+			snprintf(key, sizeof(key), "k%d", i % 10);
+			assert_int_equal(klog_producer_hash(key, strlen(key)) %
+			    4, part);
+		}
+		klog_iter_free(&it);
+	}
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+static void
+test_creates_topic(void **state)
+{
+	fake_t *f = fake_start(0, 5);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+
+	(void)state;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_partitions(p), 5);
+	klog_producer_close(p);
+	/* A topic the broker will not create. */
+	cfg.topic = "u";
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err),
+	    -KLOG_ENOTOPIC);
+	cfg.topic = "t";
+	cfg.partition = 5;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err),
+	    -KLOG_ENOPARTITION);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+/* A connection lost before or after an append: everything arrives. */
+static void
+check_resend(int drop_before, int drop_after)
+{
+	fake_t *f = fake_start(2, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	seen_t s;
+
+	f->drop_produce_at = drop_before;
+	f->drop_after_append_at = drop_after;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	produce(p, 500, 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 500);
+	assert_int_equal(st.reconnects, 1);
+	assert_true(st.resent >= 1);
+	collect(f, 500, &s);
+	for (int i = 0; i < 500; i++)
+		assert_true(s.hits[i] >= 1);
+	/* Lost before the append: no duplicates; after: one batch twice. */
+	if (drop_before)
+		assert_int_equal(s.count, 500);
+	else
+		assert_int_equal(s.count, 510);
+	assert_true(s.in_order);
+	free(s.hits);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+static void
+test_resend_after_drop(void **state)
+{
+	(void)state;
+	check_resend(5, 0);
+	check_resend(0, 5);
+}
+
+static void
+test_acks_none_and_gzip(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	klog_iter_t it;
+	klog_msg_t m;
+	int wrappers = 0;
+	seen_t s;
+
+	(void)state;
+	config(&cfg, 100);
+	cfg.codec = KLOG_CODEC_GZIP;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	produce(p, 1000, 0);
+	klog_producer_close(p);
+	/* Ten requests of 100 records: ten gzip wrappers. */
+	klog_iter_init(&it, f->log[0].data, f->log[0].len, 0, 0, 0);
+	while (klog_iter_next(&it, &m) == 1) {
+		assert_int_equal(m.codec, KLOG_CODEC_GZIP);
+		wrappers++;
+	}
+	klog_iter_free(&it);
+	assert_int_equal(wrappers, 10);
+	cfg.codec = KLOG_CODEC_NONE;
+	cfg.acks = KLOG_ACKS_NONE;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	produce(p, 1000, 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 1000);
+	klog_producer_close(p);
+	/* Written is not yet stored: wait for the fake to catch up. */
+	for (int i = 0; i < 200 && f->produces < 20; i++)
+		usleep(10000);
+	pthread_mutex_lock(&f->mu);
+	collect(f, 1000, &s);
+	pthread_mutex_unlock(&f->mu);
+	assert_int_equal(s.count, 2000);
+	free(s.hits);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+static void
+test_too_big(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	static char big[1001];
+
+	(void)state;
+	config(&cfg, 10);
+	cfg.max_message = 1000;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_send(p, big, 1001, NULL, 0),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(klog_producer_send(p, big, 1000, NULL, 0), 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+/* The broker goes away for good: the producer gives up in time. */
+static void
+test_gives_up(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	int64_t t0;
+	int rc;
+
+	(void)state;
+	config(&cfg, 10);
+	cfg.retry_for_ms = 300;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	fake_stop(f);
+	assert_int_equal(klog_producer_send(p, "x", 1, NULL, 0), 0);
+	t0 = klog_client_now_ms();
+	rc = klog_producer_drain(p, &err);
+	assert_int_equal(rc, -KLOG_ECONN);
+	assert_non_null(strstr(err.msg, "gave up after"));
+	assert_true(klog_client_now_ms() - t0 < 3000);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 0);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_known_values),
+		cmocka_unit_test(test_spread_in_order),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_creates_topic),
+		cmocka_unit_test(test_resend_after_drop),
+		cmocka_unit_test(test_acks_none_and_gzip),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_gives_up),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
