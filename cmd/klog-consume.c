@@ -1,0 +1,642 @@
+/*
+ * klog-consume: read a topic and write its messages to stdout, following
+ * like tail -f or stopping at the end.  Fetching is lib/consumer.c, the
+ * output formats lib/outfmt.c, the offset file lib/offsetfile.c.  See
+ * klog-consume(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/client.h"
+#include "klog/consumer.h"
+#include "klog/discovery.h"
+#include "klog/exit.h"
+#include "klog/log.h"
+#include "klog/offsetfile.h"
+#include "klog/outfmt.h"
+#include "klog/parse.h"
+
+#define PROG "klog-consume"
+#define VERSION "0.1.0"
+#define DEFAULT_BROKERS "127.0.0.1:9092"
+#define OUT_FLUSH ((size_t)1 << 20)
+#define SAVE_EVERY_MS 1000
+#define MAX_PARTS 1024
+
+enum {
+	OPT_FETCH_SIZE = 256,
+	OPT_OFFSET_FILE,
+	OPT_RESET,
+	OPT_RETRY_FOR,
+	OPT_VERSION,
+};
+
+typedef struct opts {
+	const char *brokers;
+	const char *topic;
+	const char *format;
+	const char *delim;
+	const char *offset_file;
+	klog_consumer_config_t cc;
+	int32_t parts[MAX_PARTS];
+	size_t nparts;
+	int offset_given;
+	int64_t count;             /* -c, or -1 */
+	int json, list, unbuffered, quiet, verbose;
+} opts_t;
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-eJLhquv] [-b brokers] [-c count] [-D delim] "
+	    "[-f format] [-m timeout]\n"
+	    "                    [-o offset] [-p partition]... "
+	    "[--fetch-size size] [--offset-file file]\n"
+	    "                    [--reset how] [--retry-for time] -t topic\n"
+	    "       " PROG " -L [-b brokers] [-t topic]\n"
+	    "Read a topic and write its messages to stdout.\n"
+	    "\n"
+	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
+	    "$KLOG_BROKERS or\n"
+	    "                         " DEFAULT_BROKERS ")\n"
+	    "  -t, --topic TOPIC      the topic\n"
+	    "  -p, --partition N      only partition N (repeatable; default: "
+	    "all, merged)\n"
+	    "  -o, --offset WHERE     beginning, end (default), a byte offset "
+	    "that starts a\n"
+	    "                         message, or s@MS: the segment holding "
+	    "that Unix time (ms)\n"
+	    "  -e, --exit             stop at the end each partition had at "
+	    "start\n"
+	    "  -c, --count N          stop after N messages in all\n"
+	    "  -f, --format FMT       %%s payload, %%S size, %%R size (4 bytes),"
+	    " %%o offset,\n"
+	    "                         %%O next offset, %%p partition, %%t topic,"
+	    " %%%%; \\n \\t \\0 \\xNN\n"
+	    "                         (default '%%s\\n')\n"
+	    "  -J, --json             one JSON object per message (NDJSON)\n"
+	    "  -D, --delimiter D      write D after each payload (-f '%%sD')\n"
+	    "  -u, --unbuffered       flush stdout after every message\n"
+	    "      --offset-file F    resume from F and keep it up to date\n"
+	    "      --reset HOW        offset gone (retention): earliest "
+	    "(default), latest, fail\n"
+	    "      --fetch-size SIZE  bytes per partition per fetch (default "
+	    "4M)\n"
+	    "  -L, --list             list topics, partitions, earliest and "
+	    "latest offsets\n"
+	    "  -m, --timeout TIME     connect and request timeout (default "
+	    "5s)\n"
+	    "      --retry-for TIME   give up reconnecting after TIME "
+	    "(default 30s)\n"
+	    "  -q, --quiet            no messages but errors\n"
+	    "  -v, --verbose          statistics on stderr at the end\n"
+	    "  -h, --help             print this help\n"
+	    "      --version          print the version\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
+	    "69 broker unavailable,\n"
+	    "74 I/O error.\n");
+}
+
+static void
+misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+misuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int64_t
+number(const char *opt, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_i64(s, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", opt, s, why);
+	return v;
+}
+
+static int64_t
+duration(const char *opt, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_duration_ms(s, 1, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", opt, s, why);
+	return v;
+}
+
+static void
+parse_offset(opts_t *o, const char *s)
+{
+	o->offset_given = 1;
+	if (strcmp(s, "beginning") == 0) {
+		o->cc.start = KLOG_CONSUMER_BEGINNING;
+	} else if (strcmp(s, "end") == 0) {
+		o->cc.start = KLOG_CONSUMER_END;
+	} else if (strncmp(s, "s@", 2) == 0) {
+		o->cc.start = KLOG_CONSUMER_TIME;
+		o->cc.start_time_ms = number("-o s@", s + 2, 0, INT64_MAX);
+	} else if (s[0] == '-') {
+		misuse("-o %s: offsets are byte positions; there is no "
+		    "\"last N messages\"", s);
+	} else {
+		o->cc.start = number("-o", s, 0, INT64_MAX);
+	}
+}
+
+static void
+parse_args(int argc, char **argv, opts_t *o)
+{
+	static const struct option longopts[] = {
+		{ "broker", required_argument, NULL, 'b' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "delimiter", required_argument, NULL, 'D' },
+		{ "exit", no_argument, NULL, 'e' },
+		{ "fetch-size", required_argument, NULL, OPT_FETCH_SIZE },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "offset-file", required_argument, NULL, OPT_OFFSET_FILE },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "reset", required_argument, NULL, OPT_RESET },
+		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+		{ "timeout", required_argument, NULL, 'm' },
+		{ "topic", required_argument, NULL, 't' },
+		{ "unbuffered", no_argument, NULL, 'u' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why;
+	int64_t v;
+	int ch, formats = 0;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:hJLm:o:p:qt:uv",
+	    longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			o->brokers = optarg;
+			break;
+		case 'c':
+			o->count = number("-c", optarg, 1, INT64_MAX);
+			break;
+		case 'D':
+			o->delim = optarg;
+			formats++;
+			break;
+		case 'e':
+			o->cc.exit_at_end = 1;
+			break;
+		case 'f':
+			o->format = optarg;
+			formats++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case 'J':
+			o->json = 1;
+			formats++;
+			break;
+		case 'L':
+			o->list = 1;
+			break;
+		case 'm':
+			o->cc.connect_timeout_ms = (int)duration("-m", optarg,
+			    1, 3600000);
+			break;
+		case 'o':
+			parse_offset(o, optarg);
+			break;
+		case 'p':
+			if (o->nparts == MAX_PARTS)
+				misuse("-p: at most %d partitions", MAX_PARTS);
+			o->parts[o->nparts++] = (int32_t)number("-p", optarg,
+			    0, INT32_MAX);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 't':
+			o->topic = optarg;
+			break;
+		case 'u':
+			o->unbuffered = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case OPT_FETCH_SIZE:
+			if (klog_parse_size(optarg, 1024, 64 << 20, &v, &why) <
+			    0)
+				misuse("--fetch-size %s: %s", optarg, why);
+			o->cc.fetch_bytes = (int32_t)v;
+			break;
+		case OPT_OFFSET_FILE:
+			o->offset_file = optarg;
+			break;
+		case OPT_RESET:
+			if (strcmp(optarg, "earliest") == 0)
+				o->cc.reset = KLOG_CONSUMER_RESET_EARLIEST;
+			else if (strcmp(optarg, "latest") == 0)
+				o->cc.reset = KLOG_CONSUMER_RESET_LATEST;
+			else if (strcmp(optarg, "fail") == 0)
+				o->cc.reset = KLOG_CONSUMER_RESET_FAIL;
+			else
+				misuse("--reset %s: expected earliest, latest "
+				    "or fail", optarg);
+			break;
+		case OPT_RETRY_FOR:
+			o->cc.retry_for_ms = duration("--retry-for", optarg, 0,
+			    INT32_MAX);
+			break;
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case ':':
+			misuse("%s: option needs an argument",
+			    argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				misuse("-%c: unknown option", optopt);
+			misuse("%s: unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		misuse("%s: unexpected argument", argv[optind]);
+	if (o->topic == NULL && !o->list)
+		misuse("no topic given (-t)");
+	if (formats > 1)
+		misuse("-f, -J and -D cannot be used together");
+	if (o->quiet && o->verbose)
+		misuse("-q and -v cannot be used together");
+	if (o->cc.fetch_max_bytes < o->cc.fetch_bytes)
+		o->cc.fetch_max_bytes = o->cc.fetch_bytes;
+}
+
+static klog_outfmt_t *
+compile_format(const opts_t *o)
+{
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+	klog_buf_t fmt;
+	int rc;
+
+	if (o->json) {
+		if (klog_outfmt_json(&f) < 0)
+			misuse("out of memory");
+		return f;
+	}
+	klog_buf_init(&fmt);
+	if (o->delim != NULL) {
+		/* -D D is -f '%sD' with D's '%' taken literally. */
+		klog_buf_put(&fmt, "%s", 2);
+		for (const char *p = o->delim; *p != '\0'; p++)
+			klog_buf_put(&fmt, *p == '%' ? "%%" : p, *p == '%' ?
+			    2 : 1);
+	} else {
+		klog_buf_put(&fmt, o->format ? o->format : "%s\\n",
+		    strlen(o->format ? o->format : "%s\\n"));
+	}
+	klog_buf_put(&fmt, "", 1);
+	if (fmt.failed)
+		misuse("out of memory");
+	rc = klog_outfmt_compile((const char *)fmt.data, &f, &err);
+	klog_buf_free(&fmt);
+	if (rc < 0)
+		misuse("%s %s: %s", o->delim ? "-D" : "-f",
+		    o->delim ? o->delim : o->format, err.msg);
+	return f;
+}
+
+typedef struct run {
+	const opts_t *o;
+	klog_consumer_t *c;
+	klog_outfmt_t *fmt;
+	klog_buf_t out;
+	klog_offsetfile_t of;
+	int64_t saved_ms;
+	uint64_t messages, bytes;
+	int stdout_errno;
+} run_t;
+
+/* Write the output buffer to stdout; the first failure sticks. */
+static int
+flush_out(run_t *r)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	if (r->stdout_errno)
+		return -1;
+	if (r->out.failed) {
+		r->stdout_errno = ENOMEM;
+		return -1;
+	}
+	while (off < r->out.len) {
+		n = write(STDOUT_FILENO, r->out.data + off, r->out.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r->stdout_errno = errno;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	klog_buf_reset(&r->out);
+	return 0;
+}
+
+/* Record every position in the offset file (after a flush only). */
+static int
+save_offsets(run_t *r, int64_t now)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (r->o->offset_file == NULL || r->stdout_errno)
+		return 0;
+	for (size_t i = 0; i < klog_consumer_count(r->c); i++)
+		if (klog_offsetfile_set(&r->of, r->o->topic,
+		    klog_consumer_partition(r->c, i),
+		    klog_consumer_position(r->c, i)) < 0) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return -KLOG_ENOMEM;
+		}
+	if ((rc = klog_offsetfile_save(&r->of, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return rc;
+	}
+	r->saved_ms = now;
+	return 0;
+}
+
+static int
+emit(run_t *r, const klog_consumer_msg_t *m)
+{
+	klog_outfmt_rec_t rec = {
+		.topic = r->o->topic, .topic_len = strlen(r->o->topic),
+		.partition = m->partition, .offset = m->offset,
+		.next_offset = m->next_offset, .payload = m->payload,
+		.payload_len = m->payload_len,
+	};
+
+	klog_outfmt_render(r->fmt, &rec, &r->out);
+	r->messages++;
+	r->bytes += m->payload_len;
+	if (r->o->unbuffered || r->out.len >= OUT_FLUSH)
+		return flush_out(r);
+	return 0;
+}
+
+/* Consume until the end, the count, a signal or an error (returned). */
+static int
+consume(run_t *r, klog_err_t *err)
+{
+	klog_consumer_msg_t m;
+	int64_t now;
+	int rc;
+
+	while (!stop) {
+		rc = klog_consumer_next(r->c, &m, err);
+		if (rc < 0)
+			return rc;
+		if (rc == KLOG_CONSUMER_MSG) {
+			if (emit(r, &m) < 0)
+				return 0;
+			if (r->o->count > 0 &&
+			    r->messages >= (uint64_t)r->o->count)
+				return 0;
+			continue;
+		}
+		if (rc == KLOG_CONSUMER_NOTICE) {
+			if (!r->o->quiet)
+				fprintf(stderr, PROG ": %s\n", err->msg);
+			continue;
+		}
+		if (flush_out(r) < 0)
+			return 0;
+		if (rc == KLOG_CONSUMER_DONE)
+			return 0;
+		now = klog_client_now_ms();
+		if (now - r->saved_ms >= SAVE_EVERY_MS &&
+		    (rc = save_offsets(r, now)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* -L: one line per partition: topic, partition, earliest, latest. */
+typedef struct lister {
+	klog_discovery_t *d;
+	const opts_t *o;
+	klog_buf_t *out;
+	int rc;
+	klog_err_t err;
+} lister_t;
+
+static int
+list_topic(void *arg, const char *topic, int partitions)
+{
+	lister_t *l = arg;
+	int64_t lo, hi;
+	char line[KLOG_TOPIC_MAX + 80];
+	int n;
+
+	if (l->o->topic != NULL && strcmp(topic, l->o->topic) != 0)
+		return 0;
+	for (int i = 0; i < partitions; i++) {
+		if ((l->rc = klog_consumer_query_offset(l->d, topic, i,
+		    KLOG_OFFSET_EARLIEST, l->o->cc.connect_timeout_ms, &lo,
+		    &l->err)) < 0 || (l->rc = klog_consumer_query_offset(l->d,
+		    topic, i, KLOG_OFFSET_LATEST, l->o->cc.connect_timeout_ms,
+		    &hi, &l->err)) < 0)
+			return 1;
+		n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%"
+		    PRId64 "\n", topic, i, lo, hi);
+		klog_buf_put(l->out, line, (size_t)n);
+	}
+	return 0;
+}
+
+static int
+list(run_t *r, klog_discovery_t *d)
+{
+	lister_t l = { .d = d, .o = r->o, .out = &r->out };
+	int rc;
+
+	if ((rc = klog_discovery_topics(d, list_topic, &l, &l.err)) == 0)
+		rc = l.rc;
+	if (rc == 0 && r->o->topic != NULL && r->out.len == 0)
+		rc = klog_err_set(&l.err, -KLOG_ENOTOPIC,
+		    "topic \"%s\" does not exist", r->o->topic);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&l.err, rc));
+		return klog_exit_for(rc);
+	}
+	return 0;
+}
+
+/* Load the offset file and turn its entries into start offsets. */
+static int
+load_offsets(run_t *r, opts_t *o, klog_consumer_pos_t *starts, size_t *n)
+{
+	klog_err_t err = { 0 };
+	const klog_offsetfile_entry_t *e;
+	int rc;
+
+	*n = 0;
+	if (o->offset_file == NULL)
+		return 0;
+	if ((rc = klog_offsetfile_load(o->offset_file, &r->of, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return klog_exit_for(rc);
+	}
+	/* -o, when given, wins; without it, unknown partitions start at
+	 * the beginning, so that nothing is skipped. */
+	if (o->offset_given)
+		return 0;
+	o->cc.start = KLOG_CONSUMER_BEGINNING;
+	for (size_t i = 0; i < r->of.n && *n < MAX_PARTS; i++) {
+		e = &r->of.entries[i];
+		if (strcmp(e->topic, o->topic) != 0)
+			continue;
+		starts[*n].partition = e->partition;
+		starts[(*n)++].offset = e->offset;
+	}
+	return 0;
+}
+
+static int
+open_consumer(run_t *r, opts_t *o, klog_discovery_t *d)
+{
+	klog_consumer_pos_t *starts;
+	klog_err_t err = { 0 };
+	size_t n;
+	int rc, status;
+
+	if ((starts = calloc(MAX_PARTS, sizeof(*starts))) == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return KLOG_EXIT_FAIL;
+	}
+	if ((status = load_offsets(r, o, starts, &n)) == 0) {
+		o->cc.topic = o->topic;
+		o->cc.partitions = o->nparts ? o->parts : NULL;
+		o->cc.npartitions = o->nparts;
+		o->cc.starts = starts;
+		o->cc.nstarts = n;
+		if ((rc = klog_consumer_open(d, &o->cc, &r->c, &err)) < 0) {
+			fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+			status = klog_exit_for(rc);
+		}
+	}
+	free(starts);
+	return status;
+}
+
+static void
+set_signals(void)
+{
+	struct sigaction sa;
+
+	/* The first signal stops cleanly; the second one kills. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* | head ends us quietly, like cat. */
+	signal(SIGPIPE, SIG_DFL);
+}
+
+int
+main(int argc, char **argv)
+{
+	klog_discovery_t *d = NULL;
+	klog_err_t err = { 0 };
+	opts_t o;
+	run_t r;
+	int rc = 0, status;
+
+	memset(&o, 0, sizeof(o));
+	memset(&r, 0, sizeof(r));
+	klog_consumer_config_default(&o.cc);
+	o.count = -1;
+	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
+		o.brokers = DEFAULT_BROKERS;
+	parse_args(argc, argv, &o);
+	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
+		misuse("%s", err.msg);
+	r.o = &o;
+	klog_buf_init(&r.out);
+	if (klog_discovery_open_static(o.brokers, o.cc.connect_timeout_ms, &d,
+	    &err) < 0)
+		misuse("-b %s: %s", o.brokers, err.msg);
+	set_signals();
+	if (o.list) {
+		status = list(&r, d);
+		goto out;
+	}
+	r.fmt = compile_format(&o);
+	if ((status = open_consumer(&r, &o, d)) != 0)
+		goto out;
+	r.saved_ms = klog_client_now_ms();
+	if ((rc = consume(&r, &err)) < 0) {
+		flush_out(&r);
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		status = klog_exit_for(rc);
+	}
+	if (flush_out(&r) == 0 && save_offsets(&r, klog_client_now_ms()) < 0 &&
+	    status == 0)
+		status = KLOG_EXIT_IOERR;
+	if (o.verbose)
+		fprintf(stderr, PROG ": %" PRIu64 " messages, %" PRIu64
+		    " payload bytes\n", r.messages, r.bytes);
+out:
+	if (flush_out(&r) < 0 || r.stdout_errno) {
+		fprintf(stderr, PROG ": stdout: %s\n",
+		    strerror(r.stdout_errno));
+		status = KLOG_EXIT_IOERR;
+	}
+	klog_consumer_close(r.c);
+	klog_discovery_close(d);
+	klog_outfmt_free(r.fmt);
+	klog_offsetfile_free(&r.of);
+	klog_buf_free(&r.out);
+	return status;
+}

@@ -1,0 +1,514 @@
+/*
+ * klog-produce: read records from stdin and publish them to a topic.  The
+ * batching, pipelining and reconnecting are lib/producer.c; record cutting
+ * and the -J envelope are lib/input.c.  See klog-produce(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/client.h"
+#include "klog/discovery.h"
+#include "klog/exit.h"
+#include "klog/format.h"
+#include "klog/input.h"
+#include "klog/log.h"
+#include "klog/outfmt.h"
+#include "klog/parse.h"
+#include "klog/producer.h"
+
+#define PROG "klog-produce"
+#define VERSION "0.1.0"
+#define DEFAULT_BROKERS "127.0.0.1:9092"
+
+enum {
+	OPT_BATCH = 256,
+	OPT_LINGER,
+	OPT_MAX_MESSAGE,
+	OPT_RETRY_FOR,
+	OPT_STRIP_KEY,
+	OPT_VERSION,
+};
+
+typedef struct opts {
+	const char *brokers;
+	klog_producer_config_t pc;
+	klog_buf_t delim;
+	klog_buf_t keydelim;       /* empty: no -K */
+	int strip_key, json, verbose, quiet;
+} opts_t;
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers] [-D delim] "
+	    "[-K delim] [-m timeout]\n"
+	    "                    [-p partition] [-z codec] [--batch N] "
+	    "[--linger ms]\n"
+	    "                    [--max-message size] [--retry-for time] "
+	    "[--strip-key] -t topic\n"
+	    "Read records from stdin, one per line, and publish them to a "
+	    "topic.\n"
+	    "\n"
+	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
+	    "$KLOG_BROKERS or\n"
+	    "                         " DEFAULT_BROKERS ")\n"
+	    "  -t, --topic TOPIC      the topic (created on first use)\n"
+	    "  -p, --partition N      only this partition (default: batches "
+	    "spread round robin)\n"
+	    "  -K, --key-delimiter D  the text before D is a key: same key, "
+	    "same partition\n"
+	    "      --strip-key        publish only the text after the key "
+	    "delimiter\n"
+	    "  -D, --delimiter D      record delimiter (default \\n; escapes "
+	    "\\n \\t \\0 \\xNN)\n"
+	    "  -0, --null             records end with NUL bytes (-D '\\0')\n"
+	    "  -J, --json             read the NDJSON envelope of "
+	    "klog-consume -J\n"
+	    "  -z, --compression C    gzip or none (default none)\n"
+	    "  -a, --acks A           0 (none), 1 (appended) or all (synced); "
+	    "default 1\n"
+	    "      --batch N          records per request (default 1000)\n"
+	    "      --linger TIME      longest wait for a batch to fill "
+	    "(default 5ms)\n"
+	    "      --max-message SIZE largest record (default 1000000)\n"
+	    "      --retry-for TIME   give up reconnecting after TIME "
+	    "(default 30s)\n"
+	    "  -m, --timeout TIME     connect and metadata timeout (default "
+	    "5s)\n"
+	    "  -q, --quiet            no messages but errors\n"
+	    "  -v, --verbose          statistics on stderr at the end\n"
+	    "  -h, --help             print this help\n"
+	    "      --version          print the version\n"
+	    "\n"
+	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
+	    "65 bad -J input,\n"
+	    "69 broker unavailable, 74 I/O error.\n");
+}
+
+static void
+misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+misuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int64_t
+number(const char *opt, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_i64(s, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", opt, s, why);
+	return v;
+}
+
+static int64_t
+duration(const char *opt, const char *s, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_duration_ms(s, 1, 0, max, &v, &why) < 0)
+		misuse("%s %s: %s", opt, s, why);
+	return v;
+}
+
+static void
+delimiter(const char *opt, const char *s, klog_buf_t *out)
+{
+	klog_err_t err = { 0 };
+
+	klog_buf_reset(out);
+	if (klog_outfmt_unescape(s, out, &err) < 0)
+		misuse("%s %s: %s", opt, s, err.msg);
+	if (out->len == 0 || out->len > KLOG_INPUT_DELIM_MAX)
+		misuse("%s: a delimiter is 1 to %d bytes", opt,
+		    KLOG_INPUT_DELIM_MAX);
+}
+
+static void
+parse_args(int argc, char **argv, opts_t *o)
+{
+	static const struct option longopts[] = {
+		{ "acks", required_argument, NULL, 'a' },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "broker", required_argument, NULL, 'b' },
+		{ "compression", required_argument, NULL, 'z' },
+		{ "delimiter", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "key-delimiter", required_argument, NULL, 'K' },
+		{ "linger", required_argument, NULL, OPT_LINGER },
+		{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
+		{ "null", no_argument, NULL, '0' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
+		{ "timeout", required_argument, NULL, 'm' },
+		{ "topic", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why;
+	int64_t v;
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vz:",
+	    longopts, NULL)) != -1) {
+		switch (ch) {
+		case '0':
+			klog_buf_reset(&o->delim);
+			klog_buf_put(&o->delim, "", 1);
+			break;
+		case 'a':
+			if (strcmp(optarg, "all") == 0 ||
+			    strcmp(optarg, "-1") == 0)
+				o->pc.acks = KLOG_ACKS_ALL;
+			else if (strcmp(optarg, "0") == 0 ||
+			    strcmp(optarg, "1") == 0)
+				o->pc.acks = optarg[0] - '0';
+			else
+				misuse("-a %s: expected 0, 1 or all", optarg);
+			break;
+		case 'b':
+			o->brokers = optarg;
+			break;
+		case 'D':
+			delimiter("-D", optarg, &o->delim);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case 'J':
+			o->json = 1;
+			break;
+		case 'K':
+			delimiter("-K", optarg, &o->keydelim);
+			break;
+		case 'm':
+			o->pc.connect_timeout_ms = (int)duration("-m", optarg,
+			    3600000);
+			if (o->pc.connect_timeout_ms == 0)
+				misuse("-m %s: too small", optarg);
+			break;
+		case 'p':
+			o->pc.partition = (int)number("-p", optarg, -1,
+			    INT32_MAX);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 't':
+			o->pc.topic = optarg;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'z':
+			if (strcmp(optarg, "gzip") == 0)
+				o->pc.codec = KLOG_CODEC_GZIP;
+			else if (strcmp(optarg, "none") == 0)
+				o->pc.codec = KLOG_CODEC_NONE;
+			else
+				misuse("-z %s: expected gzip or none", optarg);
+			break;
+		case OPT_BATCH:
+			o->pc.batch_records = (uint32_t)number("--batch",
+			    optarg, 1, 1000000);
+			break;
+		case OPT_LINGER:
+			o->pc.linger_ms = (int)duration("--linger", optarg,
+			    3600000);
+			break;
+		case OPT_MAX_MESSAGE:
+			if (klog_parse_size(optarg, 1, 64 << 20, &v, &why) < 0)
+				misuse("--max-message %s: %s", optarg, why);
+			o->pc.max_message = (size_t)v;
+			break;
+		case OPT_RETRY_FOR:
+			o->pc.retry_for_ms = duration("--retry-for", optarg,
+			    INT32_MAX);
+			break;
+		case OPT_STRIP_KEY:
+			o->strip_key = 1;
+			break;
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case ':':
+			misuse("%s: option needs an argument",
+			    argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				misuse("-%c: unknown option", optopt);
+			misuse("%s: unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		misuse("%s: unexpected argument", argv[optind]);
+	if (o->pc.topic == NULL)
+		misuse("no topic given (-t)");
+	if (o->quiet && o->verbose)
+		misuse("-q and -v cannot be used together");
+	if (o->json && o->keydelim.len > 0)
+		misuse("-J and -K cannot be used together");
+	if (o->strip_key && o->keydelim.len == 0)
+		misuse("--strip-key needs -K");
+	if (o->keydelim.len > 0 && o->pc.partition >= 0)
+		misuse("-K and -p cannot be used together");
+}
+
+typedef struct run {
+	opts_t *o;
+	klog_producer_t *p;
+	klog_input_t in;
+	klog_buf_t payload;        /* -J: the decoded record */
+	uint64_t recno;            /* records read */
+	int status;                /* exit status decided so far */
+} run_t;
+
+/* Report record recno as bad and stop reading; the status follows rc. */
+static int
+bad_record(run_t *r, int rc, const char *why)
+{
+	fprintf(stderr, PROG ": record %" PRIu64 ": %s\n", r->recno, why);
+	r->status = rc == -KLOG_EINVAL ? KLOG_EXIT_DATAERR : KLOG_EXIT_FAIL;
+	return -1;
+}
+
+/* Publish one record cut from stdin; <0 stops reading. */
+static int
+record(run_t *r, const uint8_t *rec, size_t len)
+{
+	const opts_t *o = r->o;
+	const uint8_t *key = NULL, *hit;
+	size_t keylen = 0;
+	klog_err_t err = { 0 };
+	char why[128];
+	int rc;
+
+	r->recno++;
+	if (o->json) {
+		if ((rc = klog_input_envelope(rec, len, &r->payload, &err)) <
+		    0)
+			return bad_record(r, rc, err.msg);
+		if (rc == 0)
+			return 0;
+		rec = r->payload.data;
+		len = r->payload.len;
+	} else if (o->keydelim.len > 0 && (hit = memmem(rec, len,
+	    o->keydelim.data, o->keydelim.len)) != NULL) {
+		key = rec;
+		keylen = (size_t)(hit - rec);
+		if (o->strip_key) {
+			rec = hit + o->keydelim.len;
+			len -= keylen + o->keydelim.len;
+		}
+	}
+	rc = klog_producer_send(r->p, rec, len, key, keylen);
+	if (rc == -KLOG_ETOOBIG) {
+		snprintf(why, sizeof(why), "%zu bytes, over the maximum "
+		    "message size of %zu; not sent", len, o->pc.max_message);
+		return bad_record(r, rc, why);
+	}
+	return rc < 0 ? bad_record(r, rc, klog_strerror(rc)) : 0;
+}
+
+/* Publish every complete record buffered; <0 stops reading. */
+static int
+drain_input(run_t *r)
+{
+	const uint8_t *rec;
+	size_t len;
+	int rc;
+
+	while ((rc = klog_input_next(&r->in, &rec, &len)) == 1)
+		if (record(r, rec, len) < 0)
+			return -1;
+	if (rc == -KLOG_ETOOBIG) {
+		fprintf(stderr, PROG ": record %" PRIu64 ": over the maximum "
+		    "message size of %zu bytes; not sent\n", r->recno + 1,
+		    r->o->pc.max_message);
+		r->status = KLOG_EXIT_FAIL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Read stdin and publish until EOF, a signal, a bad record or a fatal
+ * producer error (returned).  Batches go out when full, when lingering too
+ * long, and as soon as stdin has nothing more to give right now.
+ */
+static int
+pump(run_t *r, klog_err_t *err)
+{
+	int idle = 1, rc;
+
+	while (!stop) {
+		rc = klog_producer_poll(r->p,
+		    klog_producer_busy(r->p) ? -1 : STDIN_FILENO,
+		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if (!idle && !klog_producer_busy(r->p)) {
+				klog_producer_flush(r->p);
+				idle = 1;
+			}
+			continue;
+		}
+		idle = 0;
+		if ((rc = klog_input_fill(&r->in, STDIN_FILENO, err)) < 0) {
+			fprintf(stderr, PROG ": stdin: %s\n", err->msg);
+			r->status = KLOG_EXIT_IOERR;
+			return 0;
+		}
+		if (drain_input(r) < 0 || rc == 0)
+			return 0;
+	}
+	return 0;
+}
+
+static void
+report(const run_t *r, int64_t start_ms)
+{
+	klog_producer_stats_t st;
+	uint64_t missing;
+	const char *verb = r->o->pc.acks == KLOG_ACKS_NONE ? "written" :
+	    "acknowledged";
+
+	klog_producer_stats(r->p, &st);
+	missing = st.records - st.acked;
+	if (r->o->verbose)
+		fprintf(stderr, PROG ": %" PRIu64 " records, %" PRIu64
+		    " %s, %" PRIu64 " refused, %" PRIu64 " payload bytes, %"
+		    PRIu64 " requests, %" PRIu64 " resent, %" PRIu64
+		    " reconnects, %.3f s\n", st.records, st.acked, verb,
+		    st.failed, st.bytes, st.requests, st.resent,
+		    st.reconnects,
+		    (double)(klog_client_now_ms() - start_ms) / 1000.0);
+	if (klog_producer_error(r->p) != NULL)
+		fprintf(stderr, PROG ": %s\n", klog_producer_error(r->p));
+	if (missing > 0)
+		fprintf(stderr, PROG ": %" PRIu64 " of %" PRIu64 " records %s,"
+		    " %" PRIu64 " not\n", st.acked, st.records, verb, missing);
+}
+
+static int
+connect_producer(opts_t *o, klog_discovery_t **d, klog_producer_t **p)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if ((rc = klog_discovery_open_static(o->brokers,
+	    o->pc.connect_timeout_ms, d, &err)) < 0)
+		misuse("-b %s: %s", o->brokers, err.msg);
+	if ((rc = klog_producer_open(*d, &o->pc, p, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return rc == -KLOG_ETOPIC ? KLOG_EXIT_USAGE :
+		    klog_exit_for(rc);
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sigaction sa;
+	klog_discovery_t *d = NULL;
+	klog_err_t err = { 0 };
+	opts_t o;
+	run_t r;
+	int64_t start_ms = klog_client_now_ms();
+	int rc, status;
+
+	memset(&o, 0, sizeof(o));
+	memset(&r, 0, sizeof(r));
+	klog_producer_config_default(&o.pc);
+	klog_buf_init(&o.delim);
+	klog_buf_init(&o.keydelim);
+	klog_buf_put(&o.delim, "\n", 1);
+	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
+		o.brokers = DEFAULT_BROKERS;
+	parse_args(argc, argv, &o);
+	if (klog_topic_validate(o.pc.topic, &err) < 0)
+		misuse("%s", err.msg);
+
+	/* The first signal drains and exits; the second one kills. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	r.o = &o;
+	klog_buf_init(&r.payload);
+	if ((status = connect_producer(&o, &d, &r.p)) != 0)
+		goto out;
+	if (klog_input_init(&r.in, o.delim.data, o.delim.len,
+	    o.json ? 6 * o.pc.max_message + 1024 : o.pc.max_message) < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		status = KLOG_EXIT_FAIL;
+		goto out;
+	}
+	rc = pump(&r, &err);
+	if (rc == 0)
+		rc = klog_producer_drain(r.p, &err);
+	if (rc < 0)
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+	report(&r, start_ms);
+	status = r.status;
+	if (status == 0 && rc < 0)
+		status = klog_exit_for(rc);
+	if (status == 0 && !klog_producer_done(r.p))
+		status = KLOG_EXIT_FAIL;
+	if (status == 0) {
+		klog_producer_stats_t st;
+
+		klog_producer_stats(r.p, &st);
+		if (st.acked != st.records)
+			status = KLOG_EXIT_FAIL;
+	}
+out:
+	klog_input_free(&r.in);
+	klog_producer_close(r.p);
+	klog_discovery_close(d);
+	klog_buf_free(&r.payload);
+	klog_buf_free(&o.delim);
+	klog_buf_free(&o.keydelim);
+	return status;
+}
