@@ -76,5 +76,48 @@ _klog_group()
 }
 # --- end klog-group ---
 
+# --- klog-retain ---
+_klog_retain()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opts='-d --data-dir -h --help --max-age --max-bytes -n --dry-run
+		-q --quiet -t --topic -v --verbose -w --wait --version'
+	local dir w i
+
+	COMPREPLY=()
+	case $prev in
+	-d|--data-dir)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=( $(compgen -d -- "$cur") )
+		return 0
+		;;
+	--max-age|-w|--wait)
+		COMPREPLY=( $(compgen -W "90m 36h 7d" -- "$cur") )
+		return 0
+		;;
+	--max-bytes)
+		COMPREPLY=( $(compgen -W "500M 10G" -- "$cur") )
+		return 0
+		;;
+	-t|--topic)
+		# The topics of the data directory named so far (or the
+		# default), from its <topic>-<n> directories.
+		dir=${KLOG_DATA_DIR:-klog-data}
+		for (( i = 1; i < COMP_CWORD - 1; i++ )); do
+			w=${COMP_WORDS[i]}
+			[[ $w == -d || $w == --data-dir ]] &&
+				dir=${COMP_WORDS[i+1]}
+		done
+		COMPREPLY=( $(compgen -W "$(cd -- "$dir" 2>/dev/null &&
+			for w in *-[0-9]*; do [[ -d $w && ! -L $w ]] &&
+				echo "${w%-*}"; done | sort -u)" -- "$cur") )
+		return 0
+		;;
+	esac
+	COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+}
+# --- end klog-retain ---
+
 complete -F _klog_dump klog-dump
 complete -F _klog_group klog-group
+complete -F _klog_retain klog-retain
