@@ -118,6 +118,93 @@ _klog_retain()
 }
 # --- end klog-retain ---
 
+# --- klog-produce / klog-consume ---
+# Topics from the broker named by -b on the line (or $KLOG_BROKERS), asked
+# with klog-consume -L under a short timeout so a dead broker never hangs.
+_klog_broker_topics()
+{
+	local b=${KLOG_BROKERS:-127.0.0.1:9092} i w
+
+	for (( i = 1; i < COMP_CWORD; i++ )); do
+		w=${COMP_WORDS[i]}
+		[[ $w == -b || $w == --broker ]] && b=${COMP_WORDS[i+1]}
+	done
+	timeout 2 klog-consume -L -b "$b" -m 1s 2>/dev/null | cut -f1 |
+		sort -u
+}
+
+_klog_produce()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
+		-h --help -J --json -K --key-delimiter --linger -m --timeout
+		--max-message -p --partition -q --quiet --retry-for --strip-key
+		-t --topic -v --verbose --version -z --compression'
+
+	COMPREPLY=()
+	case $prev in
+	-a|--acks)
+		COMPREPLY=( $(compgen -W "0 1 all" -- "$cur") )
+		return 0
+		;;
+	-z|--compression)
+		COMPREPLY=( $(compgen -W "gzip none" -- "$cur") )
+		return 0
+		;;
+	-t|--topic)
+		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
+		return 0
+		;;
+	-b|--broker|--batch|-D|--delimiter|-K|--key-delimiter|--linger|\
+	-m|--timeout|--max-message|-p|--partition|--retry-for)
+		return 0	# an address, a number, a delimiter or a time
+		;;
+	esac
+	COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+}
+
+_klog_consume()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opts='-b --broker -c --count -D --delimiter -e --exit
+		--fetch-size -f --format -h --help -J --json -L --list
+		-m --timeout -o --offset --offset-file -p --partition -q --quiet
+		--reset --retry-for -t --topic -u --unbuffered -v --verbose
+		--version'
+
+	COMPREPLY=()
+	case $prev in
+	-o|--offset)
+		COMPREPLY=( $(compgen -W "beginning end s@" -- "$cur") )
+		return 0
+		;;
+	--reset)
+		COMPREPLY=( $(compgen -W "earliest latest fail" -- "$cur") )
+		return 0
+		;;
+	-f|--format)
+		COMPREPLY=( $(compgen -W "'%s\\n' '%p\\t%o\\t%s\\n'" -- "$cur") )
+		return 0
+		;;
+	-t|--topic)
+		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
+		return 0
+		;;
+	--offset-file)
+		_klog_files "$cur"
+		return 0
+		;;
+	-b|--broker|-c|--count|-D|--delimiter|--fetch-size|-m|--timeout|\
+	-p|--partition|--retry-for)
+		return 0	# an address, a number, a delimiter or a time
+		;;
+	esac
+	COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+}
+# --- end klog-produce / klog-consume ---
+
 complete -F _klog_dump klog-dump
 complete -F _klog_group klog-group
 complete -F _klog_retain klog-retain
+complete -F _klog_produce klog-produce
+complete -F _klog_consume klog-consume
