@@ -39,6 +39,7 @@ struct link {
 	int64_t down_since;      /* first failure of this outage, or 0 */
 	int64_t retry_at;
 	int backoff_ms;
+	int connected_once;
 	char why[512];           /* the last connection error */
 };
 
@@ -328,6 +329,9 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 	klog_err_t e = { 0 };
 
 	if (l->c == NULL) {
+		/* An outage counts only while something waits to be sent. */
+		if (l->head == l->tail)
+			l->down_since = 0;
 		if (l->head == l->tail || now < l->retry_at)
 			return 0;
 		if (klog_client_open(&l->addr, p->cfg.connect_timeout_ms,
@@ -342,8 +346,9 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 				l->backoff_ms *= 2;
 			return 0;
 		}
-		if (l->down_since != 0)
+		if (l->connected_once)
 			p->st.reconnects++;
+		l->connected_once = 1;
 		l->down_since = 0;
 		l->backoff_ms = BACKOFF_MIN_MS;
 		l->wi = l->head;
