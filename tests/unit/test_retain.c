@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "klog/error.h"
+#include "klog/format.h"
 #include "klog/log.h"
 #include "klog/retain.h"
 
@@ -575,6 +577,140 @@ test_lock(void **state)
 	klog_retain_close(other);
 }
 
+/* ---- beside a live log (the broker's view of the same files) ---- */
+
+static int
+count_fds(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Append one set of 10 entries of 91-byte payloads (1000 bytes). */
+static void
+append_set(klog_log_t *log)
+{
+	uint8_t set[1000], payload[91];
+	size_t len = 0;
+
+	memset(payload, 'p', sizeof(payload));
+	for (int i = 0; i < 10; i++)
+		len += klog_entry_encode(set + len, payload, sizeof(payload));
+	assert_int_equal(len, sizeof(set));
+	assert_int_equal(klog_log_append(log, set, len, 10, NULL, NULL), 0);
+}
+
+/* What klog-retain does for one partition, with a byte limit. */
+static size_t
+retain_bytes(struct fixture *f, int64_t max_bytes)
+{
+	klog_retain_part_t *parts;
+	klog_err_t err = { 0, "" };
+	klog_retain_plan_t plan;
+	size_t n;
+
+	if (f->r == NULL)
+		open_data(f);
+	assert_int_equal(klog_retain_lock(f->r, 0, &err), 0);
+	assert_int_equal(klog_retain_parts(f->r, &parts, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(klog_retain_part_load(f->r, &parts[0], &err), 0);
+	klog_retain_plan(parts[0].segs, parts[0].nsegs, -1, max_bytes, NOW,
+	    &plan);
+	for (size_t i = 0; i < plan.count; i++)
+		assert_int_equal(klog_retain_part_unlink(f->r, &parts[0], i,
+		    &err), 0);
+	assert_int_equal(klog_retain_part_sync(f->r, &parts[0], &err), 0);
+	klog_retain_parts_free(parts, n);
+	klog_retain_close(f->r);
+	f->r = NULL;
+	return plan.count;
+}
+
+static void
+test_beside_live_log(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_config_t cfg;
+	klog_log_slice_t held, sl;
+	klog_err_t err = { 0, "" };
+	klog_log_t *log = NULL;
+	int64_t offs[4];
+	int fds, nofs, held_fd;
+
+	klog_log_config_default(&cfg);
+	cfg.segment_bytes = 1000;
+	assert_int_equal(klog_log_open(f->dir, "t", 0, &cfg, &log, &err), 0);
+	for (int i = 0; i < 5; i++)
+		append_set(log);
+	assert_int_equal(klog_log_flush(log, &err), 0);
+	assert_int_equal(klog_log_segment_count(log), 5);
+	/* Reopened, the log has only its active segment open; then a reader
+	 * opens the first one. */
+	klog_log_close(log);
+	assert_int_equal(klog_log_open(f->dir, "t", 0, &cfg, &log, &err), 0);
+	assert_int_equal(klog_log_read(log, 100, 500, &held, &err), 0);
+	fds = count_fds();
+
+	assert_int_equal(retain_bytes(f, 2000), 3);
+	/* Before the log notices: a segment it had not opened is out of
+	 * range, and the earliest offset has moved. */
+	assert_int_equal(klog_log_read(log, 2000, 100, &sl, &err),
+	    -KLOG_ERANGE);
+	assert_int_equal(klog_log_offsets_before(log, -2, offs, 4, &nofs), 0);
+	assert_int_equal(nofs, 1);
+	assert_int_equal(offs[0], 3000);
+	assert_int_equal(klog_log_rescan(log, &err), 0);
+	assert_int_equal(klog_log_start(log), 3000);
+	assert_int_equal(klog_log_segment_count(log), 2);
+	assert_int_equal(klog_log_size_bytes(log), 2000);
+	assert_int_equal(klog_log_read(log, 1000, 100, &sl, &err),
+	    -KLOG_ERANGE);
+	assert_int_equal(klog_log_read(log, 3000, 100, &sl, &err), 0);
+	klog_log_slice_release(&sl);
+	{
+		uint8_t buf[9];
+
+		assert_int_equal(pread(held.fd, buf, sizeof(buf),
+		    held.file_pos), (ssize_t)sizeof(buf));
+		assert_int_equal(klog_be32(buf), 96);
+	}
+	/* A deleted file's descriptor goes with the last reference; the
+	 * lock's and the data directory's are closed too. */
+	held_fd = held.fd;
+	klog_log_slice_release(&held);
+	assert_int_equal(fcntl(held_fd, F_GETFD), -1);
+	assert_int_equal(count_fds(), fds);  /* -1 for 0, +1 for 3000 */
+	/* The log goes on appending and reopens as a whole partition. */
+	append_set(log);
+	assert_int_equal(klog_log_flush(log, &err), 0);
+	klog_log_close(log);
+	assert_int_equal(klog_log_open(f->dir, "t", 0, &cfg, &log, &err), 0);
+	assert_int_equal(klog_log_start(log), 3000);
+	assert_int_equal(klog_log_end(log), 6000);
+	/* Repeated runs leak nothing, in either process. */
+	fds = count_fds();
+	for (int i = 0; i < 5; i++) {
+		append_set(log);
+		assert_int_equal(klog_log_flush(log, &err), 0);
+		retain_bytes(f, 1000);
+		assert_int_equal(klog_log_rescan(log, &err), 0);
+		assert_int_equal(klog_log_read(log, klog_log_start(log), 100,
+		    &sl, &err), 0);
+		klog_log_slice_release(&sl);
+		assert_int_equal(count_fds(), fds);
+	}
+	assert_int_equal(klog_log_segment_count(log), 1);
+	klog_log_close(log);
+}
+
 int
 main(void)
 {
@@ -598,6 +734,7 @@ main(void)
 		T(test_load_gone),
 		T(test_unlink_sync),
 		T(test_lock),
+		T(test_beside_live_log),
 #undef T
 	};
 
