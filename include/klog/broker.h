@@ -1,0 +1,133 @@
+/*
+ * The broker: a store of partition logs served over the klog wire protocol
+ * (proto.h) by one event-loop thread, with fsync on a flusher thread.
+ *
+ *   clients --TCP--> loop thread: read, decode, append, answer --sendfile-->
+ *                        |  ^ eventfd: "flushed"
+ *                        v  |
+ *                    flusher thread: klog_log_flush() (fsync), group commit
+ *
+ * Consumers see only flushed data (the paper).  Flushing is eager by default:
+ * whenever a log has unflushed data the flusher syncs it, one fsync covering
+ * everything appended meanwhile.  flush_messages / flush_ms turn that into
+ * Kafka 0.7's batching: flush a log once that many messages are unflushed or
+ * that long after its last flush.  Whatever the policy, a request that needs
+ * the visible end of a log which has unflushed data (a FETCH at or past the
+ * flushed end, an OFFSETS other than "earliest", a PRODUCE with acks=all)
+ * asks for a flush and is answered when it completes, so a record that was
+ * acknowledged before a consumer asks is always visible to it, at the cost
+ * of waiting for one fsync at most.
+ *
+ * Requests are handled as they arrive (appends happen in order at once);
+ * responses go out in request order, later ones queueing behind one still
+ * pending (acks=all until flushed, a long-poll fetch until data or timeout).
+ *
+ * The library never prints: it reports through cfg->log.  The process must
+ * ignore SIGPIPE (sendfile(2) cannot be told not to raise it).
+ */
+#ifndef KLOG_BROKER_H
+#define KLOG_BROKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/error.h"
+
+typedef struct klog_broker klog_broker_t;
+
+enum klog_level {
+	KLOG_LEVEL_ERROR = 0,
+	KLOG_LEVEL_WARN = 1,
+	KLOG_LEVEL_INFO = 2,
+	KLOG_LEVEL_DEBUG = 3,
+};
+
+/* "error", "warn", "info", "debug". */
+const char *klog_level_name(int level);
+
+/* One log line, without a newline; called on the loop thread (or the
+ * opening/closing thread). */
+typedef void klog_broker_log_fn(void *arg, int level, const char *msg);
+
+/*
+ * Called on the loop thread after a topic is created (auto-created by a
+ * produce or created by klog_broker_create_topic()), with its partition
+ * count; the place for a cluster to register it.  A negative return is
+ * logged and otherwise ignored: the topic exists locally either way.
+ */
+typedef int klog_broker_topic_fn(void *arg, const char *topic, int partitions);
+
+typedef struct klog_broker_config {
+	const char *data_dir;          /* default "./klog-data" */
+	const char *listen;            /* "HOST:PORT"; port 0 picks one */
+	const char *advertised_host;   /* NULL: the listen host, or the host
+	                                  name when listening on a wildcard */
+	int advertised_port;           /* 0: the bound port */
+	int32_t broker_id;             /* reported by METADATA */
+	int default_partitions;        /* for auto-created topics */
+	int auto_create;               /* produce creates unknown topics */
+	int64_t segment_bytes;         /* roll segments past this */
+	int64_t flush_messages;        /* 0: no count trigger */
+	int64_t flush_ms;              /* 0: no time trigger; both 0: eager */
+	int64_t retention_ms;          /* by segment age; -1 off */
+	int64_t retention_bytes;       /* per partition; -1 off */
+	int64_t cleanup_interval_ms;   /* the retention cleaner's period */
+	int64_t rescan_interval_ms;    /* notice segments removed by others */
+	int64_t max_request_bytes;     /* a frame over this closes the link */
+	int64_t max_message_bytes;     /* per top-level message payload */
+	int max_connections;           /* refuse more */
+	size_t conn_out_limit;         /* stop reading a client whose unsent
+	                                  responses pass this many bytes */
+	int64_t shutdown_ms;           /* time to write pending responses */
+	int log_level;                 /* lines above it are not formatted */
+	klog_broker_log_fn *log;       /* NULL: silent */
+	void *log_arg;
+	klog_broker_topic_fn *topic_created;
+	void *topic_arg;
+} klog_broker_config_t;
+
+#define KLOG_BROKER_DEFAULT_LISTEN "127.0.0.1:9092"
+#define KLOG_BROKER_DEFAULT_DATA_DIR "./klog-data"
+#define KLOG_BROKER_MAX_FETCH_BYTES (64 * 1024 * 1024)
+#define KLOG_BROKER_DEFAULT_MAX_MESSAGE 1000000
+
+void klog_broker_config_default(klog_broker_config_t *cfg);
+
+/*
+ * Bind the listening socket (-KLOG_ECONN if it cannot: address in use...),
+ * open the store (-KLOG_EBUSY if another broker holds the data directory,
+ * -KLOG_ECORRUPT for a gap between segments, -KLOG_EIO...) recovering it
+ * after an unclean shutdown (logged per partition), and start the flusher
+ * thread.  cfg's strings are copied.  On success *out is the caller's:
+ * klog_broker_close().
+ */
+int klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
+    klog_err_t *err);
+
+/* Create a topic with the given partitions, or grow it; calls
+ * topic_created.  Before klog_broker_run() or on its thread. */
+int klog_broker_create_topic(klog_broker_t *b, const char *topic,
+    int partitions, klog_err_t *err);
+
+/* The bound port (useful with port 0), and the host METADATA reports. */
+int klog_broker_port(const klog_broker_t *b);
+const char *klog_broker_advertised_host(const klog_broker_t *b);
+
+/*
+ * Serve until klog_broker_stop(); then stop accepting and reading, answer
+ * what is pending (flushing what acks=all waits for), write out responses
+ * for up to shutdown_ms, and close every connection.  0, or -KLOG_EIO if the
+ * event loop failed.
+ */
+int klog_broker_run(klog_broker_t *b);
+
+/* Ask run to return.  Safe from any thread and from a signal handler. */
+void klog_broker_stop(klog_broker_t *b);
+
+/*
+ * Stop the flusher, close the store (with clean != 0: flush everything and
+ * write the clean-shutdown marker) and free b.  Returns the close's error.
+ */
+int klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * The output queue: a ring of chunks over one byte buffer.  Bytes are sent
+ * from the buffer in order, so a chunk of bytes needs only its length; file
+ * chunks carry their slice; holds point at a response finished later.
+ */
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/error.h"
+#include "klog/outq.h"
+
+/* Past this, an emptied buffer is given back instead of kept for reuse. */
+#define OUTQ_KEEP_CAP ((size_t)64 << 10)
+
+enum { CHUNK_BYTES, CHUNK_FILE, CHUNK_HOLD };
+
+struct klog_outq_chunk {
+	int kind;
+	size_t len;                  /* bytes left to send (bytes, file) */
+	klog_log_slice_t slice;      /* file: file_pos advances as sent */
+	klog_outq_hold_t *hold;
+};
+
+void
+klog_outq_init(klog_outq_t *q)
+{
+	memset(q, 0, sizeof(*q));
+	klog_buf_init(&q->buf);
+}
+
+static struct klog_outq_chunk *
+chunk_at(klog_outq_t *q, size_t i)
+{
+	return &q->chunks[(q->head + i) & (q->cap - 1)];
+}
+
+static int
+push(klog_outq_t *q, struct klog_outq_chunk **out)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 8;
+		struct klog_outq_chunk *p = malloc(cap * sizeof(*p));
+
+		if (p == NULL)
+			return -KLOG_ENOMEM;
+		for (size_t i = 0; i < q->n; i++)
+			p[i] = *chunk_at(q, i);
+		free(q->chunks);
+		q->chunks = p;
+		q->cap = cap;
+		q->head = 0;
+	}
+	*out = chunk_at(q, q->n++);
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+static void
+pop(klog_outq_t *q)
+{
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->n--;
+}
+
+/* Turn bytes encoded since the last call into a chunk. */
+static int
+sync_bytes(klog_outq_t *q)
+{
+	struct klog_outq_chunk *c;
+	size_t add;
+	int rc;
+
+	if (q->buf.failed)
+		return -KLOG_ENOMEM;
+	add = q->buf.len - q->accounted;
+	if (add == 0)
+		return 0;
+	if (q->n > 0 && (c = chunk_at(q, q->n - 1))->kind == CHUNK_BYTES) {
+		c->len += add;
+	} else {
+		if ((rc = push(q, &c)) < 0)
+			return rc;
+		c->kind = CHUNK_BYTES;
+		c->len = add;
+	}
+	q->accounted = q->buf.len;
+	q->queued += add;
+	return 0;
+}
+
+int
+klog_outq_file(klog_outq_t *q, klog_log_slice_t *slice)
+{
+	struct klog_outq_chunk *c;
+	int rc;
+
+	if (slice->len == 0) {
+		klog_log_slice_release(slice);
+		return 0;
+	}
+	if ((rc = sync_bytes(q)) < 0 || (rc = push(q, &c)) < 0) {
+		klog_log_slice_release(slice);
+		return rc;
+	}
+	c->kind = CHUNK_FILE;
+	c->len = slice->len;
+	c->slice = *slice;
+	q->queued += slice->len;
+	return 0;
+}
+
+int
+klog_outq_hold(klog_outq_t *q, klog_outq_hold_t *h)
+{
+	struct klog_outq_chunk *c;
+	int rc;
+
+	if ((rc = sync_bytes(q)) < 0 || (rc = push(q, &c)) < 0)
+		return rc;
+	c->kind = CHUNK_HOLD;
+	c->hold = h;
+	q->holds++;
+	return 0;
+}
+
+static void
+chunk_release(klog_outq_t *q, struct klog_outq_chunk *c)
+{
+	if (c->kind == CHUNK_FILE) {
+		klog_log_slice_release(&c->slice);
+	} else if (c->kind == CHUNK_HOLD) {
+		q->holds--;
+		c->hold->done(c->hold);
+	}
+}
+
+void
+klog_outq_free(klog_outq_t *q)
+{
+	while (q->n > 0) {
+		struct klog_outq_chunk c = *chunk_at(q, 0);
+
+		pop(q);
+		chunk_release(q, &c);
+	}
+	free(q->chunks);
+	klog_buf_free(&q->buf);
+	klog_outq_init(q);
+}
+
+/* After the bytes chunk at the head was sent: reuse or give back memory. */
+static void
+compact(klog_outq_t *q)
+{
+	if (q->rpos == q->buf.len) {
+		if (q->buf.cap > OUTQ_KEEP_CAP)
+			klog_buf_free(&q->buf);
+		klog_buf_reset(&q->buf);
+		q->rpos = q->accounted = 0;
+	} else if (q->rpos > OUTQ_KEEP_CAP && q->rpos > q->buf.len / 2) {
+		klog_buf_consume(&q->buf, q->rpos);
+		q->accounted -= q->rpos;
+		q->rpos = 0;
+	}
+}
+
+static int
+send_error(klog_err_t *err, int e)
+{
+	if (e == EPIPE || e == ECONNRESET)
+		return klog_err_set(err, -KLOG_ECLOSED, "peer closed");
+	return klog_err_set(err, -KLOG_EIO, "send: %s", strerror(e));
+}
+
+static int
+write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more, int fd,
+    klog_err_t *err)
+{
+	ssize_t r;
+
+	while (c->len > 0) {
+		r = send(fd, q->buf.data + q->rpos, c->len,
+		    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return KLOG_OUTQ_BLOCKED;
+			return send_error(err, errno);
+		}
+		q->rpos += (size_t)r;
+		q->queued -= (uint64_t)r;
+		c->len -= (size_t)r;
+	}
+	return KLOG_OUTQ_EMPTY;
+}
+
+static int
+write_file(klog_outq_t *q, struct klog_outq_chunk *c, int fd, klog_err_t *err)
+{
+	off_t pos;
+	ssize_t r;
+
+	while (c->len > 0) {
+		pos = (off_t)c->slice.file_pos;
+		r = sendfile(fd, c->slice.fd, &pos, c->len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return KLOG_OUTQ_BLOCKED;
+			return send_error(err, errno);
+		}
+		if (r == 0)
+			return klog_err_set(err, -KLOG_EIO,
+			    "segment shorter than expected at %lld",
+			    (long long)c->slice.file_pos);
+		c->slice.file_pos += r;
+		q->queued -= (uint64_t)r;
+		c->len -= (size_t)r;
+	}
+	return KLOG_OUTQ_EMPTY;
+}
+
+int
+klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
+{
+	struct klog_outq_chunk *c, done;
+	int rc, more;
+
+	if ((rc = sync_bytes(q)) < 0)
+		return klog_err_set(err, rc, "out of memory");
+	while (q->n > 0) {
+		c = chunk_at(q, 0);
+		switch (c->kind) {
+		case CHUNK_BYTES:
+			/* Cork only ahead of a file, which is sent right away. */
+			more = q->n > 1 && chunk_at(q, 1)->kind == CHUNK_FILE;
+			rc = write_bytes(q, c, more, fd, err);
+			break;
+		case CHUNK_FILE:
+			rc = write_file(q, c, fd, err);
+			break;
+		default:
+			if (!c->hold->ready)
+				return KLOG_OUTQ_WAITING;
+			rc = klog_outq_write(&c->hold->q, fd, err);
+			break;
+		}
+		if (rc != KLOG_OUTQ_EMPTY)
+			return rc;
+		done = *c;
+		pop(q);
+		if (done.kind == CHUNK_BYTES)
+			compact(q);
+		else
+			chunk_release(q, &done);
+	}
+	return KLOG_OUTQ_EMPTY;
+}
