@@ -1993,6 +1993,7 @@ parse_listen(const char *s, char *host, size_t hostlen, char *port,
 	    "0", host, hostlen, port, portlen, why);
 }
 
+/* Bind (not listen yet) and work out the addresses to report. */
 static int
 listen_on(klog_broker_t *b, klog_err_t *err)
 {
@@ -2019,8 +2020,7 @@ listen_on(klog_broker_t *b, klog_err_t *err)
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-		    listen(fd, LISTEN_BACKLOG) == 0)
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
 		e = errno;
 		close(fd);
@@ -2151,9 +2151,15 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 		rc = klog_err_set(err, rc, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	/* Bind first: a taken port fails before the data is touched. */
+	/* Bind first, so a taken port fails before the data is touched;
+	 * listen last, so connections are taken once the store is open. */
 	if ((rc = listen_on(b, err)) < 0 || (rc = open_store(b, err)) < 0)
 		goto fail;
+	if (listen(b->lfd, LISTEN_BACKLOG) < 0) {
+		rc = klog_err_set(err, -KLOG_ECONN, "listen %s: %s", b->listen,
+		    strerror(errno));
+		goto fail;
+	}
 	if ((rc = klog_loop_watch(b->loop, b->lfd, KLOG_LOOP_READABLE,
 	    on_accept, b)) < 0 || (rc = start_timers(b)) < 0 ||
 	    (rc = flusher_start(b)) < 0) {

@@ -155,3 +155,21 @@ zk_hold() {
 		sleep 0.1
 	done
 }
+
+# start_broker [klog-serve options...]: start klog-serve on 127.0.0.1 with
+# its data in $TMP/broker-data, log in $TMP/broker.log; sets BROKER_PID,
+# BROKER_PORT and exports KLOG_BROKERS.  Called again (after the broker was
+# killed) it restarts on the same port and data directory.
+start_broker() {
+	BROKER_PORT=${BROKER_PORT:-$(free_port)}
+	BROKER_DATA=${BROKER_DATA:-$TMP/broker-data}
+	export KLOG_BROKERS="127.0.0.1:$BROKER_PORT"
+	klog-serve -d "$BROKER_DATA" -l "$KLOG_BROKERS" "$@" \
+		2>>"$TMP/broker.log" &
+	BROKER_PID=$!
+	PIDS+=("$BROKER_PID")
+	wait_port "$BROKER_PORT" 5 || {
+		cat "$TMP/broker.log" >&2
+		return 1
+	}
+}

@@ -1,0 +1,564 @@
+/*
+ * klog-serve: the broker.  Options come from the command line and an
+ * optional config file (key = value, the long option names; the command
+ * line wins); everything else is lib/broker.c.  See klog-serve(1).
+ */
+#include <sys/resource.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/broker.h"
+#include "klog/exit.h"
+#include "klog/log.h"
+#include "klog/parse.h"
+
+#define PROG "klog-serve"
+#define VERSION "0.1.0"
+#define MAX_PARTITIONS 1024
+#define DAY_MS (24 * 3600 * 1000LL)
+
+enum {
+	OPT_ADVERTISE = 256,
+	OPT_BROKER_ID,
+	OPT_CLEANUP,
+	OPT_FLUSH_MESSAGES,
+	OPT_FLUSH_MS,
+	OPT_MAX_CONNECTIONS,
+	OPT_MAX_MESSAGE,
+	OPT_MAX_REQUEST,
+	OPT_NO_AUTO_CREATE,
+	OPT_PARTITIONS,
+	OPT_RETENTION_BYTES,
+	OPT_RETENTION_HOURS,
+	OPT_SEGMENT_BYTES,
+	OPT_TOPIC,
+	OPT_VERSION,
+	OPT_END
+};
+
+static const struct option longopts[] = {
+	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
+	{ "broker-id", required_argument, NULL, OPT_BROKER_ID },
+	{ "cleanup-interval", required_argument, NULL, OPT_CLEANUP },
+	{ "config", required_argument, NULL, 'c' },
+	{ "data-dir", required_argument, NULL, 'd' },
+	{ "flush-messages", required_argument, NULL, OPT_FLUSH_MESSAGES },
+	{ "flush-ms", required_argument, NULL, OPT_FLUSH_MS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE },
+	{ "max-request-bytes", required_argument, NULL, OPT_MAX_REQUEST },
+	{ "no-auto-create", no_argument, NULL, OPT_NO_AUTO_CREATE },
+	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
+	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
+	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
+	{ "topic", required_argument, NULL, OPT_TOPIC },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct topic_opt {
+	char name[KLOG_TOPIC_MAX + 1];
+	int partitions;             /* 0: --partitions */
+};
+
+typedef struct opts {
+	klog_broker_config_t cfg;
+	const char *config;
+	char *advertise_host;
+	struct topic_opt *topics;
+	size_t ntopics;
+	int quiet, verbose;
+	int data_dir_given;         /* by either source */
+	unsigned char set[OPT_END]; /* given on the command line */
+} opts_t;
+
+static klog_broker_t *volatile broker;
+static volatile sig_atomic_t stop_asked;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-hqv] [-c file] [-d dir] [-l host:port] "
+	    "[--topic name:N ...] [options]\n"
+	    "Serve topics over the klog protocol from a data directory.\n"
+	    "\n"
+	    "  -d, --data-dir DIR         data directory (default: "
+	    "$KLOG_DATA_DIR or\n"
+	    "                             " KLOG_BROKER_DEFAULT_DATA_DIR ")\n"
+	    "  -l, --listen HOST:PORT     address to listen on (default "
+	    KLOG_BROKER_DEFAULT_LISTEN ")\n"
+	    "  -c, --config FILE          read \"key = value\" lines, keys "
+	    "named as the long\n"
+	    "                             options (the command line wins)\n"
+	    "      --topic NAME[:N]       create a topic with N partitions "
+	    "(repeatable)\n"
+	    "      --partitions N         partitions of auto-created topics "
+	    "(default 1)\n"
+	    "      --no-auto-create       refuse produce requests for unknown "
+	    "topics\n"
+	    "      --segment-bytes SIZE   roll segments at this size "
+	    "(default 1G)\n"
+	    "      --flush-messages N     fsync after N unflushed messages "
+	    "(default 0: off)\n"
+	    "      --flush-ms TIME        fsync TIME after the last one "
+	    "(default 0: off);\n"
+	    "                             with both off, fsync eagerly\n"
+	    "      --retention-hours TIME delete segments older than this "
+	    "(default 168h;\n"
+	    "                             a bare number is hours; off to "
+	    "keep all)\n"
+	    "      --retention-bytes SIZE keep each partition under SIZE "
+	    "(default off)\n"
+	    "      --cleanup-interval TIME  how often retention runs "
+	    "(default 5m)\n"
+	    "      --max-request-bytes SIZE largest request (default 100M)\n"
+	    "      --max-message-bytes SIZE largest message payload "
+	    "(default 1000000)\n"
+	    "      --max-connections N    refuse clients past N "
+	    "(default 10000)\n"
+	    "      --broker-id N          the id metadata reports (default 0)\n"
+	    "      --advertise HOST[:PORT]  the address metadata reports "
+	    "(default: the\n"
+	    "                             listen address)\n"
+	    "  -q, --quiet                log only warnings and errors\n"
+	    "  -v, --verbose              log debugging detail too\n"
+	    "  -h, --help                 print this help\n"
+	    "      --version              print the version\n"
+	    "\n"
+	    "Exit status: 0 clean shutdown, 1 failure, 64 usage, 65 corrupt "
+	    "data,\n"
+	    "69 cannot listen or the data directory is in use, 74 I/O "
+	    "error.\n");
+}
+
+static void
+misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+misuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " -h'\n");
+	exit(KLOG_EXIT_USAGE);
+}
+
+static int64_t
+number(const char *what, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_i64(s, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", what, s, why);
+	return v;
+}
+
+static int64_t
+size_arg(const char *what, const char *s, int64_t min, int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_size(s, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", what, s, why);
+	return v;
+}
+
+static int64_t
+duration(const char *what, const char *s, int64_t unit, int64_t min,
+    int64_t max)
+{
+	const char *why;
+	int64_t v;
+
+	if (klog_parse_duration_ms(s, unit, min, max, &v, &why) < 0)
+		misuse("%s %s: %s", what, s, why);
+	return v;
+}
+
+static int
+is_off(const char *s)
+{
+	return strcmp(s, "off") == 0 || strcmp(s, "-1") == 0;
+}
+
+/* NAME or NAME:N, the name checked as the store will. */
+static void
+add_topic(opts_t *o, const char *what, const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	size_t n = colon != NULL ? (size_t)(colon - s) : strlen(s);
+	struct topic_opt *t;
+	const char *why;
+	klog_err_t err;
+	int64_t v;
+
+	t = realloc(o->topics, (o->ntopics + 1) * sizeof(*t));
+	if (t == NULL)
+		misuse("out of memory");
+	o->topics = t;
+	t = &o->topics[o->ntopics];
+	if (n > KLOG_TOPIC_MAX)
+		misuse("%s %s: topic name too long", what, s);
+	memcpy(t->name, s, n);
+	t->name[n] = '\0';
+	if (klog_topic_validate(t->name, &err) < 0)
+		misuse("%s %s: %s", what, s, klog_err_text(&err, -KLOG_ETOPIC));
+	t->partitions = 0;
+	if (colon != NULL && klog_parse_i64(colon + 1, 1, MAX_PARTITIONS, &v,
+	    &why) < 0)
+		misuse("%s %s: partitions: %s", what, s, why);
+	if (colon != NULL)
+		t->partitions = (int)v;
+	o->ntopics++;
+}
+
+static void
+advertise(opts_t *o, const char *what, const char *s)
+{
+	char host[256], port[16];
+	const char *why;
+
+	if (klog_parse_hostport(s, "", "0", host, sizeof(host), port,
+	    sizeof(port), &why) < 0 || host[0] == '\0')
+		misuse("%s %s: %s", what, s, host[0] ? why : "no host");
+	free(o->advertise_host);
+	if ((o->advertise_host = strdup(host)) == NULL)
+		misuse("out of memory");
+	o->cfg.advertised_host = o->advertise_host;
+	o->cfg.advertised_port = atoi(port);
+}
+
+/*
+ * Apply one option with its value (NULL for a flag given on the command
+ * line).  what names it in messages: "--flush-ms" or "FILE:3: flush-ms".
+ * Strings from a config file must outlive the broker: they are strdup'ed.
+ */
+static void
+apply(opts_t *o, int id, const char *v, const char *what, int from_file)
+{
+	klog_broker_config_t *c = &o->cfg;
+	const char *why;
+	int b = 1;
+
+	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == 'q' ||
+	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
+		misuse("%s %s: %s", what, v, why);
+	if (from_file && (id == 'd' || id == 'l') &&
+	    (v = strdup(v)) == NULL)
+		misuse("out of memory");
+	switch (id) {
+	case 'd':
+		c->data_dir = v;
+		o->data_dir_given = 1;
+		break;
+	case 'l':
+		c->listen = v;
+		break;
+	case 'q':
+		o->quiet = b;
+		break;
+	case 'v':
+		o->verbose = b;
+		break;
+	case OPT_ADVERTISE:
+		advertise(o, what, v);
+		break;
+	case OPT_BROKER_ID:
+		c->broker_id = (int32_t)number(what, v, 0, INT32_MAX);
+		break;
+	case OPT_CLEANUP:
+		c->cleanup_interval_ms = duration(what, v, 1000, 100,
+		    30 * DAY_MS);
+		break;
+	case OPT_FLUSH_MESSAGES:
+		c->flush_messages = number(what, v, 0, INT32_MAX);
+		break;
+	case OPT_FLUSH_MS:
+		c->flush_ms = duration(what, v, 1, 0, DAY_MS);
+		break;
+	case OPT_MAX_CONNECTIONS:
+		c->max_connections = (int)number(what, v, 1, 1000000);
+		break;
+	case OPT_MAX_MESSAGE:
+		c->max_message_bytes = size_arg(what, v, 1, 1 << 30);
+		break;
+	case OPT_MAX_REQUEST:
+		c->max_request_bytes = size_arg(what, v, 1024, INT32_MAX);
+		break;
+	case OPT_NO_AUTO_CREATE:
+		c->auto_create = !b;
+		break;
+	case OPT_PARTITIONS:
+		c->default_partitions = (int)number(what, v, 1,
+		    MAX_PARTITIONS);
+		break;
+	case OPT_RETENTION_BYTES:
+		c->retention_bytes = is_off(v) ? -1 :
+		    size_arg(what, v, 0, INT64_MAX);
+		break;
+	case OPT_RETENTION_HOURS:
+		c->retention_ms = is_off(v) ? -1 :
+		    duration(what, v, 3600 * 1000, 0, 100000 * DAY_MS);
+		break;
+	case OPT_SEGMENT_BYTES:
+		c->segment_bytes = size_arg(what, v, 1024, INT64_MAX / 2);
+		break;
+	case OPT_TOPIC:
+		add_topic(o, what, v);
+		break;
+	}
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static const struct option *
+find_key(const char *key)
+{
+	char name[64];
+	size_t i;
+
+	for (i = 0; key[i] != '\0' && i < sizeof(name) - 1; i++)
+		name[i] = key[i] == '_' ? '-' : key[i];
+	name[i] = '\0';
+	for (const struct option *lo = longopts; lo->name != NULL; lo++)
+		if (strcmp(lo->name, name) == 0 && lo->val != 'c' &&
+		    lo->val != 'h' && lo->val != OPT_VERSION)
+			return lo;
+	return NULL;
+}
+
+/* key = value lines; '#' starts a comment line.  The command line wins,
+ * except that topics from both are created. */
+static void
+read_config(opts_t *o)
+{
+	const struct option *lo;
+	char line[4096], what[512], *k, *v, *eq;
+	FILE *f = fopen(o->config, "r");
+	int n = 0;
+
+	if (f == NULL)
+		misuse("%s: %s", o->config, strerror(errno));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n++;
+		k = trim(line);
+		if (*k == '\0' || *k == '#')
+			continue;
+		if ((eq = strchr(k, '=')) == NULL)
+			misuse("%s:%d: expected \"key = value\"", o->config, n);
+		*eq = '\0';
+		k = trim(k);
+		v = trim(eq + 1);
+		if ((lo = find_key(k)) == NULL)
+			misuse("%s:%d: unknown key \"%s\"", o->config, n, k);
+		snprintf(what, sizeof(what), "%s:%d: %s", o->config, n, k);
+		if (*v == '\0')
+			misuse("%s: no value", what);
+		if (lo->val != OPT_TOPIC && o->set[lo->val])
+			continue;
+		apply(o, lo->val, v, what, 1);
+	}
+	if (ferror(f))
+		misuse("%s: %s", o->config, strerror(errno));
+	fclose(f);
+}
+
+static void
+parse_args(opts_t *o, int argc, char **argv)
+{
+	char what[64];
+	int ch, li = -1;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":c:d:hl:qv", longopts,
+	    &li)) != -1) {
+		switch (ch) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case OPT_VERSION:
+			printf(PROG " " VERSION "\n");
+			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
+			    KLOG_EXIT_OK);
+		case ':':
+			misuse("%s: option needs an argument",
+			    argv[optind - 1]);
+		case '?':
+			if (optopt != 0)
+				misuse("-%c: unknown option", optopt);
+			misuse("%s: unknown option", argv[optind - 1]);
+		default:
+			if (li >= 0)
+				snprintf(what, sizeof(what), "--%s",
+				    longopts[li].name);
+			else
+				snprintf(what, sizeof(what), "-%c", ch);
+			o->set[ch] = 1;
+			apply(o, ch, optarg, what, 0);
+			break;
+		}
+		li = -1;
+	}
+	if (optind < argc)
+		misuse("%s: unexpected argument", argv[optind]);
+}
+
+/* ---- running ---- */
+
+static void
+log_line(void *arg, int level, const char *msg)
+{
+	char line[1200];
+
+	(void)arg;
+	snprintf(line, sizeof(line), PROG ": %s: %s\n", klog_level_name(level),
+	    msg);
+	fputs(line, stderr);
+}
+
+static void
+on_signal(int sig)
+{
+	klog_broker_t *b = broker;
+
+	(void)sig;
+	stop_asked = 1;
+	if (b != NULL)
+		klog_broker_stop(b);
+}
+
+/* SA_RESETHAND: a second ^C ends the process at once. */
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Room for max_connections descriptors, as far as the hard limit allows. */
+static void
+raise_nofile(const opts_t *o)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)o->cfg.max_connections + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < want && !o->quiet)
+		fprintf(stderr, PROG ": warn: only %llu descriptors allowed; "
+		    "fewer than --max-connections %d clients will fit\n",
+		    (unsigned long long)rl.rlim_cur, o->cfg.max_connections);
+}
+
+static int
+open_exit(int rc)
+{
+	switch (rc < 0 ? -rc : rc) {
+	case KLOG_ECONN:
+	case KLOG_EBUSY:
+		return KLOG_EXIT_UNAVAILABLE;
+	case KLOG_EINVAL:
+	case KLOG_ETOPIC:
+		return KLOG_EXIT_USAGE;
+	default:
+		return klog_exit_for(rc);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	opts_t o;
+	klog_broker_t *b;
+	klog_err_t err = { 0 };
+	const char *env;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	klog_broker_config_default(&o.cfg);
+	parse_args(&o, argc, argv);
+	if (o.config != NULL)
+		read_config(&o);
+	if (!o.data_dir_given && (env = getenv("KLOG_DATA_DIR")) != NULL &&
+	    *env != '\0')
+		o.cfg.data_dir = env;
+	if (o.quiet && o.verbose)
+		misuse("-q and -v cannot be used together");
+	o.cfg.log = log_line;
+	o.cfg.log_level = o.quiet ? KLOG_LEVEL_WARN : o.verbose ?
+	    KLOG_LEVEL_DEBUG : KLOG_LEVEL_INFO;
+	catch_signals();
+	raise_nofile(&o);
+	if ((rc = klog_broker_open(&o.cfg, &b, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return open_exit(rc);
+	}
+	for (size_t i = 0; i < o.ntopics; i++) {
+		rc = klog_broker_create_topic(b, o.topics[i].name,
+		    o.topics[i].partitions ? o.topics[i].partitions :
+		    o.cfg.default_partitions, &err);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": topic \"%s\": %s\n",
+			    o.topics[i].name, klog_err_text(&err, rc));
+			klog_broker_close(b, 1, NULL);
+			return open_exit(rc);
+		}
+	}
+	broker = b;
+	if (stop_asked)
+		klog_broker_stop(b);
+	rc = klog_broker_run(b);
+	broker = NULL;
+	if (klog_broker_close(b, 1, &err) < 0) {
+		fprintf(stderr, PROG ": closing: %s (no clean-shutdown "
+		    "marker written)\n", klog_err_text(&err, -KLOG_EIO));
+		return KLOG_EXIT_IOERR;
+	}
+	free(o.topics);
+	free(o.advertise_host);
+	return rc < 0 ? KLOG_EXIT_IOERR : KLOG_EXIT_OK;
+}
