@@ -203,8 +203,60 @@ _klog_consume()
 }
 # --- end klog-produce / klog-consume ---
 
+# --- klog-serve ---
+_klog_serve()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opts='--advertise --broker-id -c --config --cleanup-interval
+		-d --data-dir --flush-messages --flush-ms -h --help -l --listen
+		--max-connections --max-message-bytes --max-request-bytes
+		--no-auto-create --partitions -q --quiet --retention-bytes
+		--retention-hours --segment-bytes --topic -v --verbose --version'
+
+	COMPREPLY=()
+	case $prev in
+	-d|--data-dir)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=( $(compgen -d -- "$cur") )
+		return 0
+		;;
+	-c|--config)
+		_klog_files "$cur"
+		return 0
+		;;
+	-l|--listen)
+		COMPREPLY=( $(compgen -W "127.0.0.1:9092 0.0.0.0:9092" \
+			-- "$cur") )
+		return 0
+		;;
+	--retention-hours)
+		COMPREPLY=( $(compgen -W "168 24 7d off" -- "$cur") )
+		return 0
+		;;
+	--retention-bytes)
+		COMPREPLY=( $(compgen -W "1G 10G off" -- "$cur") )
+		return 0
+		;;
+	--segment-bytes|--max-request-bytes|--max-message-bytes)
+		COMPREPLY=( $(compgen -W "1M 100M 1G" -- "$cur") )
+		return 0
+		;;
+	--flush-ms|--cleanup-interval)
+		COMPREPLY=( $(compgen -W "0 100ms 1s 5m" -- "$cur") )
+		return 0
+		;;
+	--advertise|--broker-id|--flush-messages|--max-connections|\
+	--partitions|--topic)
+		return 0	# an address, a number or NAME:N
+		;;
+	esac
+	COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+}
+# --- end klog-serve ---
+
 complete -F _klog_dump klog-dump
 complete -F _klog_group klog-group
 complete -F _klog_retain klog-retain
 complete -F _klog_produce klog-produce
 complete -F _klog_consume klog-consume
+complete -F _klog_serve klog-serve
