@@ -339,8 +339,8 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	}
 	rc = klog_producer_send(r->p, rec, len, key, keylen);
 	if (rc == -KLOG_ETOOBIG) {
-		snprintf(why, sizeof(why), "%zu bytes, over the maximum "
-		    "message size of %zu; not sent", len, o->pc.max_message);
+		snprintf(why, sizeof(why), "over the maximum message size "
+		    "of %zu bytes; not sent", o->pc.max_message);
 		return bad_record(r, rc, why);
 	}
 	return rc < 0 ? bad_record(r, rc, klog_strerror(rc)) : 0;

@@ -62,6 +62,9 @@ klog_input_fill(klog_input_t *in, int fd, klog_err_t *err)
 	do
 		n = read(fd, in->buf + in->end, in->cap - in->end);
 	while (n < 0 && errno == EINTR);
+	/* A non-blocking stdin with nothing after all: try again later. */
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 1;
 	if (n < 0)
 		return klog_err_set(err, klog_errno_code(errno), "read: %s",
 		    strerror(errno));

@@ -41,7 +41,8 @@ int klog_input_init(klog_input_t *in, const void *delim, size_t dlen,
 void klog_input_free(klog_input_t *in);
 
 /*
- * One read(2) from fd into the buffer: 1 if bytes came, 0 at end of file,
+ * One read(2) from fd into the buffer: 1 if bytes came (or none were ready
+ * on a non-blocking fd), 0 at end of file,
  * -KLOG_EIO with err on a read error.  Invalidates the record views.
  */
 int klog_input_fill(klog_input_t *in, int fd, klog_err_t *err);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# klog-produce against a real klog-serve: records and delimiters, sizes,
+# acks, statistics, usage errors and exit codes.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	common_teardown
+}
+
+# consume_all TOPIC: every message of TOPIC so far, one per line.
+consume_all() {
+	klog-consume -t "$1" -o beginning -e "${@:2}"
+}
+
+@test "produce: -h prints usage on stdout, --version the version" {
+	run -0 --separate-stderr klog-produce -h
+	[[ "${lines[0]}" == "usage: klog-produce "* ]]
+	[ -z "$stderr" ]
+	run -0 klog-produce --help
+	[[ "$output" == *"--key-delimiter"* ]]
+	run -0 klog-produce --version
+	[ "$output" = "klog-produce 0.1.0" ]
+}
+
+@test "produce: usage errors exit 64 with one line and a hint" {
+	run -64 --separate-stderr klog-produce
+	[ "$stderr" = "klog-produce: no topic given (-t)
+Try 'klog-produce -h'" ]
+	run -64 --separate-stderr klog-produce -t x --bogus
+	[ "${stderr_lines[0]}" = "klog-produce: --bogus: unknown option" ]
+	run -64 --separate-stderr klog-produce -t x -Y
+	[ "${stderr_lines[0]}" = "klog-produce: -Y: unknown option" ]
+	run -64 --separate-stderr klog-produce -t
+	[ "${stderr_lines[0]}" = "klog-produce: -t: option needs an argument" ]
+	run -64 --separate-stderr klog-produce -t x -a 2
+	[ "${stderr_lines[0]}" = "klog-produce: -a 2: expected 0, 1 or all" ]
+	run -64 --separate-stderr klog-produce -t x -z snappy
+	[ "${stderr_lines[0]}" = "klog-produce: -z snappy: expected gzip or none" ]
+	run -64 --separate-stderr klog-produce -t x --batch 0
+	[ "${stderr_lines[0]}" = "klog-produce: --batch 0: too small" ]
+	run -64 --separate-stderr klog-produce -t x -p 1x
+	[ "${stderr_lines[0]}" = "klog-produce: -p 1x: invalid" ]
+	run -64 --separate-stderr klog-produce -t x -J -K ,
+	[ "${stderr_lines[0]}" = "klog-produce: -J and -K cannot be used together" ]
+	run -64 --separate-stderr klog-produce -t x --strip-key
+	[ "${stderr_lines[0]}" = "klog-produce: --strip-key needs -K" ]
+	run -64 --separate-stderr klog-produce -t x -D '\q'
+	[ "${stderr_lines[0]}" = "klog-produce: -D \\q: \\q: unknown escape" ]
+	run -64 --separate-stderr klog-produce -t x extra
+	[ "${stderr_lines[0]}" = "klog-produce: extra: unexpected argument" ]
+	run -64 --separate-stderr klog-produce -t x -b 'h:1,,h:2'
+	[[ "${stderr_lines[0]}" == "klog-produce: -b h:1,,h:2: "* ]]
+}
+
+@test "produce: an invalid topic name is a usage error (64)" {
+	run -64 --separate-stderr klog-produce -t 'a/b' </dev/null
+	[[ "${stderr_lines[0]}" == 'klog-produce: topic "a/b": '* ]]
+	run -64 --separate-stderr klog-produce -t '..' </dev/null
+	run -64 --separate-stderr klog-produce -t '' </dev/null
+}
+
+@test "produce: no broker listening: exit 69 with one line" {
+	local port
+	port=$(free_port)
+	run -69 --separate-stderr klog-produce -b "127.0.0.1:$port" -t t \
+		<<<"x"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "klog-produce: "*"127.0.0.1:$port: Connection refused"* ]]
+	KLOG_BROKERS="127.0.0.1:$port" run -69 klog-produce -t t <<<"x"
+}
+
+@test "produce: lines in, the same lines out; empty lines kept" {
+	start_broker
+	printf 'one\n\ntwo\n\n\nthree\n' | klog-produce -t t -a all
+	run -0 consume_all t -f '[%s]\n'
+	[ "$output" = "[one]
+[]
+[two]
+[]
+[]
+[three]" ]
+}
+
+@test "produce: a last line without newline is a record; a final newline makes none" {
+	start_broker
+	printf 'a\nb' | klog-produce -t t -a all
+	printf 'c\n' | klog-produce -t t -a all
+	run -0 consume_all t -f '%s|'
+	[ "$output" = "a|b|c|" ]
+	klog-produce -t empty -a all </dev/null
+	run -0 consume_all empty
+	[ -z "$output" ]
+}
+
+@test "produce: -D multi-byte delimiter and -0" {
+	start_broker
+	printf 'x<>y<><>z' | klog-produce -t t -D '<>' -a all
+	run -0 consume_all t -f '[%s]'
+	[ "$output" = "[x][y][][z]" ]
+	printf 'one\0two\nlines\0' | klog-produce -t n -0 -a all
+	run -0 consume_all n -D '\0'
+	printf 'one\0two\nlines\0' >"$TMP/want"
+	cmp "$TMP/want" <(consume_all n -D '\0')
+}
+
+@test "produce: a record over --max-message: earlier ones sent, exit 1 naming it" {
+	start_broker
+	{ echo small; echo second; head -c 2000 /dev/zero | tr '\0' x; echo;
+		echo after; } >"$TMP/in"
+	run -1 --separate-stderr klog-produce -t t --max-message 1000 -a all \
+		<"$TMP/in"
+	[[ "$stderr" == *"klog-produce: record 3: over the maximum message size of 1000 bytes; not sent"* ]]
+	run -0 consume_all t
+	[ "$output" = "small
+second" ]
+}
+
+@test "produce: acks all and acks 0 both deliver; -v counts" {
+	start_broker
+	seq 1 5000 | klog-produce -t t -a all -v 2>"$TMP/err"
+	grep -q '^klog-produce: 5000 records, 5000 acknowledged, 0 refused' \
+		"$TMP/err"
+	seq 5001 10000 | klog-produce -t t -a 0 -v 2>"$TMP/err"
+	grep -q '^klog-produce: 5000 records, 5000 written' "$TMP/err"
+	# acks 0: written is not yet stored; wait for the broker to show it.
+	local n=100
+	while [ "$(consume_all t | wc -l)" -lt 10000 ] && [ $n -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	cmp <(seq 1 10000) <(consume_all t)
+}
+
+@test "produce: -q prints nothing on success" {
+	start_broker
+	run -0 --separate-stderr klog-produce -t t -q <<<"hello"
+	[ -z "$stderr" ]
+	[ -z "$output" ]
+}
