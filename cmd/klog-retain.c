@@ -204,9 +204,9 @@ retain_part(state_t *st, klog_retain_t *r, klog_retain_part_t *p)
 	    st->now_ms, &plan);
 	delete_prefix(st, r, p, plan.count);
 	if (plan.newest_expired && st->verbose)
-		fprintf(stderr, PROG ": %s %d: the newest segment is past the "
-		    "limits too; it is left to the broker\n", p->topic,
-		    p->partition);
+		fprintf(stderr, PROG ": topic \"%s\" partition %d: the newest "
+		    "segment is past the limits too; it is left to the "
+		    "broker\n", p->topic, p->partition);
 out:
 	klog_retain_part_close(p);
 }

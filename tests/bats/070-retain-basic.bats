@@ -106,7 +106,7 @@ logs	0	1000	1000'
 	[ "$(cut -f1-3 <<<"$output")" = "logs	0	0
 logs	0	1000" ]
 	[ -e "$D/logs-0/00000000000000002000.klog" ]
-	[[ "$stderr" == *"klog-retain: logs 0: the newest segment is past the limits too; it is left to the broker"* ]]
+	[[ "$stderr" == *"klog-retain: topic \"logs\" partition 0: the newest segment is past the limits too; it is left to the broker"* ]]
 	run -0 klog-retain -d "$D" --max-bytes 0 -t logs -t events
 	[ "$(cut -f1-3 <<<"$output")" = "events	0	0
 events	0	1000
@@ -137,7 +137,7 @@ events	0	1000
 events	0	2000
 logs	0	0
 logs	0	1000" ]
-	[ "$stderr" = "klog-retain: events 1: the newest segment is past the limits too; it is left to the broker
+	[ "$stderr" = "klog-retain: topic \"events\" partition 1: the newest segment is past the limits too; it is left to the broker
 klog-retain: deleted 5 segments, 5000 bytes, in 3 partitions" ]
 	run -0 --separate-stderr klog-retain -n -v -d "$D" --max-age 7d
 	[ "${stderr##*$'\n'}" = "klog-retain: would delete 0 segments, 0 bytes, in 3 partitions" ]
