@@ -205,6 +205,8 @@ struct klog_broker {
 	int eager;
 	int stopping;
 	int64_t refuse_logged_ms;
+	int64_t bad_logged_ms;
+	uint64_t bad_suppressed;
 };
 
 /* ---- logging ---- */
@@ -1553,12 +1555,25 @@ conn_refuse(struct conn *c, const uint8_t *p, size_t len, int16_t error,
 	klog_broker_t *b = c->b;
 	int32_t corr = len >= KLOG_REQ_HEADER_SIZE ?
 	    (int32_t)klog_be32(p + 8) : 0;
+	int64_t now = klog_loop_now_ms();
 	char peer[96];
 
-	blog(b, KLOG_LEVEL_WARN, "%s: %s", peer_name(c->fd, peer,
-	    sizeof(peer)), why);
 	encode_error(klog_outq_buf(&c->out), corr, error);
 	c->closing = 1;
+	/* A flood of bad clients must not flood the log: one line a second. */
+	if (now - b->bad_logged_ms < 1000) {
+		b->bad_suppressed++;
+		return;
+	}
+	b->bad_logged_ms = now;
+	if (b->bad_suppressed > 0)
+		blog(b, KLOG_LEVEL_WARN, "%s: %s (and %llu more bad requests "
+		    "not logged)", peer_name(c->fd, peer, sizeof(peer)), why,
+		    (unsigned long long)b->bad_suppressed);
+	else
+		blog(b, KLOG_LEVEL_WARN, "%s: %s", peer_name(c->fd, peer,
+		    sizeof(peer)), why);
+	b->bad_suppressed = 0;
 }
 
 /* Handle every complete frame in data; returns the bytes consumed. */
