@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "klog/client.h"
@@ -589,6 +590,7 @@ main(int argc, char **argv)
 {
 	klog_discovery_t *d = NULL;
 	klog_err_t err = { 0 };
+	struct stat sb;
 	opts_t o;
 	run_t r;
 	int rc = 0, status;
@@ -616,7 +618,14 @@ main(int argc, char **argv)
 	if ((status = open_consumer(&r, &o, d)) != 0)
 		goto out;
 	r.saved_ms = klog_client_now_ms();
-	if ((rc = consume(&r, &err)) < 0) {
+	if (fstat(STDOUT_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+		klog_consumer_watch(r.c, STDOUT_FILENO);
+	rc = consume(&r, &err);
+	/* The reader of our pipe is gone (| head): end as a write would. */
+	if (rc == -KLOG_ECLOSED && flush_out(&r) == 0)
+		raise(SIGPIPE);
+	if (rc < 0) {
 		flush_out(&r);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		status = klog_exit_for(rc);

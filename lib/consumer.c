@@ -53,6 +53,7 @@ struct klog_consumer {
 	int iterating;
 	klog_iter_t it;
 	struct cpart *itp;
+	int watch_fd;                 /* -1, or reported when it errs */
 	char notice[512];
 };
 
@@ -382,7 +383,7 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 static int
 wait_response(klog_consumer_t *c, klog_err_t *err)
 {
-	struct pollfd pfd[c->nlinks];
+	struct pollfd pfd[c->nlinks + 1];
 	int64_t now = klog_client_now_ms(), next = -1;
 	const uint8_t *body;
 	klog_resp_header_t h;
@@ -403,12 +404,16 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 		    (next < 0 || l->retry_at < next))
 			next = l->retry_at;
 	}
+	/* No events asked: only an error or a hang-up is reported. */
+	pfd[c->nlinks] = (struct pollfd){ .fd = c->watch_fd };
 	wait = c->cfg.max_wait_ms + 1000;
 	if (next >= 0 && next - now < wait)
 		wait = next > now ? (int)(next - now) : 0;
-	if ((n = poll(pfd, (nfds_t)c->nlinks, wait)) < 0)
+	if ((n = poll(pfd, (nfds_t)c->nlinks + 1, wait)) < 0)
 		return errno == EINTR ? 0 : klog_err_set(err, -KLOG_EIO,
 		    "poll: %s", strerror(errno));
+	if (pfd[c->nlinks].revents & (POLLERR | POLLHUP | POLLNVAL))
+		return klog_err_set(err, -KLOG_ECLOSED, "output closed");
 	now = klog_client_now_ms();
 	for (int i = 0; i < c->nlinks && n > 0; i++) {
 		l = &c->links[i];
@@ -520,6 +525,12 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 		if (rc == 0)
 			return KLOG_CONSUMER_BATCH;
 	}
+}
+
+void
+klog_consumer_watch(klog_consumer_t *c, int fd)
+{
+	c->watch_fd = fd;
 }
 
 size_t
@@ -647,6 +658,7 @@ klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->cfg = *cfg;
+	c->watch_fd = -1;
 	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
 	c->cfg.topic = c->topic;
 	rc = n = klog_discovery_partitions(d, c->topic, err);

@@ -108,6 +108,15 @@ int klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 int klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
     klog_err_t *err);
 
+/*
+ * Also watch fd (the caller's stdout) while waiting for the broker: once
+ * it reports an error or a hang-up, as the write end of a pipe does when
+ * its reader is gone, klog_consumer_next() returns -KLOG_ECLOSED.  That
+ * lets a follower piped into `head` end although it has nothing to write.
+ * -1 (the default) watches nothing.
+ */
+void klog_consumer_watch(klog_consumer_t *c, int fd);
+
 /* The partitions read: count, and index i's partition number and
  * position. */
 size_t klog_consumer_count(const klog_consumer_t *c);
