@@ -1641,6 +1641,13 @@ conn_keep(struct conn *c, const uint8_t *data, size_t left, int shared)
 		free(c->rbuf);
 		c->rbuf = NULL;
 		c->rcap = 0;
+	} else if (left <= COPY_MAX && c->rcap > COPY_MAX) {
+		/* A big frame or a paused backlog is done: give the room back
+		 * (shrinking cannot fail in a way that loses the bytes). */
+		if ((p = realloc(c->rbuf, COPY_MAX)) != NULL) {
+			c->rbuf = p;
+			c->rcap = COPY_MAX;
+		}
 	}
 	return 0;
 }

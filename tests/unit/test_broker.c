@@ -942,6 +942,88 @@ test_slow_reader_does_not_block_others(void **state)
 	klog_buf_free(&out);
 }
 
+/* Frames larger than the shared read buffer, mixed with small ones. */
+static void
+test_large_frames(void **state)
+{
+	struct fx *f = *state;
+	klog_buf_t set, small, out, got;
+	klog_resp_header_t h;
+	klog_fetch_result_t fr;
+	uint8_t *body;
+	size_t len;
+	int fd;
+
+	fx_start(f);
+	fd = client(f);
+	klog_buf_init(&set);
+	klog_buf_init(&small);
+	klog_buf_init(&out);
+	klog_buf_init(&got);
+	make_set(&set, 50000, 0);          /* about 900 KB */
+	make_set(&small, 1, 0);
+	assert_true(set.len > 512 * 1024);
+	for (int i = 0; i < 3; i++) {
+		put_produce(&out, 10 * i, KLOG_ACKS_LEADER, "L", 0, &small);
+		put_produce(&out, 10 * i + 1, KLOG_ACKS_LEADER, "L", 0, &set);
+	}
+	send_buf(fd, &out);
+	for (int i = 0; i < 6; i++) {
+		recv_resp(fd, &h, &body, &len);
+		assert_int_equal(h.correlation, 10 * (i / 2) + i % 2);
+		assert_int_equal(h.error, 0);
+		free(body);
+	}
+	fr = fetch(fd, "L", 0, (int64_t)small.len, 0, 0, &got);
+	assert_int_equal(fr.error, 0);
+	/* Flushed at least up to the end of this set (maybe not beyond). */
+	assert_true(fr.log_end >= (int64_t)(set.len + small.len));
+	assert_true(got.len >= set.len);
+	assert_memory_equal(got.data, set.data, set.len);
+	close(fd);
+	klog_buf_free(&set);
+	klog_buf_free(&small);
+	klog_buf_free(&out);
+	klog_buf_free(&got);
+}
+
+/*
+ * Answers bigger than the output limit: the broker stops reading, then
+ * resumes with the requests it had buffered; every answer comes, in order
+ * and complete.
+ */
+static void
+test_paused_connection_resumes(void **state)
+{
+	struct fx *f = *state;
+	klog_buf_t set, out, got;
+	klog_fetch_result_t fr;
+	int fd;
+
+	f->cfg.conn_out_limit = 16 << 10;
+	fx_start(f);
+	fd = client(f);
+	klog_buf_init(&set);
+	klog_buf_init(&out);
+	klog_buf_init(&got);
+	make_set(&set, 5000, 0);
+	assert_int_equal(produce(fd, 1, "P", 0, &set).error, 0);
+	for (int i = 0; i < 200; i++)
+		put_fetch(&out, 1000 + i, "P", 0, 0, 1 << 20, 0, 0);
+	send_buf(fd, &out);
+	for (int i = 0; i < 200; i++) {
+		klog_buf_reset(&got);
+		fr = recv_fetch(fd, 1000 + i, &got);
+		assert_int_equal(fr.error, 0);
+		assert_int_equal(got.len, set.len);
+		assert_memory_equal(got.data, set.data, set.len);
+	}
+	close(fd);
+	klog_buf_free(&set);
+	klog_buf_free(&out);
+	klog_buf_free(&got);
+}
+
 /* A client that shuts its sending side still gets its answers. */
 static void
 test_half_close(void **state)
@@ -1111,6 +1193,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_slow_reader_does_not_block_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_frames, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_paused_connection_resumes,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_close, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
