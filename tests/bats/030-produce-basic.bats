@@ -143,3 +143,14 @@ second" ]
 	[ -z "$stderr" ]
 	[ -z "$output" ]
 }
+
+@test "produce: a batch the broker refuses: its reason, a count, exit 1" {
+	start_broker --max-message-bytes 100
+	echo ok | klog-produce -t t
+	{ echo before; head -c 200 /dev/zero | tr '\0' y; echo; } >"$TMP/in"
+	run -1 --separate-stderr klog-produce -t t <"$TMP/in"
+	[ "${stderr_lines[0]}" = 'klog-produce: topic "t" partition 0: MESSAGE_TOO_LARGE' ]
+	[ "${stderr_lines[1]}" = 'klog-produce: 0 of 2 records acknowledged, 2 not' ]
+	run -0 klog-consume -t t -o beginning -e
+	[ "$output" = "ok" ]
+}
