@@ -10,7 +10,9 @@
  * is an error return, never a SIGPIPE.
  *
  * Reconnecting is the caller's decision: after an error the connection is
- * dead (klog_client_close() it and open a new one).
+ * dead (klog_client_close() it and open a new one).  The producer
+ * (producer.h) and the consumer (consumer.h) are built on this, and are the
+ * APIs to drive from C (a benchmark, say) rather than the tools.
  */
 #ifndef KLOG_CLIENT_H
 #define KLOG_CLIENT_H
