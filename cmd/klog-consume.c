@@ -353,6 +353,7 @@ typedef struct run {
 	int64_t saved_ms;
 	uint64_t messages, bytes;
 	int stdout_errno;
+	int save_failed;           /* the offset file could not be written */
 } run_t;
 
 /* Write the output buffer to stdout; the first failure sticks. */
@@ -382,28 +383,30 @@ flush_out(run_t *r)
 	return 0;
 }
 
-/* Record every position in the offset file (after a flush only). */
+/* Record every position in the offset file (after a flush only); a
+ * failure is reported once and stops the run with status 74. */
 static int
 save_offsets(run_t *r, int64_t now)
 {
 	klog_err_t err = { 0 };
-	int rc;
 
-	if (r->o->offset_file == NULL || r->stdout_errno)
-		return 0;
+	if (r->o->offset_file == NULL || r->stdout_errno || r->save_failed)
+		return r->save_failed ? -1 : 0;
 	for (size_t i = 0; i < klog_consumer_count(r->c); i++)
 		if (klog_offsetfile_set(&r->of, r->o->topic,
 		    klog_consumer_partition(r->c, i),
 		    klog_consumer_position(r->c, i)) < 0) {
-			fprintf(stderr, PROG ": out of memory\n");
-			return -KLOG_ENOMEM;
+			klog_err_set(&err, -KLOG_ENOMEM, "out of memory");
+			goto fail;
 		}
-	if ((rc = klog_offsetfile_save(&r->of, &err)) < 0) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		return rc;
-	}
+	if (klog_offsetfile_save(&r->of, &err) < 0)
+		goto fail;
 	r->saved_ms = now;
 	return 0;
+fail:
+	fprintf(stderr, PROG ": %s\n", err.msg);
+	r->save_failed = 1;
+	return -1;
 }
 
 static int
@@ -455,8 +458,8 @@ consume(run_t *r, klog_err_t *err)
 			return 0;
 		now = klog_client_now_ms();
 		if (now - r->saved_ms >= SAVE_EVERY_MS &&
-		    (rc = save_offsets(r, now)) < 0)
-			return rc;
+		    save_offsets(r, now) < 0)
+			return 0;
 	}
 	return 0;
 }

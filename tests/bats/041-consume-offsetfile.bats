@@ -113,3 +113,15 @@ trickle() {
 	grep -q '^other	3	77$' "$TMP/off"
 	grep -q '^a	0	30$' "$TMP/off"
 }
+
+@test "offset file: one that cannot be written: the output, one line, exit 74" {
+	start_broker
+	seq 1 3 | klog-produce -t w
+	run -74 --separate-stderr klog-consume -t w -e \
+		--offset-file /proc/self/klog-offsets
+	[ "$output" = "1
+2
+3" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "klog-consume: /proc/self/klog-offsets"* ]]
+}
