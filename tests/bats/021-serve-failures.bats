@@ -106,7 +106,7 @@ teardown() {
 	[ "${lines[-1]}" = "3000" ]
 }
 
-@test "serve: segments removed by klog-retain are noticed" {
+@test "serve: segments removed by another process (klog-retain) are noticed" {
 	start_broker --segment-bytes 1K
 	seq 1 2000 | klog-produce -t ext -a all --batch 50
 	local first
