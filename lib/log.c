@@ -362,8 +362,14 @@ add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
 	if (r < 0)
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: base offset too large", path);
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* Listed, then removed by klog-retain before the stat: only
+		 * ever a prefix goes, so the partition just starts later,
+		 * as after klog_log_rescan(). */
+		if (errno == ENOENT)
+			return 0;
 		return sys_err(err, "stat", path);
+	}
 	if (!S_ISREG(st.st_mode))
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: not a regular file", path);
@@ -394,11 +400,16 @@ load_segments(klog_log_t *log, klog_err_t *err)
 		close(dfd);
 		return r;
 	}
-	errno = 0;
-	while (r == 0 && (de = readdir(d)) != NULL)
+	while (r == 0) {
+		/* Reset each time: add_loaded() may leave errno set. */
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0)
+				r = sys_err(err, "readdir", log->dir);
+			break;
+		}
 		r = add_loaded(log, dfd, de->d_name, err);
-	if (r == 0 && errno != 0)
-		r = sys_err(err, "readdir", log->dir);
+	}
 	closedir(d);
 	if (r == 0 && log->nsegs > 1)
 		qsort(log->segs, log->nsegs, sizeof(*log->segs), cmp_seg);
