@@ -43,7 +43,12 @@
 #define BASE_DIGITS 20
 #define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
 #define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much at a time */
-#define BOUNDARY_READ ((size_t)64 << 10)  /* the one pread of a read */
+/*
+ * The one pread of a read: enough for the header and, for entries up to about
+ * this size, the whole entry so its CRC can be checked.  Small enough for the
+ * stack, so a fetch allocates nothing.
+ */
+#define BOUNDARY_READ ((size_t)4 << 10)
 
 struct seg {
 	int64_t base;
@@ -1004,38 +1009,29 @@ check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
 {
 	size_t want = (size_t)min64((int64_t)BOUNDARY_READ, readable - pos);
 	uint32_t length, hdr;
-	uint8_t *buf;
+	uint8_t buf[BOUNDARY_READ];
 	ssize_t n;
-	int r = 0;
 
-	if ((buf = malloc(want)) == NULL)
-		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
 		;
-	if (n < 0) {
-		r = klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
+	if (n < 0)
+		return klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
 		    (long long)offset, strerror(errno));
-		goto out;
-	}
-	if (n < KLOG_LENGTH_SIZE + 1) {
-		r = not_boundary(err, offset, "entry header cut");
-		goto out;
-	}
+	if (n < KLOG_LENGTH_SIZE + 1)
+		return not_boundary(err, offset, "entry header cut");
 	length = klog_be32(buf);
 	hdr = buf[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
 	if (length < hdr || length > KLOG_MAX_ENTRY_LENGTH)
-		r = not_boundary(err, offset, "impossible length");
-	else if (buf[4] > 1)
-		r = not_boundary(err, offset, "bad magic byte");
-	else if (pos + KLOG_LENGTH_SIZE + length > written)
-		r = not_boundary(err, offset, "entry runs past the segment");
-	else if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
+		return not_boundary(err, offset, "impossible length");
+	if (buf[4] > 1)
+		return not_boundary(err, offset, "bad magic byte");
+	if (pos + KLOG_LENGTH_SIZE + length > written)
+		return not_boundary(err, offset, "entry runs past the segment");
+	if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
 	    crc32(0, buf + KLOG_LENGTH_SIZE + hdr, length - hdr) !=
 	    klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4))
-		r = not_boundary(err, offset, "crc mismatch");
-out:
-	free(buf);
-	return r;
+		return not_boundary(err, offset, "crc mismatch");
+	return 0;
 }
 
 int

@@ -112,7 +112,7 @@ typedef struct klog_log_slice {
  * the flushed end.  offset == flushed end gives len 0.  offset below the start
  * or past the flushed end: -KLOG_ERANGE.  An offset that is not the start of
  * an entry (its length field is impossible, or its magic, or the entry runs
- * past the segment, or, for an entry of at most 64 KiB, its CRC):
+ * past the segment, or, for an entry that fits in the 4 KiB read, its CRC):
  * -KLOG_ENOTBOUNDARY.  On success release the slice.
  */
 int klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
