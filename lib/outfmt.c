@@ -159,7 +159,7 @@ klog_outfmt_compile(const char *fmt, klog_outfmt_t **out, klog_err_t *err)
 {
 	klog_buf_t ops, lit;
 	klog_outfmt_t *f = NULL;
-	enum op_type type;
+	enum op_type type = OP_LIT;  /* set by token_type(); gcc -O2 cannot tell */
 	uint8_t byte;
 	size_t i = 0;
 	int rc = 0;
