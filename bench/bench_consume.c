@@ -1,0 +1,332 @@
+/*
+ * bench_consume: the broker's fetch path, and a reader that checks what it
+ * gets.  FETCH requests for one partition over one connection, each sent
+ * as soon as the previous answer is in (the length fields of that answer's
+ * entries say where the next one starts), while that answer's messages are
+ * walked with klog_iter_next(), every CRC checked and gzip wrappers opened.
+ *
+ *   bench_consume [-b host:port] [-f fetch-size] [-n messages]
+ *       [-o offset|beginning|end] [-p partition] [-S epoch-ms] [-t topic]
+ *       [-w max-wait]
+ *
+ * Without -n it reads up to the end the partition had at start; with -n it
+ * reads that many messages, long-polling at the end for more (a consumer
+ * following producers).  Timing runs from the first fetch (sent at the
+ * wall-clock time -S, if given) to the last message.  Prints one line:
+ *   msgs N bytes B fetches F secs S msgs_s X mb_s Y start T0 end T1 next O
+ * bytes are the message-set bytes read, MB 10^6 of them, start and end
+ * wall-clock seconds, next the offset after the last message.  Exit 65 for
+ * a bad CRC or entry, 1 if the broker answers an error or nothing comes for
+ * 30 seconds, 69 if it cannot be reached, 64 on misuse.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define PROG "bench_consume"
+#define STALL_S 30.0
+#define MAX_FETCH (64 << 20)
+
+typedef struct opts {
+	const char *broker;
+	const char *topic;
+	int32_t partition;
+	int64_t start;         /* an offset or KLOG_OFFSET_* */
+	int64_t messages;      /* 0: up to the end at start */
+	int32_t fetch;
+	int32_t max_wait;
+	int64_t start_at;
+} opts_t;
+
+typedef struct bench {
+	const opts_t *o;
+	klog_client_t *c;
+	int64_t offset;        /* where the fetch in flight starts */
+	int64_t stop;          /* without -n: the end at start */
+	int32_t fetch;         /* grows for an entry larger than it */
+	int64_t walked;        /* entries in the answers so far */
+	int64_t wend;          /* the offset after them */
+	int64_t msgs, bytes, fetches;
+	int64_t next;          /* the offset after the last message counted */
+} bench_t;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: " PROG " [-b host:port] [-f fetch-size] [-n messages] "
+	    "[-o offset]\n"
+	    "                     [-p partition] [-S epoch-ms] [-t topic] "
+	    "[-w max-wait]\n"
+	    "  -b, --broker H:P      the broker (default 127.0.0.1:9092)\n"
+	    "  -f, --fetch-size SIZE bytes per fetch (default 4M)\n"
+	    "  -n, --messages N      read N messages, waiting for them "
+	    "(default: up to\n"
+	    "                        the end at start)\n"
+	    "  -o, --offset OFFSET   beginning (default), end, or a byte "
+	    "offset\n"
+	    "  -p, --partition N     the partition (default 0)\n"
+	    "  -S, --start-at MS     start at this wall-clock time (ms)\n"
+	    "  -t, --topic T         the topic (default bench)\n"
+	    "  -w, --max-wait MS     long-poll wait at the end (default 500)\n");
+}
+
+static void
+parse_opts(int argc, char **argv, opts_t *o)
+{
+	static const struct option longs[] = {
+		{ "broker", required_argument, NULL, 'b' },
+		{ "fetch-size", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "max-wait", required_argument, NULL, 'w' },
+		{ "messages", required_argument, NULL, 'n' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "start-at", required_argument, NULL, 'S' },
+		{ "topic", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	*o = (opts_t){ .broker = "127.0.0.1:9092", .topic = "bench",
+	    .start = KLOG_OFFSET_EARLIEST, .fetch = 4 << 20,
+	    .max_wait = 500 };
+	while ((ch = getopt_long(argc, argv, "b:f:hn:o:p:S:t:w:", longs,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			o->broker = optarg;
+			break;
+		case 'f':
+			o->fetch = (int32_t)bench_opt_size(PROG, "-f", optarg,
+			    64, MAX_FETCH);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(KLOG_EXIT_OK);
+		case 'n':
+			o->messages = bench_opt_i64(PROG, "-n", optarg, 1,
+			    INT64_MAX);
+			break;
+		case 'o':
+			if (strcmp(optarg, "beginning") == 0)
+				o->start = KLOG_OFFSET_EARLIEST;
+			else if (strcmp(optarg, "end") == 0)
+				o->start = KLOG_OFFSET_LATEST;
+			else
+				o->start = bench_opt_i64(PROG, "-o", optarg,
+				    0, INT64_MAX);
+			break;
+		case 'p':
+			o->partition = (int32_t)bench_opt_i64(PROG, "-p",
+			    optarg, 0, INT32_MAX);
+			break;
+		case 'S':
+			o->start_at = bench_opt_i64(PROG, "-S", optarg, 0,
+			    INT64_MAX / 2);
+			break;
+		case 't':
+			o->topic = optarg;
+			break;
+		case 'w':
+			o->max_wait = (int32_t)bench_opt_i64(PROG, "-w", optarg,
+			    0, 60000);
+			break;
+		default:
+			fprintf(stderr, "Try '" PROG " -h'\n");
+			exit(KLOG_EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		errx(KLOG_EXIT_USAGE, "%s: unexpected argument (try '"
+		    PROG " -h')", argv[optind]);
+}
+
+static void
+send_fetch(bench_t *bp, int64_t offset)
+{
+	klog_fetch_part_t part = { .topic = { bp->o->topic,
+	    (uint16_t)strlen(bp->o->topic) }, .partition = bp->o->partition,
+	    .offset = offset, .max_bytes = bp->fetch };
+	klog_fetch_req_t req = { .max_wait_ms = bp->o->max_wait,
+	    .min_bytes = 1, .count = 1, .parts = &part };
+	klog_err_t e = { 0 };
+	int rc;
+
+	if (klog_proto_encode_fetch(klog_client_out(bp->c),
+	    klog_client_next_id(bp->c), &req) < 0)
+		errx(KLOG_EXIT_USAGE, "topic \"%s\": invalid", bp->o->topic);
+	if ((rc = klog_client_write(bp->c, &e)) < 0)
+		errx(KLOG_EXIT_UNAVAILABLE, "%s", klog_err_text(&e, rc));
+	bp->offset = offset;
+	bp->fetches++;
+}
+
+/* The bytes of whole entries at the start of set, counted into *n. */
+static size_t
+whole_entries(const uint8_t *set, size_t len, int64_t *n)
+{
+	size_t pos = 0;
+
+	while (len - pos >= KLOG_LENGTH_SIZE) {
+		uint32_t l = klog_be32(set + pos);
+
+		if (l > len - pos - KLOG_LENGTH_SIZE)
+			break;
+		pos += KLOG_LENGTH_SIZE + l;
+		(*n)++;
+	}
+	return pos;
+}
+
+/* Whether entries walked up to wend hold all the reader wants (with gzip
+ * wrappers, -n may need more than that: one fetch too many is harmless). */
+static int
+enough(const bench_t *bp, int64_t walked, int64_t wend)
+{
+	return bp->o->messages > 0 ? walked >= bp->o->messages :
+	    wend >= bp->stop;
+}
+
+static int
+done(const bench_t *bp)
+{
+	return bp->o->messages > 0 ? bp->msgs >= bp->o->messages :
+	    bp->wend >= bp->stop;
+}
+
+/* Check every message of set[0..len) (which starts at base). */
+static void
+check_set(bench_t *bp, const uint8_t *set, size_t len, int64_t base)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int rc;
+
+	klog_iter_init(&it, set, len, base, KLOG_ITER_DEEP, 0);
+	while ((rc = klog_iter_next(&it, &m)) == 1) {
+		if (!m.valid)
+			errx(KLOG_EXIT_DATAERR, "partition %d: offset %" PRId64
+			    ": crc mismatch", (int)bp->o->partition, m.offset);
+		if (bp->o->messages > 0 && bp->msgs == bp->o->messages)
+			break;
+		bp->msgs++;
+		bp->next = m.next_offset;
+	}
+	if (rc < 0)
+		errx(KLOG_EXIT_DATAERR, "partition %d: offset %" PRId64 ": %s",
+		    (int)bp->o->partition, klog_iter_error_offset(&it),
+		    klog_iter_error(&it));
+	klog_iter_free(&it);
+}
+
+/* One answer: ask for the next range, then go through this one. */
+static void
+on_fetch(bench_t *bp, const uint8_t *body, size_t len)
+{
+	klog_fetch_result_t r;
+	int64_t base = bp->offset, walked = bp->walked, before = bp->next;
+	uint32_t n;
+	size_t whole;
+
+	if (klog_proto_decode_fetch_resp(body, len, &r, 1, &n) < 0 || n != 1)
+		errx(KLOG_EXIT_FAIL, "%s: malformed fetch answer",
+		    klog_client_name(bp->c));
+	if (r.error != KLOG_WIRE_NONE)
+		errx(KLOG_EXIT_FAIL, "topic \"%s\" partition %d: offset %"
+		    PRId64 ": %s", bp->o->topic, (int)bp->o->partition, base,
+		    klog_wire_error_name(r.error));
+	whole = whole_entries(r.set, r.set_len, &walked);
+	if (whole == 0 && r.set_len > 0) {
+		if (bp->fetch >= MAX_FETCH)
+			errx(KLOG_EXIT_FAIL, "offset %" PRId64 ": an entry "
+			    "over %d bytes", base, MAX_FETCH);
+		bp->fetch *= 2;
+	}
+	if (!enough(bp, walked, base + (int64_t)whole))
+		send_fetch(bp, base + (int64_t)whole);
+	bp->walked = walked;
+	bp->wend = base + (int64_t)whole;
+	check_set(bp, r.set, whole, base);
+	if (bp->next != before)
+		bp->bytes += bp->next - base;
+}
+
+static void
+run(bench_t *bp)
+{
+	klog_resp_header_t h;
+	klog_err_t e = { 0 };
+	const uint8_t *body;
+	double last = bench_now();
+	int64_t seen = -1;
+	size_t len;
+	int rc;
+
+	if (done(bp))
+		return;
+	send_fetch(bp, bp->offset);
+	while (!done(bp)) {
+		bench_wait(bp->c, POLLIN, 1000);
+		if ((rc = klog_client_read(bp->c, &e)) < 0)
+			errx(klog_exit_for(rc), "%s", klog_err_text(&e, rc));
+		while ((rc = klog_client_response(bp->c, &h, &body, &len,
+		    &e)) > 0) {
+			if (h.error != KLOG_WIRE_NONE)
+				errx(KLOG_EXIT_FAIL, "%s: %s",
+				    klog_client_name(bp->c),
+				    klog_wire_error_name(h.error));
+			on_fetch(bp, body, len);
+		}
+		if (rc < 0)
+			errx(KLOG_EXIT_FAIL, "%s", klog_err_text(&e, rc));
+		if (bp->msgs != seen) {
+			seen = bp->msgs;
+			last = bench_now();
+		} else if (bench_now() - last > STALL_S) {
+			errx(KLOG_EXIT_FAIL, "nothing new for %.0f s after %"
+			    PRId64 " messages (offset %" PRId64 ")", STALL_S,
+			    bp->msgs, bp->offset);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	opts_t o;
+	bench_t b = { .o = &o };
+	double t0, t1, w0, w1;
+
+	parse_opts(argc, argv, &o);
+	b.fetch = o.fetch;
+	b.c = bench_connect(o.broker);
+	klog_client_set_max_response(b.c, MAX_FETCH + (1 << 20));
+	b.offset = o.start >= 0 ? o.start :
+	    bench_offset(b.c, o.topic, o.partition, o.start);
+	b.wend = b.next = b.offset;
+	if (o.messages == 0)
+		b.stop = bench_offset(b.c, o.topic, o.partition,
+		    KLOG_OFFSET_LATEST);
+	bench_start_at(o.start_at);
+	w0 = bench_wall();
+	t0 = bench_now();
+	run(&b);
+	t1 = bench_now();
+	w1 = bench_wall();
+	if (t1 <= t0)
+		t1 = t0 + 1e-9;
+	printf("msgs %" PRId64 " bytes %" PRId64 " fetches %" PRId64
+	    " secs %.3f msgs_s %.0f mb_s %.1f start %.3f end %.3f next %"
+	    PRId64 "\n", b.msgs, b.bytes, b.fetches, t1 - t0,
+	    (double)b.msgs / (t1 - t0), (double)b.bytes / 1e6 / (t1 - t0),
+	    w0, w1, b.next);
+	klog_client_close(b.c);
+	if (fflush(stdout) != 0)
+		err(KLOG_EXIT_IOERR, "stdout");
+	return KLOG_EXIT_OK;
+}
