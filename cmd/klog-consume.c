@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,31 +17,43 @@
 #include <unistd.h>
 
 #include "klog/client.h"
+#include "klog/cluster.h"
 #include "klog/consumer.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
+#include "klog/group.h"
 #include "klog/log.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
 #include "klog/parse.h"
+#include "klog/zk.h"
+#include "klog/zkdiscovery.h"
 
 #define PROG "klog-consume"
 #define VERSION "0.1.0"
 #define DEFAULT_BROKERS "127.0.0.1:9092"
 #define OUT_FLUSH ((size_t)1 << 20)
 #define SAVE_EVERY_MS 1000
+#define COMMIT_EVERY_MS 1000
 #define MAX_PARTS 1024
 
 enum {
-	OPT_FETCH_SIZE = 256,
+	OPT_COMMIT_INTERVAL = 256,
+	OPT_FETCH_SIZE,
 	OPT_OFFSET_FILE,
 	OPT_RESET,
 	OPT_RETRY_FOR,
 	OPT_VERSION,
+	OPT_ZK_SESSION,
 };
 
 typedef struct opts {
 	const char *brokers;
+	const char *zookeeper;     /* cluster mode, or NULL */
+	const char *group;         /* -G */
+	int brokers_given;
+	int zk_session_ms;
+	int64_t commit_ms;
 	const char *topic;
 	const char *format;
 	const char *delim;
@@ -71,12 +84,27 @@ usage(FILE *f)
 	    "                    [-o offset] [-p partition]... "
 	    "[--fetch-size size] [--offset-file file]\n"
 	    "                    [--reset how] [--retry-for time] -t topic\n"
-	    "       " PROG " -L [-b brokers] [-t topic]\n"
+	    "       " PROG " -Z connect [-G group] [options] -t topic\n"
+	    "       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
 	    "Read a topic and write its messages to stdout.\n"
 	    "\n"
 	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
 	    "$KLOG_BROKERS or\n"
 	    "                         " DEFAULT_BROKERS ")\n"
+	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
+	    "ZooKeeper at\n"
+	    "                         host:port[,...][/chroot] (default: "
+	    "$KLOG_ZOOKEEPER\n"
+	    "                         unless -b is given)\n"
+	    "  -G, --group GROUP      read as a member of this consumer group "
+	    "(needs -Z):\n"
+	    "                         a share of the partitions, offsets kept "
+	    "in ZooKeeper\n"
+	    "      --commit-interval TIME  commit the group's offsets this "
+	    "often (default 1s)\n"
+	    "      --zk-session-timeout TIME  requested ZooKeeper session "
+	    "timeout (default\n"
+	    "                         6000ms)\n"
 	    "  -t, --topic TOPIC      the topic\n"
 	    "  -p, --partition N      only partition N (repeatable; default: "
 	    "all, merged)\n"
@@ -112,7 +140,8 @@ usage(FILE *f)
 	    "      --version          print the version\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
-	    "69 broker unavailable,\n"
+	    "69 broker or ZooKeeper\n"
+	    "unavailable, "
 	    "74 I/O error.\n");
 }
 
@@ -178,11 +207,14 @@ parse_args(int argc, char **argv, opts_t *o)
 {
 	static const struct option longopts[] = {
 		{ "broker", required_argument, NULL, 'b' },
+		{ "commit-interval", required_argument, NULL,
+		    OPT_COMMIT_INTERVAL },
 		{ "count", required_argument, NULL, 'c' },
 		{ "delimiter", required_argument, NULL, 'D' },
 		{ "exit", no_argument, NULL, 'e' },
 		{ "fetch-size", required_argument, NULL, OPT_FETCH_SIZE },
 		{ "format", required_argument, NULL, 'f' },
+		{ "group", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "list", no_argument, NULL, 'L' },
@@ -197,18 +229,38 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "unbuffered", no_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "zk-session-timeout", required_argument, NULL,
+		    OPT_ZK_SESSION },
+		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	int64_t v;
-	int ch, formats = 0;
+	int ch, formats = 0, zk_given = 0, commit_given = 0;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:hJLm:o:p:qt:uv",
+	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			o->brokers = optarg;
+			o->brokers_given = 1;
+			break;
+		case 'G':
+			o->group = optarg;
+			break;
+		case 'Z':
+			o->zookeeper = optarg;
+			zk_given = 1;
+			break;
+		case OPT_COMMIT_INTERVAL:
+			o->commit_ms = duration("--commit-interval", optarg, 10,
+			    24 * 3600000LL);
+			commit_given = 1;
+			break;
+		case OPT_ZK_SESSION:
+			o->zk_session_ms = (int)duration("--zk-session-timeout",
+			    optarg, 100, 3600000);
 			break;
 		case 'c':
 			o->count = number("-c", optarg, 1, INT64_MAX);
@@ -299,6 +351,25 @@ parse_args(int argc, char **argv, opts_t *o)
 	}
 	if (optind < argc)
 		misuse("%s: unexpected argument", argv[optind]);
+	if (o->brokers_given && zk_given)
+		misuse("-b and -Z cannot be used together");
+	if (o->brokers_given)
+		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
+	if (o->zookeeper != NULL && *o->zookeeper == '\0')
+		o->zookeeper = NULL;
+	if (o->group != NULL && o->zookeeper == NULL)
+		misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's offsets "
+		    "live in ZooKeeper");
+	if (o->group != NULL && o->list)
+		misuse("-G and -L cannot be used together");
+	if (o->group != NULL && o->nparts > 0)
+		misuse("-G and -p cannot be used together: the group assigns "
+		    "the partitions");
+	if (o->group != NULL && o->offset_file != NULL)
+		misuse("-G and --offset-file cannot be used together: the "
+		    "group keeps the offsets");
+	if (commit_given && o->group == NULL)
+		misuse("--commit-interval needs -G");
 	if (o->topic == NULL && !o->list)
 		misuse("no topic given (-t)");
 	if (formats > 1)
@@ -347,6 +418,11 @@ compile_format(const opts_t *o)
 typedef struct run {
 	const opts_t *o;
 	klog_consumer_t *c;
+	klog_zk_t *zk;             /* cluster mode */
+	klog_discovery_t *d;
+	klog_group_t *g;           /* -G */
+	int64_t committed_ms;
+	int commit_failed;         /* said once until one succeeds */
 	klog_outfmt_t *fmt;
 	klog_buf_t out;
 	klog_offsetfile_t of;
@@ -460,6 +536,267 @@ consume(run_t *r, klog_err_t *err)
 		if (now - r->saved_ms >= SAVE_EVERY_MS &&
 		    save_offsets(r, now) < 0)
 			return 0;
+	}
+	return 0;
+}
+
+/* ---- -G: a member of a consumer group ---- */
+
+/* Transient: ZooKeeper or a broker away for now; retried. */
+static int
+transient(int rc)
+{
+	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+}
+
+static void
+say(const run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+say(const run_t *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->o->quiet)
+		return;
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Tell the group how far stdout got (after a flush only). */
+static void
+note_positions(run_t *r)
+{
+	for (size_t i = 0; r->c != NULL && i < klog_consumer_count(r->c); i++)
+		klog_group_set_position(r->g, klog_consumer_partition(r->c, i),
+		    klog_consumer_position(r->c, i));
+}
+
+/* Commit what was written: flush stdout, then the positions. */
+static int
+group_commit(run_t *r, int64_t now)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (flush_out(r) < 0)
+		return -1;
+	note_positions(r);
+	r->committed_ms = now;
+	if ((rc = klog_group_commit(r->g, &err)) < 0) {
+		if (!r->commit_failed)
+			say(r, "committing offsets: %s (will retry)",
+			    klog_err_text(&err, rc));
+		r->commit_failed = 1;
+		return rc;
+	}
+	r->commit_failed = 0;
+	return 0;
+}
+
+/* Stop reading: what was written is noted, what was fetched dropped. */
+static int
+stop_reading(run_t *r)
+{
+	if (r->c == NULL)
+		return 0;
+	if (flush_out(r) < 0)
+		return -1;
+	note_positions(r);
+	klog_consumer_close(r->c);
+	r->c = NULL;
+	return 0;
+}
+
+/* Read what the group gave us, from where the group got to. */
+static int
+start_reading(run_t *r, klog_err_t *err)
+{
+	size_t n = klog_group_count(r->g), k = 0;
+	const klog_group_part_t *gp;
+	klog_consumer_config_t cc = r->o->cc;
+	int32_t *parts;
+	klog_consumer_pos_t *starts;
+	struct stat sb;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	parts = calloc(n, sizeof(*parts));
+	starts = calloc(n, sizeof(*starts));
+	if (parts == NULL || starts == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		gp = klog_group_part(r->g, i);
+		parts[i] = gp->index;
+		if (gp->position >= 0) {
+			starts[k].partition = gp->index;
+			starts[k++].offset = gp->position;
+		}
+	}
+	cc.topic = r->o->topic;
+	cc.partitions = parts;
+	cc.npartitions = n;
+	cc.starts = starts;
+	cc.nstarts = k;
+	if ((rc = klog_consumer_open(r->d, &cc, &r->c, err)) < 0)
+		goto out;
+	klog_consumer_wake_on(r->c, klog_zk_event_fd(r->zk));
+	if (fstat(STDOUT_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+		klog_consumer_watch(r->c, STDOUT_FILENO);
+	/* A new group's start (the end, say) is a position to commit. */
+	note_positions(r);
+out:
+	free(parts);
+	free(starts);
+	return rc;
+}
+
+/* Take ZooKeeper's news, for the discovery and the group. */
+static void
+group_events(run_t *r)
+{
+	klog_zk_event_t ev;
+	int changed;
+
+	while (klog_zk_next_event(r->zk, &ev) > 0) {
+		changed = klog_zkdiscovery_event(r->d, &ev);
+		klog_group_event(r->g, &ev, changed);
+		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED)
+			say(r, "zookeeper: connection lost; not reading until "
+			    "it is back");
+		else if (ev.type == KLOG_ZK_EVENT_EXPIRED)
+			say(r, "zookeeper: session expired; joining the group "
+			    "again");
+	}
+}
+
+static void
+say_assignment(run_t *r)
+{
+	char line[512], name[32];
+	size_t n = klog_group_count(r->g), len = 0;
+	const klog_group_part_t *p;
+
+	if (!r->o->verbose)
+		return;
+	line[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
+		p = klog_group_part(r->g, i);
+		snprintf(name, sizeof(name), " %d-%d", (int)p->broker_id,
+		    (int)p->partition);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
+		    name);
+	}
+	say(r, "group \"%s\": member %s reads%s", r->o->group,
+	    klog_group_member_id(r->g), n ? line : " nothing");
+}
+
+/* A rebalance, then reading what is ours.  <0 only for a fatal error. */
+static int
+rebalance(run_t *r, klog_err_t *err)
+{
+	int moved = 0, rc;
+
+	if (stop_reading(r) < 0)
+		return 0;
+	rc = klog_group_rebalance(r->g, &moved, err);
+	if (rc < 0 && !transient(rc) && rc != -KLOG_ENOTOPIC)
+		return rc;
+	if (rc < 0 && r->o->verbose)
+		say(r, "rebalance: %s (will retry)", klog_err_text(err, rc));
+	if (moved)
+		say_assignment(r);
+	if (!klog_group_live(r->g))
+		return 0;
+	if ((rc = start_reading(r, err)) < 0) {
+		if (!transient(rc))
+			return rc;
+		say(r, "%s; trying again", klog_err_text(err, rc));
+		klog_group_later(r->g);
+	}
+	return 0;
+}
+
+/* Nothing to read: wait for ZooKeeper's news or the next retry. */
+static void
+idle(run_t *r)
+{
+	struct pollfd pfd = { .fd = klog_zk_event_fd(r->zk), .events = POLLIN };
+	int64_t wait = klog_group_wait_ms(r->g, klog_client_now_ms());
+
+	if (wait < 0 || wait > 1000)
+		wait = 1000;
+	if (poll(&pfd, 1, (int)wait) > 0)
+		group_events(r);
+}
+
+/*
+ * Consume as a group member until the end (-e: everything this member
+ * owns read to its end, and no rebalance pending), the count, a signal or
+ * an error (returned).
+ */
+static int
+consume_group(run_t *r, klog_err_t *err)
+{
+	const opts_t *o = r->o;
+	klog_consumer_msg_t m;
+	int64_t now;
+	int rc;
+
+	while (!stop && !r->stdout_errno) {
+		now = klog_client_now_ms();
+		if (!klog_group_live(r->g) && stop_reading(r) < 0)
+			return 0;
+		if (klog_group_due(r->g, now)) {
+			if ((rc = rebalance(r, err)) < 0)
+				return rc;
+			continue;
+		}
+		if (r->c == NULL) {
+			if (o->cc.exit_at_end && klog_group_live(r->g) &&
+			    klog_group_wait_ms(r->g, now) < 0)
+				return 0;
+			idle(r);
+			continue;
+		}
+		rc = klog_consumer_next(r->c, &m, err);
+		if (rc < 0 && transient(rc)) {
+			say(r, "%s; rebalancing", klog_err_text(err, rc));
+			stop_reading(r);
+			klog_group_later(r->g);
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		if (rc == KLOG_CONSUMER_MSG) {
+			if (emit(r, &m) < 0)
+				return 0;
+			if (o->count > 0 && r->messages >= (uint64_t)o->count)
+				return 0;
+			continue;
+		}
+		if (rc == KLOG_CONSUMER_NOTICE) {
+			say(r, "%s", err->msg);
+			continue;
+		}
+		if (flush_out(r) < 0)
+			return 0;
+		group_events(r);
+		if (rc == KLOG_CONSUMER_DONE &&
+		    klog_group_wait_ms(r->g, now) < 0)
+			return 0;
+		if (rc == KLOG_CONSUMER_DONE)
+			stop_reading(r);
+		now = klog_client_now_ms();
+		if (now - r->committed_ms >= o->commit_ms)
+			group_commit(r, now);
 	}
 	return 0;
 }
@@ -588,10 +925,70 @@ set_signals(void)
 	signal(SIGPIPE, SIG_DFL);
 }
 
+/* The brokers, from -b or from ZooKeeper; a status if that failed. */
+static int
+open_discovery(run_t *r, const opts_t *o)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (o->zookeeper == NULL) {
+		if (klog_discovery_open_static(o->brokers,
+		    o->cc.connect_timeout_ms, &r->d, &err) < 0)
+			misuse("-b %s: %s", o->brokers, err.msg);
+		return 0;
+	}
+	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
+	    o->cc.connect_timeout_ms, &r->zk, &err)) < 0) {
+		if (rc == -KLOG_EINVAL)
+			misuse("-Z %s", err.msg);
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return KLOG_EXIT_UNAVAILABLE;
+	}
+	if ((rc = klog_zkdiscovery_open(r->zk, &r->d, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return KLOG_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int
+join_group(run_t *r, const opts_t *o)
+{
+	klog_group_config_t gc = { .group = o->group, .topic = o->topic };
+	klog_err_t err = { 0 };
+	int rc;
+
+	if ((rc = klog_group_open(r->zk, r->d, &gc, &r->g, &err)) < 0) {
+		if (rc == -KLOG_EINVAL)
+			misuse("-G %s", err.msg);
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return klog_exit_for(rc);
+	}
+	r->committed_ms = klog_client_now_ms();
+	return 0;
+}
+
+/* A group member's last commit, then it leaves; a status. */
+static int
+leave_group(run_t *r)
+{
+	klog_err_t err = { 0 };
+	int rc = 0;
+
+	if (r->g == NULL)
+		return 0;
+	if (stop_reading(r) == 0 && (rc = klog_group_commit(r->g, &err)) < 0)
+		fprintf(stderr, PROG ": committing offsets: %s\n",
+		    klog_err_text(&err, rc));
+	klog_group_close(r->g);
+	r->g = NULL;
+	return rc < 0 ? klog_exit_for(rc) : 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	klog_discovery_t *d = NULL;
 	klog_err_t err = { 0 };
 	struct stat sb;
 	opts_t o;
@@ -602,29 +999,46 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	klog_consumer_config_default(&o.cc);
 	o.count = -1;
+	o.commit_ms = COMMIT_EVERY_MS;
+	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
 	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
 		o.brokers = DEFAULT_BROKERS;
+	o.zookeeper = getenv("KLOG_ZOOKEEPER");
 	parse_args(argc, argv, &o);
 	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
 		misuse("%s", err.msg);
+	if (o.group != NULL && klog_cluster_group_validate(o.group, &err) < 0)
+		misuse("-G %s", err.msg);
 	r.o = &o;
 	klog_buf_init(&r.out);
-	if (klog_discovery_open_static(o.brokers, o.cc.connect_timeout_ms, &d,
-	    &err) < 0)
-		misuse("-b %s: %s", o.brokers, err.msg);
 	set_signals();
+	if ((status = open_discovery(&r, &o)) != 0)
+		goto out;
 	if (o.list) {
-		status = list(&r, d);
+		status = list(&r, r.d);
 		goto out;
 	}
 	r.fmt = compile_format(&o);
-	if ((status = open_consumer(&r, &o, d)) != 0)
+	if (o.group != NULL) {
+		if ((status = join_group(&r, &o)) != 0)
+			goto out;
+		rc = consume_group(&r, &err);
+		if (rc == -KLOG_ECLOSED && flush_out(&r) == 0) {
+			/* Leave at once, without committing what the reader
+			 * may not have read. */
+			klog_zk_close(r.zk);
+			raise(SIGPIPE);
+		}
+		goto done;
+	}
+	if ((status = open_consumer(&r, &o, r.d)) != 0)
 		goto out;
 	r.saved_ms = klog_client_now_ms();
 	if (fstat(STDOUT_FILENO, &sb) == 0 &&
 	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
 		klog_consumer_watch(r.c, STDOUT_FILENO);
 	rc = consume(&r, &err);
+done:
 	/* The reader of our pipe is gone (| head): end as a write would. */
 	if (rc == -KLOG_ECLOSED && flush_out(&r) == 0)
 		raise(SIGPIPE);
@@ -636,6 +1050,8 @@ main(int argc, char **argv)
 	if (flush_out(&r) == 0 && save_offsets(&r, klog_client_now_ms()) < 0 &&
 	    status == 0)
 		status = KLOG_EXIT_IOERR;
+	if ((rc = leave_group(&r)) != 0 && status == 0)
+		status = rc;
 	if (o.verbose)
 		fprintf(stderr, PROG ": %" PRIu64 " messages, %" PRIu64
 		    " payload bytes\n", r.messages, r.bytes);
@@ -645,8 +1061,10 @@ out:
 		    strerror(r.stdout_errno));
 		status = KLOG_EXIT_IOERR;
 	}
+	klog_group_close(r.g);
 	klog_consumer_close(r.c);
-	klog_discovery_close(d);
+	klog_discovery_close(r.d);
+	klog_zk_close(r.zk);
 	klog_outfmt_free(r.fmt);
 	klog_offsetfile_free(&r.of);
 	klog_buf_free(&r.out);

@@ -22,6 +22,8 @@
 #include "klog/outfmt.h"
 #include "klog/parse.h"
 #include "klog/producer.h"
+#include "klog/zk.h"
+#include "klog/zkdiscovery.h"
 
 #define PROG "klog-produce"
 #define VERSION "0.1.0"
@@ -34,10 +36,14 @@ enum {
 	OPT_RETRY_FOR,
 	OPT_STRIP_KEY,
 	OPT_VERSION,
+	OPT_ZK_SESSION,
 };
 
 typedef struct opts {
 	const char *brokers;
+	const char *zookeeper;     /* cluster mode, or NULL */
+	int brokers_given;
+	int zk_session_ms;
 	klog_producer_config_t pc;
 	klog_buf_t delim;
 	klog_buf_t keydelim;       /* empty: no -K */
@@ -57,8 +63,9 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers] [-D delim] "
-	    "[-K delim] [-m timeout]\n"
+	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers | -Z connect] "
+	    "[-D delim] [-K delim]\n"
+	    "                    [-m timeout]\n"
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
@@ -69,6 +76,14 @@ usage(FILE *f)
 	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
 	    "$KLOG_BROKERS or\n"
 	    "                         " DEFAULT_BROKERS ")\n"
+	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
+	    "ZooKeeper at\n"
+	    "                         host:port[,...][/chroot] (default: "
+	    "$KLOG_ZOOKEEPER\n"
+	    "                         unless -b is given)\n"
+	    "      --zk-session-timeout TIME  requested ZooKeeper session "
+	    "timeout (default\n"
+	    "                         6000ms)\n"
 	    "  -t, --topic TOPIC      the topic (created on first use)\n"
 	    "  -p, --partition N      only this partition (default: batches "
 	    "spread round robin)\n"
@@ -99,7 +114,7 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
 	    "65 bad -J input,\n"
-	    "69 broker unavailable, 74 I/O error.\n");
+	    "69 broker or ZooKeeper unavailable, 74 I/O error.\n");
 }
 
 static void
@@ -176,14 +191,17 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "topic", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "zk-session-timeout", required_argument, NULL,
+		    OPT_ZK_SESSION },
+		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	int64_t v;
-	int ch;
+	int ch, zk_given = 0;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vz:",
+	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vZ:z:",
 	    longopts, NULL)) != -1) {
 		switch (ch) {
 		case '0':
@@ -202,6 +220,18 @@ parse_args(int argc, char **argv, opts_t *o)
 			break;
 		case 'b':
 			o->brokers = optarg;
+			o->brokers_given = 1;
+			break;
+		case 'Z':
+			o->zookeeper = optarg;
+			zk_given = 1;
+			break;
+		case OPT_ZK_SESSION:
+			o->zk_session_ms = (int)duration("--zk-session-timeout",
+			    optarg, 3600000);
+			if (o->zk_session_ms < 100)
+				misuse("--zk-session-timeout %s: too small",
+				    optarg);
 			break;
 		case 'D':
 			delimiter("-D", optarg, &o->delim);
@@ -278,6 +308,12 @@ parse_args(int argc, char **argv, opts_t *o)
 	}
 	if (optind < argc)
 		misuse("%s: unexpected argument", argv[optind]);
+	if (o->brokers_given && zk_given)
+		misuse("-b and -Z cannot be used together");
+	if (o->brokers_given)
+		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
+	if (o->zookeeper != NULL && *o->zookeeper == '\0')
+		o->zookeeper = NULL;
 	if (o->pc.topic == NULL)
 		misuse("no topic given (-t)");
 	if (o->quiet && o->verbose)
@@ -293,6 +329,8 @@ parse_args(int argc, char **argv, opts_t *o)
 typedef struct run {
 	opts_t *o;
 	klog_producer_t *p;
+	klog_zk_t *zk;             /* cluster mode */
+	klog_discovery_t *d;
 	klog_input_t in;
 	klog_buf_t payload;        /* -J: the decoded record */
 	uint64_t recno;            /* records read */
@@ -368,6 +406,35 @@ drain_input(run_t *r)
 }
 
 /*
+ * Cluster mode: take ZooKeeper's news; when the brokers or the topic's
+ * partitions changed, map the partitions again (moving what was queued for
+ * a broker that left).  A failure leaves the old map; it is said once.
+ */
+static void
+cluster_events(run_t *r)
+{
+	klog_zk_event_t ev;
+	klog_err_t err = { 0 };
+	int changed = 0, rc;
+
+	while ((rc = klog_zk_next_event(r->zk, &ev)) > 0) {
+		changed |= klog_zkdiscovery_event(r->d, &ev);
+		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED && !r->o->quiet)
+			fprintf(stderr, PROG ": zookeeper: connection lost; "
+			    "reconnecting\n");
+	}
+	if (!changed)
+		return;
+	if ((rc = klog_producer_refresh(r->p, &err)) < 0 && !r->o->quiet)
+		fprintf(stderr, PROG ": %s; waiting\n",
+		    klog_err_text(&err, rc));
+	else if (rc == 0 && r->o->verbose)
+		fprintf(stderr, PROG ": topic \"%s\": %d partition%s now\n",
+		    r->o->pc.topic, klog_producer_partitions(r->p),
+		    klog_producer_partitions(r->p) == 1 ? "" : "s");
+}
+
+/*
  * Read stdin and publish until EOF, a signal, a bad record or a fatal
  * producer error (returned).  Batches go out when full, when lingering too
  * long, and as soon as stdin has nothing more to give right now.
@@ -383,7 +450,9 @@ pump(run_t *r, klog_err_t *err)
 		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
+		if (rc & KLOG_PRODUCER_WOKEN)
+			cluster_events(r);
+		if (!(rc & KLOG_PRODUCER_INPUT)) {
 			if (!idle && !klog_producer_busy(r->p)) {
 				klog_producer_flush(r->p);
 				idle = 1;
@@ -427,20 +496,64 @@ report(const run_t *r, int64_t start_ms)
 		    " %" PRIu64 " not\n", st.acked, st.records, verb, missing);
 }
 
+/* Flush and wait for every acknowledgement, following the cluster. */
 static int
-connect_producer(opts_t *o, klog_discovery_t **d, klog_producer_t **p)
+drain(run_t *r, klog_err_t *err)
+{
+	int rc;
+
+	klog_producer_flush(r->p);
+	while (!klog_producer_done(r->p)) {
+		if ((rc = klog_producer_poll(r->p, -1, -1, err)) < 0)
+			return rc;
+		if (rc & KLOG_PRODUCER_WOKEN)
+			cluster_events(r);
+	}
+	return 0;
+}
+
+static int
+open_discovery(run_t *r)
+{
+	opts_t *o = r->o;
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (o->zookeeper == NULL) {
+		if (klog_discovery_open_static(o->brokers,
+		    o->pc.connect_timeout_ms, &r->d, &err) < 0)
+			misuse("-b %s: %s", o->brokers, err.msg);
+		return 0;
+	}
+	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
+	    o->pc.connect_timeout_ms, &r->zk, &err)) < 0) {
+		if (rc == -KLOG_EINVAL)
+			misuse("-Z %s", err.msg);
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return KLOG_EXIT_UNAVAILABLE;
+	}
+	if ((rc = klog_zkdiscovery_open(r->zk, &r->d, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return KLOG_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int
+connect_producer(run_t *r)
 {
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_discovery_open_static(o->brokers,
-	    o->pc.connect_timeout_ms, d, &err)) < 0)
-		misuse("-b %s: %s", o->brokers, err.msg);
-	if ((rc = klog_producer_open(*d, &o->pc, p, &err)) < 0) {
+	if ((rc = open_discovery(r)) != 0)
+		return rc;
+	if ((rc = klog_producer_open(r->d, &r->o->pc, &r->p, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return rc == -KLOG_ETOPIC ? KLOG_EXIT_USAGE :
 		    klog_exit_for(rc);
 	}
+	if (r->zk != NULL)
+		klog_producer_wake_on(r->p, klog_zk_event_fd(r->zk));
 	return 0;
 }
 
@@ -448,7 +561,6 @@ int
 main(int argc, char **argv)
 {
 	struct sigaction sa;
-	klog_discovery_t *d = NULL;
 	klog_err_t err = { 0 };
 	opts_t o;
 	run_t r;
@@ -463,6 +575,8 @@ main(int argc, char **argv)
 	klog_buf_put(&o.delim, "\n", 1);
 	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
 		o.brokers = DEFAULT_BROKERS;
+	o.zookeeper = getenv("KLOG_ZOOKEEPER");
+	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
 	parse_args(argc, argv, &o);
 	if (klog_topic_validate(o.pc.topic, &err) < 0)
 		misuse("%s", err.msg);
@@ -477,7 +591,7 @@ main(int argc, char **argv)
 
 	r.o = &o;
 	klog_buf_init(&r.payload);
-	if ((status = connect_producer(&o, &d, &r.p)) != 0)
+	if ((status = connect_producer(&r)) != 0)
 		goto out;
 	if (klog_input_init(&r.in, o.delim.data, o.delim.len,
 	    o.json ? 6 * o.pc.max_message + 1024 : o.pc.max_message) < 0) {
@@ -487,7 +601,7 @@ main(int argc, char **argv)
 	}
 	rc = pump(&r, &err);
 	if (rc == 0)
-		rc = klog_producer_drain(r.p, &err);
+		rc = drain(&r, &err);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 	report(&r, start_ms);
@@ -506,7 +620,8 @@ main(int argc, char **argv)
 out:
 	klog_input_free(&r.in);
 	klog_producer_close(r.p);
-	klog_discovery_close(d);
+	klog_discovery_close(r.d);
+	klog_zk_close(r.zk);
 	klog_buf_free(&r.payload);
 	klog_buf_free(&o.delim);
 	klog_buf_free(&o.keydelim);

@@ -18,11 +18,14 @@
 #include "klog/exit.h"
 #include "klog/log.h"
 #include "klog/parse.h"
+#include "klog/zk.h"
+#include "klog/zkbroker.h"
 
 #define PROG "klog-serve"
 #define VERSION "0.1.0"
 #define MAX_PARTITIONS 1024
 #define DAY_MS (24 * 3600 * 1000LL)
+#define ZK_CONNECT_MS 30000
 
 enum {
 	OPT_ADVERTISE = 256,
@@ -40,6 +43,8 @@ enum {
 	OPT_SEGMENT_BYTES,
 	OPT_TOPIC,
 	OPT_VERSION,
+	OPT_ZK_CONNECT,
+	OPT_ZK_SESSION,
 	OPT_END
 };
 
@@ -65,6 +70,9 @@ static const struct option longopts[] = {
 	{ "topic", required_argument, NULL, OPT_TOPIC },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "zk-connect-timeout", required_argument, NULL, OPT_ZK_CONNECT },
+	{ "zk-session-timeout", required_argument, NULL, OPT_ZK_SESSION },
+	{ "zookeeper", required_argument, NULL, 'Z' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -81,6 +89,8 @@ typedef struct opts {
 	size_t ntopics;
 	int quiet, verbose;
 	int data_dir_given;         /* by either source */
+	const char *zookeeper;      /* cluster mode, or NULL */
+	int zk_session_ms, zk_connect_ms;
 	unsigned char set[OPT_END]; /* given on the command line */
 } opts_t;
 
@@ -133,6 +143,16 @@ usage(FILE *f)
 	    "      --advertise HOST[:PORT]  the address metadata reports "
 	    "(default: the\n"
 	    "                             listen address)\n"
+	    "  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
+	    "at\n"
+	    "                             host:port[,...][/chroot] (default: "
+	    "$KLOG_ZOOKEEPER;\n"
+	    "                             without either, standalone)\n"
+	    "      --zk-session-timeout TIME  requested session timeout "
+	    "(default 6000ms)\n"
+	    "      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
+	    "start after\n"
+	    "                             TIME (default 30s)\n"
 	    "  -q, --quiet                log only warnings and errors\n"
 	    "  -v, --verbose              log debugging detail too\n"
 	    "  -h, --help                 print this help\n"
@@ -140,8 +160,9 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 clean shutdown, 1 failure, 64 usage, 65 corrupt "
 	    "data,\n"
-	    "69 cannot listen or the data directory is in use, 74 I/O "
-	    "error.\n");
+	    "69 cannot listen, the data directory is in use, ZooKeeper is "
+	    "unavailable\n"
+	    "or another broker has the id, 74 I/O error.\n");
 }
 
 static void
@@ -262,7 +283,7 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		misuse("%s %s: %s", what, v, why);
-	if (from_file && (id == 'd' || id == 'l') &&
+	if (from_file && (id == 'd' || id == 'l' || id == 'Z') &&
 	    (v = strdup(v)) == NULL)
 		misuse("out of memory");
 	switch (id) {
@@ -278,6 +299,15 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		break;
 	case 'v':
 		o->verbose = b;
+		break;
+	case 'Z':
+		o->zookeeper = v;
+		break;
+	case OPT_ZK_CONNECT:
+		o->zk_connect_ms = (int)duration(what, v, 1, 100, DAY_MS);
+		break;
+	case OPT_ZK_SESSION:
+		o->zk_session_ms = (int)duration(what, v, 1, 100, 3600000);
 		break;
 	case OPT_ADVERTISE:
 		advertise(o, what, v);
@@ -401,7 +431,7 @@ parse_args(opts_t *o, int argc, char **argv)
 	int ch, li = -1;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":c:d:hl:qv", longopts,
+	while ((ch = getopt_long(argc, argv, ":c:d:hl:qvZ:", longopts,
 	    &li)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -494,12 +524,41 @@ raise_nofile(const opts_t *o)
 		    (unsigned long long)rl.rlim_cur, o->cfg.max_connections);
 }
 
+/* The broker's topic_created hook: arg is main's klog_zkbroker_t *. */
+static int
+on_topic(void *arg, const char *topic, int partitions)
+{
+	klog_zkbroker_t *zb = *(klog_zkbroker_t **)arg;
+
+	if (zb != NULL)
+		klog_zkbroker_topic(zb, topic, partitions);
+	return 0;
+}
+
+static int
+join_cluster(const opts_t *o, klog_broker_t *b, klog_zkbroker_t **zb,
+    klog_err_t *err)
+{
+	klog_zkbroker_config_t zc = {
+		.connect = o->zookeeper,
+		.session_ms = o->zk_session_ms,
+		.connect_ms = o->zk_connect_ms,
+		.broker_id = o->cfg.broker_id,
+		.log = o->cfg.log,
+		.log_arg = o->cfg.log_arg,
+		.log_level = o->cfg.log_level,
+	};
+
+	return klog_zkbroker_open(b, &zc, zb, err);
+}
+
 static int
 open_exit(int rc)
 {
 	switch (rc < 0 ? -rc : rc) {
 	case KLOG_ECONN:
 	case KLOG_EBUSY:
+	case KLOG_EEXIST:
 		return KLOG_EXIT_UNAVAILABLE;
 	case KLOG_EINVAL:
 	case KLOG_ETOPIC:
@@ -514,6 +573,7 @@ main(int argc, char **argv)
 {
 	opts_t o;
 	klog_broker_t *b;
+	static klog_zkbroker_t *zb;
 	klog_err_t err = { 0 };
 	const char *env;
 	int rc;
@@ -526,8 +586,21 @@ main(int argc, char **argv)
 	if (!o.data_dir_given && (env = getenv("KLOG_DATA_DIR")) != NULL &&
 	    *env != '\0')
 		o.cfg.data_dir = env;
+	if (o.zookeeper == NULL && (env = getenv("KLOG_ZOOKEEPER")) != NULL &&
+	    *env != '\0')
+		o.zookeeper = env;
+	if (o.zookeeper != NULL && *o.zookeeper == '\0')
+		o.zookeeper = NULL;
+	if (o.zk_session_ms == 0)
+		o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
+	if (o.zk_connect_ms == 0)
+		o.zk_connect_ms = ZK_CONNECT_MS;
 	if (o.quiet && o.verbose)
 		misuse("-q and -v cannot be used together");
+	if (o.zookeeper != NULL) {
+		o.cfg.topic_created = on_topic;
+		o.cfg.topic_arg = &zb;
+	}
 	o.cfg.log = log_line;
 	o.cfg.log_level = o.quiet ? KLOG_LEVEL_WARN : o.verbose ?
 	    KLOG_LEVEL_DEBUG : KLOG_LEVEL_INFO;
@@ -537,6 +610,11 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return open_exit(rc);
 	}
+	if (o.zookeeper != NULL && (rc = join_cluster(&o, b, &zb, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		klog_broker_close(b, 1, NULL);
+		return open_exit(rc);
+	}
 	for (size_t i = 0; i < o.ntopics; i++) {
 		rc = klog_broker_create_topic(b, o.topics[i].name,
 		    o.topics[i].partitions ? o.topics[i].partitions :
@@ -544,6 +622,7 @@ main(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, PROG ": topic \"%s\": %s\n",
 			    o.topics[i].name, klog_err_text(&err, rc));
+			klog_zkbroker_close(zb);
 			klog_broker_close(b, 1, NULL);
 			return open_exit(rc);
 		}
@@ -553,6 +632,9 @@ main(int argc, char **argv)
 		klog_broker_stop(b);
 	rc = klog_broker_run(b);
 	broker = NULL;
+	/* Leave the cluster before the final flush, so clients move on. */
+	klog_zkbroker_close(zb);
+	zb = NULL;
 	if (klog_broker_close(b, 1, &err) < 0) {
 		fprintf(stderr, PROG ": closing: %s (no clean-shutdown "
 		    "marker written)\n", klog_err_text(&err, -KLOG_EIO));

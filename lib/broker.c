@@ -2226,6 +2226,34 @@ klog_broker_advertised_host(const klog_broker_t *b)
 	return b->adv_host;
 }
 
+int
+klog_broker_advertised_port(const klog_broker_t *b)
+{
+	return b->cfg.advertised_port ? b->cfg.advertised_port : b->port;
+}
+
+int
+klog_broker_topics(klog_broker_t *b, klog_broker_topic_fn *fn, void *arg)
+{
+	const char *name;
+	int n, rc;
+
+	for (size_t i = 0; i < klog_store_topic_count(b->store); i++) {
+		name = klog_store_topic_name(b->store, i);
+		if ((n = klog_store_partitions(b->store, name)) <= 0)
+			continue;
+		if ((rc = fn(arg, name, n)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+klog_loop_t *
+klog_broker_loop(klog_broker_t *b)
+{
+	return b->loop;
+}
+
 void
 klog_broker_stop(klog_broker_t *b)
 {

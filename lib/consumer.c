@@ -54,6 +54,7 @@ struct klog_consumer {
 	klog_iter_t it;
 	struct cpart *itp;
 	int watch_fd;                 /* -1, or reported when it errs */
+	int wake_fd;                  /* -1, or ends a wait when readable */
 	char notice[512];
 };
 
@@ -383,7 +384,7 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 static int
 wait_response(klog_consumer_t *c, klog_err_t *err)
 {
-	struct pollfd pfd[c->nlinks + 1];
+	struct pollfd pfd[c->nlinks + 2];
 	int64_t now = klog_client_now_ms(), next = -1;
 	const uint8_t *body;
 	klog_resp_header_t h;
@@ -406,14 +407,18 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 	}
 	/* No events asked: only an error or a hang-up is reported. */
 	pfd[c->nlinks] = (struct pollfd){ .fd = c->watch_fd };
+	pfd[c->nlinks + 1] = (struct pollfd){ .fd = c->wake_fd,
+	    .events = POLLIN };
 	wait = c->cfg.max_wait_ms + 1000;
 	if (next >= 0 && next - now < wait)
 		wait = next > now ? (int)(next - now) : 0;
-	if ((n = poll(pfd, (nfds_t)c->nlinks + 1, wait)) < 0)
+	if ((n = poll(pfd, (nfds_t)c->nlinks + 2, wait)) < 0)
 		return errno == EINTR ? 0 : klog_err_set(err, -KLOG_EIO,
 		    "poll: %s", strerror(errno));
 	if (pfd[c->nlinks].revents & (POLLERR | POLLHUP | POLLNVAL))
 		return klog_err_set(err, -KLOG_ECLOSED, "output closed");
+	if (pfd[c->nlinks + 1].revents != 0)
+		n--;
 	now = klog_client_now_ms();
 	for (int i = 0; i < c->nlinks && n > 0; i++) {
 		l = &c->links[i];
@@ -531,6 +536,12 @@ void
 klog_consumer_watch(klog_consumer_t *c, int fd)
 {
 	c->watch_fd = fd;
+}
+
+void
+klog_consumer_wake_on(klog_consumer_t *c, int fd)
+{
+	c->wake_fd = fd;
 }
 
 size_t
@@ -659,6 +670,7 @@ klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->cfg = *cfg;
 	c->watch_fd = -1;
+	c->wake_fd = -1;
 	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
 	c->cfg.topic = c->topic;
 	rc = n = klog_discovery_partitions(d, c->topic, err);

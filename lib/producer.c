@@ -45,6 +45,7 @@ struct link {
 
 struct klog_producer {
 	klog_producer_config_t cfg;
+	klog_discovery_t *d;     /* borrowed */
 	char topic[KLOG_TOPIC_MAX + 1];
 	int npart;
 	int32_t *part_num;       /* broker-side partition of each index */
@@ -53,7 +54,8 @@ struct klog_producer {
 	size_t nopen;
 	int sticky;              /* round robin: the current partition */
 	struct link *links;
-	int nlinks;
+	int nlinks, links_cap;
+	int wake_fd;             /* -1, or also waited for by poll */
 	size_t set_cap;          /* message-set bytes per batch */
 	int32_t next_id;
 	size_t queued;           /* sealed requests not yet done */
@@ -360,16 +362,12 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 
 /* ---- batches ---- */
 
+/* Number a finished frame and queue it on its partition's link. */
 static int
-seal(klog_producer_t *p, int index)
+enqueue(klog_producer_t *p, struct req *r)
 {
-	struct req *r = p->open[index];
-	struct link *l = &p->links[p->part_link[index]];
+	struct link *l = &p->links[p->part_link[r->index]];
 
-	p->open[index] = NULL;
-	p->nopen--;
-	if (p->cfg.codec == KLOG_CODEC_GZIP)
-		req_compress(p, r);
 	if (r->buf.failed) {
 		req_free(r);
 		return -KLOG_ENOMEM;
@@ -387,9 +385,21 @@ seal(klog_producer_t *p, int index)
 	}
 	p->queued++;
 	p->queued_bytes += r->buf.len;
+	return 0;
+}
+
+static int
+seal(klog_producer_t *p, int index)
+{
+	struct req *r = p->open[index];
+
+	p->open[index] = NULL;
+	p->nopen--;
+	if (p->cfg.codec == KLOG_CODEC_GZIP)
+		req_compress(p, r);
 	if (p->cfg.partition < 0 && index == p->sticky)
 		p->sticky = (p->sticky + 1) % p->npart;
-	return 0;
+	return enqueue(p, r);
 }
 
 void
@@ -516,7 +526,7 @@ int
 klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
     klog_err_t *err)
 {
-	struct pollfd pfd[p->nlinks + 1];
+	struct pollfd pfd[p->nlinks + 2];
 	int64_t now = klog_client_now_ms(), next;
 	struct link *l;
 	int n = 0, rc, wait;
@@ -546,11 +556,14 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 	pfd[p->nlinks].fd = fd;
 	pfd[p->nlinks].events = POLLIN;
 	pfd[p->nlinks].revents = 0;
+	pfd[p->nlinks + 1].fd = p->wake_fd;
+	pfd[p->nlinks + 1].events = POLLIN;
+	pfd[p->nlinks + 1].revents = 0;
 	if (timeout_ms >= 0)
 		next = earliest(next, now + timeout_ms);
 	wait = next < 0 ? -1 : next <= now ? 0 :
 	    (int)(next - now > 60000 ? 60000 : next - now);
-	if ((n = poll(pfd, (nfds_t)p->nlinks + 1, wait)) < 0) {
+	if ((n = poll(pfd, (nfds_t)p->nlinks + 2, wait)) < 0) {
 		if (errno == EINTR)
 			return 0;
 		return klog_err_set(err, -KLOG_EIO, "poll: %s",
@@ -566,19 +579,29 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 			return rc;
 		link_write(p, l, now);
 	}
-	return fd >= 0 && pfd[p->nlinks].revents != 0;
+	return (fd >= 0 && pfd[p->nlinks].revents != 0 ? KLOG_PRODUCER_INPUT :
+	    0) | (p->wake_fd >= 0 && pfd[p->nlinks + 1].revents != 0 ?
+	    KLOG_PRODUCER_WOKEN : 0);
 }
 
 int
 klog_producer_drain(klog_producer_t *p, klog_err_t *err)
 {
-	int rc;
+	int rc = 0, wake = p->wake_fd;
 
+	p->wake_fd = -1;
 	klog_producer_flush(p);
 	while (!klog_producer_done(p))
 		if ((rc = klog_producer_poll(p, -1, -1, err)) < 0)
-			return rc;
-	return 0;
+			break;
+	p->wake_fd = wake;
+	return rc < 0 ? rc : 0;
+}
+
+void
+klog_producer_wake_on(klog_producer_t *p, int fd)
+{
+	p->wake_fd = fd;
 }
 
 void
@@ -601,19 +624,17 @@ klog_producer_partitions(const klog_producer_t *p)
 
 /* ---- opening ---- */
 
-/*
- * Create the topic with an empty PRODUCE to where index 0 would live, then
- * ask for its partition count again.
- */
+/* An empty PRODUCE to one broker: it creates the topic if it may. */
 static int
-create_topic(klog_producer_t *p, klog_discovery_t *d, klog_err_t *err)
+touch_topic(klog_producer_t *p, const klog_discovery_part_t *where,
+    klog_err_t *err)
 {
 	klog_produce_part_t part = {
 		.topic = { p->topic, (uint16_t)strlen(p->topic) },
+		.partition = where->partition,
 	};
 	klog_produce_req_t preq = { .acks = KLOG_ACKS_LEADER,
 	    .timeout_ms = p->cfg.timeout_ms, .count = 1, .parts = &part };
-	klog_discovery_part_t where;
 	klog_client_t *c = NULL;
 	const uint8_t *body;
 	size_t len;
@@ -621,24 +642,41 @@ create_topic(klog_producer_t *p, klog_discovery_t *d, klog_err_t *err)
 	int32_t id;
 	int rc;
 
-	if ((rc = klog_discovery_locate(d, p->topic, 0, &where, err)) < 0)
-		return rc;
-	part.partition = where.partition;
-	if ((rc = klog_client_open(&where.addr, p->cfg.connect_timeout_ms,
+	if ((rc = klog_client_open(&where->addr, p->cfg.connect_timeout_ms,
 	    &c, err)) < 0)
 		return rc;
 	id = klog_client_next_id(c);
-	if ((rc = klog_proto_encode_produce(klog_client_out(c), id, &preq)) <
-	    0 || (rc = klog_client_call(c, id, p->cfg.connect_timeout_ms,
-	    &error, &body, &len, err)) < 0)
-		goto out;
-	klog_discovery_invalidate(d);
-	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
+	if ((rc = klog_proto_encode_produce(klog_client_out(c), id, &preq)) ==
+	    0)
+		rc = klog_client_call(c, id, p->cfg.connect_timeout_ms, &error,
+		    &body, &len, err);
+	klog_client_close(c);
+	return rc;
+}
+
+/*
+ * Create the topic with an empty PRODUCE to every place a topic that does
+ * not exist yet is located (one broker standalone, each live broker in a
+ * cluster), then ask for its partition count again.
+ */
+static int
+create_topic(klog_producer_t *p, klog_err_t *err)
+{
+	klog_discovery_part_t where;
+	int i, rc;
+
+	for (i = 0; ; i++) {
+		rc = klog_discovery_locate(p->d, p->topic, i, &where, err);
+		if (rc == -KLOG_ENOPARTITION && i > 0)
+			break;
+		if (rc < 0 || (rc = touch_topic(p, &where, err)) < 0)
+			return rc;
+	}
+	klog_discovery_invalidate(p->d);
+	if ((rc = klog_discovery_partitions(p->d, p->topic, err)) == 0)
 		rc = klog_err_set(err, -KLOG_ENOTOPIC,
 		    "topic \"%s\" does not exist and the broker did not "
 		    "create it", p->topic);
-out:
-	klog_client_close(c);
 	return rc;
 }
 
@@ -658,26 +696,130 @@ find_link(klog_producer_t *p, const klog_client_addr_t *a)
 	return p->nlinks++;
 }
 
+/*
+ * Locate n partitions into new arrays; on success the producer's are
+ * replaced (open batches must have been sealed).  Links are kept (by
+ * address) and added; a link no index uses any more stays, idle.
+ */
 static int
-map_partitions(klog_producer_t *p, klog_discovery_t *d, klog_err_t *err)
+map_partitions(klog_producer_t *p, int n, klog_err_t *err)
 {
 	klog_discovery_part_t where;
-	size_t n = (size_t)p->npart;
-	int rc;
+	int32_t *num = calloc((size_t)n, sizeof(*num));
+	int *link = calloc((size_t)n, sizeof(*link));
+	struct req **open = calloc((size_t)n, sizeof(*open));
+	struct link *links;
+	int rc = 0, nlinks = p->nlinks;
 
-	p->part_num = calloc(n, sizeof(*p->part_num));
-	p->part_link = calloc(n, sizeof(*p->part_link));
-	p->open = calloc(n, sizeof(*p->open));
-	p->links = calloc(n, sizeof(*p->links));
-	if (!p->part_num || !p->part_link || !p->open || !p->links)
-		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	for (int i = 0; i < p->npart; i++) {
-		if ((rc = klog_discovery_locate(d, p->topic, i, &where,
-		    err)) < 0)
-			return rc;
-		p->part_num[i] = where.partition;
-		p->part_link[i] = find_link(p, &where.addr);
+	if (num == NULL || link == NULL || open == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto out;
 	}
+	if (p->nlinks + n > p->links_cap) {
+		if ((links = realloc(p->links, (size_t)(p->nlinks + n) *
+		    sizeof(*links))) == NULL) {
+			rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+			goto out;
+		}
+		p->links = links;
+		p->links_cap = p->nlinks + n;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((rc = klog_discovery_locate(p->d, p->topic, i, &where,
+		    err)) < 0) {
+			p->nlinks = nlinks;  /* forget the links just added */
+			goto out;
+		}
+		num[i] = where.partition;
+		link[i] = find_link(p, &where.addr);
+	}
+	free(p->part_num);
+	free(p->part_link);
+	free(p->open);
+	p->part_num = num;
+	p->part_link = link;
+	p->open = open;
+	p->npart = n;
+	num = NULL;
+	link = NULL;
+	open = NULL;
+out:
+	free(num);
+	free(link);
+	free(open);
+	return rc;
+}
+
+static int
+link_used(const klog_producer_t *p, int li)
+{
+	for (int i = 0; i < p->npart; i++)
+		if (p->part_link[i] == li)
+			return 1;
+	return 0;
+}
+
+/* Take the requests of a link no partition maps to any more and queue
+ * them again for partitions that exist: at-least-once, like a resend. */
+static int
+move_requests(klog_producer_t *p, struct link *l, int64_t now)
+{
+	struct req *r, *nr;
+	int idx, rc = 0;
+
+	klog_client_close(l->c);
+	l->c = NULL;
+	l->down_since = 0;
+	l->backoff_ms = BACKOFF_MIN_MS;
+	for (size_t k = l->head; k < l->tail; k++) {
+		r = l->q[k];
+		l->q[k] = NULL;
+		idx = p->cfg.partition >= 0 ? p->cfg.partition :
+		    r->index % p->npart;
+		if (rc == 0 && (nr = req_new(p, idx, now)) != NULL) {
+			klog_buf_put(&nr->buf, r->buf.data + r->hdr_len,
+			    r->buf.len - r->hdr_len);
+			nr->records = r->records;
+			nr->payload_bytes = r->payload_bytes;
+			nr->sent = r->sent;  /* counts as resent once written */
+			rc = enqueue(p, nr);
+		} else if (rc == 0) {
+			rc = -KLOG_ENOMEM;
+		}
+		p->queued--;
+		p->queued_bytes -= r->buf.len;
+		req_free(r);
+	}
+	l->head = l->tail = l->wi = 0;
+	l->woff = 0;
+	return rc;
+}
+
+int
+klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
+{
+	int64_t now = klog_client_now_ms();
+	int n, rc;
+
+	if ((n = klog_discovery_partitions(p->d, p->topic, err)) < 0)
+		return n;
+	if (n == 0)
+		return klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": no live "
+		    "broker holds it now", p->topic);
+	if (p->cfg.partition >= n)
+		return klog_err_set(err, -KLOG_ENOPARTITION, "topic \"%s\" "
+		    "has %d partition%s now, no partition %d", p->topic, n,
+		    n == 1 ? "" : "s", p->cfg.partition);
+	/* Open batches are encoded for the partitions they were opened on. */
+	klog_producer_flush(p);
+	if ((rc = map_partitions(p, n, err)) < 0)
+		return rc;
+	p->sticky %= p->npart;
+	for (int i = 0; i < p->nlinks; i++)
+		if (!link_used(p, i) && (p->links[i].head < p->links[i].tail ||
+		    p->links[i].c != NULL) &&
+		    (rc = move_requests(p, &p->links[i], now)) < 0)
+			return klog_err_set(err, rc, "out of memory");
 	return 0;
 }
 
@@ -694,6 +836,8 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	p->cfg = *cfg;
+	p->d = d;
+	p->wake_fd = -1;
 	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
 	p->cfg.topic = p->topic;
 	p->set_cap = cfg->batch_bytes;
@@ -701,18 +845,16 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	if (cfg->codec == KLOG_CODEC_GZIP && p->set_cap > cfg->max_message)
 		p->set_cap = cfg->max_message;
 	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
-		rc = create_topic(p, d, err);
+		rc = create_topic(p, err);
 	if (rc < 0)
 		goto fail;
-	p->npart = rc;
-	if (cfg->partition >= p->npart) {
+	if (cfg->partition >= rc) {
 		rc = klog_err_set(err, -KLOG_ENOPARTITION,
 		    "topic \"%s\" has %d partition%s, no partition %d",
-		    p->topic, p->npart, p->npart == 1 ? "" : "s",
-		    cfg->partition);
+		    p->topic, rc, rc == 1 ? "" : "s", cfg->partition);
 		goto fail;
 	}
-	if ((rc = map_partitions(p, d, err)) < 0)
+	if ((rc = map_partitions(p, rc, err)) < 0)
 		goto fail;
 	p->sticky = (int)(klog_client_now_ms() % p->npart);
 	*out = p;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "klog/error.h"
+#include "klog/loop.h"
 
 typedef struct klog_broker klog_broker_t;
 
@@ -112,6 +113,23 @@ int klog_broker_create_topic(klog_broker_t *b, const char *topic,
 /* The bound port (useful with port 0), and the host METADATA reports. */
 int klog_broker_port(const klog_broker_t *b);
 const char *klog_broker_advertised_host(const klog_broker_t *b);
+/* The port METADATA reports (advertised_port, or the bound one). */
+int klog_broker_advertised_port(const klog_broker_t *b);
+
+/*
+ * Call fn for every topic of the store, in name order, with its partition
+ * count; a negative return stops and is returned.  Before
+ * klog_broker_run() or on its thread.
+ */
+int klog_broker_topics(klog_broker_t *b, klog_broker_topic_fn *fn,
+    void *arg);
+
+/*
+ * The broker's event loop, for a caller's own file events and timers (a
+ * ZooKeeper session's event fd): they run on the loop thread, between
+ * requests.  Owned by b; watches must be removed before klog_broker_close().
+ */
+klog_loop_t *klog_broker_loop(klog_broker_t *b);
 
 /*
  * Serve until klog_broker_stop(); then stop accepting and reading, answer

@@ -117,6 +117,14 @@ int klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
  */
 void klog_consumer_watch(klog_consumer_t *c, int fd);
 
+/*
+ * Also wait for fd (a ZooKeeper session's event fd) to become readable:
+ * klog_consumer_next() then returns KLOG_CONSUMER_BATCH, and the caller
+ * drains fd before calling it again (or it returns at once again).  -1
+ * (the default) waits for nothing more.
+ */
+void klog_consumer_wake_on(klog_consumer_t *c, int fd);
+
 /* The partitions read: count, and index i's partition number and
  * position. */
 size_t klog_consumer_count(const klog_consumer_t *c);

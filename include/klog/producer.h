@@ -19,7 +19,14 @@
  * batch to the next one, which keeps each partition's records in order.  A
  * topic that does not exist yet is created by the broker on the first
  * produce with its default partition count: klog_producer_open() sends an
- * empty request to partition 0 for that and asks for the count again.
+ * empty request to every place the discovery locates for it (partition 0
+ * of one broker standalone, of every live broker in a cluster) and asks
+ * for the count again.
+ *
+ * In a cluster the partitions can change under the producer: after the
+ * discovery says so, klog_producer_refresh() maps the partitions again and
+ * moves what was queued for a broker that is gone (acknowledged or not) to
+ * the partitions that remain, re-encoded: at-least-once again.
  *
  * acks 0: the broker does not answer; a record counts as done once its
  * request was written to the socket.
@@ -99,18 +106,44 @@ int klog_producer_busy(const klog_producer_t *p);
 /* Nothing open, queued or awaiting acknowledgement. */
 int klog_producer_done(const klog_producer_t *p);
 
+enum klog_producer_ready {
+	KLOG_PRODUCER_INPUT = 1,    /* poll's fd is readable (or at EOF) */
+	KLOG_PRODUCER_WOKEN = 2,    /* the klog_producer_wake_on() fd is */
+};
+
 /*
  * Do the I/O that can be done and wait up to timeout_ms (-1: no limit) for
  * more: acknowledgements, writable sockets, reconnect and linger deadlines,
- * or, if fd >= 0, fd becoming readable.  Returns 1 if fd is readable (or at
- * EOF), 0 otherwise (a signal also returns 0); on giving up, -KLOG_ECONN or
- * -KLOG_ETIMEDOUT, and -KLOG_EPROTO for a broker that answers nonsense.
+ * or, if fd >= 0, fd becoming readable.  Returns KLOG_PRODUCER_INPUT if fd
+ * is readable (or at EOF), with KLOG_PRODUCER_WOKEN or'ed in if the wake
+ * fd is, 0 otherwise (a signal also returns 0); on giving up, -KLOG_ECONN
+ * or -KLOG_ETIMEDOUT, and -KLOG_EPROTO for a broker that answers nonsense.
  */
 int klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
     klog_err_t *err);
 
-/* Flush and poll until done, or until giving up; 0 or as poll. */
+/* Flush and poll until done, or until giving up; 0 or as poll.  The wake
+ * fd is not waited for meanwhile. */
 int klog_producer_drain(klog_producer_t *p, klog_err_t *err);
+
+/*
+ * Also wait for fd (a ZooKeeper session's event fd) in klog_producer_poll(),
+ * which returns KLOG_PRODUCER_WOKEN while it is readable: the caller drains
+ * it.  -1 (the default) waits for nothing more.
+ */
+void klog_producer_wake_on(klog_producer_t *p, int fd);
+
+/*
+ * Ask the discovery (borrowed at open) for the partitions again and use
+ * its answer: open batches are sealed, the partition map replaced, and the
+ * requests queued for a broker no partition maps to any more are moved to
+ * index (old index mod count), or to the fixed partition.  Keys hash over
+ * the new count from then on.  If the topic has no partition now
+ * (-KLOG_ENOTOPIC), the fixed partition is gone (-KLOG_ENOPARTITION) or
+ * the discovery fails, nothing changes: queued requests wait, within
+ * retry_for, for brokers to come back.
+ */
+int klog_producer_refresh(klog_producer_t *p, klog_err_t *err);
 
 void klog_producer_stats(const klog_producer_t *p, klog_producer_stats_t *st);
 

@@ -52,8 +52,8 @@ stop_serve() {
 	run -64 --separate-stderr klog-serve --bogus
 	[ "$stderr" = "klog-serve: --bogus: unknown option
 Try 'klog-serve -h'" ]
-	run -64 --separate-stderr klog-serve -Z
-	[ "${stderr_lines[0]}" = "klog-serve: -Z: unknown option" ]
+	run -64 --separate-stderr klog-serve -Y
+	[ "${stderr_lines[0]}" = "klog-serve: -Y: unknown option" ]
 	run -64 --separate-stderr klog-serve -d
 	[ "${stderr_lines[0]}" = "klog-serve: -d: option needs an argument" ]
 	run -64 --separate-stderr klog-serve --partitions 0

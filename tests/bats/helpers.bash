@@ -173,3 +173,44 @@ start_broker() {
 		return 1
 	}
 }
+
+# restart_zk [SECONDS]: kill the server of start_zk and start it again on
+# the same port and dataDir after SECONDS (default 0) down; sessions and
+# their ephemeral nodes survive a restart like this.
+restart_zk() {
+	kill -KILL "$ZK_PID" 2>/dev/null
+	wait_gone "$ZK_PID" 5
+	sleep "${1:-0}"
+	JMXDISABLE=true /usr/share/zookeeper/bin/zkServer.sh \
+		start-foreground "$ZK_DIR/zoo.cfg" >>"$ZK_DIR/log" 2>&1 &
+	ZK_PID=$!
+	PIDS+=("$ZK_PID")
+	wait_zk "$ZK_PORT" 30
+}
+
+# start_zk_broker ID [klog-serve options...]: a cluster-mode klog-serve with
+# broker id ID, registered in ZooKeeper at $ZKC (default $ZK), on a port
+# of its own (BROKER_PORTS[ID], kept for restarts), data in $TMP/broker-ID,
+# log in $TMP/broker-ID.log; BROKER_PIDS[ID] is its pid.  Returns once the
+# broker is registered.
+declare -A BROKER_PORTS BROKER_PIDS
+start_zk_broker() {
+	local id=$1 n=200
+	shift
+	BROKER_PORTS[$id]=${BROKER_PORTS[$id]:-$(free_port)}
+	klog-serve -Z "${ZKC:-$ZK}" --broker-id "$id" \
+		-l "127.0.0.1:${BROKER_PORTS[$id]}" -d "$TMP/broker-$id" "$@" \
+		2>>"$TMP/broker-$id.log" &
+	BROKER_PIDS[$id]=$!
+	PIDS+=("$!")
+	until klog-group -Z "${ZKC:-$ZK}" -H brokers 2>/dev/null |
+	    grep -q "^$id	127.0.0.1	${BROKER_PORTS[$id]}\$"; do
+		n=$((n - 1))
+		if [ "$n" -eq 0 ] || ! kill -0 "${BROKER_PIDS[$id]}" 2>/dev/null
+		then
+			cat "$TMP/broker-$id.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}

@@ -1,0 +1,62 @@
+/*
+ * A broker's place in a cluster: its registrations in ZooKeeper (cluster.h's
+ * Kafka 0.7 layout), kept up for as long as it serves.
+ *
+ *   /brokers/ids/<id>               "<host>-<ms>:<host>:<port>"  ephemeral
+ *   /brokers/topics/<topic>/<id>    partition count             ephemeral
+ *
+ * Every topic of the store is registered at open, and every topic created
+ * later through klog_zkbroker_topic() (the broker's topic_created hook).
+ * The session's event fd is a file event of the broker's loop, so all of
+ * this runs on the loop thread: a lost connection is logged and waited out
+ * (the session, and so the nodes, usually survive it, as they survive a
+ * ZooKeeper restart); an expired session is followed by a new one on which
+ * everything is registered again.  A registration that failed (ZooKeeper
+ * was unreachable just then) is retried every second until it succeeds.
+ *
+ * ZooKeeper's calls are synchronous: while the server stalls, the loop
+ * waits for at most about two thirds of the session timeout per call.
+ */
+#ifndef KLOG_ZKBROKER_H
+#define KLOG_ZKBROKER_H
+
+#include <stdint.h>
+
+#include "klog/broker.h"
+#include "klog/error.h"
+
+typedef struct klog_zkbroker klog_zkbroker_t;
+
+typedef struct klog_zkbroker_config {
+	const char *connect;        /* "host:port[,...][/chroot]" */
+	int session_ms;             /* requested session timeout */
+	int connect_ms;             /* at open: give up connecting after it */
+	int32_t broker_id;
+	klog_broker_log_fn *log;    /* NULL: silent */
+	void *log_arg;
+	int log_level;              /* as klog_broker_config_t's */
+} klog_zkbroker_config_t;
+
+/*
+ * Open a session (retrying for up to connect_ms: -KLOG_ETIMEDOUT or
+ * -KLOG_ECONN after that, -KLOG_EINVAL for a malformed connect string),
+ * register broker b under cfg->broker_id at its advertised address and
+ * every topic it holds, and watch the session from b's loop.  A node left
+ * by this id's previous session is waited for up to a session timeout (a
+ * quick restart); an id that another live broker holds is -KLOG_EEXIST,
+ * err naming the holder.  b must stay open until klog_zkbroker_close().
+ * On success *out is the caller's.
+ */
+int klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
+    klog_zkbroker_t **out, klog_err_t *err);
+
+/* Register (or update) topic with its partition count; a failure is
+ * logged and retried later.  On the loop thread, or before run. */
+void klog_zkbroker_topic(klog_zkbroker_t *zb, const char *topic,
+    int partitions);
+
+/* Stop watching and end the session, so the broker's nodes go at once;
+ * then free zb.  NULL is fine. */
+void klog_zkbroker_close(klog_zkbroker_t *zb);
+
+#endif

@@ -1,0 +1,234 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/cluster.h"
+#include "klog/zkbroker.h"
+
+#define RETRY_MS 1000
+#define ZOMBIE_SLACK_MS 1000
+
+struct klog_zkbroker {
+	klog_zkbroker_config_t cfg;
+	char *connect;
+	klog_broker_t *b;
+	klog_loop_t *loop;
+	klog_zk_t *zk;
+	int watching;
+	int dirty;              /* a registration failed: retry */
+	int warned;             /* the current outage was logged */
+	klog_timer_t retry;
+};
+
+static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (zb->cfg.log == NULL || level > zb->cfg.log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	zb->cfg.log(zb->cfg.log_arg, level, msg);
+}
+
+/* A failure while ZooKeeper is away is expected and logged once per
+ * outage; the retry timer takes it from there. */
+static void
+failed(klog_zkbroker_t *zb, const char *what, int rc, const klog_err_t *err)
+{
+	zb->dirty = 1;
+	if (!klog_timer_active(&zb->retry))
+		klog_loop_timer_start(zb->loop, &zb->retry, RETRY_MS, 0);
+	if (zb->warned && (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT))
+		return;
+	zb->warned = 1;
+	zlog(zb, KLOG_LEVEL_WARN, "zookeeper: registering %s: %s (will "
+	    "retry)", what, klog_err_text(err, rc));
+}
+
+static int
+register_broker(klog_zkbroker_t *zb, int wait_ms, klog_err_t *err)
+{
+	return klog_cluster_register_broker(zb->zk, zb->cfg.broker_id,
+	    klog_broker_advertised_host(zb->b),
+	    klog_broker_advertised_port(zb->b), wait_ms, err);
+}
+
+static int
+topic_one(void *arg, const char *topic, int partitions)
+{
+	klog_zkbroker_t *zb = arg;
+	klog_err_t err = { 0 };
+	char what[KLOG_TOPIC_MAX + 16];
+	int rc;
+
+	rc = klog_cluster_register_topic(zb->zk, zb->cfg.broker_id, topic,
+	    partitions, &err);
+	if (rc < 0) {
+		snprintf(what, sizeof(what), "topic \"%s\"", topic);
+		failed(zb, what, rc, &err);
+	}
+	/* One failure for lack of a connection means all would fail. */
+	return rc == -KLOG_ECONN ? rc : 0;
+}
+
+/* Everything again: after a new session, a failure or lost events. */
+static void
+register_all(klog_zkbroker_t *zb)
+{
+	klog_err_t err = { 0 };
+	char what[32];
+	int rc;
+
+	zb->dirty = 0;
+	if ((rc = register_broker(zb, 0, &err)) < 0) {
+		snprintf(what, sizeof(what), "broker id %d",
+		    (int)zb->cfg.broker_id);
+		failed(zb, what, rc, &err);
+		return;
+	}
+	if (klog_broker_topics(zb->b, topic_one, zb) == 0 && !zb->dirty) {
+		if (zb->warned)
+			zlog(zb, KLOG_LEVEL_INFO, "zookeeper: registered again "
+			    "as broker %d", (int)zb->cfg.broker_id);
+		zb->warned = 0;
+	}
+}
+
+static void
+on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	klog_zkbroker_t *zb = arg;
+
+	(void)loop;
+	(void)t;
+	if (zb->dirty)
+		register_all(zb);
+}
+
+static void
+on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
+{
+	switch (ev->type) {
+	case KLOG_ZK_EVENT_DISCONNECTED:
+		zlog(zb, KLOG_LEVEL_WARN, "zookeeper: connection lost; "
+		    "reconnecting");
+		break;
+	case KLOG_ZK_EVENT_CONNECTED:
+		zlog(zb, KLOG_LEVEL_INFO, "zookeeper: reconnected; the session "
+		    "and its registrations survived");
+		if (zb->dirty)
+			register_all(zb);
+		break;
+	case KLOG_ZK_EVENT_EXPIRED:
+		zlog(zb, KLOG_LEVEL_WARN, "zookeeper: session expired; "
+		    "opening a new one");
+		break;
+	case KLOG_ZK_EVENT_SESSION:
+		zlog(zb, KLOG_LEVEL_INFO, "zookeeper: new session; "
+		    "registering again");
+		zb->warned = 1;
+		register_all(zb);
+		break;
+	case KLOG_ZK_EVENT_OVERFLOW:
+		register_all(zb);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
+{
+	klog_zkbroker_t *zb = arg;
+	klog_zk_event_t ev;
+	int rc;
+
+	(void)loop;
+	(void)fd;
+	(void)mask;
+	while ((rc = klog_zk_next_event(zb->zk, &ev)) != 0) {
+		if (rc < 0) {
+			/* The new session could not even be started: the
+			 * retry timer will try again. */
+			zb->dirty = 1;
+			if (!klog_timer_active(&zb->retry))
+				klog_loop_timer_start(zb->loop, &zb->retry,
+				    RETRY_MS, 0);
+			break;
+		}
+		on_event(zb, &ev);
+	}
+}
+
+void
+klog_zkbroker_topic(klog_zkbroker_t *zb, const char *topic, int partitions)
+{
+	(void)topic_one(zb, topic, partitions);
+}
+
+int
+klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
+    klog_zkbroker_t **out, klog_err_t *err)
+{
+	klog_zkbroker_t *zb;
+	int rc;
+
+	*out = NULL;
+	if ((zb = calloc(1, sizeof(*zb))) == NULL ||
+	    (zb->connect = strdup(cfg->connect)) == NULL) {
+		free(zb);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	zb->cfg = *cfg;
+	zb->cfg.connect = zb->connect;
+	zb->b = b;
+	zb->loop = klog_broker_loop(b);
+	klog_timer_init(&zb->retry, on_retry, zb);
+	if ((rc = klog_zk_open(cfg->connect, cfg->session_ms,
+	    cfg->connect_ms, &zb->zk, err)) < 0)
+		goto fail;
+	/* Our own node from a crash moments ago lasts a session timeout. */
+	if ((rc = register_broker(zb, klog_zk_session_ms(zb->zk) +
+	    ZOMBIE_SLACK_MS, err)) < 0)
+		goto fail;
+	/* A topic that fails here is retried like any other. */
+	(void)klog_broker_topics(b, topic_one, zb);
+	if ((rc = klog_loop_watch(zb->loop, klog_zk_event_fd(zb->zk),
+	    KLOG_LOOP_READABLE, on_readable, zb)) < 0) {
+		rc = klog_err_set(err, rc, "zookeeper: watching the session: "
+		    "%s", klog_strerror(rc));
+		goto fail;
+	}
+	zb->watching = 1;
+	zlog(zb, KLOG_LEVEL_INFO, "zookeeper %s: registered as broker %d at "
+	    "%s:%d", cfg->connect, (int)cfg->broker_id,
+	    klog_broker_advertised_host(b), klog_broker_advertised_port(b));
+	*out = zb;
+	return 0;
+fail:
+	klog_zkbroker_close(zb);
+	return rc;
+}
+
+void
+klog_zkbroker_close(klog_zkbroker_t *zb)
+{
+	if (zb == NULL)
+		return;
+	klog_loop_timer_stop(zb->loop, &zb->retry);
+	if (zb->watching)
+		klog_loop_watch(zb->loop, klog_zk_event_fd(zb->zk), 0, NULL,
+		    NULL);
+	klog_zk_close(zb->zk);
+	free(zb->connect);
+	free(zb);
+}

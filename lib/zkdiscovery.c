@@ -1,0 +1,311 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/cluster.h"
+#include "klog/log.h"
+#include "klog/zkdiscovery.h"
+
+/* One topic as last read; holders include brokers that are not live. */
+struct dtopic {
+	char name[KLOG_TOPIC_MAX + 1];
+	int valid;
+	int registered;
+	klog_cluster_topic_t t;
+};
+
+struct zk_disc {
+	klog_discovery_t base;
+	klog_zk_t *zk;
+	int brokers_valid;
+	klog_cluster_broker_t *brokers;   /* ascending id */
+	size_t nbrokers;
+	struct dtopic *topics;
+	size_t ntopics;
+	int stale;                        /* a read failed: re-read later */
+};
+
+static const klog_cluster_broker_t *
+live_broker(const struct zk_disc *z, int32_t id)
+{
+	for (size_t i = 0; i < z->nbrokers; i++)
+		if (z->brokers[i].id == id)
+			return &z->brokers[i];
+	return NULL;
+}
+
+static int
+read_brokers(struct zk_disc *z, klog_err_t *err)
+{
+	klog_cluster_broker_t *v;
+	size_t n;
+	int rc;
+
+	if (z->brokers_valid)
+		return 0;
+	if ((rc = klog_cluster_brokers(z->zk, 1, &v, &n, err)) < 0) {
+		z->stale = 1;
+		return rc;
+	}
+	free(z->brokers);
+	z->brokers = v;
+	z->nbrokers = n;
+	z->brokers_valid = 1;
+	return 0;
+}
+
+static struct dtopic *
+find_topic(struct zk_disc *z, const char *topic, klog_err_t *err)
+{
+	struct dtopic *v;
+
+	for (size_t i = 0; i < z->ntopics; i++)
+		if (strcmp(z->topics[i].name, topic) == 0)
+			return &z->topics[i];
+	v = realloc(z->topics, (z->ntopics + 1) * sizeof(*v));
+	if (v == NULL) {
+		klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		return NULL;
+	}
+	z->topics = v;
+	v = &z->topics[z->ntopics++];
+	memset(v, 0, sizeof(*v));
+	snprintf(v->name, sizeof(v->name), "%s", topic);
+	return v;
+}
+
+/* A topic's registrations, watched; one not registered yet is watched
+ * for its creation. */
+static int
+read_topic(struct zk_disc *z, struct dtopic *t, klog_err_t *err)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	int rc;
+
+	if (t->valid)
+		return 0;
+	klog_cluster_topic_free(&t->t);
+	t->registered = 0;
+	rc = klog_cluster_topic(z->zk, t->name, 1, &t->t, err);
+	if (rc == -KLOG_ENOTOPIC) {
+		klog_cluster_topic_path(path, sizeof(path), t->name);
+		rc = klog_zk_exists(z->zk, path, 1, NULL, err);
+		if (rc == 0)
+			return klog_err_set(err, -KLOG_EBUSY, "topic \"%s\": "
+			    "registered meanwhile; ask again", t->name);
+		if (rc == -KLOG_ENOENT)
+			rc = 0;
+	} else if (rc == 0) {
+		t->registered = 1;
+	}
+	if (rc < 0) {
+		z->stale = 1;
+		return rc;
+	}
+	t->valid = 1;
+	return 0;
+}
+
+/* The topic's live pair count, reading what is not cached. */
+static int
+topic_state(struct zk_disc *z, const char *topic, struct dtopic **out,
+    klog_err_t *err)
+{
+	struct dtopic *t;
+	int rc, n = 0, tries = 0;
+
+	if (klog_topic_validate(topic, err) < 0)
+		return -KLOG_ETOPIC;
+	if ((rc = read_brokers(z, err)) < 0)
+		return rc;
+	if ((t = find_topic(z, topic, err)) == NULL)
+		return -KLOG_ENOMEM;
+	while ((rc = read_topic(z, t, err)) == -KLOG_EBUSY && ++tries < 3)
+		;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; t->registered && i < t->t.nholders; i++)
+		if (live_broker(z, t->t.holders[i].broker_id) != NULL)
+			n += t->t.holders[i].partitions;
+	*out = t;
+	return n;
+}
+
+static int
+zk_partitions(klog_discovery_t *d, const char *topic, klog_err_t *err)
+{
+	struct dtopic *t;
+
+	return topic_state((struct zk_disc *)d, topic, &t, err);
+}
+
+static void
+fill_part(const klog_cluster_broker_t *b, int32_t partition,
+    klog_discovery_part_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->addr.host, sizeof(out->addr.host), "%s", b->host);
+	snprintf(out->addr.port, sizeof(out->addr.port), "%d", b->port);
+	out->partition = partition;
+	out->broker_id = b->id;
+}
+
+static int
+zk_locate(klog_discovery_t *d, const char *topic, int index,
+    klog_discovery_part_t *out, klog_err_t *err)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+	const klog_cluster_holder_t *h;
+	const klog_cluster_broker_t *b;
+	struct dtopic *t;
+	int n, k = index;
+
+	if ((n = topic_state(z, topic, &t, err)) < 0)
+		return n;
+	if (n == 0 && z->nbrokers == 0)
+		return klog_err_set(err, -KLOG_ECONN, "no live broker is "
+		    "registered in ZooKeeper");
+	if (n == 0 && index >= 0 && (size_t)index < z->nbrokers) {
+		fill_part(&z->brokers[index], 0, out);
+		return 0;
+	}
+	if (index < 0 || index >= n)
+		return klog_err_set(err, -KLOG_ENOPARTITION,
+		    "topic \"%s\" has %d partition%s, no partition %d", topic,
+		    n, n == 1 ? "" : "s", index);
+	for (size_t i = 0; i < t->t.nholders; i++) {
+		h = &t->t.holders[i];
+		if ((b = live_broker(z, h->broker_id)) == NULL)
+			continue;
+		if (k < h->partitions) {
+			fill_part(b, k, out);
+			return 0;
+		}
+		k -= h->partitions;
+	}
+	return klog_err_set(err, -KLOG_ENOPARTITION, "topic \"%s\": no "
+	    "partition %d", topic, index);
+}
+
+static int
+zk_topics(klog_discovery_t *d, klog_discovery_topic_fn fn, void *arg,
+    klog_err_t *err)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+	klog_cluster_topic_t *v;
+	size_t n;
+	int rc, count;
+
+	if ((rc = read_brokers(z, err)) < 0)
+		return rc;
+	if ((rc = klog_cluster_topics(z->zk, &v, &n, err)) < 0) {
+		z->stale = 1;
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		count = 0;
+		for (size_t j = 0; j < v[i].nholders; j++)
+			if (live_broker(z, v[i].holders[j].broker_id) != NULL)
+				count += v[i].holders[j].partitions;
+		if (count > 0 && fn(arg, v[i].name, count) != 0)
+			break;
+	}
+	klog_cluster_topics_free(v, n);
+	return 0;
+}
+
+static void
+zk_invalidate(klog_discovery_t *d)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+
+	z->brokers_valid = 0;
+	for (size_t i = 0; i < z->ntopics; i++)
+		z->topics[i].valid = 0;
+}
+
+static void
+zk_close(klog_discovery_t *d)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+
+	for (size_t i = 0; i < z->ntopics; i++)
+		klog_cluster_topic_free(&z->topics[i].t);
+	free(z->topics);
+	free(z->brokers);
+	free(z);
+}
+
+static const klog_discovery_ops_t zk_ops = {
+	.partitions = zk_partitions,
+	.locate = zk_locate,
+	.topics = zk_topics,
+	.invalidate = zk_invalidate,
+	.close = zk_close,
+};
+
+int
+klog_zkdiscovery_open(klog_zk_t *zk, klog_discovery_t **out,
+    klog_err_t *err)
+{
+	struct zk_disc *z;
+
+	if ((z = calloc(1, sizeof(*z))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	z->base.ops = &zk_ops;
+	z->zk = zk;
+	*out = &z->base;
+	return 0;
+}
+
+/* A path event under /brokers: which cached answer it concerns. */
+static int
+path_event(struct zk_disc *z, const char *path)
+{
+	const char *topics = KLOG_CLUSTER_BROKER_TOPICS "/";
+	size_t tl = strlen(topics);
+
+	if (strcmp(path, KLOG_CLUSTER_BROKER_IDS) == 0) {
+		z->brokers_valid = 0;
+		return 1;
+	}
+	if (strncmp(path, topics, tl) != 0 || strchr(path + tl, '/') != NULL)
+		return 0;
+	for (size_t i = 0; i < z->ntopics; i++)
+		if (strcmp(z->topics[i].name, path + tl) == 0) {
+			z->topics[i].valid = 0;
+			return 1;
+		}
+	return 0;
+}
+
+int
+klog_zkdiscovery_event(klog_discovery_t *d, const klog_zk_event_t *ev)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+
+	switch (ev->type) {
+	case KLOG_ZK_EVENT_CHILD:
+	case KLOG_ZK_EVENT_DATA:
+		return path_event(z, ev->path);
+	case KLOG_ZK_EVENT_CONNECTED:
+		if (!z->stale)
+			return 0;
+		/* fall through */
+	case KLOG_ZK_EVENT_SESSION:
+	case KLOG_ZK_EVENT_OVERFLOW:
+		z->stale = 0;
+		zk_invalidate(d);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
+klog_zkdiscovery_brokers(klog_discovery_t *d)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+
+	return z->brokers_valid ? (int)z->nbrokers : -1;
+}
