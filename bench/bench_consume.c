@@ -5,13 +5,15 @@
  * entries say where the next one starts), while that answer's messages are
  * walked with klog_iter_next(), every CRC checked and gzip wrappers opened.
  *
- *   bench_consume [-b host:port] [-f fetch-size] [-n messages]
- *       [-o offset|beginning|end] [-p partition] [-S epoch-ms] [-t topic]
- *       [-w max-wait]
+ *   bench_consume [-b host:port] [-E end-offset | -n messages]
+ *       [-f fetch-size] [-o offset|beginning|end] [-p partition]
+ *       [-S epoch-ms] [-t topic] [-w max-wait]
  *
- * Without -n it reads up to the end the partition had at start; with -n it
- * reads that many messages, long-polling at the end for more (a consumer
- * following producers).  Timing runs from the first fetch (sent at the
+ * It reads up to the end the partition had at start, or up to -E (a
+ * message boundary: fetches ask for no more than the bytes left, so that
+ * many readers of small slices do not each pull a whole fetch size), or -n
+ * messages, long-polling at the end for more (a consumer following
+ * producers).  Timing runs from the first fetch (sent at the
  * wall-clock time -S, if given) to the last message.  Prints one line:
  *   msgs N bytes B fetches F secs S msgs_s X mb_s Y start T0 end T1 next O
  * bytes are the message-set bytes read, MB 10^6 of them, start and end
@@ -36,7 +38,8 @@ typedef struct opts {
 	const char *topic;
 	int32_t partition;
 	int64_t start;         /* an offset or KLOG_OFFSET_* */
-	int64_t messages;      /* 0: up to the end at start */
+	int64_t messages;      /* 0: up to stop */
+	int64_t stop;          /* -E; -1: the end at start */
 	int32_t fetch;
 	int32_t max_wait;
 	int64_t start_at;
@@ -46,7 +49,7 @@ typedef struct bench {
 	const opts_t *o;
 	klog_client_t *c;
 	int64_t offset;        /* where the fetch in flight starts */
-	int64_t stop;          /* without -n: the end at start */
+	int64_t stop;          /* without -n: where to stop */
 	int32_t fetch;         /* grows for an entry larger than it */
 	int64_t walked;        /* entries in the answers so far */
 	int64_t wend;          /* the offset after them */
@@ -58,15 +61,16 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-b host:port] [-f fetch-size] [-n messages] "
-	    "[-o offset]\n"
-	    "                     [-p partition] [-S epoch-ms] [-t topic] "
-	    "[-w max-wait]\n"
+	    "usage: " PROG " [-b host:port] [-E end-offset | -n messages] "
+	    "[-f fetch-size]\n"
+	    "                     [-o offset] [-p partition] [-S epoch-ms] "
+	    "[-t topic]\n"
+	    "                     [-w max-wait]\n"
 	    "  -b, --broker H:P      the broker (default 127.0.0.1:9092)\n"
+	    "  -E, --end-offset O    stop at offset O, a message boundary\n"
+	    "                        (default: the end at start)\n"
 	    "  -f, --fetch-size SIZE bytes per fetch (default 4M)\n"
-	    "  -n, --messages N      read N messages, waiting for them "
-	    "(default: up to\n"
-	    "                        the end at start)\n"
+	    "  -n, --messages N      read N messages, waiting for them\n"
 	    "  -o, --offset OFFSET   beginning (default), end, or a byte "
 	    "offset\n"
 	    "  -p, --partition N     the partition (default 0)\n"
@@ -80,6 +84,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 {
 	static const struct option longs[] = {
 		{ "broker", required_argument, NULL, 'b' },
+		{ "end-offset", required_argument, NULL, 'E' },
 		{ "fetch-size", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "max-wait", required_argument, NULL, 'w' },
@@ -93,13 +98,17 @@ parse_opts(int argc, char **argv, opts_t *o)
 	int ch;
 
 	*o = (opts_t){ .broker = "127.0.0.1:9092", .topic = "bench",
-	    .start = KLOG_OFFSET_EARLIEST, .fetch = 4 << 20,
+	    .start = KLOG_OFFSET_EARLIEST, .stop = -1, .fetch = 4 << 20,
 	    .max_wait = 500 };
-	while ((ch = getopt_long(argc, argv, "b:f:hn:o:p:S:t:w:", longs,
+	while ((ch = getopt_long(argc, argv, "b:E:f:hn:o:p:S:t:w:", longs,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			o->broker = optarg;
+			break;
+		case 'E':
+			o->stop = bench_opt_i64(PROG, "-E", optarg, 0,
+			    INT64_MAX);
 			break;
 		case 'f':
 			o->fetch = (int32_t)bench_opt_size(PROG, "-f", optarg,
@@ -144,6 +153,9 @@ parse_opts(int argc, char **argv, opts_t *o)
 	if (optind != argc)
 		errx(KLOG_EXIT_USAGE, "%s: unexpected argument (try '"
 		    PROG " -h')", argv[optind]);
+	if (o->stop >= 0 && o->messages > 0)
+		errx(KLOG_EXIT_USAGE, "-E and -n exclude each other (try '"
+		    PROG " -h')");
 }
 
 static void
@@ -157,6 +169,8 @@ send_fetch(bench_t *bp, int64_t offset)
 	klog_err_t e = { 0 };
 	int rc;
 
+	if (bp->o->messages == 0 && bp->stop - offset < part.max_bytes)
+		part.max_bytes = (int32_t)(bp->stop - offset);
 	if (klog_proto_encode_fetch(klog_client_out(bp->c),
 	    klog_client_next_id(bp->c), &req) < 0)
 		errx(KLOG_EXIT_USAGE, "topic \"%s\": invalid", bp->o->topic);
@@ -310,8 +324,8 @@ main(int argc, char **argv)
 	    bench_offset(b.c, o.topic, o.partition, o.start);
 	b.wend = b.next = b.offset;
 	if (o.messages == 0)
-		b.stop = bench_offset(b.c, o.topic, o.partition,
-		    KLOG_OFFSET_LATEST);
+		b.stop = o.stop >= 0 ? o.stop : bench_offset(b.c, o.topic,
+		    o.partition, KLOG_OFFSET_LATEST);
 	bench_start_at(o.start_at);
 	w0 = bench_wall();
 	t0 = bench_now();

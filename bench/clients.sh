@@ -1,0 +1,156 @@
+#!/bin/sh
+# clients: many clients on one broker, 200-byte messages, one partition.
+#   N producers   N bench_produce processes (50 messages per request,
+#                 acks 1) splitting CLIENTS_MESSAGES between them, all
+#                 started at the same wall-clock time; aggregate msg/s is
+#                 every message over the span from the first start to the
+#                 last finish
+#   N consumers   then N bench_consume processes, each reading its own
+#                 slice of what the producers wrote, aggregated the same way
+# for N in CLIENTS_COUNTS (default "1 4 16 64"), each run on a fresh
+# broker.  Then a slow consumer: a partition holding CLIENTS_BIG (default
+# 10G, less if the disk is short) dropped from the page cache, and a
+# consumer reading it from the start, from the disk, while a tail consumer
+# follows a producer (tail_msgs_s) and bench_latency measures end to end at
+# CLIENTS_TAIL_RATE (default 10000 msg/s): each without and with the slow
+# one.  Knobs: CLIENTS_COUNTS, CLIENTS_MESSAGES (default 5000000),
+# CLIENTS_BIG, CLIENTS_TAIL_RATE, CLIENTS_LATENCY_SECONDS (default 10);
+# sizes and counts times BENCH_SCALE.
+. "$(dirname "$0")/lib.sh"
+bench_setup clients
+
+counts=${CLIENTS_COUNTS:-1 4 16 64}
+total=$(scaled "${CLIENTS_MESSAGES:-5000000}" 1000)
+
+# aggregate FILE...: every message of the outputs in FILEs over the span
+# from the earliest start to the latest end.
+aggregate() {
+	cat "$@" | awk '{
+		for (i = 1; i < NF; i++) {
+			if ($i == "msgs") n += $(i + 1)
+			if ($i == "start" && (s == "" || $(i + 1) < s)) s = $(i + 1)
+			if ($i == "end" && $(i + 1) > e) e = $(i + 1)
+		}
+	} END { printf "%.0f\n", n / (e - s) }'
+}
+
+# spawn N FUNC: N clients at once: FUNC K START runs client K (0..N-1)
+# with START as its -S, output in $WORK/out.K.  FUNC must exec the
+# program, so that the pid recorded is the program's.  Waits for them all.
+spawn() {
+	_at=$(start_at $((500 + 20 * $1)))
+	_pids=
+	rm -f "$WORK"/out.*
+	_k=0
+	while [ "$_k" -lt "$1" ]; do
+		"$2" "$_k" "$_at" >"$WORK/out.$_k" &
+		_pids="$_pids $!"
+		track "$!"
+		_k=$((_k + 1))
+	done
+	_failed=0
+	for _p in $_pids; do
+		wait "$_p" || _failed=1
+		untrack "$_p"
+	done
+	[ "$_failed" -eq 0 ] || { echo "clients: a client failed" >&2; exit 1; }
+}
+
+producer() {
+	exec "$B/bench_produce" -b "$BROKER" -n "$per" -m 50 -a 1 -S "$2"
+}
+
+# Every entry has the same size, so slice K starts at a message boundary.
+consumer() {
+	exec "$B/bench_consume" -b "$BROKER" -o $(($1 * per * ENTRY)) \
+		-E $((($1 + 1) * per * ENTRY)) -S "$2"
+}
+
+for n in $counts; do
+	per=$((total / n))
+	: >"$WORK/p"
+	: >"$WORK/c"
+	i=1
+	while [ "$i" -le "$RUNS" ]; do
+		broker_start "$WORK/data"
+		spawn "$n" producer
+		p=$(aggregate "$WORK"/out.*)
+		spawn "$n" consumer
+		c=$(aggregate "$WORK"/out.*)
+		broker_stop
+		rm -rf "$WORK/data"
+		note "$n clients run $i: producers $p msg/s, consumers $c msg/s"
+		echo "$p" >>"$WORK/p"
+		echo "$c" >>"$WORK/c"
+		i=$((i + 1))
+	done
+	say "clients_${n}_produce_msgs_s" "$(median <"$WORK/p")" msg/s
+	say "clients_${n}_consume_msgs_s" "$(median <"$WORK/c")" msg/s
+done
+
+# The slow consumer: a big partition read from the start, from the disk.
+big=$(scaled "$(bytes "${CLIENTS_BIG:-10G}")" "$ENTRY")
+tmsgs=$(scaled 2000000 1000)
+spare=$((tmsgs * ENTRY * RUNS * 2 + 2147483648))
+free=$(free_bytes "$TMPROOT")
+if [ $((big + spare)) -gt "$free" ]; then
+	big=$(((free - spare) / 2))
+	note "clients: the disk is short, slow-consumer log cut to" \
+		"$((big >> 20)) MiB"
+fi
+if [ "$big" -lt 104857600 ] && [ "$SCALE" = 1 ]; then
+	note "clients: slow consumer skipped (no room for a log of 100 MiB)"
+	exit 0
+fi
+rate=${CLIENTS_TAIL_RATE:-10000}
+secs=$(scaled "${CLIENTS_LATENCY_SECONDS:-10}" 1)
+note "slow consumer over $((big >> 20)) MiB; tail runs of $tmsgs" \
+	"messages; latency at $rate msg/s for $secs s"
+broker_start "$WORK/data"
+fill "$BROKER" bench $((big / ENTRY))
+
+# tail_runs LABEL: the tail consumer's throughput (RUNS runs) and latency.
+tail_runs() {
+	: >"$WORK/t"
+	i=1
+	while [ "$i" -le "$RUNS" ]; do
+		at=$(start_at 300)
+		"$B/bench_consume" -b "$BROKER" -o end -n "$tmsgs" -S "$at" \
+			>"$WORK/tail" &
+		tail_pid=$!
+		track "$tail_pid"
+		p=$("$B/bench_produce" -b "$BROKER" -n "$tmsgs" -m 50 -a 1 \
+			-S "$at")
+		wait "$tail_pid"
+		untrack "$tail_pid"
+		note "$1 tail run $i: $(cat "$WORK/tail")"
+		note "$1 producer run $i: $p"
+		field msgs_s "$(cat "$WORK/tail")" >>"$WORK/t"
+		i=$((i + 1))
+	done
+	say "clients_tail_$1_msgs_s" "$(median <"$WORK/t")" msg/s
+	out=$("$B/bench_latency" -b "$BROKER" -t bench -r "$rate" -d "$secs")
+	note "$1 latency: $out"
+	for k in p50 p99 p999 max; do
+		say "clients_tail_$1_${k}_ms" "$(field "${k}_ms" "$out")" ms
+	done
+}
+
+tail_runs alone
+evict "$WORK/data"
+"$B/bench_consume" -b "$BROKER" -o 0 -E $((big / ENTRY * ENTRY)) \
+	>"$WORK/slow" &
+slow_pid=$!
+track "$slow_pid"
+sleep 1
+tail_runs beside_slow
+if kill -0 "$slow_pid" 2>/dev/null; then
+	kill -TERM "$slow_pid"
+	note "the slow consumer was still reading at the end, as it should"
+else
+	note "the slow consumer finished before the tail runs did:" \
+		"$(cat "$WORK/slow"); make CLIENTS_BIG larger"
+fi
+wait "$slow_pid" 2>/dev/null || :
+untrack "$slow_pid"
+broker_stop

@@ -1,0 +1,66 @@
+#!/bin/sh
+# latency: end-to-end, produce to consume (bench_latency), 200-byte
+# messages at a fixed rate, default flush settings (so every message waits
+# for its fsync before a consumer sees it): p50, p99, p999 and max, in ms.
+#   fixed    LATENCY_RATE msg/s (default 10000)
+#   at N%    N% of the broker's maximum produce rate, measured first
+#            (bench_produce, 50 messages per request, acks 1), for each N
+#            in LATENCY_POINTS (default "10 50 90")
+# Each run starts a fresh broker.  late_ms says how far behind schedule the
+# producer ended: well above a few ms, the rate was not kept and the
+# figures are of an overloaded broker.  Knobs: LATENCY_RATE,
+# LATENCY_SECONDS (default 10, times BENCH_SCALE, at least 1),
+# LATENCY_POINTS.
+. "$(dirname "$0")/lib.sh"
+bench_setup latency
+
+secs=$(scaled "${LATENCY_SECONDS:-10}" 1)
+warm=$(awk -v s="$secs" 'BEGIN { print (s >= 10 ? 1000 : s * 100) }')
+
+# point NAME RATE: RUNS runs at RATE, then the medians.
+point() {
+	name=$1 rate=$2
+	for k in p50 p99 p999 max late; do : >"$WORK/$k"; done
+	i=1
+	while [ "$i" -le "$RUNS" ]; do
+		broker_start "$WORK/data"
+		out=$("$B/bench_latency" -b "$BROKER" -r "$rate" -d "$secs" \
+			-W "${warm}ms")
+		broker_stop
+		rm -rf "$WORK/data"
+		note "$name run $i: $out"
+		for k in p50 p99 p999 max late; do
+			field "${k}_ms" "$out" >>"$WORK/$k"
+		done
+		i=$((i + 1))
+	done
+	say "latency_${name}_rate" "$rate" msg/s
+	for k in p50 p99 p999 max late; do
+		say "latency_${name}_${k}_ms" "$(median <"$WORK/$k")" ms
+	done
+}
+
+note "$secs s per run after ${warm} ms of warmup, $RUNS runs per point"
+rate=${LATENCY_RATE:-10000}
+point "$rate" "$rate"
+
+points=${LATENCY_POINTS-10 50 90}
+[ -n "$points" ] || exit 0
+: >"$WORK/max"
+i=1
+while [ "$i" -le 3 ]; do
+	broker_start "$WORK/data"
+	out=$("$B/bench_produce" -b "$BROKER" -n "$(scaled 2000000 1000)" \
+		-m 50 -a 1)
+	broker_stop
+	rm -rf "$WORK/data"
+	note "max run $i: $out"
+	field msgs_s "$out" >>"$WORK/max"
+	i=$((i + 1))
+done
+max=$(median <"$WORK/max")
+say latency_max_produce_msgs_s "$max" msg/s
+for pct in $points; do
+	point "at${pct}pct" "$(awk -v m="$max" -v p="$pct" \
+		'BEGIN { printf "%.0f\n", m * p / 100 }')"
+done

@@ -1,0 +1,53 @@
+#!/bin/sh
+# tools: the command-line tools end to end, on nginx access-log lines
+# (bench_accesslog, fixed seed):
+#   klog-produce -t T < file                          (target >= 1,000,000 lines/s)
+#   klog-consume -t T -o beginning -e > /dev/null     (target >= 1,000,000 lines/s)
+# timed from start to exit, each run on a fresh broker.  Knob: TOOLS_LINES
+# (default 2000000, times BENCH_SCALE).
+. "$(dirname "$0")/lib.sh"
+bench_setup tools
+
+lines=$(scaled "${TOOLS_LINES:-2000000}" 1000)
+"$B/bench_accesslog" -n "$lines" >"$WORK/input"
+size=$(wc -c <"$WORK/input")
+note "$lines lines, $size bytes, $RUNS runs"
+
+: >"$WORK/p"
+: >"$WORK/c"
+: >"$WORK/pmb"
+: >"$WORK/cmb"
+i=1
+while [ "$i" -le "$RUNS" ]; do
+	broker_start "$WORK/data"
+	t0=$(now_s)
+	"$ROOT/bin/klog-produce" -q -b "$BROKER" -t t <"$WORK/input"
+	t1=$(now_s)
+	"$ROOT/bin/klog-consume" -v -b "$BROKER" -t t -o beginning -e \
+		>/dev/null 2>"$WORK/consume.err"
+	t2=$(now_s)
+	broker_stop
+	rm -rf "$WORK/data"
+	got=$(awk '{ print $2 }' "$WORK/consume.err")
+	[ "$got" = "$lines" ] || {
+		echo "tools: klog-consume read $got of $lines lines" >&2
+		cat "$WORK/consume.err" >&2
+		exit 1
+	}
+	p=$(elapsed "$t0" "$t1")
+	c=$(elapsed "$t1" "$t2")
+	note "run $i: klog-produce $p s, klog-consume $c s"
+	ratio "$lines" "$p" 0 >>"$WORK/p"
+	ratio "$lines" "$c" 0 >>"$WORK/c"
+	ratio "$size" "$p" 0 | awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$WORK/pmb"
+	ratio "$size" "$c" 0 | awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$WORK/cmb"
+	i=$((i + 1))
+done
+p=$(median <"$WORK/p")
+c=$(median <"$WORK/c")
+say tools_produce_lines_s "$p" lines/s
+say tools_produce_mb_s "$(median <"$WORK/pmb")" MB/s
+say tools_consume_lines_s "$c" lines/s
+say tools_consume_mb_s "$(median <"$WORK/cmb")" MB/s
+target tools_produce_lines_s "$p" '>=' 1000000 lines/s
+target tools_consume_lines_s "$c" '>=' 1000000 lines/s
