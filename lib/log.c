@@ -368,9 +368,8 @@ add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: base offset too large", path);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		/* Listed, then removed by klog-retain before the stat: only
-		 * ever a prefix goes, so the partition just starts later,
-		 * as after klog_log_rescan(). */
+		/* Listed, then removed by klog-retain before the stat: see
+		 * check_contiguous(). */
 		if (errno == ENOENT)
 			return 0;
 		return sys_err(err, "stat", path);
@@ -422,6 +421,35 @@ load_segments(klog_log_t *log, klog_err_t *err)
 }
 
 static int
+seg_gone(const klog_log_t *log, const struct seg *s)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	seg_path(log, s->base, s->kafka, path, sizeof(path));
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
+/* Drop segs[0..k) at open. */
+static void
+drop_loaded(klog_log_t *log, size_t k)
+{
+	for (size_t i = 0; i < k; i++)
+		seg_unref(log->segs[i]);
+	memmove(log->segs, log->segs + k,
+	    (log->nsegs - k) * sizeof(*log->segs));
+	log->nsegs -= k;
+}
+
+/*
+ * A gap may be klog-retain at work while the directory was listed: it
+ * removes segments oldest first, so if one in the gap went, the segment
+ * before the gap went before it, and so did all older ones (listed or
+ * not, stat'ed or not).  Then the partition just starts after the gap, as
+ * after klog_log_rescan().  If the segment before the gap is still there,
+ * the gap is real.
+ */
+static int
 check_contiguous(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
@@ -432,6 +460,11 @@ check_contiguous(klog_log_t *log, klog_err_t *err)
 		next = log->segs[i];
 		if (prev->base + prev->size == next->base)
 			continue;
+		if (seg_gone(log, prev)) {
+			drop_loaded(log, i);
+			i = 0;
+			continue;
+		}
 		seg_path(log, next->base, next->kafka, path, sizeof(path));
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: %s: the previous segment ends at %lld", path,
