@@ -505,6 +505,9 @@ catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A write past RLIMIT_FSIZE then fails with EFBIG, which the log
+	 * undoes and reports as DISK_FULL, instead of ending the broker. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 /* Room for max_connections descriptors, as far as the hard limit allows. */

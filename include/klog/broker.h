@@ -23,7 +23,9 @@
  * pending (acks=all until flushed, a long-poll fetch until data or timeout).
  *
  * The library never prints: it reports through cfg->log.  The process must
- * ignore SIGPIPE (sendfile(2) cannot be told not to raise it).
+ * ignore SIGPIPE (sendfile(2) cannot be told not to raise it), and SIGXFSZ
+ * so that a file size limit fails an append (DISK_FULL) rather than the
+ * process.
  */
 #ifndef KLOG_BROKER_H
 #define KLOG_BROKER_H
