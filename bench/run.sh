@@ -1,46 +1,81 @@
 #!/bin/sh
-# make bench [SCENARIO=name]: run one scenario or all of them, in one run so
-# that klog's figures sit beside the machine's own limits.  Never part of
-# make check: figures need a quiet machine.
+# make bench [SCENARIO=name]: run every scenario, or one, in one run so that
+# klog's figures sit beside the machine's own limits.  Never part of make
+# check: figures need a quiet machine.
+#
+# The scenarios are sys, append and iter (below) and bench/NAME.sh for the
+# rest; bench/lib.sh holds what those share and lists the knobs
+# (BENCH_SCALE=0.01 for a smoke run, BENCH_RUNS, BENCH_TMPDIR).  Lines
+# starting with "#" are commentary; the others are "name value unit".
 set -eu
 cd "$(dirname "$0")/.."
 B=build/bench
-scenario=${1:-all}
+SCALE=${BENCH_SCALE:-1}
+# bench_sys pagecache and bench_append write under TMPDIR: the real disk.
+TMPDIR=${BENCH_TMPDIR:-$PWD/build/bench-tmp}
+export TMPDIR
+mkdir -p "$TMPDIR"
+ORDER="sys append iter produce consume tools latency retained partitions
+clients cpu compression cluster"
 
-say() { printf '\n== %s\n' "$*"; }
+head_() { printf '\n== %s\n' "$*"; }
+
+scaled() {
+	awk -v n="$1" -v s="$SCALE" -v m="$2" \
+		'BEGIN { v = int(n * s + 0.5); if (v < m) v = m; print v }'
+}
+
+# The last line of bench_sys, bench_append and bench_iter is
+# "key value key value ..."; each pair becomes "key value unit".
+pairs() {
+	tail -n 1 | awk -v u="$1" '{ for (i = 1; i < NF; i += 2)
+		print $i, $(i + 1), ($i ~ /mb_s$/ ? "MB/s" : \
+		$i ~ /msgs_s$/ ? "msg/s" : u) }'
+}
 
 sys() {
-	say "machine limits"
-	$B/bench_sys loopback 1024 | tail -n 1
-	$B/bench_sys pagecache 1024 | tail -n 1
+	head_ "machine limits: TCP loopback, page-cache writes"
+	$B/bench_sys loopback "$(scaled 1024 16)" | pairs MB/s
+	$B/bench_sys pagecache "$(scaled 1024 16)" | pairs MB/s
 }
 
 append() {
-	say "append: 200-byte messages in sets of 50 vs plain write()"
-	$B/bench_append 1G | tail -n 1
+	head_ "append: 200-byte messages in sets of 50 vs plain write()"
+	$B/bench_append "$(scaled 1073741824 1048576)" | pairs fraction
 }
 
 iter() {
-	say "iterate with CRC checks, 200-byte messages"
-	$B/bench_iter 256M | tail -n 1
+	head_ "iterate with CRC checks, 200-byte messages"
+	$B/bench_iter "$(scaled 268435456 1048576)" |
+		sed 's/^iterate_crc_mb_s \([^ ]*\) msgs_s/iterate_crc_mb_s \1 iterate_crc_msgs_s/' |
+		pairs msg/s
 }
 
 run_one() {
 	case "$1" in
 	sys|append|iter) "$1" ;;
 	*)
-		if [ -x "bench/$1.sh" ]; then "bench/$1.sh"
-		else echo "make bench: unknown scenario '$1'" >&2; exit 64; fi ;;
+		if [ -f "bench/$1.sh" ] && [ "$1" != lib ] && [ "$1" != run ]
+		then
+			head_ "$1"
+			sh "bench/$1.sh"
+		else
+			echo "make bench: unknown scenario '$1' (one of:" \
+				$ORDER")" >&2
+			exit 64
+		fi ;;
 	esac
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(uname -r)"
-if [ "$scenario" = all ]; then
-	for s in sys append iter; do run_one "$s"; done
-	for f in bench/*.sh; do
-		name=${f##*/}; name=${name%.sh}
-		[ "$name" = run ] || run_one "$name"
-	done
-else
-	run_one "$scenario"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(uname -r)," \
+	"BENCH_SCALE=$SCALE"
+if [ "${1:-all}" != all ]; then
+	run_one "$1"
+	exit
 fi
+# One failing scenario does not hide the others' figures.
+status=0
+for s in $ORDER; do
+	run_one "$s" || { echo "# $s: failed"; status=1; }
+done
+exit "$status"
