@@ -6,7 +6,7 @@
  * The message sets are encoded (and their CRCs computed) once, before
  * timing, and reused, so the figure is the broker's and the loopback's.
  *
- *   bench_produce [-a acks] [-b host:port] [-k parts] [-m batch]
+ *   bench_produce [-N] [-a acks] [-b host:port] [-k parts] [-m batch]
  *       [-n messages] [-P partitions] [-p partition] [-S epoch-ms]
  *       [-s size] [-t topic] [-w window]
  *
@@ -18,6 +18,11 @@
  * handled in order, so that answer covers acks-0 requests too.  The ends
  * must have grown by at least the bytes sent.
  *
+ * Like every klog client, it sets TCP_NODELAY, so each small request is a
+ * segment of its own; -N lets Nagle's algorithm merge the small writes
+ * into fewer segments while earlier ones are unacknowledged, which tells
+ * the kernel's per-segment cost apart from the broker's per-request cost.
+ *
  * Prints one line:
  *   msgs N bytes B requests R secs S msgs_s X mb_s Y start T0 end T1
  * bytes are message-set bytes (the 9 bytes of framing of each message
@@ -27,9 +32,12 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "bench.h"
@@ -49,6 +57,7 @@ typedef struct opts {
 	size_t size;
 	int64_t window;
 	int64_t start_at;      /* wall-clock ms, 0: at once */
+	int nagle;
 } opts_t;
 
 typedef struct bench {
@@ -74,11 +83,12 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-a acks] [-b host:port] [-k parts] [-m batch] "
-	    "[-n messages]\n"
-	    "                     [-P partitions] [-p partition] "
-	    "[-S epoch-ms] [-s size]\n"
-	    "                     [-t topic] [-w window]\n"
+	    "usage: " PROG " [-N] [-a acks] [-b host:port] [-k parts] "
+	    "[-m batch]\n"
+	    "                     [-n messages] [-P partitions] "
+	    "[-p partition] [-S epoch-ms]\n"
+	    "                     [-s size] [-t topic] [-w window]\n"
+	    "  -N, --nagle           let the kernel merge small requests\n"
 	    "  -a, --acks A          0, 1 or all (default 1)\n"
 	    "  -b, --broker H:P      the broker (default 127.0.0.1:9092)\n"
 	    "  -k, --parts K         parts per request (default 1)\n"
@@ -101,6 +111,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "broker", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "messages", required_argument, NULL, 'n' },
+		{ "nagle", no_argument, NULL, 'N' },
 		{ "partition", required_argument, NULL, 'p' },
 		{ "partitions", required_argument, NULL, 'P' },
 		{ "parts", required_argument, NULL, 'k' },
@@ -116,7 +127,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 	    .acks = KLOG_ACKS_LEADER, .parts = 1, .batch = 1,
 	    .messages = 10000000, .partitions = 1, .size = 200,
 	    .window = 256 };
-	while ((ch = getopt_long(argc, argv, "a:b:hk:m:n:P:p:S:s:t:w:", longs,
+	while ((ch = getopt_long(argc, argv, "a:b:hk:m:Nn:P:p:S:s:t:w:", longs,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -135,6 +146,9 @@ parse_opts(int argc, char **argv, opts_t *o)
 		case 'm':
 			o->batch = (uint32_t)bench_opt_i64(PROG, "-m", optarg,
 			    1, 100000);
+			break;
+		case 'N':
+			o->nagle = 1;
 			break;
 		case 'n':
 			o->messages = bench_opt_i64(PROG, "-n", optarg, 1,
@@ -340,6 +354,9 @@ main(int argc, char **argv)
 	klog_buf_init(&b.req);
 	b.left = o.messages;
 	b.c = bench_connect(o.broker);
+	if (o.nagle && setsockopt(klog_client_fd(b.c), IPPROTO_TCP,
+	    TCP_NODELAY, &(int){ 0 }, sizeof(int)) < 0)
+		err(KLOG_EXIT_FAIL, "TCP_NODELAY");
 	bench_produce_ends(b.c, o.topic, o.first, o.partitions, starts);
 	bench_start_at(o.start_at);
 	w0 = bench_wall();

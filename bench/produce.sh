@@ -5,6 +5,9 @@
 #            (target >= 500,000 msg/s)
 #   batch    50 messages per request, acks 1 (target >= 2,000,000 msg/s)
 #   noack    50 messages per request, acks 0
+#   single_nagle  as single, but without TCP_NODELAY, so that the kernel
+#            merges the small writes into fewer segments (no target: it
+#            tells the loopback's per-segment cost from the broker's)
 # Each run starts a fresh broker on an empty data directory.  Knobs:
 # PRODUCE_MESSAGES (default 10000000, times BENCH_SCALE), PRODUCE_WINDOW
 # (requests in flight, default 256).
@@ -45,3 +48,4 @@ note "$msgs messages of 200 bytes per run, $RUNS runs, window $window"
 produce_case single 500000 -m 1 -a 1
 produce_case batch 2000000 -m 50 -a 1
 produce_case noack - -m 50 -a 0
+produce_case single_nagle - -m 1 -a 1 -N
