@@ -87,6 +87,19 @@ usage(FILE *f)
 	    "(default 1)\n");
 }
 
+/* Seconds, or a duration such as 500ms. */
+static double
+opt_seconds(const char *opt, const char *s)
+{
+	const char *why;
+	int64_t ms;
+
+	if (klog_parse_duration_ms(s, 1000, 0, 86400000, &ms, &why) < 0)
+		errx(KLOG_EXIT_USAGE, "%s: %s: %s (try '" PROG " -h')", opt, s,
+		    why);
+	return (double)ms / 1000;
+}
+
 static void
 parse_opts(int argc, char **argv, opts_t *o)
 {
@@ -103,8 +116,6 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "warmup", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
-	int64_t ms;
 	int ch;
 
 	*o = (opts_t){ .broker = "127.0.0.1:9092", .topic = "latency",
@@ -120,14 +131,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 			o->broker = optarg;
 			break;
 		case 'd':
-		case 'W':
-			/* Seconds, or a duration such as 500ms. */
-			if (klog_parse_duration_ms(optarg, 1000, 0, 86400000,
-			    &ms, &why) < 0)
-				errx(KLOG_EXIT_USAGE, "-%c: %s: %s (try '"
-				    PROG " -h')", ch, optarg, why);
-			*(ch == 'd' ? &o->seconds : &o->warmup) =
-			    (double)ms / 1000;
+			o->seconds = opt_seconds("-d", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -149,6 +153,9 @@ parse_opts(int argc, char **argv, opts_t *o)
 			break;
 		case 't':
 			o->topic = optarg;
+			break;
+		case 'W':
+			o->warmup = opt_seconds("-W", optarg);
 			break;
 		default:
 			fprintf(stderr, "Try '" PROG " -h'\n");

@@ -195,7 +195,7 @@ static void
 make_pool(bench_t *bp)
 {
 	const opts_t *o = bp->o;
-	uint8_t *payload = malloc(o->size + 1);
+	uint8_t *payload = malloc(o->size + 1);   /* -s 0 is allowed */
 	size_t pos = 0;
 
 	bp->entry = klog_entry_size(o->size);

@@ -4,7 +4,8 @@
 #   klog-produce -t T [-z gzip] < file, then
 #   klog-consume -t T -o beginning -e > /dev/null
 # bytes on disk per record (the partition's segment files over the line
-# count; the input's own bytes per line are printed beside), and produce
+# count, and du(1) of the partition directory, blocks and all, over it;
+# the input's own bytes per line are printed beside), and produce
 # and consume throughput, gzip as a fraction of none.  Each run starts a
 # fresh broker.  Knob: COMPRESSION_LINES (default 1000000, times
 # BENCH_SCALE).
@@ -24,7 +25,7 @@ disk() {
 }
 
 for codec in none gzip; do
-	for k in p c d; do : >"$WORK/$k"; done
+	for k in p c d du; do : >"$WORK/$k"; done
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		broker_start "$WORK/data"
@@ -42,6 +43,7 @@ for codec in none gzip; do
 			exit 1
 		}
 		d=$(disk "$WORK/data")
+		du -sk "$WORK/data/t-0" | awk '{ print $1 * 1024 }' >>"$WORK/du"
 		rm -rf "$WORK/data"
 		p=$(elapsed "$t0" "$t1")
 		c=$(elapsed "$t1" "$t2")
@@ -56,6 +58,8 @@ for codec in none gzip; do
 	c=$(median <"$WORK/c")
 	d=$(ratio "$(median <"$WORK/d")" "$lines" 1)
 	say "compression_${codec}_bytes_per_record" "$d" B
+	say "compression_${codec}_du_bytes_per_record" \
+		"$(ratio "$(median <"$WORK/du")" "$lines" 1)" B
 	say "compression_${codec}_produce_lines_s" "$p" lines/s
 	say "compression_${codec}_consume_lines_s" "$c" lines/s
 	if [ "$codec" = none ]; then
