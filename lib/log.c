@@ -1031,10 +1031,48 @@ not_boundary(klog_err_t *err, int64_t offset, const char *why)
 	    why);
 }
 
+/* Whether the entry at p (whose length field is length, and whose bytes
+ * are all there) has the CRC it says. */
+static int
+crc_ok(const uint8_t *p, uint32_t length)
+{
+	uint32_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+
+	return crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
+	    klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
+}
+
+/*
+ * A sane header with a bad CRC is either a corrupt message or bytes inside
+ * one that look like a header.  It is taken for a corrupt message (served,
+ * so that the reader reports the CRC mismatch at its offset rather than a
+ * wrong offset) when it ends exactly at the segment's end or at another
+ * whole entry, read in the same buffer, whose CRC is good.
+ */
+static int
+followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
+    int64_t written)
+{
+	size_t next = KLOG_LENGTH_SIZE + (size_t)length;
+	uint32_t len2;
+
+	if (pos + (int64_t)next == written)
+		return 1;
+	if (next + KLOG_MSG_OVERHEAD > n)
+		return 0;
+	len2 = klog_be32(buf + next);
+	if (buf[next + 4] > 1 || len2 < (buf[next + 4] == 1 ?
+	    KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
+	    len2 > n - next - KLOG_LENGTH_SIZE)
+		return 0;
+	return crc_ok(buf + next, len2);
+}
+
 /*
  * Does an entry start at pos?  One pread of up to BOUNDARY_READ readable
  * bytes: the header must be sane and the entry must end inside the segment;
- * if all of it was read, its CRC must match too.
+ * if all of it was read, its CRC must match too, unless it is a corrupt
+ * message (followed_by_entry()).
  */
 static int
 check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
@@ -1061,8 +1099,8 @@ check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
 	if (pos + KLOG_LENGTH_SIZE + length > written)
 		return not_boundary(err, offset, "entry runs past the segment");
 	if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
-	    crc32(0, buf + KLOG_LENGTH_SIZE + hdr, length - hdr) !=
-	    klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4))
+	    !crc_ok(buf, length) &&
+	    !followed_by_entry(buf, (size_t)n, pos, length, written))
 		return not_boundary(err, offset, "crc mismatch");
 	return 0;
 }

@@ -112,7 +112,9 @@ typedef struct klog_log_slice {
  * the flushed end.  offset == flushed end gives len 0.  offset below the start
  * or past the flushed end: -KLOG_ERANGE.  An offset that is not the start of
  * an entry (its length field is impossible, or its magic, or the entry runs
- * past the segment, or, for an entry that fits in the 4 KiB read, its CRC):
+ * past the segment, or, for an entry that fits in the 4 KiB read, its CRC
+ * unless the segment's end or another whole valid entry follows it, which
+ * makes it a corrupt message that is served for the reader to report):
  * -KLOG_ENOTBOUNDARY.  On success release the slice.
  */
 int klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Damaged data directories: garbage at the end of a segment, zero-length
+# segments, a missing middle segment, a bit flipped in an old segment.
+# The broker starts (or refuses a gap with one clear line), klog-dump
+# --verify names the exact offset and byte, and a consumer stops at the
+# bad message with exit 65 after writing the good ones before it, never
+# garbage.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	common_teardown
+}
+
+# fill: topic c, 500 records of 4 digits (13-byte entries) in 1 KiB
+# segments of 780 bytes (60 entries), then a clean stop.
+fill() {
+	start_broker --segment-bytes 1K
+	seq -f '%04g' 1 500 | klog-produce -t c -a all --batch 20
+	stop_broker
+}
+
+stop_broker() {
+	kill -TERM "$BROKER_PID"
+	wait "$BROKER_PID"
+}
+
+seg() {
+	printf '%s/c-0/%020d.klog' "$BROKER_DATA" "$1"
+}
+
+# flip FILE BYTE: flip the low bit of one byte.
+flip() {
+	python3 -c 'import sys
+f, i = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(f, "rb").read())
+b[i] ^= 1
+open(f, "wb").write(b)' "$1" "$2"
+}
+
+@test "corrupt: garbage after a clean stop: served up to it, then exit 65 naming the offset" {
+	fill
+	# 14 bytes of text: a length field of 0x47415242 ("GARB").
+	printf 'GARBAGEGARBAGE' >>"$(seg 6240)"
+	run -1 --separate-stderr klog-dump --verify "$BROKER_DATA/c-0"
+	[ "$stderr" = "klog-dump: $(seg 6240): offset 6500 (byte 0x104): entry length too large (length field 0x47415242)" ]
+	start_broker --segment-bytes 1K
+	# The marker was there, so nothing was recovered.
+	! grep -q 'recover' "$TMP/broker.log"
+	run -65 --separate-stderr klog-consume -t c -o beginning -e
+	[ "$output" = "$(seq -f '%04g' 1 500)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 6500: entry length too large' ]
+	run -0 klog-consume -t c -o 6487 -c 1
+	[ "$output" = "0500" ]
+}
+
+@test "corrupt: garbage after a crash: recovery cuts it and says how much" {
+	fill
+	rm "$BROKER_DATA/.klog_cleanshutdown"
+	printf 'GARBAGEGARBAGE' >>"$(seg 6240)"
+	start_broker --segment-bytes 1K
+	grep -q '^klog-serve: warn: topic "c" partition 0: recovery truncated 14 bytes$' "$TMP/broker.log"
+	echo 0501 | klog-produce -t c -a all
+	run -0 klog-consume -t c -o beginning -e
+	[ "$output" = "$(seq -f '%04g' 1 501)" ]
+	stop_broker
+	run -0 klog-dump --verify "$BROKER_DATA/c-0"
+}
+
+@test "corrupt: a zero-length last segment (a crash right after a roll) is taken as it is" {
+	fill
+	rm "$BROKER_DATA/.klog_cleanshutdown"
+	: >"$(seg 6500)"
+	run -0 klog-dump --verify "$BROKER_DATA/c-0"
+	start_broker --segment-bytes 1K
+	grep -q 'no clean-shutdown marker: recovered 1 partition, 0 bytes truncated' "$TMP/broker.log"
+	echo 0501 | klog-produce -t c -a all
+	run -0 klog-consume -t c -o 6500 -e
+	[ "$output" = "0501" ]
+	[ "$(stat -c %s "$(seg 6500)")" -eq 13 ]
+}
+
+@test "corrupt: a zero-length or missing middle segment is a gap: refused with one line, 65" {
+	fill
+	: >"$(seg 1560)"
+	run -1 --separate-stderr klog-dump --verify "$BROKER_DATA/c-0"
+	[ "$stderr" = "klog-dump: $(seg 2340): offset 2340: gap of 780 bytes after the previous segment, which ends at 1560" ]
+	run -65 --separate-stderr klog-serve -l "127.0.0.1:$(free_port)" \
+		-d "$BROKER_DATA"
+	[ "$stderr" = "klog-serve: $(seg 2340): gap: the previous segment ends at 1560" ]
+	rm "$(seg 1560)"
+	run -65 --separate-stderr klog-serve -l "127.0.0.1:$(free_port)" \
+		-d "$BROKER_DATA"
+	[ "$stderr" = "klog-serve: $(seg 2340): gap: the previous segment ends at 1560" ]
+	# The refusals changed no segment.
+	[ "$(cat "$BROKER_DATA"/c-0/*.klog | wc -c)" -eq $((6500 - 780)) ]
+}
+
+@test "corrupt: a bit flip in an old segment: the broker starts, dump and consumer name the offset" {
+	fill
+	# Entry 2 of the second segment (offset 806) holds "0063"; flip a
+	# payload bit: its CRC no longer matches.
+	flip "$(seg 780)" 35
+	run -1 --separate-stderr klog-dump --verify "$BROKER_DATA/c-0"
+	[[ "$stderr" == "klog-dump: $(seg 780): offset 806 (byte 0x1a): crc mismatch (stored 0x"*", computed 0x"* ]]
+	start_broker --segment-bytes 1K
+	run -65 --separate-stderr klog-consume -t c -o beginning -e
+	[ "$output" = "$(seq -f '%04g' 1 62)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: crc mismatch' ]
+	# A consumer that starts right at the bad message hears the same.
+	run -65 --separate-stderr klog-consume -t c -o 806 -e
+	[ -z "$output" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: crc mismatch' ]
+	# One inside it is still told it is not a boundary.
+	run -1 --separate-stderr klog-consume -t c -o 810 -e
+	[[ "$stderr" == *"offset 810 is not a message boundary"* ]]
+	# Past the damage everything reads.
+	run -0 klog-consume -t c -o 1560 -e
+	[ "${#lines[@]}" -eq 380 ]
+	[ "${lines[-1]}" = "0500" ]
+}
+
+@test "corrupt: a flipped magic byte or length: the entry cannot be framed, exit 65" {
+	fill
+	cp -a "$BROKER_DATA" "$TMP/copy"
+	# The magic byte of the entry at 806: 0 -> 1, so its CRC field is
+	# read as attributes, codec 3.
+	flip "$(seg 780)" 30
+	run -1 --separate-stderr klog-dump --verify "$BROKER_DATA/c-0"
+	[[ "$stderr" == "klog-dump: $(seg 780): offset 806 (byte 0x1a): "* ]]
+	start_broker --segment-bytes 1K
+	run -65 --separate-stderr klog-consume -t c -o beginning -e
+	[ "$output" = "$(seq -f '%04g' 1 62)" ]
+	[[ "$stderr" == 'klog-consume: topic "c" partition 0: offset 806: '* ]]
+	stop_broker
+	# The high bit of the same entry's length: 1 GiB and more.
+	rm -rf "$BROKER_DATA"
+	cp -a "$TMP/copy" "$BROKER_DATA"
+	python3 -c 'import sys
+f = sys.argv[1]
+b = bytearray(open(f, "rb").read())
+b[26] ^= 0x80
+open(f, "wb").write(b)' "$(seg 780)"
+	run -1 --separate-stderr klog-dump --verify "$BROKER_DATA/c-0"
+	[[ "$stderr" == "klog-dump: $(seg 780): offset 806 (byte 0x1a): entry length too large"* ]]
+	start_broker --segment-bytes 1K
+	run -65 --separate-stderr klog-consume -t c -o beginning -e
+	[ "$output" = "$(seq -f '%04g' 1 62)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: entry length too large' ]
+}
