@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "klog/broker.h"
+#include "klog/config.h"
 #include "klog/exit.h"
 #include "klog/log.h"
 #include "klog/parse.h"
@@ -358,20 +359,6 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	}
 }
 
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-	    e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
 static const struct option *
 find_key(const char *key)
 {
@@ -388,40 +375,34 @@ find_key(const char *key)
 	return NULL;
 }
 
-/* key = value lines; '#' starts a comment line.  The command line wins,
+/* One setting of the config file (config.h): the command line wins,
  * except that topics from both are created. */
+static int
+config_setting(void *arg, int line, const char *key, const char *value,
+    klog_err_t *err)
+{
+	opts_t *o = arg;
+	const struct option *lo;
+	char what[512];
+
+	(void)err;
+	if ((lo = find_key(key)) == NULL)
+		misuse("%s:%d: unknown key \"%s\"", o->config, line, key);
+	if (lo->val != OPT_TOPIC && o->set[lo->val])
+		return 0;
+	snprintf(what, sizeof(what), "%s:%d: %s", o->config, line, key);
+	apply(o, lo->val, value, what, 1);
+	return 0;
+}
+
 static void
 read_config(opts_t *o)
 {
-	const struct option *lo;
-	char line[4096], what[512], *k, *v, *eq;
-	FILE *f = fopen(o->config, "r");
-	int n = 0;
+	klog_err_t err;
+	int rc;
 
-	if (f == NULL)
-		misuse("%s: %s", o->config, strerror(errno));
-	while (fgets(line, sizeof(line), f) != NULL) {
-		n++;
-		k = trim(line);
-		if (*k == '\0' || *k == '#')
-			continue;
-		if ((eq = strchr(k, '=')) == NULL)
-			misuse("%s:%d: expected \"key = value\"", o->config, n);
-		*eq = '\0';
-		k = trim(k);
-		v = trim(eq + 1);
-		if ((lo = find_key(k)) == NULL)
-			misuse("%s:%d: unknown key \"%s\"", o->config, n, k);
-		snprintf(what, sizeof(what), "%s:%d: %s", o->config, n, k);
-		if (*v == '\0')
-			misuse("%s: no value", what);
-		if (lo->val != OPT_TOPIC && o->set[lo->val])
-			continue;
-		apply(o, lo->val, v, what, 1);
-	}
-	if (ferror(f))
-		misuse("%s: %s", o->config, strerror(errno));
-	fclose(f);
+	if ((rc = klog_config_read(o->config, config_setting, o, &err)) < 0)
+		misuse("%s", klog_err_text(&err, rc));
 }
 
 static void
