@@ -139,7 +139,8 @@ _klog_produce()
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-h --help -J --json -K --key-delimiter --linger -m --timeout
 		--max-message -p --partition -q --quiet --retry-for --strip-key
-		-t --topic -v --verbose --version -z --compression'
+		-t --topic -v --verbose --version -z --compression
+		-Z --zookeeper --zk-session-timeout'
 
 	COMPREPLY=()
 	case $prev in
@@ -156,7 +157,8 @@ _klog_produce()
 		return 0
 		;;
 	-b|--broker|--batch|-D|--delimiter|-K|--key-delimiter|--linger|\
-	-m|--timeout|--max-message|-p|--partition|--retry-for)
+	-m|--timeout|--max-message|-p|--partition|--retry-for|\
+	-Z|--zookeeper|--zk-session-timeout)
 		return 0	# an address, a number, a delimiter or a time
 		;;
 	esac
@@ -170,7 +172,8 @@ _klog_consume()
 		--fetch-size -f --format -h --help -J --json -L --list
 		-m --timeout -o --offset --offset-file -p --partition -q --quiet
 		--reset --retry-for -t --topic -u --unbuffered -v --verbose
-		--version'
+		--version -Z --zookeeper -G --group --commit-interval
+		--zk-session-timeout'
 
 	COMPREPLY=()
 	case $prev in
@@ -195,7 +198,8 @@ _klog_consume()
 		return 0
 		;;
 	-b|--broker|-c|--count|-D|--delimiter|--fetch-size|-m|--timeout|\
-	-p|--partition|--retry-for)
+	-p|--partition|--retry-for|-Z|--zookeeper|-G|--group|\
+	--commit-interval|--zk-session-timeout)
 		return 0	# an address, a number, a delimiter or a time
 		;;
 	esac
@@ -211,7 +215,8 @@ _klog_serve()
 		-d --data-dir --flush-messages --flush-ms -h --help -l --listen
 		--max-connections --max-message-bytes --max-request-bytes
 		--no-auto-create --partitions -q --quiet --retention-bytes
-		--retention-hours --segment-bytes --topic -v --verbose --version'
+		--retention-hours --segment-bytes --topic -v --verbose --version
+		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
 
 	COMPREPLY=()
 	case $prev in
@@ -245,8 +250,12 @@ _klog_serve()
 		COMPREPLY=( $(compgen -W "0 100ms 1s 5m" -- "$cur") )
 		return 0
 		;;
+	--zk-session-timeout)
+		COMPREPLY=( $(compgen -W "2000 6000 10s" -- "$cur") )
+		return 0
+		;;
 	--advertise|--broker-id|--flush-messages|--max-connections|\
-	--partitions|--topic)
+	--partitions|--topic|-Z|--zookeeper|--zk-connect-timeout)
 		return 0	# an address, a number or NAME:N
 		;;
 	esac

@@ -174,11 +174,12 @@ start_broker() {
 	}
 }
 
-# restart_zk [SECONDS]: kill the server of start_zk and start it again on
+# restart_zk [SECONDS]: stop the server of start_zk and start it again on
 # the same port and dataDir after SECONDS (default 0) down; sessions and
 # their ephemeral nodes survive a restart like this.
 restart_zk() {
-	kill -KILL "$ZK_PID" 2>/dev/null
+	kill -TERM "$ZK_PID" 2>/dev/null
+	wait_gone "$ZK_PID" 10 || kill -KILL "$ZK_PID" 2>/dev/null
 	wait_gone "$ZK_PID" 5
 	sleep "${1:-0}"
 	JMXDISABLE=true /usr/share/zookeeper/bin/zkServer.sh \
@@ -193,7 +194,7 @@ restart_zk() {
 # of its own (BROKER_PORTS[ID], kept for restarts), data in $TMP/broker-ID,
 # log in $TMP/broker-ID.log; BROKER_PIDS[ID] is its pid.  Returns once the
 # broker is registered.
-declare -A BROKER_PORTS BROKER_PIDS
+declare -gA BROKER_PORTS BROKER_PIDS
 start_zk_broker() {
 	local id=$1 n=200
 	shift
