@@ -41,7 +41,8 @@ typedef struct klog_discovery_ops {
 	    klog_err_t *err);
 	/* Where partition index lives; -KLOG_ENOPARTITION past the count.
 	 * For a topic that does not exist yet, index 0 is where a produce
-	 * would create it. */
+	 * would create it (in a cluster, indexes 0..n-1: each of the n live
+	 * brokers, since the topic is created on every one). */
 	int (*locate)(klog_discovery_t *d, const char *topic, int index,
 	    klog_discovery_part_t *out, klog_err_t *err);
 	/* Every topic, in name order. */
