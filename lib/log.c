@@ -20,6 +20,7 @@
  */
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -789,66 +790,112 @@ roll(klog_log_t *log, klog_err_t *err)
 }
 
 /* Write all of p at the end of s, or nothing.  Under the lock. */
+/* How many iovecs one pwritev() takes from the caller's array. */
+#define IOV_BATCH 256
+
+/*
+ * Write the len bytes of iov[0..n) at the end of s, resuming after short
+ * writes; on failure truncate the segment back so no partial set stays.
+ */
 static int
-write_all(klog_log_t *log, struct seg *s, const uint8_t *p, size_t len,
-    klog_err_t *err)
+write_all(klog_log_t *log, struct seg *s, const struct iovec *iov, size_t n,
+    size_t len, klog_err_t *err)
 {
+	struct iovec v[IOV_BATCH];
 	char path[PATH_MAX];
-	size_t done = 0;
-	ssize_t n;
+	size_t done = 0, i = 0, skip = 0, k;
+	ssize_t w;
 	int e, code;
 
 	while (done < len) {
-		n = pwrite(s->fd, p + done, len - done,
-		    s->size + (int64_t)done);
-		if (n > 0) {
-			done += (size_t)n;
+		for (k = 0; k < IOV_BATCH && i + k < n; k++)
+			v[k] = iov[i + k];
+		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
+		v[0].iov_len -= skip;
+		w = pwritev(s->fd, v, (int)k, s->size + (int64_t)done);
+		if (w < 0 && errno == EINTR)
 			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		e = n < 0 ? errno : EIO;
-		while (ftruncate(s->fd, s->size) < 0 && errno == EINTR)
-			;
-		seg_path(log, s->base, s->kafka, path, sizeof(path));
-		code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC :
-		    -KLOG_EIO;
-		return klog_err_set(err, code, "write %s: %s", path,
-		    strerror(e));
+		if (w <= 0)
+			goto fail;
+		done += (size_t)w;
+		for (w += (ssize_t)skip; i < n && (size_t)w >= iov[i].iov_len;
+		    i++)
+			w -= (ssize_t)iov[i].iov_len;
+		skip = (size_t)w;
 	}
 	return 0;
+fail:
+	e = w < 0 ? errno : EIO;
+	while (ftruncate(s->fd, s->size) < 0 && errno == EINTR)
+		;
+	seg_path(log, s->base, s->kafka, path, sizeof(path));
+	code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC : -KLOG_EIO;
+	return klog_err_set(err, code, "write %s: %s", path, strerror(e));
+}
+
+/* How many of iov[i..n) go into the active segment now, and their bytes:
+ * at least one, then as many as keep it within segment_bytes. */
+static size_t
+fit(const klog_log_t *log, const struct seg *s, const struct iovec *iov,
+    size_t i, size_t n, size_t *bytes)
+{
+	uint64_t size = (uint64_t)s->size + iov[i].iov_len;
+	size_t j = i + 1;
+
+	while (j < n && size + iov[j].iov_len <= (uint64_t)log->segment_bytes)
+		size += iov[j++].iov_len;
+	*bytes = (size_t)(size - (uint64_t)s->size);
+	return j;
+}
+
+int
+klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
+    uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err)
+{
+	struct seg *s;
+	size_t i = 0, j, bytes, total = 0;
+	int r = 0;
+
+	for (size_t k = 0; k < n; k++)
+		total += iov[k].iov_len;
+	pthread_mutex_lock(&log->mu);
+	if (first_offset != NULL)
+		*first_offset = log->end;
+	if (total > (uint64_t)(INT64_MAX - log->end)) {
+		r = klog_err_set(err, -KLOG_ETOOBIG, "%s: log full", log->dir);
+		goto out;
+	}
+	while (i < n) {
+		s = active(log);
+		if (iov[i].iov_len > 0 && s->size > 0 && (uint64_t)s->size +
+		    iov[i].iov_len > (uint64_t)log->segment_bytes) {
+			if ((r = roll(log, err)) < 0)
+				goto out;
+			s = active(log);
+		}
+		j = fit(log, s, iov, i, n, &bytes);
+		if ((r = write_all(log, s, iov + i, j - i, bytes, err)) < 0)
+			goto out;
+		s->size += (int64_t)bytes;
+		log->end += (int64_t)bytes;
+		log->bytes += (int64_t)bytes;
+		i = j;
+	}
+	log->unflushed += nmsgs;
+out:
+	if (appended != NULL)
+		*appended = i;
+	pthread_mutex_unlock(&log->mu);
+	return r;
 }
 
 int
 klog_log_append(klog_log_t *log, const void *set, size_t len,
     uint32_t nmsgs, int64_t *first_offset, klog_err_t *err)
 {
-	struct seg *s;
-	int r = 0;
+	struct iovec v = { .iov_base = (void *)set, .iov_len = len };
 
-	pthread_mutex_lock(&log->mu);
-	s = active(log);
-	if (len > (uint64_t)(INT64_MAX - log->end)) {
-		r = klog_err_set(err, -KLOG_ETOOBIG, "%s: log full", log->dir);
-		goto out;
-	}
-	if (len > 0 && s->size > 0 && (uint64_t)s->size + len >
-	    (uint64_t)log->segment_bytes) {
-		if ((r = roll(log, err)) < 0)
-			goto out;
-		s = active(log);
-	}
-	if ((r = write_all(log, s, set, len, err)) < 0)
-		goto out;
-	if (first_offset != NULL)
-		*first_offset = log->end;
-	s->size += (int64_t)len;
-	log->end += (int64_t)len;
-	log->bytes += (int64_t)len;
-	log->unflushed += nmsgs;
-out:
-	pthread_mutex_unlock(&log->mu);
-	return r;
+	return klog_log_appendv(log, &v, 1, nmsgs, first_offset, NULL, err);
 }
 
 static int

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
 #include "klog/error.h"
 
 #define KLOG_TOPIC_MAX 249
@@ -82,6 +84,20 @@ int64_t klog_log_recovered_bytes(const klog_log_t *log);
  */
 int klog_log_append(klog_log_t *log, const void *set, size_t len,
     uint32_t nmsgs, int64_t *first_offset, klog_err_t *err);
+
+/*
+ * Append n validated message sets, one per iovec (they may point into a
+ * network buffer: nothing is copied), with as few writes as the segment
+ * size allows: the sets that fit the active segment go out in one
+ * pwritev(), and a set that would pass segment_bytes starts a new segment
+ * (the same rule as klog_log_append, set by set).  *first_offset gets the
+ * offset of the first set; the sets are contiguous from there.  *appended
+ * (may be NULL) gets how many sets are in the log: all n on success, the
+ * ones before the failed write otherwise (a failed write leaves none of its
+ * bytes).  nmsgs is counted as unflushed only on full success.
+ */
+int klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
+    uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err);
 
 /* fsync everything written so far and advance the flushed end to it. */
 int klog_log_flush(klog_log_t *log, klog_err_t *err);

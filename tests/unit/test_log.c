@@ -1233,6 +1233,82 @@ test_append_efbig(void **state)
 	klog_log_close(log);
 }
 
+/*
+ * Vectored appends: the sets that fit go out together, a set that would pass
+ * the segment size starts a new segment mid-batch, and offsets are
+ * contiguous whatever the split.
+ */
+static void
+test_appendv_roll(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[8][1024];
+	struct iovec iov[8];
+	klog_segment_info_t info[8];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	klog_err_t err = { 0 };
+	int64_t first = -1;
+	size_t done = 0, n;
+
+	append(log, 0, 3, 91);                     /* 300 bytes */
+	for (uint32_t i = 0; i < 8; i++) {         /* 8 sets of 200 bytes */
+		iov[i].iov_base = buf[i];
+		iov[i].iov_len = make_set(buf[i], 3 + 2 * i, 2, 91);
+	}
+	assert_int_equal(klog_log_appendv(log, iov, 8, 16, &first, &done,
+	    &err), 0);
+	assert_int_equal(first, 300);
+	assert_int_equal(done, 8);
+	assert_int_equal(klog_log_end(log), 1900);
+	assert_int_equal(klog_log_unflushed_messages(log), 19);
+	/* 300 + 3 sets = 900; the 4th would pass 1000: new segment at 900,
+	 * which takes 5 sets (1000 bytes exactly). */
+	assert_int_equal(klog_log_segments(log, info, 8, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(info[0].size, 900);
+	assert_int_equal(info[1].base, 900);
+	assert_int_equal(info[1].size, 1000);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 19);
+	klog_log_close(log);
+}
+
+/* A write that fails mid-batch leaves exactly the sets before it. */
+static void
+test_appendv_partial(void **state)
+{
+	struct fixture *f = *state;
+	static const uint32_t msgs[3] = { 2, 4, 2 };  /* 200, 400, 200 bytes */
+	uint8_t buf[3][1024];
+	struct iovec iov[3];
+	struct rlimit old, lim;
+	klog_log_t *log = open_log(f->dir, 250, 0);
+	klog_err_t err = { 0 };
+	size_t done = 99;
+	int r;
+
+	for (uint32_t i = 0, m = 0; i < 3; m += msgs[i], i++) {
+		iov[i].iov_base = buf[i];
+		iov[i].iov_len = make_set(buf[i], m, msgs[i], 91);
+	}
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 300;  /* the 400-byte set cannot fit its segment */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	r = klog_log_appendv(log, iov, 3, 8, NULL, &done, &err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(r, -KLOG_ENOSPC);
+	assert_int_equal(done, 1);
+	assert_int_equal(klog_log_end(log), 200);
+	assert_int_equal(klog_log_unflushed_messages(log), 0);
+	/* Nothing of the failed write stays: the log goes on at 200. */
+	assert_int_equal(append(log, 2, 2, 91), 200);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 4);
+	klog_log_close(log);
+}
+
 /* ---- a flusher thread racing the appender ---- */
 
 struct racer {
@@ -1327,6 +1403,8 @@ main(void)
 		T(test_rescan),
 		T(test_read_removed),
 		T(test_append_efbig),
+		T(test_appendv_roll),
+		T(test_appendv_partial),
 		T(test_flush_race),
 #undef T
 	};
