@@ -216,6 +216,11 @@ klog_cluster_broker_parse(const char *data, size_t len, char *host,
 	p = memchr(h, ':', (size_t)(end - h));
 	if (p == NULL || p == h || (size_t)(p - h) >= hostlen)
 		return -KLOG_EINVAL;
+	/* A NUL would cut the host short; blanks and control bytes are in
+	 * no host name. */
+	for (const char *c = h; c < p; c++)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
+			return -KLOG_EINVAL;
 	if (parse_decimal(p + 1, (size_t)(end - p - 1), 65535, &v) < 0 ||
 	    v == 0)
 		return -KLOG_EINVAL;

@@ -78,7 +78,8 @@ int klog_cluster_offset_path(char *buf, size_t len, const char *group,
 int klog_cluster_broker_encode(char *buf, size_t len, const char *host,
     int port, int64_t now_ms);
 /* Take host and port from fields 1 and 2 of "creator:host:port".
- * -KLOG_EINVAL if malformed or host does not fit hostlen. */
+ * -KLOG_EINVAL if malformed, if the host has a byte outside printable
+ * ASCII (a NUL, a blank) or does not fit hostlen. */
 int klog_cluster_broker_parse(const char *data, size_t len, char *host,
     size_t hostlen, int *port);
 

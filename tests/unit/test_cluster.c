@@ -214,6 +214,13 @@ test_broker_data(void **state)
 	    sizeof(host), &port), -KLOG_EINVAL);
 	assert_int_equal(klog_cluster_broker_parse("c:longhost:1", 12, host,
 	    4, &port), -KLOG_EINVAL);
+	/* Found by fuzz_cluster: a NUL cut the host short ("hos"). */
+	assert_int_equal(klog_cluster_broker_parse("c:hos\0t:5", 9, host,
+	    sizeof(host), &port), -KLOG_EINVAL);
+	assert_int_equal(klog_cluster_broker_parse("c:a b:5", 7, host,
+	    sizeof(host), &port), -KLOG_EINVAL);
+	assert_int_equal(klog_cluster_broker_parse("c:\x7f:5", 5, host,
+	    sizeof(host), &port), -KLOG_EINVAL);
 }
 
 static void
