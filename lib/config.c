@@ -17,7 +17,7 @@
 static int
 blank(char c)
 {
-	return c == ' ' || c == '\t';
+	return c == ' ' || c == '\t' || c == '\r';
 }
 
 /* s[0..*n) without blanks at either end; returns the new start. */

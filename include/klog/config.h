@@ -8,8 +8,8 @@
  *
  * Lines end at '\n' (a '\r' before it is dropped).  Blank lines and lines
  * whose first non-blank byte is '#' are skipped.  A setting splits at its
- * first '='; the blanks (spaces and tabs) around the key and the value are
- * not part of them.  Only the syntax is checked here: which keys exist and
+ * first '='; the blanks (spaces, tabs, carriage returns) around the key and
+ * the value are not part of them.  Only the syntax is checked here: which keys exist and
  * what their values mean is the caller's, through a callback.
  */
 #ifndef KLOG_CONFIG_H
