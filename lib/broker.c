@@ -13,6 +13,17 @@
  *   connections             framing, bounded buffers, pause and resume
  *   loop glue               accept, before-sleep, wakeup, timers, shutdown
  *
+ * Appends are staged: the message sets of every PRODUCE in one read batch
+ * stay where they are in the read buffer and go to each partition's log in
+ * one pwritev() when the batch is done (or before any other request, so that
+ * a FETCH or OFFSETS pipelined behind a PRODUCE sees it).  Their responses
+ * are encoded meanwhile but not sent until then: each staged set remembers
+ * where its result is (a byte position in the output buffer, or an item of a
+ * waiting pend), and a set the write could not take has its result turned
+ * into an error there.  So an acknowledgement is never sent for bytes that
+ * are not in the log, and the log never holds a set whose producer was told
+ * it failed.
+ *
  * Memory on the hot path: requests are decoded from a shared read buffer
  * into arrays reused across requests, responses are encoded straight into
  * the connection's output queue, and nothing is allocated per request
@@ -20,6 +31,7 @@
  */
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <netdb.h>
@@ -51,6 +63,8 @@
 #define MAX_HOLDS 1024                  /* pending responses per connection */
 #define FETCH_BUDGET ((int64_t)512 << 20)  /* file bytes in one response */
 #define MAX_OFFSETS 1024                /* offsets per OFFSETS partition */
+#define STAGE_SETS 1024                 /* staged sets per partition ... */
+#define STAGE_BYTES ((int64_t)8 << 20)  /* ... and bytes, before a write */
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 100
 #define LISTEN_BACKLOG 511
@@ -75,6 +89,16 @@ struct item {
 	                             offsets: the time asked */
 	int32_t max;              /* fetch: max bytes; offsets: max count */
 	int64_t target;           /* flushed end awaited, or -1 */
+	int64_t staged;           /* produce: index among part->staged sets,
+	                             or -1 */
+};
+
+/* Where a staged set's result lives until its write is done. */
+struct stage_ref {
+	struct pend *pend;        /* the pend holding it, or NULL... */
+	uint32_t item;            /* ...its item there */
+	size_t pos;               /* else: its error field in conn->out's
+	                             buffer; SIZE_MAX: no response (acks 0) */
 };
 
 struct topic {
@@ -95,7 +119,14 @@ struct part {
 	int32_t id;
 	struct item *waiters;
 	int wanted;               /* in b->wanted this iteration */
-	int append_failing;
+	int append_failing;       /* the last write failed (for the log) */
+	/* Sets staged by the current read batch (see the top of the file). */
+	struct iovec *siov;
+	struct stage_ref *sref;
+	size_t sn, scap, srcap;   /* caps in bytes, as grow() keeps them */
+	int64_t sbytes;
+	uint32_t smsgs;
+	int staged;               /* in b->staged */
 	int flush_failing;
 	/* Shared with the flusher, under fl.mu. */
 	int fl_state;
@@ -194,6 +225,8 @@ struct klog_broker {
 	size_t nparts, parts_cap;
 	struct part **wanted;      /* flush requests of this iteration */
 	size_t nwanted, wanted_cap;
+	struct part **staged;      /* parts with staged sets */
+	size_t nstaged, staged_cap;
 	struct conn *conns;
 	size_t nconns;
 	struct conn *writeq;
@@ -383,9 +416,13 @@ topics_free(klog_broker_t *b)
 		}
 	}
 	free(b->buckets);
-	for (size_t i = 0; i < b->nparts; i++)
+	for (size_t i = 0; i < b->nparts; i++) {
+		free(b->parts[i]->siov);
+		free(b->parts[i]->sref);
 		free(b->parts[i]);
+	}
 	free(b->parts);
+	free(b->staged);
 }
 
 static int16_t
@@ -480,6 +517,8 @@ part_get(klog_broker_t *b, struct topic *t, int32_t id, int16_t *werr)
 	    (b->nparts + 1) * sizeof(*b->parts)) < 0 ||
 	    grow((void **)&b->wanted, &b->wanted_cap,
 	    (b->nparts + 1) * sizeof(*b->wanted)) < 0 ||
+	    grow((void **)&b->staged, &b->staged_cap,
+	    (b->nparts + 1) * sizeof(*b->staged)) < 0 ||
 	    flusher_reserve(b, b->nparts + 1) < 0 ||
 	    (p = calloc(1, sizeof(*p))) == NULL) {
 		*werr = KLOG_WIRE_STORAGE_ERROR;
@@ -1132,18 +1171,142 @@ validate_set(klog_broker_t *b, const uint8_t *set, uint32_t len,
 	return KLOG_WIRE_NONE;
 }
 
+/* Log an append failure once per run of failures. */
 static void
-produce_part(klog_broker_t *b, const klog_produce_part_t *pp, struct item *it)
+append_failed(klog_broker_t *b, struct part *p, int rc, const klog_err_t *err)
 {
+	if (!p->append_failing)
+		blog(b, KLOG_LEVEL_ERROR, "topic \"%s\" partition %d: append: "
+		    "%s", p->topic->name, (int)p->id, klog_err_text(err, rc));
+	p->append_failing = 1;
+}
+
+/* Some sets went in; all did when all != 0. */
+static void
+append_ok(klog_broker_t *b, struct part *p, int all)
+{
+	if (p->append_failing && all)
+		blog(b, KLOG_LEVEL_INFO, "topic \"%s\" partition %d: appending "
+		    "again", p->topic->name, (int)p->id);
+	if (all)
+		p->append_failing = 0;
+	after_append(b, p);
+	/* A pend parked on staged data asked for its flush before the data
+	 * was written; ask again now that it is. */
+	if (p->waiters != NULL)
+		want_flush(b, p);
+}
+
+/* Turn the result of a staged set the log did not take into error. */
+static void
+stage_fail(struct conn *c, const struct stage_ref *r, int16_t error)
+{
+	klog_buf_t *out = klog_outq_buf(&c->out);
+	struct item *it;
+
+	if (r->pend == NULL) {
+		if (r->pos == SIZE_MAX || r->pos + 10 > out->len)
+			return;
+		out->data[r->pos] = (uint8_t)((uint16_t)error >> 8);
+		out->data[r->pos + 1] = (uint8_t)error;
+		memset(out->data + r->pos + 2, 0xff, 8);  /* offset -1 */
+		return;
+	}
+	it = &r->pend->items[r->item];
+	if (it->linked && it->target >= 0)
+		r->pend->flushes--;
+	item_unlink(it);
+	it->error = error;
+	it->offset = -1;
+	it->target = -1;
+	pend_check(r->pend);
+}
+
+/* Write p's staged sets; answer those the log could not take with errors. */
+static void
+stage_commit_part(struct conn *c, struct part *p)
+{
+	klog_err_t err;
+	size_t done = 0;
+	int rc;
+
+	rc = klog_log_appendv(p->log, p->siov, p->sn, p->smsgs, NULL, &done,
+	    &err);
+	if (rc < 0) {
+		append_failed(c->b, p, rc, &err);
+		for (size_t k = done; k < p->sn; k++)
+			stage_fail(c, &p->sref[k], wire_storage(rc));
+	}
+	p->sn = 0;
+	p->sbytes = 0;
+	p->smsgs = 0;
+	if (done > 0)
+		append_ok(c->b, p, rc == 0);
+}
+
+/* Write everything c's current batch staged. */
+static void
+stage_commit(struct conn *c)
+{
+	klog_broker_t *b = c->b;
+
+	for (size_t i = 0; i < b->nstaged; i++) {
+		b->staged[i]->staged = 0;
+		if (b->staged[i]->sn > 0)
+			stage_commit_part(c, b->staged[i]);
+	}
+	b->nstaged = 0;
+}
+
+/*
+ * Stage set for p: *first gets its offset, *idx its index among p's staged
+ * sets.  Returns a wire error (out of memory).
+ */
+static int16_t
+stage(struct conn *c, struct part *p, const uint8_t *set, uint32_t len,
+    uint32_t msgs, int64_t *first, int64_t *idx)
+{
+	klog_broker_t *b = c->b;
+
+	if (grow((void **)&p->siov, &p->scap, (p->sn + 1) *
+	    sizeof(*p->siov)) < 0 || grow((void **)&p->sref, &p->srcap,
+	    (p->sn + 1) * sizeof(*p->sref)) < 0)
+		return KLOG_WIRE_STORAGE_ERROR;
+	*first = klog_log_end(p->log) + p->sbytes;
+	*idx = (int64_t)p->sn;
+	p->siov[p->sn] = (struct iovec){ (void *)set, len };
+	p->sref[p->sn++] = (struct stage_ref){ NULL, 0, SIZE_MAX };
+	p->sbytes += len;
+	p->smsgs += msgs;
+	if (!p->staged) {
+		p->staged = 1;
+		b->staged[b->nstaged++] = p;
+	}
+	return KLOG_WIRE_NONE;
+}
+
+/* Whether staging has grown enough to write before the next request. */
+static int
+stage_full(const klog_broker_t *b)
+{
+	for (size_t i = 0; i < b->nstaged; i++)
+		if (b->staged[i]->sn >= STAGE_SETS ||
+		    b->staged[i]->sbytes >= STAGE_BYTES)
+			return 1;
+	return 0;
+}
+
+static void
+produce_part(struct conn *c, const klog_produce_part_t *pp, struct item *it)
+{
+	klog_broker_t *b = c->b;
 	klog_msgset_info_t info;
 	struct topic *t;
 	struct part *p;
-	klog_err_t err;
 	int64_t first;
-	int rc;
 
 	*it = (struct item){ .topic = pp->topic, .partition = pp->partition,
-	    .offset = -1, .target = -1 };
+	    .offset = -1, .target = -1, .staged = -1 };
 	if ((t = topic_lookup(b, pp->topic, 1, &it->error)) == NULL)
 		return;
 	if (pp->partition == -1)
@@ -1152,29 +1315,16 @@ produce_part(klog_broker_t *b, const klog_produce_part_t *pp, struct item *it)
 		return;
 	it->part = p;
 	if (pp->set_len == 0) {
-		it->offset = klog_log_end(p->log);
+		it->offset = klog_log_end(p->log) + p->sbytes;
 		return;
 	}
 	if ((it->error = validate_set(b, pp->set, pp->set_len, &info)) != 0)
 		return;
-	rc = klog_log_append(p->log, pp->set, pp->set_len, info.messages,
-	    &first, &err);
-	if (rc < 0) {
-		if (!p->append_failing)
-			blog(b, KLOG_LEVEL_ERROR, "topic \"%s\" partition %d: "
-			    "append: %s", t->name, (int)p->id,
-			    klog_err_text(&err, rc));
-		p->append_failing = 1;
-		it->error = wire_storage(rc);
+	if ((it->error = stage(c, p, pp->set, pp->set_len, info.messages,
+	    &first, &it->staged)) != 0)
 		return;
-	}
-	if (p->append_failing)
-		blog(b, KLOG_LEVEL_INFO, "topic \"%s\" partition %d: appending "
-		    "again", t->name, (int)p->id);
-	p->append_failing = 0;
 	it->offset = first;
 	it->target = first + pp->set_len;
-	after_append(b, p);
 }
 
 /*
@@ -1205,6 +1355,44 @@ pend_park(struct conn *c, int kind, int32_t corr, const struct item *items,
 	return pd;
 }
 
+/*
+ * Encode a produce response now and note, for each staged set, where its
+ * error field is: after size, correlation, error and count (14 bytes), each
+ * result is topic (2 + len), partition (4), error (2), offset (8).
+ */
+static void
+encode_produce_noted(struct conn *c, int32_t corr, const struct item *items,
+    uint32_t n)
+{
+	klog_buf_t *out = klog_outq_buf(&c->out);
+	size_t pos = out->len + 14;
+
+	encode_produce(c->b, out, corr, items, n);
+	for (uint32_t i = 0; i < n; i++) {
+		pos += 2 + items[i].topic.len + 4;
+		if (items[i].staged >= 0)
+			items[i].part->sref[items[i].staged].pos = pos;
+		pos += 2 + 8;
+	}
+}
+
+/* Park a produce response until its flushes; note its staged sets. */
+static void
+park_produce_noted(struct conn *c, int32_t corr, const struct item *items,
+    uint32_t n)
+{
+	struct pend *pd = pend_park(c, PEND_PRODUCE, corr, items, n, 0);
+
+	if (pd == NULL) {
+		klog_outq_buf(&c->out)->failed = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (items[i].staged >= 0)
+			items[i].part->sref[items[i].staged] =
+			    (struct stage_ref){ pd, i, 0 };
+}
+
 static void
 handle_produce(struct conn *c, int32_t corr, const uint8_t *body, size_t len)
 {
@@ -1228,7 +1416,7 @@ handle_produce(struct conn *c, int32_t corr, const uint8_t *body, size_t len)
 		return;
 	}
 	for (uint32_t i = 0; i < req.count; i++) {
-		produce_part(b, &parts[i], &items[i]);
+		produce_part(c, &parts[i], &items[i]);
 		if (req.acks != KLOG_ACKS_ALL || items[i].target < 0)
 			continue;
 		if (klog_log_flushed_end(items[i].part->log) >=
@@ -1237,13 +1425,12 @@ handle_produce(struct conn *c, int32_t corr, const uint8_t *body, size_t len)
 		else
 			waits++;
 	}
-	if (req.acks == KLOG_ACKS_NONE)
-		return;
-	if (waits == 0)
-		encode_produce(b, klog_outq_buf(&c->out), corr, items,
-		    req.count);
-	else if (pend_park(c, PEND_PRODUCE, corr, items, req.count, 0) == NULL)
-		klog_outq_buf(&c->out)->failed = 1;
+	if (req.acks != KLOG_ACKS_NONE && waits == 0)
+		encode_produce_noted(c, corr, items, req.count);
+	else if (req.acks != KLOG_ACKS_NONE)
+		park_produce_noted(c, corr, items, req.count);
+	if (stage_full(b))
+		stage_commit(c);
 }
 
 /* Fill a fetch item; returns the bytes it could return now. */
@@ -1458,6 +1645,8 @@ dispatch(struct conn *c, const klog_req_header_t *h, const uint8_t *body,
 		    KLOG_WIRE_UNSUPPORTED_VERSION);
 		return;
 	}
+	if (h->api != KLOG_API_PRODUCE)
+		stage_commit(c);
 	switch (h->api) {
 	case KLOG_API_PRODUCE:
 		handle_produce(c, h->correlation, body, len);
@@ -1600,6 +1789,7 @@ conn_process(struct conn *c, const uint8_t *data, size_t len)
 			else
 				snprintf(why, sizeof(why), "bad request size "
 				    "%d", (int32_t)klog_be32(data + pos));
+			stage_commit(c);
 			conn_refuse(c, data + pos, len - pos,
 			    rc == -KLOG_ETOOBIG ? KLOG_WIRE_REQUEST_TOO_LARGE :
 			    KLOG_WIRE_INVALID_REQUEST, why);
@@ -1614,6 +1804,8 @@ conn_process(struct conn *c, const uint8_t *data, size_t len)
 		if (conn_over(c))
 			c->paused = 1;
 	}
+	/* The staged sets point into data, which the caller reuses. */
+	stage_commit(c);
 	return pos;
 }
 

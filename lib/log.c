@@ -795,11 +795,13 @@ roll(klog_log_t *log, klog_err_t *err)
 
 /*
  * Write the len bytes of iov[0..n) at the end of s, resuming after short
- * writes; on failure truncate the segment back so no partial set stays.
+ * writes.  On failure the whole sets that were written stay (*kept of them,
+ * *kept_bytes bytes) and the segment is truncated after them, so no part of
+ * a set stays.
  */
 static int
 write_all(klog_log_t *log, struct seg *s, const struct iovec *iov, size_t n,
-    size_t len, klog_err_t *err)
+    size_t len, size_t *kept, size_t *kept_bytes, klog_err_t *err)
 {
 	struct iovec v[IOV_BATCH];
 	char path[PATH_MAX];
@@ -823,10 +825,15 @@ write_all(klog_log_t *log, struct seg *s, const struct iovec *iov, size_t n,
 			w -= (ssize_t)iov[i].iov_len;
 		skip = (size_t)w;
 	}
+	*kept = n;
+	*kept_bytes = len;
 	return 0;
 fail:
 	e = w < 0 ? errno : EIO;
-	while (ftruncate(s->fd, s->size) < 0 && errno == EINTR)
+	*kept = i;
+	*kept_bytes = done - skip;
+	while (ftruncate(s->fd, s->size + (int64_t)*kept_bytes) < 0 &&
+	    errno == EINTR)
 		;
 	seg_path(log, s->base, s->kafka, path, sizeof(path));
 	code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC : -KLOG_EIO;
@@ -853,7 +860,7 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err)
 {
 	struct seg *s;
-	size_t i = 0, j, bytes, total = 0;
+	size_t i = 0, j, bytes, kept, total = 0;
 	int r = 0;
 
 	for (size_t k = 0; k < n; k++)
@@ -874,12 +881,14 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 			s = active(log);
 		}
 		j = fit(log, s, iov, i, n, &bytes);
-		if ((r = write_all(log, s, iov + i, j - i, bytes, err)) < 0)
-			goto out;
+		r = write_all(log, s, iov + i, j - i, bytes, &kept, &bytes,
+		    err);
 		s->size += (int64_t)bytes;
 		log->end += (int64_t)bytes;
 		log->bytes += (int64_t)bytes;
-		i = j;
+		i += kept;
+		if (r < 0)
+			goto out;
 	}
 	log->unflushed += nmsgs;
 out:

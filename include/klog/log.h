@@ -92,9 +92,10 @@ int klog_log_append(klog_log_t *log, const void *set, size_t len,
  * pwritev(), and a set that would pass segment_bytes starts a new segment
  * (the same rule as klog_log_append, set by set).  *first_offset gets the
  * offset of the first set; the sets are contiguous from there.  *appended
- * (may be NULL) gets how many sets are in the log: all n on success, the
- * ones before the failed write otherwise (a failed write leaves none of its
- * bytes).  nmsgs is counted as unflushed only on full success.
+ * (may be NULL) gets how many sets are in the log: all n on success; on a
+ * failed write (-KLOG_ENOSPC, -KLOG_EIO) the whole sets written before it
+ * stay and no part of any other does.  nmsgs is counted as unflushed only
+ * on full success.
  */
 int klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err);

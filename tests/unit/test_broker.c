@@ -3,6 +3,7 @@
  * with a temporary data directory, driven over raw sockets with the
  * proto.h encoders and decoders.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -1143,6 +1144,76 @@ test_data_dir_locked(void **state)
 	assert_non_null(strstr(err.msg, "in use"));
 }
 
+/*
+ * Pipelined produces are written together; when the write can take only
+ * some of them, those are acknowledged with their offsets and the rest get
+ * DISK_FULL, whatever their acks: the log then holds exactly what was
+ * acknowledged.
+ */
+static void
+test_partial_write_answers_each_set(void **state)
+{
+	struct fx *f = *state;
+	klog_buf_t set, out, got;
+	klog_produce_result_t r;
+	klog_resp_header_t h;
+	struct rlimit old, lim;
+	uint8_t *body;
+	size_t len;
+	uint32_t n;
+	int64_t base, end;
+	int32_t count;
+	int fd;
+
+	fx_start(f);
+	fd = client(f);
+	klog_buf_init(&set);
+	klog_buf_init(&out);
+	klog_buf_init(&got);
+	make_set(&set, 10, 0);
+	assert_int_equal(produce(fd, KLOG_ACKS_ALL, "d", 0, &set).error, 0);
+	base = (int64_t)set.len;
+	for (int i = 0; i < 8; i++)
+		put_produce(&out, i, i % 2 ? KLOG_ACKS_ALL : KLOG_ACKS_LEADER,
+		    "d", 0, &set);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(base + 3 * (int64_t)set.len +
+	    (int64_t)set.len / 2);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	send_buf(fd, &out);
+	for (int i = 0; i < 8; i++) {
+		recv_resp(fd, &h, &body, &len);
+		assert_int_equal(h.correlation, i);
+		assert_int_equal(klog_proto_decode_produce_resp(body, len, &r,
+		    1, &n), 0);
+		if (i < 3) {
+			assert_int_equal(r.error, 0);
+			assert_int_equal(r.offset, base + i * (int64_t)set.len);
+		} else {
+			assert_int_equal(r.error, KLOG_WIRE_DISK_FULL);
+			assert_int_equal(r.offset, -1);
+		}
+		free(body);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	end = base + 3 * (int64_t)set.len;
+	assert_int_equal(offsets(fd, "d", 0, KLOG_OFFSET_LATEST, &base,
+	    &count), 0);
+	assert_int_equal(base, end);
+	fetch(fd, "d", 0, 0, 0, 0, &got);
+	assert_int_equal(got.len, (size_t)end);
+	/* Room again: the next set goes right after the acknowledged ones. */
+	r = produce(fd, KLOG_ACKS_LEADER, "d", 0, &set);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.offset, end);
+	close(fd);
+	klog_buf_free(&set);
+	klog_buf_free(&out);
+	klog_buf_free(&got);
+}
+
 static void
 test_port_in_use(void **state)
 {
@@ -1204,6 +1275,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_data_dir_locked, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_partial_write_answers_each_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_in_use, setup,
 		    teardown),
 	};
