@@ -29,6 +29,10 @@ LIB_OBJ := $(LIB_SRC:lib/%.c=build/lib/%.o)
 ASAN_LIB_OBJ := $(LIB_SRC:lib/%.c=build/asan/lib/%.o)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 BINS := $(CMD_SRC:cmd/%.c=bin/%)
+# What every main shares (usage errors, option parsing, stdout checks): it
+# prints and exits, so it cannot live in the library.
+CLI_SRC := $(sort $(wildcard cmd/cli/*.c))
+CLI_OBJ := $(CLI_SRC:cmd/cli/%.c=build/cmd/cli/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
@@ -56,11 +60,11 @@ build/lib/%.o: lib/%.c
 
 build/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
-	$(CC) $(KLOG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(KLOG_CFLAGS) -Icmd $(CFLAGS) -c -o $@ $<
 
-bin/%: build/cmd/%.o lib/libklog.a
+bin/%: build/cmd/%.o $(CLI_OBJ) lib/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libklog.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) lib/libklog.a $(LDLIBS)
 
 build/tests/%: tests/unit/%.c lib/libklog.a
 	@mkdir -p $(@D)
