@@ -1564,27 +1564,29 @@ handle_offsets(struct conn *c, int32_t corr, const uint8_t *body, size_t len)
 		klog_outq_buf(&c->out)->failed = 1;
 }
 
-/* The partition count of a requested topic, or a wire error. */
+/* The partition count of a requested topic, or a wire error (with 0
+ * partitions and broker id -1, as klog-protocol(7) says). */
 static void
 meta_topic(klog_broker_t *b, klog_str_t name, klog_meta_topic_t *mt)
 {
 	char buf[KLOG_TOPIC_MAX + 1];
 	int n;
 
-	*mt = (klog_meta_topic_t){ .topic = name,
-	    .broker_id = b->cfg.broker_id };
+	*mt = (klog_meta_topic_t){ .topic = name, .broker_id = -1 };
 	if (name.len > KLOG_TOPIC_MAX || memchr(name.p, 0, name.len) != NULL) {
 		mt->error = KLOG_WIRE_INVALID_TOPIC;
 		return;
 	}
 	memcpy(buf, name.p, name.len);
 	buf[name.len] = '\0';
-	if (klog_topic_validate(buf, NULL) < 0)
+	if (klog_topic_validate(buf, NULL) < 0) {
 		mt->error = KLOG_WIRE_INVALID_TOPIC;
-	else if ((n = klog_store_partitions(b->store, buf)) < 0)
+	} else if ((n = klog_store_partitions(b->store, buf)) < 0) {
 		mt->error = KLOG_WIRE_UNKNOWN_TOPIC;
-	else
+	} else {
 		mt->partitions = n;
+		mt->broker_id = b->cfg.broker_id;
+	}
 }
 
 static void

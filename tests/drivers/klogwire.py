@@ -120,7 +120,7 @@ class Reader:
             raise ValueError("bad string")
         s = self.b[self.i:self.i + n]
         self.i += n
-        return s.decode()
+        return s.decode("utf-8", "surrogateescape")
 
     def raw(self, n):
         if n < 0 or self.i + n > len(self.b):
