@@ -7,15 +7,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "klog/dump.h"
 #include "klog/exit.h"
-#include "klog/parse.h"
 
 #define PROG "klog-dump"
-#define VERSION "0.1.0"
 #define OUT_FLUSH ((size_t)256 << 10)
 #define PREVIEW_DEFAULT 40
 
@@ -73,29 +71,6 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 --verify found a problem (or another "
 	    "failure),\n"
 	    "64 usage, 65 corrupt data, 74 I/O error.\n", PREVIEW_DEFAULT);
-}
-
-static void
-misuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
-static int64_t
-number(const char *opt, const char *s, int64_t min, int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_i64(s, min, max, &v, &why) < 0) {
-		fprintf(stderr, PROG ": %s %s: %s\nTry '" PROG " -h'\n", opt,
-		    s, why);
-		exit(KLOG_EXIT_USAGE);
-	}
-	return v;
 }
 
 /* Write the batched output; the first failure sticks. */
@@ -236,6 +211,7 @@ main(int argc, char **argv)
 	state_t st;
 	int ch, rc;
 
+	cli_init(PROG);
 	memset(&st, 0, sizeof(st));
 	klog_buf_init(&st.out);
 	klog_buf_init(&st.line);
@@ -246,23 +222,22 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			o.base = number("-b", optarg, 0, INT64_MAX);
+			o.base = cli_number("-b", optarg, 0, INT64_MAX);
 			break;
 		case 'h':
-			usage(stdout);
-			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK;
+			cli_help(usage);
 		case 'J':
 			st.json = 1;
 			break;
 		case 'n':
-			o.count = number("-n", optarg, 1, INT64_MAX);
+			o.count = cli_number("-n", optarg, 1, INT64_MAX);
 			break;
 		case 'o':
-			o.start = number("-o", optarg, 0, INT64_MAX);
+			o.start = cli_number("-o", optarg, 0, INT64_MAX);
 			break;
 		case 'P':
-			st.preview = (size_t)number("-P", optarg, 0, INT32_MAX);
+			st.preview = (size_t)cli_number("-P", optarg, 0,
+			    INT32_MAX);
 			break;
 		case 'q':
 			st.quiet = 1;
@@ -283,29 +258,17 @@ main(int argc, char **argv)
 			st.verify = 1;
 			break;
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK;
-		case ':':
-			misuse("%s: option needs an argument",
-			    argv[optind - 1]);
-			break;
+			cli_version();
 		default:
-			if (optopt != 0) {
-				char opt[3] = { '-', (char)optopt, '\0' };
-
-				misuse("%s: unknown option", opt);
-			}
-			misuse("%s: unknown option", argv[optind - 1]);
-			break;
+			cli_option_error(ch, argv);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc == 0)
-		misuse("%s", "no file or directory given");
+		cli_misuse("no file or directory given");
 	if (st.quiet && st.verbose)
-		misuse("%s", "-q and -v cannot be used together");
+		cli_misuse("-q and -v cannot be used together");
 	st.base_opt = o.base;
 	st.show_messages = !st.verify && !st.summary;
 
@@ -319,7 +282,7 @@ main(int argc, char **argv)
 	if (flush_out(&st) == 0 && fflush(stdout) == EOF)
 		st.stdout_errno = errno ? errno : EIO;
 	if (st.stdout_errno)
-		fprintf(stderr, PROG ": stdout: %s\n", strerror(st.stdout_errno));
+		cli_stdout_error(st.stdout_errno);
 	klog_buf_free(&st.out);
 	klog_buf_free(&st.line);
 	return exit_status(&st);
