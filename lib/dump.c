@@ -21,7 +21,6 @@
 #include "klog/json.h"
 #include "klog/log.h"
 
-#define SEGMENT_DIGITS 20
 #define COUNT_REACHED 1
 
 void
@@ -31,28 +30,6 @@ klog_dump_opts_default(klog_dump_opts_t *o)
 	o->base = -1;
 	o->start = -1;
 	o->count = -1;
-}
-
-int
-klog_dump_segment_name(const char *name, int64_t *base)
-{
-	const char *suffix = name + SEGMENT_DIGITS;
-	int64_t v = 0;
-
-	for (int i = 0; i < SEGMENT_DIGITS; i++) {
-		int d = name[i] - '0';
-
-		if (d < 0 || d > 9)
-			return -KLOG_EINVAL;
-		if (v > (INT64_MAX - d) / 10)
-			return -KLOG_EINVAL;
-		v = v * 10 + d;
-	}
-	if (strcmp(suffix, KLOG_SEGMENT_SUFFIX) != 0 &&
-	    strcmp(suffix, KLOG_SEGMENT_SUFFIX_KAFKA) != 0)
-		return -KLOG_EINVAL;
-	*base = v;
-	return 0;
 }
 
 typedef struct reader {
@@ -450,7 +427,7 @@ list_segments(const char *dir, segment_t **out, size_t *n, klog_err_t *err)
 		return klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
 		    strerror(errno));
 	while ((errno = 0, de = readdir(d)) != NULL) {
-		if (klog_dump_segment_name(de->d_name, &base) < 0)
+		if (klog_segment_parse_name(de->d_name, &base, NULL) < 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
 			rc = klog_err_set(err, klog_errno_code(errno),
@@ -576,7 +553,7 @@ klog_dump_path(const char *path, const klog_dump_opts_t *o,
 	name = name != NULL ? name + 1 : path;
 	if (o->base >= 0)
 		base = o->base;
-	else if (klog_dump_segment_name(name, &base) == 0)
+	else if (klog_segment_parse_name(name, &base, NULL) == 0)
 		named = 1;
 	return dump_one(path, base, named, 1, o->start, o, cb, arg, err);
 }

@@ -305,27 +305,31 @@ klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
 	return 0;
 }
 
-/* "<20 digits>.klog" or "<20 digits>.kafka"; anything else is not ours. */
-static int
-parse_segment_name(const char *name, int64_t *base, int *kafka)
+int
+klog_segment_parse_name(const char *name, int64_t *base, int *kafka)
 {
 	int64_t v = 0;
-	int i;
+	int i, overflow = 0, k;
 
 	for (i = 0; i < BASE_DIGITS; i++) {
 		if (name[i] < '0' || name[i] > '9')
 			return -KLOG_EINVAL;
 		if (v > (INT64_MAX - (name[i] - '0')) / 10)
-			return -KLOG_ERANGE;
-		v = v * 10 + (name[i] - '0');
+			overflow = 1;
+		else
+			v = v * 10 + (name[i] - '0');
 	}
 	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
-		*kafka = 0;
+		k = 0;
 	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
-		*kafka = 1;
+		k = 1;
 	else
 		return -KLOG_EINVAL;
+	if (overflow)
+		return -KLOG_ERANGE;
 	*base = v;
+	if (kafka != NULL)
+		*kafka = k;
 	return 0;
 }
 
@@ -362,7 +366,7 @@ add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
 	int64_t base;
 	int kafka, r;
 
-	if ((r = parse_segment_name(name, &base, &kafka)) == -KLOG_EINVAL)
+	if ((r = klog_segment_parse_name(name, &base, &kafka)) == -KLOG_EINVAL)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
 	if (r < 0)

@@ -32,7 +32,6 @@
 #include "klog/log.h"
 #include "klog/retain.h"
 
-#define BASE_DIGITS 20
 #define SEG_NAME_MAX 32
 #define LOCK_POLL_MS 50
 
@@ -119,32 +118,6 @@ seg_name(int64_t base, int kafka, char *buf, size_t len)
 {
 	snprintf(buf, len, "%020lld%s", (long long)base,
 	    kafka ? KLOG_SEGMENT_SUFFIX_KAFKA : KLOG_SEGMENT_SUFFIX);
-}
-
-/* "<20 digits>.klog" or "<20 digits>.kafka": 0, -KLOG_ERANGE if the digits
- * overflow, -KLOG_EINVAL for any other name (not ours). */
-static int
-parse_segment_name(const char *name, int64_t *base, int *kafka)
-{
-	int64_t v = 0;
-	int i, overflow = 0;
-
-	for (i = 0; i < BASE_DIGITS; i++) {
-		if (name[i] < '0' || name[i] > '9')
-			return -KLOG_EINVAL;
-		if (v > (INT64_MAX - (name[i] - '0')) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + (name[i] - '0');
-	}
-	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
-		*kafka = 0;
-	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
-		*kafka = 1;
-	else
-		return -KLOG_EINVAL;
-	*base = v;
-	return overflow ? -KLOG_ERANGE : 0;
 }
 
 /* ---- the data directory and its lock ---- */
@@ -342,7 +315,7 @@ stat_entry(int dfd, const char *dir, const char *name, struct found *f,
 	struct stat st;
 	int r;
 
-	if ((r = parse_segment_name(name, &f->info.base, &f->kafka)) ==
+	if ((r = klog_segment_parse_name(name, &f->info.base, &f->kafka)) ==
 	    -KLOG_EINVAL)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);

@@ -125,9 +125,6 @@ typedef int (*klog_dump_cb)(void *arg, const klog_dump_event_t *ev);
 int klog_dump_path(const char *path, const klog_dump_opts_t *o,
     klog_dump_cb cb, void *arg, klog_err_t *err);
 
-/* Parse a segment file name: 20 digits, then ".klog" or ".kafka". */
-int klog_dump_segment_name(const char *name, int64_t *base);
-
 /*
  * Whether ev reports a problem with the data: a CRC mismatch, a CORRUPT, a
  * GAP, or a PARTIAL, except a PARTIAL in the last segment of a partition when

@@ -53,6 +53,13 @@ int klog_topic_validate(const char *topic, klog_err_t *err);
 int klog_log_dirname(const char *data_dir, const char *topic, int partition,
     char *buf, size_t buflen);
 
+/*
+ * A segment file name: 20 digits then ".klog" or ".kafka" (*kafka, which may
+ * be NULL, tells which).  -KLOG_ERANGE for such a name whose digits pass
+ * INT64_MAX, -KLOG_EINVAL for any other name (not a segment).
+ */
+int klog_segment_parse_name(const char *name, int64_t *base, int *kafka);
+
 /* Split a directory name "<topic>-<partition>" at its last '-'. */
 int klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
     int *partition);

@@ -13,6 +13,7 @@
 
 #include "klog/buf.h"
 #include "klog/dump.h"
+#include "klog/log.h"
 #include "klog/error.h"
 #include "klog/format.h"
 
@@ -212,30 +213,32 @@ test_segment_name(void **state)
 	int64_t base;
 
 	(void)state;
-	assert_int_equal(klog_dump_segment_name("00000000000000000000.klog",
-	    &base), 0);
+	assert_int_equal(klog_segment_parse_name("00000000000000000000.klog",
+	    &base, NULL), 0);
 	assert_int_equal(base, 0);
-	assert_int_equal(klog_dump_segment_name("00000000001073741917.kafka",
-	    &base), 0);
+	assert_int_equal(klog_segment_parse_name("00000000001073741917.kafka",
+	    &base, NULL), 0);
 	assert_int_equal(base, 1073741917);
-	assert_int_equal(klog_dump_segment_name("09223372036854775807.klog",
-	    &base), 0);
+	assert_int_equal(klog_segment_parse_name("09223372036854775807.klog",
+	    &base, NULL), 0);
 	assert_int_equal(base, INT64_MAX);
-	assert_int_equal(klog_dump_segment_name("09223372036854775808.klog",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("99999999999999999999.klog",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("0000000000000000000.klog",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("000000000000000000000.klog",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("00000000000000000000.log",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("00000000000000000000.klog~",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("0000000000000000000a.klog",
-	    &base), -KLOG_EINVAL);
-	assert_int_equal(klog_dump_segment_name("", &base), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("09223372036854775808.klog",
+	    &base, NULL), -KLOG_ERANGE);
+	assert_int_equal(klog_segment_parse_name("99999999999999999999.klog",
+	    &base, NULL), -KLOG_ERANGE);
+	assert_int_equal(klog_segment_parse_name("99999999999999999999.txt",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("0000000000000000000.klog",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("000000000000000000000.klog",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("00000000000000000000.log",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("00000000000000000000.klog~",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("0000000000000000000a.klog",
+	    &base, NULL), -KLOG_EINVAL);
+	assert_int_equal(klog_segment_parse_name("", &base, NULL), -KLOG_EINVAL);
 }
 
 /* The mixed set most tests use: 14 + 9 + 19 + wrapper + 13 bytes. */
