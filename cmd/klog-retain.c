@@ -4,7 +4,6 @@
  * lib/retain.c; this main walks the partitions, prints one line per deleted
  * segment and chooses the exit status.  See klog-retain(1).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,13 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "klog/exit.h"
 #include "klog/log.h"
-#include "klog/parse.h"
 #include "klog/retain.h"
 
 #define PROG "klog-retain"
-#define VERSION "0.1.0"
 #define DEFAULT_DATA_DIR "klog-data"
 #define DEFAULT_WAIT_MS 10000
 
@@ -78,31 +76,11 @@ usage(FILE *f)
 	    "alone), 64 usage, 74 I/O error.\n");
 }
 
-static void
-misuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
-static void
-bad_value(const char *opt, const char *s, const char *why)
-{
-	fprintf(stderr, PROG ": %s %s: %s\nTry '" PROG " -h'\n", opt, s, why);
-	exit(KLOG_EXIT_USAGE);
-}
-
+/* A bare number is seconds. */
 static int64_t
 duration(const char *opt, const char *s)
 {
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_duration_ms(s, 1000, 0, INT64_MAX, &v, &why) < 0)
-		bad_value(opt, s, why);
-	return v;
+	return cli_duration(opt, s, 1000, 0, INT64_MAX);
 }
 
 static void
@@ -256,7 +234,7 @@ add_topic(state_t *st, char *topic)
 	klog_err_t err = { 0, "" };
 
 	if (klog_topic_validate(topic, &err) < 0)
-		misuse("-t: %s", err.msg);
+		cli_misuse("-t: %s", err.msg);
 	st->topics[st->ntopics++] = topic;
 }
 
@@ -276,10 +254,11 @@ main(int argc, char **argv)
 		{ "wait", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why, *env;
+	const char *env;
 	state_t st;
 	int ch;
 
+	cli_init(PROG);
 	memset(&st, 0, sizeof(st));
 	st.max_age_ms = st.max_bytes = -1;
 	st.wait_ms = DEFAULT_WAIT_MS;
@@ -300,9 +279,7 @@ main(int argc, char **argv)
 			st.data_dir = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK;
+			cli_help(usage);
 		case 'n':
 			st.dry_run = 1;
 			break;
@@ -322,43 +299,26 @@ main(int argc, char **argv)
 			st.max_age_ms = duration("--max-age", optarg);
 			break;
 		case OPT_MAX_BYTES:
-			if (klog_parse_size(optarg, 0, INT64_MAX, &st.max_bytes,
-			    &why) < 0)
-				bad_value("--max-bytes", optarg, why);
+			st.max_bytes = cli_size("--max-bytes", optarg, 0,
+			    INT64_MAX);
 			break;
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			return fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK;
-		case ':':
-			misuse("%s: option needs an argument",
-			    argv[optind - 1]);
-			break;
+			cli_version();
 		default:
-			if (optopt != 0) {
-				char opt[3] = { '-', (char)optopt, '\0' };
-
-				misuse("%s: unknown option", opt);
-			}
-			misuse("%s: unknown option", argv[optind - 1]);
-			break;
+			cli_option_error(ch, argv);
 		}
 	}
 	if (optind < argc)
-		misuse("%s: unexpected argument", argv[optind]);
+		cli_misuse("%s: unexpected argument", argv[optind]);
 	if (st.max_age_ms < 0 && st.max_bytes < 0)
-		misuse("%s", "--max-age or --max-bytes is required");
+		cli_misuse("--max-age or --max-bytes is required");
 	if (st.quiet && st.verbose)
-		misuse("%s", "-q and -v cannot be used together");
+		cli_misuse("-q and -v cannot be used together");
 	if (*st.data_dir == '\0')
-		misuse("%s", "-d: empty directory name");
+		cli_misuse("-d: empty directory name");
 
 	run(&st);
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, PROG ": stdout: %s\n", strerror(errno ? errno :
-		    EIO));
-		note_status(&st, KLOG_EXIT_IOERR);
-	}
+	note_status(&st, cli_stdout_check());
 	free(st.topics);
 	free(st.topic_seen);
 	return st.rval;
