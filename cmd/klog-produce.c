@@ -7,12 +7,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "klog/client.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
@@ -20,13 +20,11 @@
 #include "klog/input.h"
 #include "klog/log.h"
 #include "klog/outfmt.h"
-#include "klog/parse.h"
 #include "klog/producer.h"
 #include "klog/zk.h"
 #include "klog/zkdiscovery.h"
 
 #define PROG "klog-produce"
-#define VERSION "0.1.0"
 #define DEFAULT_BROKERS "127.0.0.1:9092"
 
 enum {
@@ -117,42 +115,11 @@ usage(FILE *f)
 	    "69 broker or ZooKeeper unavailable, 74 I/O error.\n");
 }
 
-static void
-misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-misuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
-static int64_t
-number(const char *opt, const char *s, int64_t min, int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_i64(s, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", opt, s, why);
-	return v;
-}
-
+/* A bare number is milliseconds. */
 static int64_t
 duration(const char *opt, const char *s, int64_t max)
 {
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_duration_ms(s, 1, 0, max, &v, &why) < 0)
-		misuse("%s %s: %s", opt, s, why);
-	return v;
+	return cli_duration(opt, s, 1, 0, max);
 }
 
 static void
@@ -162,9 +129,9 @@ delimiter(const char *opt, const char *s, klog_buf_t *out)
 
 	klog_buf_reset(out);
 	if (klog_outfmt_unescape(s, out, &err) < 0)
-		misuse("%s %s: %s", opt, s, err.msg);
+		cli_misuse("%s %s: %s", opt, s, err.msg);
 	if (out->len == 0 || out->len > KLOG_INPUT_DELIM_MAX)
-		misuse("%s: a delimiter is 1 to %d bytes", opt,
+		cli_misuse("%s: a delimiter is 1 to %d bytes", opt,
 		    KLOG_INPUT_DELIM_MAX);
 }
 
@@ -196,8 +163,6 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
-	int64_t v;
 	int ch, zk_given = 0;
 
 	opterr = 0;
@@ -216,7 +181,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			    strcmp(optarg, "1") == 0)
 				o->pc.acks = optarg[0] - '0';
 			else
-				misuse("-a %s: expected 0, 1 or all", optarg);
+				cli_misuse("-a %s: expected 0, 1 or all",
+				    optarg);
 			break;
 		case 'b':
 			o->brokers = optarg;
@@ -230,16 +196,14 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->zk_session_ms = (int)duration("--zk-session-timeout",
 			    optarg, 3600000);
 			if (o->zk_session_ms < 100)
-				misuse("--zk-session-timeout %s: too small",
+				cli_misuse("--zk-session-timeout %s: too small",
 				    optarg);
 			break;
 		case 'D':
 			delimiter("-D", optarg, &o->delim);
 			break;
 		case 'h':
-			usage(stdout);
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_help(usage);
 		case 'J':
 			o->json = 1;
 			break;
@@ -250,10 +214,10 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->pc.connect_timeout_ms = (int)duration("-m", optarg,
 			    3600000);
 			if (o->pc.connect_timeout_ms == 0)
-				misuse("-m %s: too small", optarg);
+				cli_misuse("-m %s: too small", optarg);
 			break;
 		case 'p':
-			o->pc.partition = (int)number("-p", optarg, -1,
+			o->pc.partition = (int)cli_number("-p", optarg, -1,
 			    INT32_MAX);
 			break;
 		case 'q':
@@ -271,10 +235,11 @@ parse_args(int argc, char **argv, opts_t *o)
 			else if (strcmp(optarg, "none") == 0)
 				o->pc.codec = KLOG_CODEC_NONE;
 			else
-				misuse("-z %s: expected gzip or none", optarg);
+				cli_misuse("-z %s: expected gzip or none",
+				    optarg);
 			break;
 		case OPT_BATCH:
-			o->pc.batch_records = (uint32_t)number("--batch",
+			o->pc.batch_records = (uint32_t)cli_number("--batch",
 			    optarg, 1, 1000000);
 			break;
 		case OPT_LINGER:
@@ -282,9 +247,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			    3600000);
 			break;
 		case OPT_MAX_MESSAGE:
-			if (klog_parse_size(optarg, 1, 64 << 20, &v, &why) < 0)
-				misuse("--max-message %s: %s", optarg, why);
-			o->pc.max_message = (size_t)v;
+			o->pc.max_message = (size_t)cli_size("--max-message",
+			    optarg, 1, 64 << 20);
 			break;
 		case OPT_RETRY_FOR:
 			o->pc.retry_for_ms = duration("--retry-for", optarg,
@@ -294,36 +258,29 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->strip_key = 1;
 			break;
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
-		case ':':
-			misuse("%s: option needs an argument",
-			    argv[optind - 1]);
+			cli_version();
 		default:
-			if (optopt != 0)
-				misuse("-%c: unknown option", optopt);
-			misuse("%s: unknown option", argv[optind - 1]);
+			cli_option_error(ch, argv);
 		}
 	}
 	if (optind < argc)
-		misuse("%s: unexpected argument", argv[optind]);
+		cli_misuse("%s: unexpected argument", argv[optind]);
 	if (o->brokers_given && zk_given)
-		misuse("-b and -Z cannot be used together");
+		cli_misuse("-b and -Z cannot be used together");
 	if (o->brokers_given)
 		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
 	if (o->zookeeper != NULL && *o->zookeeper == '\0')
 		o->zookeeper = NULL;
 	if (o->pc.topic == NULL)
-		misuse("no topic given (-t)");
+		cli_misuse("no topic given (-t)");
 	if (o->quiet && o->verbose)
-		misuse("-q and -v cannot be used together");
+		cli_misuse("-q and -v cannot be used together");
 	if (o->json && o->keydelim.len > 0)
-		misuse("-J and -K cannot be used together");
+		cli_misuse("-J and -K cannot be used together");
 	if (o->strip_key && o->keydelim.len == 0)
-		misuse("--strip-key needs -K");
+		cli_misuse("--strip-key needs -K");
 	if (o->keydelim.len > 0 && o->pc.partition >= 0)
-		misuse("-K and -p cannot be used together");
+		cli_misuse("-K and -p cannot be used together");
 }
 
 typedef struct run {
@@ -522,13 +479,13 @@ open_discovery(run_t *r)
 	if (o->zookeeper == NULL) {
 		if (klog_discovery_open_static(o->brokers,
 		    o->pc.connect_timeout_ms, &r->d, &err) < 0)
-			misuse("-b %s: %s", o->brokers, err.msg);
+			cli_misuse("-b %s: %s", o->brokers, err.msg);
 		return 0;
 	}
 	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
 	    o->pc.connect_timeout_ms, &r->zk, &err)) < 0) {
 		if (rc == -KLOG_EINVAL)
-			misuse("-Z %s", err.msg);
+			cli_misuse("-Z %s", err.msg);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return KLOG_EXIT_UNAVAILABLE;
 	}
@@ -567,6 +524,7 @@ main(int argc, char **argv)
 	int64_t start_ms = klog_client_now_ms();
 	int rc, status;
 
+	cli_init(PROG);
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
 	klog_producer_config_default(&o.pc);
@@ -579,7 +537,7 @@ main(int argc, char **argv)
 	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
 	parse_args(argc, argv, &o);
 	if (klog_topic_validate(o.pc.topic, &err) < 0)
-		misuse("%s", err.msg);
+		cli_misuse("%s", err.msg);
 
 	/* The first signal drains and exits; the second one kills. */
 	memset(&sa, 0, sizeof(sa));
