@@ -197,13 +197,13 @@ class Torture:
             s.setblocking(False)
             frame = kw.fetch(1, [("deaf", 0, 0, 1 << 20)])
             sent = 0
-            while self.more() and sent < 200000:
+            while self.more() and sent < 1000000:
                 try:
                     s.send(frame)
                     sent += 1
                 except BlockingIOError:
                     time.sleep(0.05)
-            if sent == 200000:
+            if sent == 1000000:
                 self.fail("deaf: the broker never stopped reading")
             self.count("deaf", sent)
             s.close()
