@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "klog/client.h"
 #include "klog/cluster.h"
 #include "klog/consumer.h"
@@ -25,12 +26,10 @@
 #include "klog/log.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
-#include "klog/parse.h"
 #include "klog/zk.h"
 #include "klog/zkdiscovery.h"
 
 #define PROG "klog-consume"
-#define VERSION "0.1.0"
 #define DEFAULT_BROKERS "127.0.0.1:9092"
 #define OUT_FLUSH ((size_t)1 << 20)
 #define SAVE_EVERY_MS 1000
@@ -145,42 +144,11 @@ usage(FILE *f)
 	    "74 I/O error.\n");
 }
 
-static void
-misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-misuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
-static int64_t
-number(const char *opt, const char *s, int64_t min, int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_i64(s, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", opt, s, why);
-	return v;
-}
-
+/* A bare number is milliseconds. */
 static int64_t
 duration(const char *opt, const char *s, int64_t min, int64_t max)
 {
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_duration_ms(s, 1, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", opt, s, why);
-	return v;
+	return cli_duration(opt, s, 1, min, max);
 }
 
 static void
@@ -193,12 +161,12 @@ parse_offset(opts_t *o, const char *s)
 		o->cc.start = KLOG_CONSUMER_END;
 	} else if (strncmp(s, "s@", 2) == 0) {
 		o->cc.start = KLOG_CONSUMER_TIME;
-		o->cc.start_time_ms = number("-o s@", s + 2, 0, INT64_MAX);
+		o->cc.start_time_ms = cli_number("-o s@", s + 2, 0, INT64_MAX);
 	} else if (s[0] == '-') {
-		misuse("-o %s: offsets are byte positions; there is no "
+		cli_misuse("-o %s: offsets are byte positions; there is no "
 		    "\"last N messages\"", s);
 	} else {
-		o->cc.start = number("-o", s, 0, INT64_MAX);
+		o->cc.start = cli_number("-o", s, 0, INT64_MAX);
 	}
 }
 
@@ -234,8 +202,6 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
-	int64_t v;
 	int ch, formats = 0, zk_given = 0, commit_given = 0;
 
 	opterr = 0;
@@ -263,7 +229,7 @@ parse_args(int argc, char **argv, opts_t *o)
 			    optarg, 100, 3600000);
 			break;
 		case 'c':
-			o->count = number("-c", optarg, 1, INT64_MAX);
+			o->count = cli_number("-c", optarg, 1, INT64_MAX);
 			break;
 		case 'D':
 			o->delim = optarg;
@@ -277,9 +243,7 @@ parse_args(int argc, char **argv, opts_t *o)
 			formats++;
 			break;
 		case 'h':
-			usage(stdout);
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_help(usage);
 		case 'J':
 			o->json = 1;
 			formats++;
@@ -296,9 +260,10 @@ parse_args(int argc, char **argv, opts_t *o)
 			break;
 		case 'p':
 			if (o->nparts == MAX_PARTS)
-				misuse("-p: at most %d partitions", MAX_PARTS);
-			o->parts[o->nparts++] = (int32_t)number("-p", optarg,
-			    0, INT32_MAX);
+				cli_misuse("-p: at most %d partitions",
+				    MAX_PARTS);
+			o->parts[o->nparts++] = (int32_t)cli_number("-p",
+			    optarg, 0, INT32_MAX);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -313,10 +278,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->verbose = 1;
 			break;
 		case OPT_FETCH_SIZE:
-			if (klog_parse_size(optarg, 1024, 64 << 20, &v, &why) <
-			    0)
-				misuse("--fetch-size %s: %s", optarg, why);
-			o->cc.fetch_bytes = (int32_t)v;
+			o->cc.fetch_bytes = (int32_t)cli_size("--fetch-size",
+			    optarg, 1024, 64 << 20);
 			break;
 		case OPT_OFFSET_FILE:
 			o->offset_file = optarg;
@@ -329,53 +292,46 @@ parse_args(int argc, char **argv, opts_t *o)
 			else if (strcmp(optarg, "fail") == 0)
 				o->cc.reset = KLOG_CONSUMER_RESET_FAIL;
 			else
-				misuse("--reset %s: expected earliest, latest "
-				    "or fail", optarg);
+				cli_misuse("--reset %s: expected earliest, "
+				    "latest or fail", optarg);
 			break;
 		case OPT_RETRY_FOR:
 			o->cc.retry_for_ms = duration("--retry-for", optarg, 0,
 			    INT32_MAX);
 			break;
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
-		case ':':
-			misuse("%s: option needs an argument",
-			    argv[optind - 1]);
+			cli_version();
 		default:
-			if (optopt != 0)
-				misuse("-%c: unknown option", optopt);
-			misuse("%s: unknown option", argv[optind - 1]);
+			cli_option_error(ch, argv);
 		}
 	}
 	if (optind < argc)
-		misuse("%s: unexpected argument", argv[optind]);
+		cli_misuse("%s: unexpected argument", argv[optind]);
 	if (o->brokers_given && zk_given)
-		misuse("-b and -Z cannot be used together");
+		cli_misuse("-b and -Z cannot be used together");
 	if (o->brokers_given)
 		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
 	if (o->zookeeper != NULL && *o->zookeeper == '\0')
 		o->zookeeper = NULL;
 	if (o->group != NULL && o->zookeeper == NULL)
-		misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's offsets "
-		    "live in ZooKeeper");
+		cli_misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's "
+		    "offsets live in ZooKeeper");
 	if (o->group != NULL && o->list)
-		misuse("-G and -L cannot be used together");
+		cli_misuse("-G and -L cannot be used together");
 	if (o->group != NULL && o->nparts > 0)
-		misuse("-G and -p cannot be used together: the group assigns "
-		    "the partitions");
+		cli_misuse("-G and -p cannot be used together: the group "
+		    "assigns the partitions");
 	if (o->group != NULL && o->offset_file != NULL)
-		misuse("-G and --offset-file cannot be used together: the "
+		cli_misuse("-G and --offset-file cannot be used together: the "
 		    "group keeps the offsets");
 	if (commit_given && o->group == NULL)
-		misuse("--commit-interval needs -G");
+		cli_misuse("--commit-interval needs -G");
 	if (o->topic == NULL && !o->list)
-		misuse("no topic given (-t)");
+		cli_misuse("no topic given (-t)");
 	if (formats > 1)
-		misuse("-f, -J and -D cannot be used together");
+		cli_misuse("-f, -J and -D cannot be used together");
 	if (o->quiet && o->verbose)
-		misuse("-q and -v cannot be used together");
+		cli_misuse("-q and -v cannot be used together");
 	if (o->cc.fetch_max_bytes < o->cc.fetch_bytes)
 		o->cc.fetch_max_bytes = o->cc.fetch_bytes;
 }
@@ -390,7 +346,7 @@ compile_format(const opts_t *o)
 
 	if (o->json) {
 		if (klog_outfmt_json(&f) < 0)
-			misuse("out of memory");
+			cli_misuse("out of memory");
 		return f;
 	}
 	klog_buf_init(&fmt);
@@ -406,11 +362,11 @@ compile_format(const opts_t *o)
 	}
 	klog_buf_put(&fmt, "", 1);
 	if (fmt.failed)
-		misuse("out of memory");
+		cli_misuse("out of memory");
 	rc = klog_outfmt_compile((const char *)fmt.data, &f, &err);
 	klog_buf_free(&fmt);
 	if (rc < 0)
-		misuse("%s %s: %s", o->delim ? "-D" : "-f",
+		cli_misuse("%s %s: %s", o->delim ? "-D" : "-f",
 		    o->delim ? o->delim : o->format, err.msg);
 	return f;
 }
@@ -935,13 +891,13 @@ open_discovery(run_t *r, const opts_t *o)
 	if (o->zookeeper == NULL) {
 		if (klog_discovery_open_static(o->brokers,
 		    o->cc.connect_timeout_ms, &r->d, &err) < 0)
-			misuse("-b %s: %s", o->brokers, err.msg);
+			cli_misuse("-b %s: %s", o->brokers, err.msg);
 		return 0;
 	}
 	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
 	    o->cc.connect_timeout_ms, &r->zk, &err)) < 0) {
 		if (rc == -KLOG_EINVAL)
-			misuse("-Z %s", err.msg);
+			cli_misuse("-Z %s", err.msg);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return KLOG_EXIT_UNAVAILABLE;
 	}
@@ -961,7 +917,7 @@ join_group(run_t *r, const opts_t *o)
 
 	if ((rc = klog_group_open(r->zk, r->d, &gc, &r->g, &err)) < 0) {
 		if (rc == -KLOG_EINVAL)
-			misuse("-G %s", err.msg);
+			cli_misuse("-G %s", err.msg);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
@@ -995,6 +951,7 @@ main(int argc, char **argv)
 	run_t r;
 	int rc = 0, status;
 
+	cli_init(PROG);
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
 	klog_consumer_config_default(&o.cc);
@@ -1006,9 +963,9 @@ main(int argc, char **argv)
 	o.zookeeper = getenv("KLOG_ZOOKEEPER");
 	parse_args(argc, argv, &o);
 	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
-		misuse("%s", err.msg);
+		cli_misuse("%s", err.msg);
 	if (o.group != NULL && klog_cluster_group_validate(o.group, &err) < 0)
-		misuse("-G %s", err.msg);
+		cli_misuse("-G %s", err.msg);
 	r.o = &o;
 	klog_buf_init(&r.out);
 	set_signals();
@@ -1057,8 +1014,7 @@ done:
 		    " payload bytes\n", r.messages, r.bytes);
 out:
 	if (flush_out(&r) < 0 || r.stdout_errno) {
-		fprintf(stderr, PROG ": stdout: %s\n",
-		    strerror(r.stdout_errno));
+		cli_stdout_error(r.stdout_errno);
 		status = KLOG_EXIT_IOERR;
 	}
 	klog_group_close(r.g);
