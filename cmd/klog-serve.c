@@ -8,12 +8,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "klog/broker.h"
 #include "klog/config.h"
 #include "klog/exit.h"
@@ -23,7 +23,6 @@
 #include "klog/zkbroker.h"
 
 #define PROG "klog-serve"
-#define VERSION "0.1.0"
 #define MAX_PARTITIONS 1024
 #define DAY_MS (24 * 3600 * 1000LL)
 #define ZK_CONNECT_MS 30000
@@ -166,56 +165,6 @@ usage(FILE *f)
 	    "or another broker has the id, 74 I/O error.\n");
 }
 
-static void
-misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-misuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
-static int64_t
-number(const char *what, const char *s, int64_t min, int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_i64(s, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", what, s, why);
-	return v;
-}
-
-static int64_t
-size_arg(const char *what, const char *s, int64_t min, int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_size(s, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", what, s, why);
-	return v;
-}
-
-static int64_t
-duration(const char *what, const char *s, int64_t unit, int64_t min,
-    int64_t max)
-{
-	const char *why;
-	int64_t v;
-
-	if (klog_parse_duration_ms(s, unit, min, max, &v, &why) < 0)
-		misuse("%s %s: %s", what, s, why);
-	return v;
-}
-
 static int
 is_off(const char *s)
 {
@@ -235,19 +184,20 @@ add_topic(opts_t *o, const char *what, const char *s)
 
 	t = realloc(o->topics, (o->ntopics + 1) * sizeof(*t));
 	if (t == NULL)
-		misuse("out of memory");
+		cli_misuse("out of memory");
 	o->topics = t;
 	t = &o->topics[o->ntopics];
 	if (n > KLOG_TOPIC_MAX)
-		misuse("%s %s: topic name too long", what, s);
+		cli_misuse("%s %s: topic name too long", what, s);
 	memcpy(t->name, s, n);
 	t->name[n] = '\0';
 	if (klog_topic_validate(t->name, &err) < 0)
-		misuse("%s %s: %s", what, s, klog_err_text(&err, -KLOG_ETOPIC));
+		cli_misuse("%s %s: %s", what, s,
+		    klog_err_text(&err, -KLOG_ETOPIC));
 	t->partitions = 0;
 	if (colon != NULL && klog_parse_i64(colon + 1, 1, MAX_PARTITIONS, &v,
 	    &why) < 0)
-		misuse("%s %s: partitions: %s", what, s, why);
+		cli_misuse("%s %s: partitions: %s", what, s, why);
 	if (colon != NULL)
 		t->partitions = (int)v;
 	o->ntopics++;
@@ -261,10 +211,10 @@ advertise(opts_t *o, const char *what, const char *s)
 
 	if (klog_parse_hostport(s, "", "0", host, sizeof(host), port,
 	    sizeof(port), &why) < 0 || host[0] == '\0')
-		misuse("%s %s: %s", what, s, host[0] ? why : "no host");
+		cli_misuse("%s %s: %s", what, s, host[0] ? why : "no host");
 	free(o->advertise_host);
 	if ((o->advertise_host = strdup(host)) == NULL)
-		misuse("out of memory");
+		cli_misuse("out of memory");
 	o->cfg.advertised_host = o->advertise_host;
 	o->cfg.advertised_port = atoi(port);
 }
@@ -283,10 +233,10 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 
 	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
-		misuse("%s %s: %s", what, v, why);
+		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z') &&
 	    (v = strdup(v)) == NULL)
-		misuse("out of memory");
+		cli_misuse("out of memory");
 	switch (id) {
 	case 'd':
 		c->data_dir = v;
@@ -305,53 +255,53 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		o->zookeeper = v;
 		break;
 	case OPT_ZK_CONNECT:
-		o->zk_connect_ms = (int)duration(what, v, 1, 100, DAY_MS);
+		o->zk_connect_ms = (int)cli_duration(what, v, 1, 100, DAY_MS);
 		break;
 	case OPT_ZK_SESSION:
-		o->zk_session_ms = (int)duration(what, v, 1, 100, 3600000);
+		o->zk_session_ms = (int)cli_duration(what, v, 1, 100, 3600000);
 		break;
 	case OPT_ADVERTISE:
 		advertise(o, what, v);
 		break;
 	case OPT_BROKER_ID:
-		c->broker_id = (int32_t)number(what, v, 0, INT32_MAX);
+		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);
 		break;
 	case OPT_CLEANUP:
-		c->cleanup_interval_ms = duration(what, v, 1000, 100,
+		c->cleanup_interval_ms = cli_duration(what, v, 1000, 100,
 		    30 * DAY_MS);
 		break;
 	case OPT_FLUSH_MESSAGES:
-		c->flush_messages = number(what, v, 0, INT32_MAX);
+		c->flush_messages = cli_number(what, v, 0, INT32_MAX);
 		break;
 	case OPT_FLUSH_MS:
-		c->flush_ms = duration(what, v, 1, 0, DAY_MS);
+		c->flush_ms = cli_duration(what, v, 1, 0, DAY_MS);
 		break;
 	case OPT_MAX_CONNECTIONS:
-		c->max_connections = (int)number(what, v, 1, 1000000);
+		c->max_connections = (int)cli_number(what, v, 1, 1000000);
 		break;
 	case OPT_MAX_MESSAGE:
-		c->max_message_bytes = size_arg(what, v, 1, 1 << 30);
+		c->max_message_bytes = cli_size(what, v, 1, 1 << 30);
 		break;
 	case OPT_MAX_REQUEST:
-		c->max_request_bytes = size_arg(what, v, 1024, INT32_MAX);
+		c->max_request_bytes = cli_size(what, v, 1024, INT32_MAX);
 		break;
 	case OPT_NO_AUTO_CREATE:
 		c->auto_create = !b;
 		break;
 	case OPT_PARTITIONS:
-		c->default_partitions = (int)number(what, v, 1,
+		c->default_partitions = (int)cli_number(what, v, 1,
 		    MAX_PARTITIONS);
 		break;
 	case OPT_RETENTION_BYTES:
 		c->retention_bytes = is_off(v) ? -1 :
-		    size_arg(what, v, 0, INT64_MAX);
+		    cli_size(what, v, 0, INT64_MAX);
 		break;
 	case OPT_RETENTION_HOURS:
 		c->retention_ms = is_off(v) ? -1 :
-		    duration(what, v, 3600 * 1000, 0, 100000 * DAY_MS);
+		    cli_duration(what, v, 3600 * 1000, 0, 100000 * DAY_MS);
 		break;
 	case OPT_SEGMENT_BYTES:
-		c->segment_bytes = size_arg(what, v, 1024, INT64_MAX / 2);
+		c->segment_bytes = cli_size(what, v, 1024, INT64_MAX / 2);
 		break;
 	case OPT_TOPIC:
 		add_topic(o, what, v);
@@ -387,7 +337,7 @@ config_setting(void *arg, int line, const char *key, const char *value,
 
 	(void)err;
 	if ((lo = find_key(key)) == NULL)
-		misuse("%s:%d: unknown key \"%s\"", o->config, line, key);
+		cli_misuse("%s:%d: unknown key \"%s\"", o->config, line, key);
 	if (lo->val != OPT_TOPIC && o->set[lo->val])
 		return 0;
 	snprintf(what, sizeof(what), "%s:%d: %s", o->config, line, key);
@@ -402,7 +352,7 @@ read_config(opts_t *o)
 	int rc;
 
 	if ((rc = klog_config_read(o->config, config_setting, o, &err)) < 0)
-		misuse("%s", klog_err_text(&err, rc));
+		cli_misuse("%s", klog_err_text(&err, rc));
 }
 
 static void
@@ -419,20 +369,12 @@ parse_args(opts_t *o, int argc, char **argv)
 			o->config = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_help(usage);
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_version();
 		case ':':
-			misuse("%s: option needs an argument",
-			    argv[optind - 1]);
 		case '?':
-			if (optopt != 0)
-				misuse("-%c: unknown option", optopt);
-			misuse("%s: unknown option", argv[optind - 1]);
+			cli_option_error(ch, argv);
 		default:
 			if (li >= 0)
 				snprintf(what, sizeof(what), "--%s",
@@ -446,7 +388,7 @@ parse_args(opts_t *o, int argc, char **argv)
 		li = -1;
 	}
 	if (optind < argc)
-		misuse("%s: unexpected argument", argv[optind]);
+		cli_misuse("%s: unexpected argument", argv[optind]);
 }
 
 /* ---- running ---- */
@@ -562,6 +504,7 @@ main(int argc, char **argv)
 	const char *env;
 	int rc;
 
+	cli_init(PROG);
 	memset(&o, 0, sizeof(o));
 	klog_broker_config_default(&o.cfg);
 	parse_args(&o, argc, argv);
@@ -580,7 +523,7 @@ main(int argc, char **argv)
 	if (o.zk_connect_ms == 0)
 		o.zk_connect_ms = ZK_CONNECT_MS;
 	if (o.quiet && o.verbose)
-		misuse("-q and -v cannot be used together");
+		cli_misuse("-q and -v cannot be used together");
 	if (o.zookeeper != NULL) {
 		o.cfg.topic_created = on_topic;
 		o.cfg.topic_arg = &zb;
