@@ -4,13 +4,13 @@
  * delete a group, list topics and brokers.  Log ends come from the brokers
  * themselves, by an OFFSETS request.  See klog-group(1).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "klog/buf.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
@@ -20,7 +20,6 @@
 #include "klog/zk.h"
 
 #define PROG "klog-group"
-#define VERSION "0.1.0"
 #define DEFAULT_TIMEOUT_MS 10000
 
 enum {
@@ -119,15 +118,6 @@ usage(FILE *f)
 	    "69 ZooKeeper or broker\nunavailable, 74 I/O error.\n");
 }
 
-static void
-misuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry '" PROG " -h'\n");
-	exit(KLOG_EXIT_USAGE);
-}
-
 static int
 fail(int rc, const klog_err_t *err)
 {
@@ -156,19 +146,13 @@ parse_time(const char *s, int64_t *ms)
 static void
 set_to(opts_t *o, int to, const char *arg)
 {
-	const char *why;
-
 	o->to = to;
 	o->tos++;
 	o->have |= HAVE_TO;
-	if (to == TO_OFFSET &&
-	    klog_parse_i64(arg, 0, INT64_MAX, &o->to_value, &why) < 0) {
-		fprintf(stderr, PROG ": --to-offset %s: %s\nTry '" PROG
-		    " -h'\n", arg, why);
-		exit(KLOG_EXIT_USAGE);
-	}
+	if (to == TO_OFFSET)
+		o->to_value = cli_number("--to-offset", arg, 0, INT64_MAX);
 	if (to == TO_TIME && parse_time(arg, &o->to_value) < 0)
-		misuse("--to-time %s: want ms since the epoch or "
+		cli_misuse("--to-time %s: want ms since the epoch or "
 		    "YYYY-MM-DDTHH:MM:SSZ", arg);
 }
 
@@ -193,7 +177,6 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
 	int ch;
 
 	opterr = 0;
@@ -209,9 +192,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 			o->have |= HAVE_GROUP;
 			break;
 		case 'h':
-			usage(stdout);
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_help(usage);
 		case 'H':
 			o->header = 0;
 			break;
@@ -226,12 +207,9 @@ parse_opts(int argc, char **argv, opts_t *o)
 			o->have |= HAVE_TOPIC;
 			break;
 		case 'T':
-			if (klog_parse_duration_ms(optarg, 1000, 1, 3600000,
-			    &o->timeout_ms, &why) < 0) {
-				fprintf(stderr, PROG ": -T %s: %s\nTry '" PROG
-				    " -h'\n", optarg, why);
-				exit(KLOG_EXIT_USAGE);
-			}
+			/* A bare number is seconds. */
+			o->timeout_ms = cli_duration("-T", optarg, 1000, 1,
+			    3600000);
 			break;
 		case 'Z':
 			o->zk = optarg;
@@ -253,20 +231,18 @@ parse_opts(int argc, char **argv, opts_t *o)
 			set_to(o, TO_TIME, optarg);
 			break;
 		case OPT_VERSION:
-			printf(PROG " " VERSION "\n");
-			exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR :
-			    KLOG_EXIT_OK);
+			cli_version();
 		case ':':
-			misuse("option %s needs an argument", argv[optind - 1]);
-			break;
+			cli_misuse("option %s needs an argument",
+			    argv[optind - 1]);
 		default:
-			misuse("unknown option %s", argv[optind - 1]);
+			cli_misuse("unknown option %s", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		misuse("no command%s", "");
+		cli_misuse("no command");
 	if (optind + 1 < argc)
-		misuse("unexpected argument %s", argv[optind + 1]);
+		cli_misuse("unexpected argument %s", argv[optind + 1]);
 	return argv[optind];
 }
 
@@ -297,33 +273,27 @@ check_opts(const char *cmd, opts_t *o)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
-		misuse("unknown command %s", cmd);
+		cli_misuse("unknown command %s", cmd);
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k))) {
-			fprintf(stderr, PROG ": %s needs %s\nTry '" PROG
-			    " -h'\n", cmd, names[k]);
-			exit(KLOG_EXIT_USAGE);
-		}
-		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k))) {
-			fprintf(stderr, PROG ": %s does not take %s\nTry '"
-			    PROG " -h'\n", cmd, names[k]);
-			exit(KLOG_EXIT_USAGE);
-		}
+		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k)))
+			cli_misuse("%s needs %s", cmd, names[k]);
+		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k)))
+			cli_misuse("%s does not take %s", cmd, names[k]);
 	}
 	if (o->tos > 1)
-		misuse("reset takes one of --to-earliest, --to-latest, "
-		    "--to-offset, --to-time%s", "");
+		cli_misuse("reset takes one of --to-earliest, --to-latest, "
+		    "--to-offset, --to-time");
 	if (strcmp(cmd, "reset") == 0 &&
 	    !!(o->have & HAVE_DRY) == !!(o->have & HAVE_EXEC))
-		misuse("reset needs exactly one of -n (--dry-run) and "
-		    "--execute%s", "");
+		cli_misuse("reset needs exactly one of -n (--dry-run) and "
+		    "--execute");
 	if (o->group != NULL && klog_cluster_group_validate(o->group,
 	    &err) < 0)
-		misuse("%s", err.msg);
+		cli_misuse("%s", err.msg);
 	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
-		misuse("%s", err.msg);
+		cli_misuse("%s", err.msg);
 	if (o->zk == NULL || o->zk[0] == '\0')
-		misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER%s", "");
+		cli_misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER");
 }
 
 /* ---- output: tab-separated with a header, or NDJSON ---- */
@@ -905,13 +875,14 @@ main(int argc, char **argv)
 	const char *cmd;
 	int rc, status;
 
+	cli_init(PROG);
 	o.zk = getenv("KLOG_ZOOKEEPER");
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
 	rc = klog_zk_open(o.zk, KLOG_ZK_DEFAULT_SESSION_MS, (int)o.timeout_ms,
 	    &zk, &err);
 	if (rc == -KLOG_EINVAL)
-		misuse("-Z %s", klog_err_text(&err, rc));
+		cli_misuse("-Z %s", klog_err_text(&err, rc));
 	if (rc < 0)
 		return fail(rc, &err);
 	klog_buf_init(&line);
@@ -932,10 +903,5 @@ main(int argc, char **argv)
 		status = fail(-KLOG_ENOMEM, NULL);
 	klog_buf_free(&line);
 	klog_zk_close(zk);
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, PROG ": stdout: %s\n", strerror(errno ? errno :
-		    EIO));
-		return KLOG_EXIT_IOERR;
-	}
-	return status;
+	return cli_stdout_check() != 0 ? KLOG_EXIT_IOERR : status;
 }
