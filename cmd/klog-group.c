@@ -232,17 +232,14 @@ parse_opts(int argc, char **argv, opts_t *o)
 			break;
 		case OPT_VERSION:
 			cli_version();
-		case ':':
-			cli_misuse("option %s needs an argument",
-			    argv[optind - 1]);
 		default:
-			cli_misuse("unknown option %s", argv[optind - 1]);
+			cli_option_error(ch, argv);
 		}
 	}
 	if (optind >= argc)
 		cli_misuse("no command");
 	if (optind + 1 < argc)
-		cli_misuse("unexpected argument %s", argv[optind + 1]);
+		cli_misuse("%s: unexpected argument", argv[optind + 1]);
 	return argv[optind];
 }
 
@@ -273,7 +270,7 @@ check_opts(const char *cmd, opts_t *o)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
-		cli_misuse("unknown command %s", cmd);
+		cli_misuse("%s: unknown command", cmd);
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k)))
 			cli_misuse("%s needs %s", cmd, names[k]);
