@@ -152,3 +152,25 @@ payload" ]
 	[ -L "$BROKER_DATA/link-0" ] && [ -L "$BROKER_DATA/dangling-0" ]
 	[ -z "$(ls -A "$TMP/outside-0")" ]
 }
+
+@test "paths: klog-dump reads directories with odd names and creates nothing" {
+	start_broker
+	seq 1 5 | klog-produce -t good -a all
+	kill -TERM "$BROKER_PID"
+	wait "$BROKER_PID"
+	local d odd
+	for odd in '..-0' 'a b-0' "$(printf 'new\nline-0')" \
+		"$(printf 'bad\377utf8-0')" '-rf-0'; do
+		d="$TMP/dumps/$odd"
+		mkdir -p "$d"
+		cp "$BROKER_DATA/good-0/00000000000000000000.klog" "$d/"
+	done
+	local before
+	before=$(tree)
+	for d in "$TMP/dumps"/*; do
+		run -0 klog-dump --verify -- "$d"
+		klog-dump -J -- "$d" | jq -e . >/dev/null
+		[ "$(klog-dump -J -- "$d" | wc -l)" -eq 5 ]
+	done
+	[ "$(tree)" = "$before" ]
+}
