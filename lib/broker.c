@@ -2277,7 +2277,7 @@ open_store(klog_broker_t *b, klog_err_t *err)
 	klog_store_config_t sc;
 	int64_t cut;
 	klog_log_t *log;
-	int rc;
+	int rc, n;
 
 	klog_store_config_default(&sc);
 	sc.data_dir = b->data_dir;
@@ -2286,17 +2286,17 @@ open_store(klog_broker_t *b, klog_err_t *err)
 	sc.auto_create = b->cfg.auto_create;
 	if ((rc = klog_store_open(&sc, &b->store, err)) < 0)
 		return rc;
-	if (!klog_store_recovered(b->store))
+	if ((n = klog_store_recovered(b->store)) == 0)
 		return 0;
 	for (size_t i = 0; (log = klog_store_log(b->store, i)) != NULL; i++)
 		if ((cut = klog_log_recovered_bytes(log)) > 0)
 			blog(b, KLOG_LEVEL_WARN, "topic \"%s\" partition %d: "
 			    "recovery truncated %lld bytes", klog_log_topic(log),
 			    klog_log_partition(log), (long long)cut);
-	blog(b, KLOG_LEVEL_WARN, "%s: no clean-shutdown marker: recovered %zu "
-	    "partition%s, %lld bytes truncated", b->data_dir,
-	    klog_store_log_count(b->store),
-	    klog_store_log_count(b->store) == 1 ? "" : "s",
+	blog(b, KLOG_LEVEL_WARN, "%s: %s: recovered %d partition%s, %lld bytes "
+	    "truncated", b->data_dir, klog_store_clean(b->store) ?
+	    "changed since the clean shutdown" : "no clean-shutdown marker",
+	    n, n == 1 ? "" : "s",
 	    (long long)klog_store_recovered_bytes(b->store));
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "klog/buf.h"
 #include "klog/error.h"
 #include "klog/log.h"
 #include "klog/store.h"
@@ -32,6 +33,8 @@
 #define LOCK_NAME ".lock"
 #define DEFAULT_DATA_DIR "klog-data"
 #define DEFAULT_MAX_PARTITIONS 1024
+#define MARKER_HEADER "klog clean shutdown\n"
+#define MARKER_MAX ((off_t)64 << 20)
 
 struct topic {
 	char *name;
@@ -43,8 +46,14 @@ struct klog_store {
 	klog_store_config_t cfg;  /* cfg.data_dir points at data_dir */
 	char *data_dir;
 	int lock_fd;
-	int recovered;
+	int clean;                /* open found the clean-shutdown marker */
+	int recovered;            /* partitions recovered at open */
 	int64_t recovered_bytes;
+	int check_ends;           /* opening after a clean stop: compare each
+	                             log's end with the marker's */
+	char *marker;             /* the marker's text (NULL: none, or not
+	                             readable) while opening */
+	size_t marker_len;
 	struct topic *topics;     /* sorted by name */
 	size_t ntopics;
 	pthread_mutex_t all_mu;   /* all and nall may be read by the flusher */
@@ -144,25 +153,64 @@ take_lock(klog_store_t *s, klog_err_t *err)
 }
 
 /*
- * Consume the clean-shutdown marker: *clean tells whether it was there.  It
+ * The marker lists each partition's end at the clean stop, one line
+ * "<topic> <partition> <end>" after a header.  A partition whose last
+ * segment no longer ends there (bytes added after the stop, or a marker
+ * that says nothing of it) is recovered all the same.  An unreadable marker
+ * reads as empty: everything is recovered, which is always safe.
+ */
+static void
+read_marker(klog_store_t *s, const char *path)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    st.st_size <= MARKER_MAX &&
+	    (s->marker = malloc((size_t)st.st_size)) != NULL) {
+		n = read(fd, s->marker, (size_t)st.st_size);
+		s->marker_len = n > 0 ? (size_t)n : 0;
+	}
+	close(fd);
+}
+
+/* Whether the marker says log ended where it ends now. */
+static int
+marker_agrees(const klog_store_t *s, klog_log_t *log)
+{
+	char line[KLOG_TOPIC_MAX + 64];
+	int n;
+
+	n = snprintf(line, sizeof(line), "\n%s %d %lld\n", klog_log_topic(log),
+	    klog_log_partition(log), (long long)klog_log_end(log));
+	return s->marker != NULL && n > 0 && (size_t)n < sizeof(line) &&
+	    memmem(s->marker, s->marker_len, line, (size_t)n) != NULL;
+}
+
+/*
+ * Consume the clean-shutdown marker: s->clean tells whether it was there.  It
  * goes (durably) before any log is opened for writing, so that a crash from
  * here on means recovery at the next start.
  */
 static int
-take_marker(klog_store_t *s, int *clean, klog_err_t *err)
+take_marker(klog_store_t *s, klog_err_t *err)
 {
 	char path[PATH_MAX];
 
 	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    s->data_dir);
+	read_marker(s, path);
 	if (unlink(path) < 0) {
 		if (errno != ENOENT)
 			return sys_err(err, "unlink", path);
-		*clean = 0;
+		s->clean = 0;
 		return 0;
 	}
-	*clean = 1;
+	s->clean = 1;
 	return fsync_dir(s->data_dir, err);
 }
 
@@ -170,17 +218,39 @@ static int
 write_marker(klog_store_t *s, klog_err_t *err)
 {
 	char path[PATH_MAX];
-	int fd;
+	klog_buf_t b;
+	int fd, r = 0;
 
 	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    s->data_dir);
+	klog_buf_init(&b);
+	klog_buf_put(&b, MARKER_HEADER, strlen(MARKER_HEADER));
+	for (size_t i = 0; i < s->nall; i++) {
+		char line[KLOG_TOPIC_MAX + 64];
+		int n = snprintf(line, sizeof(line), "%s %d %lld\n",
+		    klog_log_topic(s->all[i]), klog_log_partition(s->all[i]),
+		    (long long)klog_log_end(s->all[i]));
+
+		klog_buf_put(&b, line, (size_t)n);
+	}
+	if (b.failed) {
+		klog_buf_free(&b);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
-	if (fd < 0)
+	if (fd < 0) {
+		klog_buf_free(&b);
 		return sys_err(err, "create", path);
+	}
+	if (write(fd, b.data, b.len) != (ssize_t)b.len)
+		r = sys_err(err, "write", path);
+	else if (fsync(fd) < 0)
+		r = sys_err(err, "fsync", path);
 	close(fd);
-	return fsync_dir(s->data_dir, err);
+	klog_buf_free(&b);
+	return r < 0 ? r : fsync_dir(s->data_dir, err);
 }
 
 /* ---- topics ---- */
@@ -269,12 +339,20 @@ grow_topic(klog_store_t *s, struct topic *t, int n, int recover,
 	if ((p = realloc(t->logs, (size_t)n * sizeof(*p))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	t->logs = p;
-	cfg.recover = recover;
 	while (t->nparts < n) {
+		cfg.recover = recover;
 		r = klog_log_open(s->data_dir, t->name, t->nparts, &cfg, &log,
 		    err);
+		if (r == 0 && !recover && s->check_ends &&
+		    !marker_agrees(s, log)) {
+			klog_log_close(log);
+			cfg.recover = 1;
+			r = klog_log_open(s->data_dir, t->name, t->nparts, &cfg,
+			    &log, err);
+		}
 		if (r < 0)
 			return r;
+		s->recovered += cfg.recover;
 		if (remember(s, log) < 0) {
 			klog_log_close(log);
 			return klog_err_set(err, -KLOG_ENOMEM,
@@ -402,6 +480,12 @@ klog_store_data_dir(const klog_store_t *s)
 }
 
 int
+klog_store_clean(const klog_store_t *s)
+{
+	return s->clean;
+}
+
+int
 klog_store_recovered(const klog_store_t *s)
 {
 	return s->recovered;
@@ -498,7 +582,7 @@ open_existing(klog_store_t *s, int recover, klog_err_t *err)
 	if ((r = scan(s, &list, &n, err)) < 0)
 		return r;
 	/* A brand new directory has nothing to recover. */
-	s->recovered = recover && n > 0;
+	s->check_ends = !recover;
 	for (i = 0; i < n && r == 0; i++) {
 		if (i + 1 < n && strcmp(list[i].topic, list[i + 1].topic) == 0)
 			continue;  /* the last of a topic has its highest n */
@@ -540,6 +624,7 @@ store_free(klog_store_t *s)
 	}
 	free(s->topics);
 	free(s->all);
+	free(s->marker);
 	pthread_mutex_destroy(&s->all_mu);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);  /* releases the flock */
@@ -552,7 +637,7 @@ klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
     klog_err_t *err)
 {
 	klog_store_t *s;
-	int clean = 0, r;
+	int r;
 
 	*out = NULL;
 	if ((r = check_config(cfg, err)) < 0)
@@ -569,9 +654,12 @@ klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
 	s->cfg.data_dir = s->data_dir;
 	if ((r = mkdir_p(s->data_dir, err)) < 0 ||
 	    (r = take_lock(s, err)) < 0 ||
-	    (r = take_marker(s, &clean, err)) < 0 ||
-	    (r = open_existing(s, !clean, err)) < 0)
+	    (r = take_marker(s, err)) < 0 ||
+	    (r = open_existing(s, !s->clean, err)) < 0)
 		goto fail;
+	free(s->marker);
+	s->marker = NULL;
+	s->check_ends = 0;
 	*out = s;
 	return 0;
 fail:

@@ -37,7 +37,12 @@ void klog_store_config_default(klog_store_config_t *cfg);
 int klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
     klog_err_t *err);
 
-/* Whether open found no clean-shutdown marker, and the bytes recovery cut. */
+/*
+ * Whether open found the clean-shutdown marker; how many partitions it
+ * recovered (all of them without the marker, those whose end disagreed
+ * with it otherwise), and the bytes recovery cut.
+ */
+int klog_store_clean(const klog_store_t *s);
 int klog_store_recovered(const klog_store_t *s);
 int64_t klog_store_recovered_bytes(const klog_store_t *s);
 

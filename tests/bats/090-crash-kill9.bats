@@ -99,7 +99,9 @@ teardown() {
 		kill -TERM "$SERVE_PID"
 		wait "$SERVE_PID"
 	done
-	[ ! -s "$TMP/serve.log" ]
+	# Nothing but the recovery of the segments added between runs (the
+	# marker's recorded end no longer matches) was worth a line.
+	! grep -v ': changed since the clean shutdown: recovered 1 partition, 0 bytes truncated$' "$TMP/serve.log"
 	# What is left is one whole partition.
 	run -0 klog-dump --verify "$d/race-0"
 }
