@@ -151,7 +151,8 @@ install: all
 
 uninstall:
 	rm -f $(BINS:bin/%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(LIBDIR)/libklog.a
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/klog
+	rm -f $(HEADERS:include/klog/%=$(DESTDIR)$(INCLUDEDIR)/klog/%)
+	rmdir $(DESTDIR)$(INCLUDEDIR)/klog 2>/dev/null || :
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 		$(MAN5:man/%=$(DESTDIR)$(MANDIR)/man5/%) \
 		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
