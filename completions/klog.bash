@@ -46,6 +46,22 @@ _klog_dump()
 # --- end klog-dump ---
 
 # --- klog-group ---
+# The first column of `klog-group -H ARGS...` (group names, topics) from the
+# ZooKeeper named by -Z on the line, else $KLOG_ZOOKEEPER, under a short
+# timeout so that a dead ensemble never hangs the shell.
+_klog_zk_names()
+{
+	local z=${KLOG_ZOOKEEPER:-} i w
+
+	for (( i = 1; i < COMP_CWORD; i++ )); do
+		w=${COMP_WORDS[i]}
+		[[ $w == -Z || $w == --zookeeper ]] && z=${COMP_WORDS[i+1]}
+	done
+	[[ -n $z ]] || return 0
+	timeout 2 klog-group -Z "$z" -T 1 -H "$@" 2>/dev/null | cut -f1 |
+		sort -u
+}
+
 _klog_group()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -57,8 +73,16 @@ _klog_group()
 
 	COMPREPLY=()
 	case $prev in
-	-g|--group|-t|--topic|-T|--timeout|--to-offset|--to-time)
-		return 0	# a name, a duration, a number or a time
+	-g|--group)
+		COMPREPLY=( $(compgen -W "$(_klog_zk_names list)" -- "$cur") )
+		return 0
+		;;
+	-t|--topic)
+		COMPREPLY=( $(compgen -W "$(_klog_zk_names topics)" -- "$cur") )
+		return 0
+		;;
+	-T|--timeout|--to-offset|--to-time)
+		return 0	# a duration, a number or a time
 		;;
 	-Z|--zookeeper)
 		COMPREPLY=( $(compgen -W "localhost:2181" -- "$cur") )
@@ -119,17 +143,20 @@ _klog_retain()
 # --- end klog-retain ---
 
 # --- klog-produce / klog-consume ---
-# Topics from the broker named by -b on the line (or $KLOG_BROKERS), asked
-# with klog-consume -L under a short timeout so a dead broker never hangs.
+# Topics from the brokers or the ZooKeeper named by -b or -Z on the line
+# (else those of $KLOG_BROKERS or $KLOG_ZOOKEEPER, as the tool would take
+# them), asked with klog-consume -L under a short timeout so a dead broker
+# never hangs.
 _klog_broker_topics()
 {
-	local b=${KLOG_BROKERS:-127.0.0.1:9092} i w
+	local where=() i w
 
 	for (( i = 1; i < COMP_CWORD; i++ )); do
 		w=${COMP_WORDS[i]}
-		[[ $w == -b || $w == --broker ]] && b=${COMP_WORDS[i+1]}
+		[[ $w == -b || $w == --broker || $w == -Z ||
+		    $w == --zookeeper ]] && where=("$w" "${COMP_WORDS[i+1]}")
 	done
-	timeout 2 klog-consume -L -b "$b" -m 1s 2>/dev/null | cut -f1 |
+	timeout 2 klog-consume -L -m 1s "${where[@]}" 2>/dev/null | cut -f1 |
 		sort -u
 }
 
@@ -197,8 +224,12 @@ _klog_consume()
 		_klog_files "$cur"
 		return 0
 		;;
+	-G|--group)
+		COMPREPLY=( $(compgen -W "$(_klog_zk_names list)" -- "$cur") )
+		return 0
+		;;
 	-b|--broker|-c|--count|-D|--delimiter|--fetch-size|-m|--timeout|\
-	-p|--partition|--retry-for|-Z|--zookeeper|-G|--group|\
+	-p|--partition|--retry-for|-Z|--zookeeper|\
 	--commit-interval|--zk-session-timeout)
 		return 0	# an address, a number, a delimiter or a time
 		;;
