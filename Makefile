@@ -116,6 +116,8 @@ bats: all
 lint:
 	@if [ -n "$(MAN1)$(MAN5)$(MAN7)" ]; then \
 		mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); fi
+	@bash -n completions/klog.bash
+	@if command -v zsh >/dev/null; then zsh -n completions/_klog; fi
 
 run: all
 	@if [ -x bin/klog-serve ]; then exec bin/klog-serve; \
