@@ -17,6 +17,7 @@ need jq /usr/bin/jq
 need clang /usr/bin/clang
 need procps /usr/bin/pgrep
 need python3 /usr/bin/python3
+need zsh /usr/bin/zsh
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
