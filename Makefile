@@ -21,6 +21,9 @@ KLOG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHREADED \
 	-Werror=implicit-function-declaration -Iinclude -pthread -MMD -MP
 LDFLAGS ?=
 LDLIBS = -Wl,--as-needed -lzookeeper_mt -lz -pthread
+# The sanitizer build uses clang: its UBSan also catches pointer arithmetic
+# on NULL (p + 0), which gcc's does not.
+ASAN_CC ?= clang
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -72,7 +75,7 @@ build/tests/%: tests/unit/%.c lib/libklog.a
 
 build/asan/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
 build/asan/libklog.a: $(ASAN_LIB_OBJ)
 	@rm -f $@
@@ -80,7 +83,7 @@ build/asan/libklog.a: $(ASAN_LIB_OBJ)
 
 build/asan/tests/%: tests/unit/%.c build/asan/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -o $@ $< build/asan/libklog.a \
+	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -o $@ $< build/asan/libklog.a \
 		-lcmocka $(LDLIBS)
 
 build/bench/%: bench/%.c lib/libklog.a

@@ -319,6 +319,8 @@ klog_client_response(klog_client_t *c, klog_resp_header_t *h,
 	c->in_pos += c->last_len;
 	c->last_len = 0;
 	avail = c->in.len - c->in_pos;
+	if (avail == 0)
+		return 0;  /* nothing received yet: in.data may be NULL */
 	rc = klog_proto_resp_header(c->in.data + c->in_pos, avail,
 	    c->max_response, h);
 	if (rc == -KLOG_EPARTIAL)

@@ -78,9 +78,12 @@ klog_config_parse(const char *name, const char *text, size_t len,
     klog_config_fn *fn, void *arg, klog_err_t *err)
 {
 	char buf[KLOG_CONFIG_LINE_MAX + 1];
-	const char *p = text, *end = text + len, *nl;
+	const char *p = text, *end, *nl;
 	int lineno = 0, rc;
 
+	if (len == 0)
+		return 0;  /* text may be NULL */
+	end = text + len;
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl == NULL)

@@ -122,6 +122,8 @@ klog_base64_put(klog_buf_t *b, const void *p, size_t n)
 	uint8_t *o;
 	size_t i;
 
+	if (n == 0)
+		return;  /* b->data may still be NULL */
 	if (n > (SIZE_MAX / 4 - 1) * 3 ||
 	    klog_buf_reserve(b, (n + 2) / 3 * 4) < 0) {
 		b->failed = 1;

@@ -65,6 +65,9 @@ test_empty(void **state)
 
 	(void)state;
 	assert_int_equal(klog_config_parse("f", "", 0, record, &s, &err), 0);
+	/* An empty file read into no buffer at all (fuzz_config found the
+	 * NULL + 0 this used to compute). */
+	assert_int_equal(klog_config_parse("f", NULL, 0, record, &s, &err), 0);
 	assert_int_equal(parse("\n\n\r\n#", &s, &err), 0);
 	assert_string_equal(s.text, "");
 }
