@@ -106,7 +106,7 @@ zsh_flags() {
 	command -v mandoc >/dev/null || skip "no mandoc"
 	run -0 mandoc -Tlint -Wwarning "$KLOG_ROOT"/man/*.[157]
 	[ -z "$output" ]
-	run -0 make -s -C "$KLOG_ROOT" lint
+	run -0 make -s --no-print-directory -C "$KLOG_ROOT" lint
 	[ -z "$output" ]
 }
 
