@@ -108,7 +108,8 @@ klog_json_put_string(klog_buf_t *b, const void *p, size_t n)
 		}
 		klog_buf_put(b, esc, elen);
 	}
-	klog_buf_put(b, s + run, n - run);
+	if (n > run)  /* s may be NULL when n is 0 */
+		klog_buf_put(b, s + run, n - run);
 	klog_buf_put(b, "\"", 1);
 }
 
@@ -554,6 +555,7 @@ klog_json_unescape(klog_buf_t *b, const char *raw, size_t raw_len)
 		i++;
 		run = i;
 	}
-	klog_buf_put(b, s + run, n - run);
+	if (n > run)  /* s may be NULL when n is 0 */
+		klog_buf_put(b, s + run, n - run);
 	return b->failed ? -KLOG_ENOMEM : 0;
 }

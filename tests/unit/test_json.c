@@ -85,6 +85,9 @@ test_put_string_escapes(void **state)
 {
 	(void)state;
 	check_put_string("", 0, "\"\"");
+	/* No bytes at all, not even a buffer (fuzz_envelope found the
+	 * NULL + 0 this used to compute). */
+	check_put_string(NULL, 0, "\"\"");
 	check_put_string(S("hello"), "\"hello\"");
 	check_put_string(S("a\"b\\c/d"), "\"a\\\"b\\\\c/d\"");
 	check_put_string(S("\b\f\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
@@ -184,6 +187,11 @@ test_base64_known(void **state)
 	klog_base64_put(&b, S("\xfb\xff\xbf"));
 	assert_memory_equal(b.data, "+/+/", 4);
 	klog_buf_free(&b);
+	/* Nothing into a buffer that has none yet (its data is NULL). */
+	klog_buf_init(&b);
+	klog_base64_put(&b, NULL, 0);
+	assert_int_equal(b.len, 0);
+	assert_false(b.failed);
 }
 
 /* Every length 0..64 (so every length mod 3) and every byte value. */
