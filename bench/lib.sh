@@ -29,7 +29,7 @@ WORK=
 # scaled N [MIN]: N times BENCH_SCALE, rounded, at least MIN (default 1).
 scaled() {
 	awk -v n="$1" -v s="$SCALE" -v m="${2:-1}" \
-		'BEGIN { v = int(n * s + 0.5); if (v < m) v = m; print v }'
+		'BEGIN { v = int(n * s + 0.5); if (v < m) v = m; printf "%.0f\n", v }'
 }
 
 # bytes SIZE: "100M", "1G", "512K" or plain bytes, in bytes.
