@@ -3,6 +3,7 @@
 # "100M 1G 10G 20G"; the first is the reference), a fresh broker with that
 # much already in one partition, then:
 #   restart_s        a clean stop and a start on the full data directory
+#                    (after a sync, so no writeback of the fill is left)
 #   produce_msgs_s   bench_produce, 50 messages per request, acks 1
 #   tail_msgs_s      bench_consume of the newest messages
 #   start_msgs_s     bench_consume from offset 0 (RETAINED_COLD=1 drops the
@@ -67,6 +68,9 @@ for label in $sizes; do
 	broker_start "$WORK/data"
 	fill "$BROKER" bench "$msgs"
 	broker_stop
+	# Let the kernel write the fill back first: otherwise the figures
+	# measure the writeback of gigabytes just written, not the log.
+	sync
 	t0=$(now_s)
 	broker_start "$WORK/data"
 	t1=$(now_s)
