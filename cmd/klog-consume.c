@@ -881,33 +881,6 @@ set_signals(void)
 	signal(SIGPIPE, SIG_DFL);
 }
 
-/* The brokers, from -b or from ZooKeeper; a status if that failed. */
-static int
-open_discovery(run_t *r, const opts_t *o)
-{
-	klog_err_t err = { 0 };
-	int rc;
-
-	if (o->zookeeper == NULL) {
-		if (klog_discovery_open_static(o->brokers,
-		    o->cc.connect_timeout_ms, &r->d, &err) < 0)
-			cli_misuse("-b %s: %s", o->brokers, err.msg);
-		return 0;
-	}
-	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
-	    o->cc.connect_timeout_ms, &r->zk, &err)) < 0) {
-		if (rc == -KLOG_EINVAL)
-			cli_misuse("-Z %s", err.msg);
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		return KLOG_EXIT_UNAVAILABLE;
-	}
-	if ((rc = klog_zkdiscovery_open(r->zk, &r->d, &err)) < 0) {
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		return KLOG_EXIT_FAIL;
-	}
-	return 0;
-}
-
 static int
 join_group(run_t *r, const opts_t *o)
 {
@@ -969,7 +942,8 @@ main(int argc, char **argv)
 	r.o = &o;
 	klog_buf_init(&r.out);
 	set_signals();
-	if ((status = open_discovery(&r, &o)) != 0)
+	if ((status = cli_open_discovery(o.brokers, o.zookeeper,
+	    o.zk_session_ms, o.cc.connect_timeout_ms, &r.zk, &r.d)) != 0)
 		goto out;
 	if (o.list) {
 		status = list(&r, r.d);

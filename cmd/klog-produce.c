@@ -470,39 +470,14 @@ drain(run_t *r, klog_err_t *err)
 }
 
 static int
-open_discovery(run_t *r)
-{
-	opts_t *o = r->o;
-	klog_err_t err = { 0 };
-	int rc;
-
-	if (o->zookeeper == NULL) {
-		if (klog_discovery_open_static(o->brokers,
-		    o->pc.connect_timeout_ms, &r->d, &err) < 0)
-			cli_misuse("-b %s: %s", o->brokers, err.msg);
-		return 0;
-	}
-	if ((rc = klog_zk_open(o->zookeeper, o->zk_session_ms,
-	    o->pc.connect_timeout_ms, &r->zk, &err)) < 0) {
-		if (rc == -KLOG_EINVAL)
-			cli_misuse("-Z %s", err.msg);
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		return KLOG_EXIT_UNAVAILABLE;
-	}
-	if ((rc = klog_zkdiscovery_open(r->zk, &r->d, &err)) < 0) {
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		return KLOG_EXIT_FAIL;
-	}
-	return 0;
-}
-
-static int
 connect_producer(run_t *r)
 {
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = open_discovery(r)) != 0)
+	if ((rc = cli_open_discovery(r->o->brokers, r->o->zookeeper,
+	    r->o->zk_session_ms, r->o->pc.connect_timeout_ms, &r->zk,
+	    &r->d)) != 0)
 		return rc;
 	if ((rc = klog_producer_open(r->d, &r->o->pc, &r->p, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));

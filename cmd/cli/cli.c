@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "klog/exit.h"
 #include "klog/parse.h"
+#include "klog/zkdiscovery.h"
 
 static const char *prog = "klog";
 
@@ -113,4 +114,32 @@ void
 cli_stdout_error(int errnum)
 {
 	fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errnum));
+}
+
+int
+cli_open_discovery(const char *brokers, const char *zookeeper,
+    int zk_session_ms, int connect_timeout_ms, klog_zk_t **zk,
+    klog_discovery_t **d)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (zookeeper == NULL) {
+		if (klog_discovery_open_static(brokers, connect_timeout_ms, d,
+		    &err) < 0)
+			cli_misuse("-b %s: %s", brokers, err.msg);
+		return 0;
+	}
+	if ((rc = klog_zk_open(zookeeper, zk_session_ms, connect_timeout_ms,
+	    zk, &err)) < 0) {
+		if (rc == -KLOG_EINVAL)
+			cli_misuse("-Z %s", err.msg);
+		fprintf(stderr, "%s: %s\n", cli_prog(), klog_err_text(&err, rc));
+		return KLOG_EXIT_UNAVAILABLE;
+	}
+	if ((rc = klog_zkdiscovery_open(*zk, d, &err)) < 0) {
+		fprintf(stderr, "%s: %s\n", cli_prog(), klog_err_text(&err, rc));
+		return KLOG_EXIT_FAIL;
+	}
+	return 0;
 }

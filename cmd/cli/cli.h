@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "klog/discovery.h"
+#include "klog/zk.h"
+
 #define CLI_VERSION "0.1.0"
 
 /* Name the program for every message below; prog must outlive the run. */
@@ -56,5 +59,15 @@ int cli_stdout_check(void);
 /* Say "prog: stdout: <strerror(errnum)>", for a main that writes stdout
  * by itself and kept the errno of its first failure. */
 void cli_stdout_error(int errnum);
+
+/*
+ * Where a client tool finds its brokers: the -b list when zookeeper is
+ * NULL (*zk stays NULL), else a ZooKeeper session and the discovery over
+ * it.  Returns 0, or an exit status after saying why; a malformed -b or -Z
+ * is a usage error.
+ */
+int cli_open_discovery(const char *brokers, const char *zookeeper,
+    int zk_session_ms, int connect_timeout_ms, klog_zk_t **zk,
+    klog_discovery_t **d);
 
 #endif
