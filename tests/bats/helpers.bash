@@ -94,8 +94,10 @@ wait_zk() {
 	while [ "$n" -gt 0 ]; do
 		[ -n "${ZK_PID:-}" ] && ! kill -0 "$ZK_PID" 2>/dev/null &&
 			return 1
-		reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$port" &&
-			echo srvr >&3 && cat <&3) 2>/dev/null)
+		# A server still starting may accept and never answer: bound
+		# each try, or the suite hangs.
+		reply=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+			echo srvr >&3 && cat <&3' _ "$port" 2>/dev/null)
 		case $reply in *Mode:*) return 0 ;; esac
 		sleep 0.1
 		n=$((n - 1))
