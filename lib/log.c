@@ -911,8 +911,8 @@ klog_log_append(klog_log_t *log, const void *set, size_t len,
 	return klog_log_appendv(log, &v, 1, nmsgs, first_offset, NULL, err);
 }
 
-static int
-fsync_path(const char *path, klog_err_t *err)
+int
+klog_log_sync_dir(const char *path, klog_err_t *err)
 {
 	int fd, r = 0;
 
@@ -989,9 +989,9 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 	}
 	if ((r = sync_segs(log, segs, n, err)) < 0)
 		goto out;
-	if ((dirty & DIRTY_PARTITION) && (r = fsync_path(log->dir, err)) < 0)
+	if ((dirty & DIRTY_PARTITION) && (r = klog_log_sync_dir(log->dir, err)) < 0)
 		goto out;
-	if ((dirty & DIRTY_DATA) && (r = fsync_path(log->data_dir, err)) < 0)
+	if ((dirty & DIRTY_DATA) && (r = klog_log_sync_dir(log->data_dir, err)) < 0)
 		goto out;
 out:
 	pthread_mutex_lock(&log->mu);

@@ -118,19 +118,6 @@ mkdir_p(const char *path, klog_err_t *err)
 	return 0;
 }
 
-static int
-fsync_dir(const char *path, klog_err_t *err)
-{
-	int fd, r = 0;
-
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return sys_err(err, "open", path);
-	if (fsync(fd) < 0)
-		r = sys_err(err, "fsync", path);
-	close(fd);
-	return r;
-}
-
 /* One broker per directory: an flock held for the store's lifetime. */
 static int
 take_lock(klog_store_t *s, klog_err_t *err)
@@ -211,7 +198,7 @@ take_marker(klog_store_t *s, klog_err_t *err)
 		return 0;
 	}
 	s->clean = 1;
-	return fsync_dir(s->data_dir, err);
+	return klog_log_sync_dir(s->data_dir, err);
 }
 
 static int
@@ -250,7 +237,7 @@ write_marker(klog_store_t *s, klog_err_t *err)
 		r = sys_err(err, "fsync", path);
 	close(fd);
 	klog_buf_free(&b);
-	return r < 0 ? r : fsync_dir(s->data_dir, err);
+	return r < 0 ? r : klog_log_sync_dir(s->data_dir, err);
 }
 
 /* ---- topics ---- */
