@@ -35,6 +35,7 @@ enum {
 	OPT_FLUSH_MS,
 	OPT_MAX_CONNECTIONS,
 	OPT_MAX_MESSAGE,
+	OPT_MAX_OPEN_SEGMENTS,
 	OPT_MAX_REQUEST,
 	OPT_NO_AUTO_CREATE,
 	OPT_PARTITIONS,
@@ -60,6 +61,7 @@ static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 	{ "max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE },
+	{ "max-open-segments", required_argument, NULL, OPT_MAX_OPEN_SEGMENTS },
 	{ "max-request-bytes", required_argument, NULL, OPT_MAX_REQUEST },
 	{ "no-auto-create", no_argument, NULL, OPT_NO_AUTO_CREATE },
 	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
@@ -139,6 +141,11 @@ usage(FILE *f)
 	    "(default 1000000)\n"
 	    "      --max-connections N    refuse clients past N "
 	    "(default 10000)\n"
+	    "      --max-open-segments N  keep at most N older segments "
+	    "open for reads,\n"
+	    "                             closing the least recently used "
+	    "(default 256;\n"
+	    "                             0: no bound)\n"
 	    "      --broker-id N          the id metadata reports (default 0)\n"
 	    "      --advertise HOST[:PORT]  the address metadata reports "
 	    "(default: the\n"
@@ -281,6 +288,9 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		break;
 	case OPT_MAX_MESSAGE:
 		c->max_message_bytes = cli_size(what, v, 1, 1 << 30);
+		break;
+	case OPT_MAX_OPEN_SEGMENTS:
+		c->max_open_segments = (size_t)cli_number(what, v, 0, 1 << 20);
 		break;
 	case OPT_MAX_REQUEST:
 		c->max_request_bytes = cli_size(what, v, 1024, INT32_MAX);
@@ -433,21 +443,27 @@ catch_signals(void)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
-/* Room for max_connections descriptors, as far as the hard limit allows. */
+/*
+ * Room for max_connections clients, the segment cache and each partition's
+ * active segment (MAX_PARTITIONS for a first few topics), as far as the
+ * hard limit allows.
+ */
 static void
 raise_nofile(const opts_t *o)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)o->cfg.max_connections + 256;
+	rlim_t want = (rlim_t)o->cfg.max_connections +
+	    (rlim_t)o->cfg.max_open_segments + MAX_PARTITIONS + 256;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
 	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < want && !o->quiet)
-		fprintf(stderr, PROG ": warn: only %llu descriptors allowed; "
-		    "fewer than --max-connections %d clients will fit\n",
-		    (unsigned long long)rl.rlim_cur, o->cfg.max_connections);
+		fprintf(stderr, PROG ": warn: only %llu descriptors allowed "
+		    "of the %llu that --max-connections, --max-open-segments "
+		    "and active segments may take\n",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)want);
 }
 
 /* The broker's topic_created hook: arg is main's klog_zkbroker_t *. */

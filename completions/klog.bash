@@ -244,8 +244,8 @@ _klog_serve()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='--advertise --broker-id -c --config --cleanup-interval
 		-d --data-dir --flush-messages --flush-ms -h --help -l --listen
-		--max-connections --max-message-bytes --max-request-bytes
-		--no-auto-create --partitions -q --quiet --retention-bytes
+		--max-connections --max-message-bytes --max-open-segments
+		--max-request-bytes --no-auto-create --partitions -q --quiet --retention-bytes
 		--retention-hours --segment-bytes --topic -v --verbose --version
 		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
 
@@ -286,7 +286,7 @@ _klog_serve()
 		return 0
 		;;
 	--advertise|--broker-id|--flush-messages|--max-connections|\
-	--partitions|--topic|-Z|--zookeeper|--zk-connect-timeout)
+	--max-open-segments|--partitions|--topic|-Z|--zookeeper|--zk-connect-timeout)
 		return 0	# an address, a number or NAME:N
 		;;
 	esac

@@ -2164,6 +2164,7 @@ klog_broker_config_default(klog_broker_config_t *cfg)
 	cfg->max_request_bytes = KLOG_DEFAULT_MAX_REQUEST;
 	cfg->max_message_bytes = KLOG_BROKER_DEFAULT_MAX_MESSAGE;
 	cfg->max_connections = 10000;
+	cfg->max_open_segments = KLOG_STORE_DEFAULT_OPEN_SEGMENTS;
 	cfg->conn_out_limit = (size_t)4 << 20;
 	cfg->shutdown_ms = 5000;
 	cfg->log_level = KLOG_LEVEL_INFO;
@@ -2282,6 +2283,7 @@ open_store(klog_broker_t *b, klog_err_t *err)
 	klog_store_config_default(&sc);
 	sc.data_dir = b->data_dir;
 	sc.log.segment_bytes = b->cfg.segment_bytes;
+	sc.max_open_segments = b->cfg.max_open_segments;
 	sc.default_partitions = b->cfg.default_partitions;
 	sc.auto_create = b->cfg.auto_create;
 	if ((rc = klog_store_open(&sc, &b->store, err)) < 0)

@@ -37,6 +37,7 @@
 #include <zlib.h>
 
 #include "klog/error.h"
+#include "klog/fdcache.h"
 #include "klog/format.h"
 #include "klog/log.h"
 #include "klog/retain.h"
@@ -54,7 +55,15 @@
 struct seg {
 	int64_t base;
 	int64_t size;       /* bytes written; under the log's lock */
-	int fd;             /* -1 until opened; then fixed until freed */
+	/*
+	 * The descriptor.  The active segment's is opened read-write and stays
+	 * open; a sealed segment's is opened on a read, and the cache may
+	 * close it whenever it is unpinned once the segment is synced.  So
+	 * ent.fd is used directly only for the active segment under the log's
+	 * lock, and through a pin everywhere else.
+	 */
+	klog_fdcache_entry_t ent;
+	klog_fdcache_t *cache;  /* referenced */
 	int kafka;          /* named .kafka rather than .klog */
 	atomic_int refs;
 };
@@ -64,6 +73,7 @@ enum { DIRTY_PARTITION = 1, DIRTY_DATA = 2 };
 
 struct klog_log {
 	pthread_mutex_t mu;
+	klog_fdcache_t *cache;  /* referenced; shared with the store's logs */
 	char *data_dir;
 	char *dir;              /* <data-dir>/<topic>-<partition> */
 	char *topic;
@@ -114,7 +124,7 @@ sys_err(klog_err_t *err, const char *what, const char *path)
 }
 
 static struct seg *
-seg_new(int64_t base, int64_t size, int kafka)
+seg_new(klog_log_t *log, int64_t base, int64_t size, int kafka)
 {
 	struct seg *s = malloc(sizeof(*s));
 
@@ -122,7 +132,9 @@ seg_new(int64_t base, int64_t size, int kafka)
 		return NULL;
 	s->base = base;
 	s->size = size;
-	s->fd = -1;
+	klog_fdcache_entry_init(&s->ent, -1);
+	s->cache = log->cache;
+	klog_fdcache_ref(s->cache);
 	s->kafka = kafka;
 	atomic_init(&s->refs, 1);
 	return s;
@@ -139,8 +151,8 @@ seg_unref(struct seg *s)
 {
 	if (atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	if (s->fd >= 0)
-		close(s->fd);
+	klog_fdcache_drop(s->cache, &s->ent);
+	klog_fdcache_unref(s->cache);
 	free(s);
 }
 
@@ -340,6 +352,7 @@ klog_log_config_default(klog_log_config_t *cfg)
 {
 	cfg->segment_bytes = DEFAULT_SEGMENT_BYTES;
 	cfg->recover = 0;
+	cfg->fdcache = NULL;
 }
 
 static int
@@ -386,7 +399,7 @@ add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: segment ends past the largest offset", path);
 	if (reserve_segs(log, 1) < 0 ||
-	    (s = seg_new(base, st.st_size, kafka)) == NULL)
+	    (s = seg_new(log, base, st.st_size, kafka)) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
 		    path);
 	log->segs[log->nsegs++] = s;
@@ -484,18 +497,19 @@ create_first(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	struct seg *s;
-	int fd;
+	int fd, r;
 
 	seg_path(log, 0, 0, path, sizeof(path));
-	if (reserve_segs(log, 1) < 0 || (s = seg_new(0, 0, 0)) == NULL)
+	if (reserve_segs(log, 1) < 0 || (s = seg_new(log, 0, 0, 0)) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
 	if (fd < 0) {
-		free(s);
-		return sys_err(err, "create", path);
+		r = sys_err(err, "create", path);
+		seg_unref(s);
+		return r;
 	}
-	s->fd = fd;
+	s->ent.fd = fd;
 	log->segs[log->nsegs++] = s;
 	log->dirty |= DIRTY_PARTITION;
 	return 0;
@@ -577,7 +591,7 @@ scan_valid(struct seg *s, uint8_t *buf, int64_t *good)
 
 	*good = 0;
 	for (;;) {
-		if (fill(s->fd, buf, RECOVER_CHUNK, &have, pos, &size) < 0)
+		if (fill(s->ent.fd, buf, RECOVER_CHUNK, &have, pos, &size) < 0)
 			return -KLOG_EIO;
 		if (have == 0)
 			return 0;
@@ -600,7 +614,7 @@ scan_valid(struct seg *s, uint8_t *buf, int64_t *good)
 			pos = *good;
 			continue;
 		}
-		r = check_large_entry(s->fd, buf, have, pos, size, &next);
+		r = check_large_entry(s->ent.fd, buf, have, pos, size, &next);
 		if (r <= 0)
 			return r;
 		*good = pos = next;
@@ -630,7 +644,7 @@ recover_last(klog_log_t *log, klog_err_t *err)
 		    strerror(errno));
 	if (good == s->size)
 		return 0;
-	if (ftruncate(s->fd, good) < 0 || fsync(s->fd) < 0)
+	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
 		return sys_err(err, "truncate", path);
 	log->recovered = s->size - good;
 	s->size = good;
@@ -643,10 +657,10 @@ open_active(klog_log_t *log, int recover, klog_err_t *err)
 	struct seg *s = active(log);
 	char path[PATH_MAX];
 
-	if (s->fd < 0) {
+	if (s->ent.fd < 0) {
 		seg_path(log, s->base, s->kafka, path, sizeof(path));
-		s->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (s->fd < 0)
+		s->ent.fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (s->ent.fd < 0)
 			return sys_err(err, "open", path);
 	}
 	return recover ? recover_last(log, err) : 0;
@@ -711,6 +725,14 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 	if ((log = calloc(1, sizeof(*log))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	pthread_mutex_init(&log->mu, NULL);
+	if (cfg->fdcache != NULL) {
+		log->cache = cfg->fdcache;
+		klog_fdcache_ref(log->cache);
+	} else if (klog_fdcache_new(0, &log->cache) < 0) {
+		pthread_mutex_destroy(&log->mu);
+		free(log);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
 	if ((r = log_init(log, data_dir, topic, partition, cfg, err)) < 0 ||
 	    (r = make_dir(log, err)) < 0 ||
 	    (r = load_segments(log, err)) < 0)
@@ -740,6 +762,7 @@ klog_log_close(klog_log_t *log)
 		return;
 	for (size_t i = 0; i < log->nsegs; i++)
 		seg_unref(log->segs[i]);
+	klog_fdcache_unref(log->cache);
 	free(log->segs);
 	free(log->data_dir);
 	free(log->dir);
@@ -774,20 +797,25 @@ roll(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	struct seg *s;
-	int fd;
+	int fd, r;
 
 	if (seg_path(log, log->end, 0, path, sizeof(path)) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    log->dir);
-	if (reserve_segs(log, 1) < 0 || (s = seg_new(log->end, 0, 0)) == NULL)
+	if (reserve_segs(log, 1) < 0 ||
+	    (s = seg_new(log, log->end, 0, 0)) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
 	if (fd < 0) {
-		free(s);
-		return sys_err(err, "create", path);
+		r = sys_err(err, "create", path);
+		seg_unref(s);
+		return r;
 	}
-	s->fd = fd;
+	s->ent.fd = fd;
+	/* Sealed with nothing left to sync: no flush will hand it over. */
+	if (active(log)->base + active(log)->size <= log->flushed_end)
+		klog_fdcache_adopt(log->cache, &active(log)->ent);
 	log->segs[log->nsegs++] = s;
 	log->dirty |= DIRTY_PARTITION;
 	return 0;
@@ -818,7 +846,7 @@ write_all(klog_log_t *log, struct seg *s, const struct iovec *iov, size_t n,
 			v[k] = iov[i + k];
 		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
 		v[0].iov_len -= skip;
-		w = pwritev(s->fd, v, (int)k, s->size + (int64_t)done);
+		w = pwritev(s->ent.fd, v, (int)k, s->size + (int64_t)done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -836,7 +864,7 @@ fail:
 	e = w < 0 ? errno : EIO;
 	*kept = i;
 	*kept_bytes = done - skip;
-	while (ftruncate(s->fd, s->size + (int64_t)*kept_bytes) < 0 &&
+	while (ftruncate(s->ent.fd, s->size + (int64_t)*kept_bytes) < 0 &&
 	    errno == EINTR)
 		;
 	seg_path(log, s->base, s->kafka, path, sizeof(path));
@@ -943,6 +971,8 @@ unflushed_segs(klog_log_t *log, struct seg ***out, size_t *n)
 	for (size_t j = 0; j < *n; j++) {
 		(*out)[j] = log->segs[i + j];
 		seg_ref((*out)[j]);
+		/* Never closed by the cache (unsynced, or active): no path. */
+		klog_fdcache_pin(log->cache, &(*out)[j]->ent, NULL);
 	}
 	return 0;
 }
@@ -953,13 +983,24 @@ sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < n; i++) {
-		if (fsync(segs[i]->fd) == 0)
+		if (fsync(segs[i]->ent.fd) == 0)
 			continue;
 		seg_path(log, segs[i]->base, segs[i]->kafka, path,
 		    sizeof(path));
 		return sys_err(err, "fsync", path);
 	}
 	return 0;
+}
+
+/* Sealed segments now synced to their end go to the descriptor cache.
+ * Under the lock. */
+static void
+adopt_synced(klog_log_t *log, struct seg **segs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (segs[i] != active(log) &&
+		    segs[i]->base + segs[i]->size <= log->flushed_end)
+			klog_fdcache_adopt(log->cache, &segs[i]->ent);
 }
 
 /*
@@ -1000,12 +1041,15 @@ out:
 			log->flushed_end = end;
 		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
 		log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+		adopt_synced(log, segs, n);
 	} else {
 		log->dirty |= dirty;
 	}
 	pthread_mutex_unlock(&log->mu);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		klog_fdcache_unpin(log->cache, &segs[i]->ent);
 		seg_unref(segs[i]);
+	}
 	free(segs);
 	return r;
 }
@@ -1065,18 +1109,17 @@ klog_log_size_bytes(klog_log_t *log)
 
 /* ---- read ---- */
 
-/* Open an older segment for reading on first use.  Under the lock. */
+/* Pin s's descriptor, opening a closed one read-only; the descriptor or
+ * an error.  Under the lock. */
 static int
-seg_open_ro(klog_log_t *log, struct seg *s, klog_err_t *err)
+seg_pin(klog_log_t *log, struct seg *s, klog_err_t *err)
 {
 	char path[PATH_MAX];
+	int fd;
 
-	if (s->fd >= 0)
-		return 0;
 	seg_path(log, s->base, s->kafka, path, sizeof(path));
-	s->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->fd >= 0)
-		return 0;
+	if ((fd = klog_fdcache_pin(log->cache, &s->ent, path)) >= 0)
+		return fd;
 	if (errno == ENOENT)  /* removed by another process */
 		return klog_err_set(err, -KLOG_ERANGE,
 		    "%s: segment was deleted", path);
@@ -1171,7 +1214,7 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 {
 	struct seg *s;
 	int64_t pos, readable, written;
-	int r;
+	int fd, r;
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
@@ -1190,21 +1233,22 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 		return 0;
 	}
 	s = log->segs[seg_find(log, offset)];
-	if ((r = seg_open_ro(log, s, err)) < 0) {
+	if ((fd = seg_pin(log, s, err)) < 0) {
 		pthread_mutex_unlock(&log->mu);
-		return r;
+		return fd;
 	}
 	pos = offset - s->base;
 	written = s->size;
 	readable = min64(written, log->flushed_end - s->base);
 	seg_ref(s);
 	pthread_mutex_unlock(&log->mu);
-	if ((r = check_boundary(s->fd, pos, readable, written, offset,
+	if ((r = check_boundary(fd, pos, readable, written, offset,
 	    err)) < 0) {
+		klog_fdcache_unpin(s->cache, &s->ent);
 		seg_unref(s);
 		return r;
 	}
-	out->fd = s->fd;
+	out->fd = fd;
 	out->file_pos = pos;
 	out->len = (size_t)min64(readable - pos,
 	    max_bytes > INT64_MAX ? INT64_MAX : (int64_t)max_bytes);
@@ -1215,9 +1259,13 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 void
 klog_log_slice_release(klog_log_slice_t *slice)
 {
+	struct seg *s;
+
 	if (slice == NULL || slice->seg == NULL)
 		return;
-	seg_unref(slice->seg);
+	s = slice->seg;
+	klog_fdcache_unpin(s->cache, &s->ent);
+	seg_unref(s);
 	slice->seg = NULL;
 	slice->fd = -1;
 	slice->len = 0;
@@ -1448,12 +1496,14 @@ expire_all(klog_log_t *log, struct snap *active_sn, int *keep_active,
 	    active_sn->seg->size == 0;
 	if (active(log) == active_sn->seg && !*keep_active)
 		r = roll(log, err);
-	pthread_mutex_unlock(&log->mu);
-	if (*keep_active && futimens(active_sn->seg->fd, NULL) < 0) {
+	/* Under the lock: only the active segment's descriptor is sure to
+	 * be open. */
+	if (*keep_active && futimens(active_sn->seg->ent.fd, NULL) < 0) {
 		seg_path(log, active_sn->base, active_sn->kafka, path,
 		    sizeof(path));
 		r = sys_err(err, "touch", path);
 	}
+	pthread_mutex_unlock(&log->mu);
 	return r;
 }
 

@@ -27,6 +27,7 @@
 
 #include "klog/buf.h"
 #include "klog/error.h"
+#include "klog/fdcache.h"
 #include "klog/log.h"
 #include "klog/store.h"
 
@@ -43,7 +44,9 @@ struct topic {
 };
 
 struct klog_store {
-	klog_store_config_t cfg;  /* cfg.data_dir points at data_dir */
+	klog_store_config_t cfg;  /* cfg.data_dir points at data_dir,
+	                             cfg.log.fdcache at fdcache */
+	klog_fdcache_t *fdcache;  /* referenced here and by every log */
 	char *data_dir;
 	int lock_fd;
 	int clean;                /* open found the clean-shutdown marker */
@@ -75,6 +78,7 @@ klog_store_config_default(klog_store_config_t *cfg)
 	cfg->default_partitions = 1;
 	cfg->auto_create = 1;
 	cfg->max_partitions = DEFAULT_MAX_PARTITIONS;
+	cfg->max_open_segments = KLOG_STORE_DEFAULT_OPEN_SEGMENTS;
 }
 
 static int
@@ -612,6 +616,7 @@ store_free(klog_store_t *s)
 	free(s->topics);
 	free(s->all);
 	free(s->marker);
+	klog_fdcache_unref(s->fdcache);
 	pthread_mutex_destroy(&s->all_mu);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);  /* releases the flock */
@@ -639,6 +644,11 @@ klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
 		goto fail;
 	}
 	s->cfg.data_dir = s->data_dir;
+	if (klog_fdcache_new(cfg->max_open_segments, &s->fdcache) < 0) {
+		r = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	s->cfg.log.fdcache = s->fdcache;
 	if ((r = mkdir_p(s->data_dir, err)) < 0 ||
 	    (r = take_lock(s, err)) < 0 ||
 	    (r = take_marker(s, err)) < 0 ||

@@ -79,6 +79,9 @@ typedef struct klog_broker_config {
 	int64_t max_request_bytes;     /* a frame over this closes the link */
 	int64_t max_message_bytes;     /* per top-level message payload */
 	int max_connections;           /* refuse more */
+	size_t max_open_segments;      /* older segments kept open for reads
+	                                  (each partition's active one is
+	                                  always open); 0: no bound */
 	size_t conn_out_limit;         /* stop reading a client whose unsent
 	                                  responses pass this many bytes */
 	int64_t shutdown_ms;           /* time to write pending responses */

@@ -7,7 +7,9 @@
  * Each segment is a bare message set (see format.h); its name is the offset
  * of its first byte in the partition, zero-padded to 20 digits.  The log
  * keeps in memory only a sorted array of segments (base offset, size, lazily
- * opened descriptor): O(segments), never O(messages).
+ * opened descriptor): O(segments), never O(messages).  The active segment's
+ * descriptor stays open; older ones are opened on a read and closed by the
+ * descriptor cache (fdcache.h) when it is full.
  *
  * Two ends: the written end (everything appended) and the flushed end (what
  * fsync has made durable).  Readers see only up to the flushed end, as in the
@@ -25,6 +27,7 @@
 #include <sys/uio.h>
 
 #include "klog/error.h"
+#include "klog/fdcache.h"
 
 #define KLOG_TOPIC_MAX 249
 #define KLOG_SEGMENT_SUFFIX ".klog"
@@ -38,6 +41,9 @@ typedef struct klog_log_config {
 	                           default 1 GiB */
 	int recover;            /* scan and truncate the last segment at open
 	                           (the clean-shutdown marker was missing) */
+	klog_fdcache_t *fdcache; /* shared by the store's logs (the log takes
+	                            a reference); NULL: the log's own, with no
+	                            bound */
 } klog_log_config_t;
 
 void klog_log_config_default(klog_log_config_t *cfg);

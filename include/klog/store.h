@@ -1,7 +1,8 @@
 /*
  * The store: every partition log under one data directory, by topic.
  *
- * It owns the logs and the clean-shutdown marker (<data-dir>/.klog_cleanshutdown):
+ * It owns the logs, the descriptor cache they share, and the clean-shutdown
+ * marker (<data-dir>/.klog_cleanshutdown):
  * at open the marker is read and removed, and without it every partition's
  * last segment is recovered; a clean close flushes everything and writes it.
  * The store is used from one thread (the broker's event loop); klog_log_t
@@ -24,7 +25,11 @@ typedef struct klog_store_config {
 	int default_partitions;    /* for auto-created topics (>= 1) */
 	int auto_create;           /* create unknown topics on first use */
 	int max_partitions;        /* upper bound on a topic's partitions */
+	size_t max_open_segments;  /* the descriptor cache's bound (fdcache.h),
+	                              shared by all logs; 0: none */
 } klog_store_config_t;
+
+#define KLOG_STORE_DEFAULT_OPEN_SEGMENTS 256
 
 void klog_store_config_default(klog_store_config_t *cfg);
 

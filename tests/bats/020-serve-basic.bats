@@ -207,3 +207,21 @@ Try 'klog-serve -h'" ]
 	# Once those are gone, clients are served again.
 	echo back | klog-produce -t m
 }
+
+@test "serve: --max-open-segments bounds the segments held open, however many are read" {
+	serve --segment-bytes 1K --max-open-segments 3 --topic s:2
+	seq -f 'record-%06g' 1 4000 | klog-produce -q -t s --batch 10
+	local segs
+	segs=$(ls "$TMP"/data/s-*/ | grep -c '\.klog$')
+	[ "$segs" -gt 60 ]
+	# Every segment of both partitions is read, twice.
+	for i in 1 2; do
+		klog-consume -t s -o beginning -e | sort >"$TMP/out"
+		cmp "$TMP/out" <(seq -f 'record-%06g' 1 4000 | sort)
+	done
+	# Two active segments and at most three older ones.
+	local open
+	open=$(ls -l "/proc/$SERVE_PID/fd" | grep -c '\.klog$')
+	[ "$open" -le 5 ]
+	[ "$open" -ge 2 ]
+}
