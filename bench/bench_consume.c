@@ -4,9 +4,12 @@
  * as soon as the previous answer is in (the length fields of that answer's
  * entries say where the next one starts), while that answer's messages are
  * walked with klog_iter_next(), every CRC checked and gzip wrappers opened.
+ * The top-level CRCs of a large answer are checked on -j worker threads
+ * besides the main one (verify.h), as klog-consume does on more than one
+ * core.
  *
  *   bench_consume [-b host:port] [-E end-offset | -n messages]
- *       [-f fetch-size] [-o offset|beginning|end] [-p partition]
+ *       [-f fetch-size] [-j workers] [-o offset|beginning|end] [-p partition]
  *       [-S epoch-ms] [-t topic] [-w max-wait]
  *
  * It reads up to the end the partition had at start, or up to -E (a
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "klog/verify.h"
 
 #define PROG "bench_consume"
 #define STALL_S 30.0
@@ -43,11 +47,13 @@ typedef struct opts {
 	int32_t fetch;
 	int32_t max_wait;
 	int64_t start_at;
+	int workers;
 } opts_t;
 
 typedef struct bench {
 	const opts_t *o;
 	klog_client_t *c;
+	klog_verify_t *verify;
 	int64_t offset;        /* where the fetch in flight starts */
 	int64_t stop;          /* without -n: where to stop */
 	int32_t fetch;         /* grows for an entry larger than it */
@@ -62,7 +68,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: " PROG " [-b host:port] [-E end-offset | -n messages] "
-	    "[-f fetch-size]\n"
+	    "[-f fetch-size] [-j workers]\n"
 	    "                     [-o offset] [-p partition] [-S epoch-ms] "
 	    "[-t topic]\n"
 	    "                     [-w max-wait]\n"
@@ -70,6 +76,8 @@ usage(FILE *f)
 	    "  -E, --end-offset O    stop at offset O, a message boundary\n"
 	    "                        (default: the end at start)\n"
 	    "  -f, --fetch-size SIZE bytes per fetch (default 4M)\n"
+	    "  -j, --workers N       CRC-checking threads besides the main "
+	    "one (default 1)\n"
 	    "  -n, --messages N      read N messages, waiting for them\n"
 	    "  -o, --offset OFFSET   beginning (default), end, or a byte "
 	    "offset\n"
@@ -87,6 +95,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "end-offset", required_argument, NULL, 'E' },
 		{ "fetch-size", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "workers", required_argument, NULL, 'j' },
 		{ "max-wait", required_argument, NULL, 'w' },
 		{ "messages", required_argument, NULL, 'n' },
 		{ "offset", required_argument, NULL, 'o' },
@@ -99,8 +108,8 @@ parse_opts(int argc, char **argv, opts_t *o)
 
 	*o = (opts_t){ .broker = "127.0.0.1:9092", .topic = "bench",
 	    .start = KLOG_OFFSET_EARLIEST, .stop = -1, .fetch = 4 << 20,
-	    .max_wait = 500 };
-	while ((ch = getopt_long(argc, argv, "b:E:f:hn:o:p:S:t:w:", longs,
+	    .max_wait = 500, .workers = 1 };
+	while ((ch = getopt_long(argc, argv, "b:E:f:hj:n:o:p:S:t:w:", longs,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
@@ -117,6 +126,10 @@ parse_opts(int argc, char **argv, opts_t *o)
 		case 'h':
 			usage(stdout);
 			exit(KLOG_EXIT_OK);
+		case 'j':
+			o->workers = (int)bench_opt_i64(PROG, "-j", optarg, 0,
+			    64);
+			break;
 		case 'n':
 			o->messages = bench_opt_i64(PROG, "-n", optarg, 1,
 			    INT64_MAX);
@@ -217,11 +230,15 @@ done(const bench_t *bp)
 static void
 check_set(bench_t *bp, const uint8_t *set, size_t len, int64_t base)
 {
+	unsigned flags = KLOG_ITER_DEEP;
 	klog_iter_t it;
 	klog_msg_t m;
 	int rc;
 
-	klog_iter_init(&it, set, len, base, KLOG_ITER_DEEP, 0);
+	/* A mismatch found here is found again, and reported, below. */
+	if (klog_verify_crcs(bp->verify, set, len) == 0)
+		flags |= KLOG_ITER_OUTER_CHECKED;
+	klog_iter_init(&it, set, len, base, flags, 0);
 	while ((rc = klog_iter_next(&it, &m)) == 1) {
 		if (!m.valid)
 			errx(KLOG_EXIT_DATAERR, "partition %d: offset %" PRId64
@@ -318,6 +335,8 @@ main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	b.fetch = o.fetch;
+	if (klog_verify_new(o.workers, &b.verify) < 0)
+		errx(KLOG_EXIT_FAIL, "cannot start %d threads", o.workers);
 	b.c = bench_connect(o.broker);
 	klog_client_set_max_response(b.c, MAX_FETCH + (1 << 20));
 	b.offset = o.start >= 0 ? o.start :
@@ -340,6 +359,7 @@ main(int argc, char **argv)
 	    (double)b.msgs / (t1 - t0), (double)b.bytes / 1e6 / (t1 - t0),
 	    w0, w1, b.next);
 	klog_client_close(b.c);
+	klog_verify_free(b.verify);
 	if (fflush(stdout) != 0)
 		err(KLOG_EXIT_IOERR, "stdout");
 	return KLOG_EXIT_OK;

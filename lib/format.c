@@ -131,6 +131,12 @@ entry_end(size_t pos, const klog_msg_t *m)
 static void
 check_crc(klog_msg_t *m, unsigned flags)
 {
+	if ((flags & KLOG_ITER_OUTER_CHECKED) && m->depth == 0 &&
+	    !(flags & KLOG_ITER_NOCRC)) {
+		m->crc_computed = m->crc_stored;
+		m->valid = 1;
+		return;
+	}
 	if (flags & KLOG_ITER_NOCRC) {
 		m->crc_computed = 0;
 		m->valid = 1;

@@ -115,7 +115,8 @@ typedef struct klog_msg {
 	uint8_t depth;         /* 0 top level, 1 inside a wrapper */
 	uint32_t crc_stored;
 	uint32_t crc_computed; /* equals crc_stored unless corrupt; 0 with
-	                          KLOG_ITER_NOCRC */
+	                          KLOG_ITER_NOCRC; crc_stored where
+	                          KLOG_ITER_OUTER_CHECKED vouches for it */
 	int valid;             /* CRC matches (always 1 with KLOG_ITER_NOCRC) */
 	const uint8_t *payload;
 	uint32_t payload_len;
@@ -124,6 +125,9 @@ typedef struct klog_msg {
 enum klog_iter_flags {
 	KLOG_ITER_DEEP = 1 << 0,  /* descend into gzip wrappers */
 	KLOG_ITER_NOCRC = 1 << 1, /* skip CRC computation */
+	KLOG_ITER_OUTER_CHECKED = 1 << 2, /* the top-level CRCs were checked
+	                                     (verify.h): taken as matching;
+	                                     inner ones are still computed */
 };
 
 /* Iterator over a message set in memory.  Stack-allocate it; fields are

@@ -1,0 +1,194 @@
+/*
+ * Unit tests for the parallel CRC checks (lib/verify.c) and the iterator's
+ * KLOG_ITER_OUTER_CHECKED: a bad CRC anywhere, on either side of a cut,
+ * is found with any number of workers; malformed and cut tails are left
+ * to the iterator; messages inside wrappers are still checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/verify.h"
+
+#define PLEN 200
+#define NMSG 8000   /* about 1.7 MB: well over KLOG_VERIFY_MIN_SPLIT */
+
+static const int worker_counts[] = { 0, 1, 3 };
+
+/* NMSG entries, with a gzip wrapper of 10 messages after entry wrap_at
+ * (if >= 0); *len gets the size, *pos (if not NULL) each entry's start. */
+static uint8_t *
+build(size_t *len, int wrap_at, size_t *pos)
+{
+	uint8_t payload[PLEN], inner[10 * (PLEN + KLOG_MSG_OVERHEAD)];
+	uint8_t *buf, *w = NULL;
+	size_t off = 0, wlen = 0, ilen = 0;
+
+	for (int i = 0; i < 10; i++) {
+		memset(payload, 'a' + i, sizeof(payload));
+		ilen += klog_entry_encode(inner + ilen, payload, sizeof(payload));
+	}
+	if (wrap_at >= 0)
+		assert_int_equal(klog_gzip_wrap(inner, ilen, 6, &w, &wlen), 0);
+	buf = malloc((size_t)NMSG * (PLEN + KLOG_MSG_OVERHEAD) + wlen);
+	assert_non_null(buf);
+	for (int i = 0; i < NMSG; i++) {
+		if (pos != NULL)
+			pos[i] = off;
+		for (size_t j = 0; j < PLEN; j++)
+			payload[j] = (uint8_t)(i * 31 + j);
+		off += klog_entry_encode(buf + off, payload, sizeof(payload));
+		if (i == wrap_at) {
+			memcpy(buf + off, w, wlen);
+			off += wlen;
+		}
+	}
+	free(w);
+	*len = off;
+	return buf;
+}
+
+static void
+test_all_good(void **state)
+{
+	klog_verify_t *v;
+	size_t len;
+	uint8_t *set = build(&len, NMSG / 2, NULL);
+
+	(void)state;
+	assert_true(len > KLOG_VERIFY_MIN_SPLIT);
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		for (int round = 0; round < 3; round++)
+			assert_int_equal(klog_verify_crcs(v, set, len), 0);
+		/* Small sets too, which the caller's thread checks alone. */
+		assert_int_equal(klog_verify_crcs(v, set, 1000 * (PLEN + 9)),
+		    0);
+		assert_int_equal(klog_verify_crcs(v, set, 0), 0);
+		klog_verify_free(v);
+	}
+	assert_int_equal(klog_verify_crcs(NULL, set, len), 0);
+	free(set);
+}
+
+/* One flipped payload byte, at entries spread over every piece and next
+ * to the cuts, is found whatever the worker count. */
+static void
+test_bad_crc_anywhere(void **state)
+{
+	static size_t pos[NMSG];
+	const int at[] = { 0, 1, NMSG / 4 - 1, NMSG / 4, NMSG / 2 - 1,
+	    NMSG / 2, NMSG / 2 + 1, 3 * NMSG / 4, NMSG - 2, NMSG - 1 };
+	klog_verify_t *v;
+	size_t len, p;
+	uint8_t *set = build(&len, -1, pos);
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			p = pos[at[i]] + KLOG_MSG_OVERHEAD + PLEN / 2;
+			set[p] ^= 0x40;
+			assert_int_equal(klog_verify_crcs(v, set, len), 1);
+			set[p] ^= 0x40;
+			/* The stored CRC itself, too. */
+			set[pos[at[i]] + 5] ^= 1;
+			assert_int_equal(klog_verify_crcs(v, set, len), 1);
+			set[pos[at[i]] + 5] ^= 1;
+		}
+		assert_int_equal(klog_verify_crcs(v, set, len), 0);
+		klog_verify_free(v);
+	}
+	free(set);
+}
+
+/* A malformed entry stops the checks (the iterator reports it): a bad
+ * CRC before it is found, one after it is not looked at. */
+static void
+test_malformed_and_cut(void **state)
+{
+	static size_t pos[NMSG];
+	klog_verify_t *v;
+	size_t len;
+	uint8_t *set = build(&len, -1, pos);
+
+	(void)state;
+	assert_int_equal(klog_verify_new(1, &v), 0);
+	set[pos[NMSG / 3] + 4] = 7;   /* an unknown magic byte */
+	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	set[pos[NMSG - 10] + KLOG_MSG_OVERHEAD] ^= 1;
+	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	set[pos[10] + KLOG_MSG_OVERHEAD] ^= 1;
+	assert_int_equal(klog_verify_crcs(v, set, len), 1);
+	set[pos[10] + KLOG_MSG_OVERHEAD] ^= 1;
+	set[pos[NMSG / 3] + 4] = 0;
+	assert_int_equal(klog_verify_crcs(v, set, len), 1);
+	set[pos[NMSG - 10] + KLOG_MSG_OVERHEAD] ^= 1;
+	/* A length past the end, and a cut last entry: left alone. */
+	klog_put_be32(set + pos[NMSG / 2], 0x7fffffff);
+	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	klog_put_be32(set + pos[NMSG / 2], PLEN + 5);
+	assert_int_equal(klog_verify_crcs(v, set, len - 7), 0);
+	klog_verify_free(v);
+	free(set);
+}
+
+/* KLOG_ITER_OUTER_CHECKED trusts the top level and nothing inside. */
+static void
+test_outer_checked_iteration(void **state)
+{
+	uint8_t payload[PLEN], inner[2 * (PLEN + KLOG_MSG_OVERHEAD)];
+	uint8_t set[PLEN + KLOG_MSG_OVERHEAD];
+	uint8_t *w;
+	size_t ilen = 0, wlen;
+	klog_iter_t it;
+	klog_msg_t m;
+
+	(void)state;
+	memset(payload, 'x', sizeof(payload));
+	klog_entry_encode(set, payload, sizeof(payload));
+	set[KLOG_MSG_OVERHEAD] ^= 1;
+	klog_iter_init(&it, set, sizeof(set), 0,
+	    KLOG_ITER_DEEP | KLOG_ITER_OUTER_CHECKED, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.valid, 1);
+	assert_int_equal(m.crc_computed, m.crc_stored);
+	klog_iter_free(&it);
+	/* The same flag does not vouch for a wrapper's inner messages. */
+	for (int i = 0; i < 2; i++)
+		ilen += klog_entry_encode(inner + ilen, payload,
+		    sizeof(payload));
+	inner[PLEN + KLOG_MSG_OVERHEAD + KLOG_MSG_OVERHEAD] ^= 1;
+	assert_int_equal(klog_gzip_wrap(inner, ilen, 6, &w, &wlen), 0);
+	klog_iter_init(&it, w, wlen, 0,
+	    KLOG_ITER_DEEP | KLOG_ITER_OUTER_CHECKED, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.valid, 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.depth, 1);
+	assert_int_equal(m.valid, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	free(w);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_good),
+		cmocka_unit_test(test_bad_crc_anywhere),
+		cmocka_unit_test(test_malformed_and_cut),
+		cmocka_unit_test(test_outer_checked_iteration),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
