@@ -10,7 +10,8 @@
  *   pending responses       "pends": acks=all, long polls, OFFSETS waiting
  *                           for a flush; their items link into partitions
  *   requests                PRODUCE, FETCH, OFFSETS, METADATA
- *   connections             framing, bounded buffers, pause and resume
+ *   connections             framing, bounded buffers, pause and resume,
+ *                           cold file ranges read in by the prefetch thread
  *   loop glue               accept, before-sleep, wakeup, timers, shutdown
  *
  * Appends are staged: the message sets of every PRODUCE in one read batch
@@ -54,6 +55,7 @@
 #include "klog/loop.h"
 #include "klog/outq.h"
 #include "klog/parse.h"
+#include "klog/prefetch.h"
 #include "klog/proto.h"
 #include "klog/store.h"
 
@@ -183,7 +185,10 @@ struct conn {
 	                              then close */
 	int eof;                   /* peer shut its side */
 	int in_writeq;
+	uint64_t id;               /* the prefetch token */
+	int prefetching;           /* out.cold is being read in */
 	struct conn *prev, *next;            /* b->conns */
+	struct conn *pf_prev, *pf_next;      /* b->prefetching */
 	struct conn *wq_prev, *wq_next;      /* b->writeq */
 };
 
@@ -219,6 +224,9 @@ struct klog_broker {
 	klog_loop_t *loop;
 	klog_store_t *store;
 	struct flusher fl;
+	klog_prefetch_t *pf;
+	struct conn *prefetching;  /* conns waiting for pf */
+	uint64_t next_conn_id;
 	struct topic **buckets;
 	size_t nbuckets, ntopics;
 	struct part **parts;       /* every part made, for the flush timer */
@@ -925,7 +933,10 @@ part_flushed(klog_broker_t *b, struct part *p, int rc, const klog_err_t *err)
 	recheck_run(b);
 }
 
-/* Flushes finished: take the flusher's list and look at the waiters. */
+static void pf_finished(klog_broker_t *b);
+
+/* Flushes finished: take the flusher's list and look at the waiters; and
+ * cold ranges read in. */
 static void
 on_wake(klog_loop_t *loop, void *arg)
 {
@@ -936,6 +947,7 @@ on_wake(klog_loop_t *loop, void *arg)
 	int rc;
 
 	(void)loop;
+	pf_finished(b);
 	pthread_mutex_lock(&fl->mu);
 	n = fl->ndone;
 	pthread_mutex_unlock(&fl->mu);
@@ -1692,6 +1704,79 @@ conn_under(const struct conn *c)
 	    c->out.holds < MAX_HOLDS / 2;
 }
 
+/* ---- cold file ranges ---- */
+
+static void
+pf_notify(void *arg)
+{
+	klog_loop_wake(arg);
+}
+
+static void
+pf_unlink(struct conn *c)
+{
+	klog_broker_t *b = c->b;
+
+	if (c->pf_prev != NULL)
+		c->pf_prev->pf_next = c->pf_next;
+	else
+		b->prefetching = c->pf_next;
+	if (c->pf_next != NULL)
+		c->pf_next->pf_prev = c->pf_prev;
+	c->pf_prev = c->pf_next = NULL;
+	c->prefetching = 0;
+}
+
+/*
+ * The next bytes c sends are not in the page cache: have them read in
+ * rather than block the loop in sendfile.  0 when queued; -1 when they
+ * could not be (no memory, no descriptor), and then they are sent as they
+ * are, from the disk.
+ */
+static int
+conn_prefetch(struct conn *c)
+{
+	klog_broker_t *b = c->b;
+	klog_outq_range_t *r = &c->out.cold;
+
+	if (klog_prefetch_submit(b->pf, r->fd, r->pos,
+	    (size_t)(r->end - r->pos), c->id) < 0) {
+		klog_outq_warmed(&c->out);
+		return -1;
+	}
+	c->prefetching = 1;
+	c->pf_prev = NULL;
+	c->pf_next = b->prefetching;
+	if (b->prefetching != NULL)
+		b->prefetching->pf_prev = c;
+	b->prefetching = c;
+	return 0;
+}
+
+static int conn_write(struct conn *c);
+
+/* Ranges read in: their connections send again.  A token whose
+ * connection closed meanwhile matches nothing. */
+static void
+pf_finished(klog_broker_t *b)
+{
+	uint64_t tokens[64];
+	struct conn *c;
+	size_t n;
+
+	while ((n = klog_prefetch_take(b->pf, tokens, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			for (c = b->prefetching; c != NULL; c = c->pf_next)
+				if (c->id == tokens[i])
+					break;
+			if (c == NULL)
+				continue;
+			pf_unlink(c);
+			klog_outq_warmed(&c->out);
+			conn_write(c);
+		}
+}
+
 static void
 conn_close(struct conn *c, int level, const char *why)
 {
@@ -1703,6 +1788,8 @@ conn_close(struct conn *c, int level, const char *why)
 		    peer_name(c->fd, peer, sizeof(peer)), why);
 	klog_loop_watch(b->loop, c->fd, 0, NULL, NULL);
 	close(c->fd);
+	if (c->prefetching)
+		pf_unlink(c);
 	if (c->in_writeq) {
 		if (c->wq_prev != NULL)
 			c->wq_prev->wq_next = c->wq_next;
@@ -1870,7 +1957,6 @@ conn_room(struct conn *c)
 	return 0;
 }
 
-static int conn_write(struct conn *c);
 
 static void
 conn_read(struct conn *c)
@@ -1936,9 +2022,18 @@ conn_write(struct conn *c)
 	int rc, mask = 0;
 
 	for (;;) {
+		if (c->prefetching) {
+			rc = KLOG_OUTQ_COLD;
+			break;
+		}
 		if ((rc = klog_outq_write(&c->out, c->fd, &err)) < 0) {
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err, rc));
 			return -1;
+		}
+		if (rc == KLOG_OUTQ_COLD) {
+			if (conn_prefetch(c) < 0)
+				continue;
+			break;
 		}
 		if (!c->paused || c->closing || b->stopping || !conn_under(c))
 			break;
@@ -1994,7 +2089,9 @@ conn_new(klog_broker_t *b, int fd)
 	}
 	c->b = b;
 	c->fd = fd;
+	c->id = ++b->next_conn_id;
 	klog_outq_init(&c->out);
+	c->out.probe = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (klog_loop_watch(b->loop, fd, KLOG_LOOP_READABLE, on_conn, c) < 0) {
 		close(fd);
@@ -2380,7 +2477,8 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	}
 	if ((rc = klog_loop_watch(b->loop, b->lfd, KLOG_LOOP_READABLE,
 	    on_accept, b)) < 0 || (rc = start_timers(b)) < 0 ||
-	    (rc = flusher_start(b)) < 0) {
+	    (rc = flusher_start(b)) < 0 ||
+	    (rc = klog_prefetch_new(pf_notify, b->loop, &b->pf)) < 0) {
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}
@@ -2521,6 +2619,7 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 	while (b->conns != NULL)
 		conn_close(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
 	flusher_stop(b);
+	klog_prefetch_free(b->pf);
 	if (b->store != NULL &&
 	    (rc = klog_store_close(b->store, clean, err)) == 0 && clean)
 		blog(b, KLOG_LEVEL_INFO, "clean shutdown");

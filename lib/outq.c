@@ -5,6 +5,7 @@
  */
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ klog_outq_init(klog_outq_t *q)
 {
 	memset(q, 0, sizeof(*q));
 	klog_buf_init(&q->buf);
+	q->warm.fd = q->cold.fd = -1;
 }
 
 static struct klog_outq_chunk *
@@ -131,6 +133,8 @@ static void
 chunk_release(klog_outq_t *q, struct klog_outq_chunk *c)
 {
 	if (c->kind == CHUNK_FILE) {
+		/* Its descriptor number may be reused for another file. */
+		q->warm.fd = -1;
 		klog_log_slice_release(&c->slice);
 	} else if (c->kind == CHUNK_HOLD) {
 		q->holds--;
@@ -199,15 +203,66 @@ write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more, int fd,
 	return KLOG_OUTQ_EMPTY;
 }
 
+/* Whether the byte at pos is in the page cache; 1 where the kernel cannot
+ * tell (then sendfile is all there is). */
+static int
+cached(int fd, int64_t pos)
+{
+	struct iovec v;
+	char byte;
+
+	v.iov_base = &byte;
+	v.iov_len = 1;
+	return preadv2(fd, &v, 1, (off_t)pos, RWF_NOWAIT) >= 0 ||
+	    errno != EAGAIN;
+}
+
+/* How much of c to send now: all of it without probing, else up to the
+ * end of a span known to be in the page cache; 0 with q->cold set if the
+ * next span is not. */
+static size_t
+sendable(klog_outq_t *q, const struct klog_outq_chunk *c)
+{
+	int64_t pos = c->slice.file_pos, end;
+	size_t span;
+
+	if (!q->probe)
+		return c->len;
+	if (q->warm.fd != c->slice.fd || pos < q->warm.pos ||
+	    pos >= q->warm.end) {
+		span = c->len < KLOG_OUTQ_PROBE_SPAN ? c->len :
+		    KLOG_OUTQ_PROBE_SPAN;
+		end = pos + (int64_t)span;
+		q->warm = (klog_outq_range_t){ c->slice.fd, pos, end };
+		if (!cached(c->slice.fd, pos) || !cached(c->slice.fd, end - 1)) {
+			q->cold = q->warm;
+			q->warm.fd = -1;
+			return 0;
+		}
+	}
+	end = q->warm.end - pos;
+	return (size_t)end < c->len ? (size_t)end : c->len;
+}
+
+void
+klog_outq_warmed(klog_outq_t *q)
+{
+	q->warm = q->cold;
+	q->cold.fd = -1;
+}
+
 static int
 write_file(klog_outq_t *q, struct klog_outq_chunk *c, int fd, klog_err_t *err)
 {
+	size_t n;
 	off_t pos;
 	ssize_t r;
 
 	while (c->len > 0) {
+		if ((n = sendable(q, c)) == 0)
+			return KLOG_OUTQ_COLD;
 		pos = (off_t)c->slice.file_pos;
-		r = sendfile(fd, c->slice.fd, &pos, c->len);
+		r = sendfile(fd, c->slice.fd, &pos, n);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -248,7 +303,11 @@ klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
 		default:
 			if (!c->hold->ready)
 				return KLOG_OUTQ_WAITING;
+			c->hold->q.probe = q->probe;
+			c->hold->q.warm = q->warm;
 			rc = klog_outq_write(&c->hold->q, fd, err);
+			q->warm = c->hold->q.warm;
+			q->cold = c->hold->q.cold;
 			break;
 		}
 		if (rc != KLOG_OUTQ_EMPTY)

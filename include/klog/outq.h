@@ -23,6 +23,12 @@
 
 struct klog_outq_chunk;
 
+/* Bytes [pos, end) of the file open as fd. */
+typedef struct klog_outq_range {
+	int fd;
+	int64_t pos, end;
+} klog_outq_range_t;
+
 typedef struct klog_outq {
 	klog_buf_t buf;          /* encoded bytes; [rpos, len) unsent */
 	size_t rpos;
@@ -31,6 +37,9 @@ typedef struct klog_outq {
 	size_t head, n, cap;
 	uint64_t queued;         /* unsent bytes and file bytes (not holds') */
 	size_t holds;            /* hold chunks queued */
+	int probe;               /* see KLOG_OUTQ_COLD; set by the owner */
+	klog_outq_range_t warm;  /* probed, or read in: sent without a probe */
+	klog_outq_range_t cold;  /* what KLOG_OUTQ_COLD found missing */
 } klog_outq_t;
 
 /*
@@ -50,6 +59,8 @@ enum klog_outq_status {
 	KLOG_OUTQ_EMPTY = 0,     /* everything was written */
 	KLOG_OUTQ_BLOCKED = 1,   /* the socket is full: wait until writable */
 	KLOG_OUTQ_WAITING = 2,   /* the head is a hold that is not ready */
+	KLOG_OUTQ_COLD = 3,      /* the next file bytes, q->cold, are not in
+	                            the page cache (only with q->probe) */
 };
 
 void klog_outq_init(klog_outq_t *q);
@@ -82,11 +93,22 @@ klog_outq_empty(const klog_outq_t *q)
 /*
  * Send as much as the socket takes, in order: bytes with send(2)
  * (MSG_NOSIGNAL, MSG_MORE when a file follows), files with sendfile(2).
+ * With q->probe set, file bytes are sent KLOG_OUTQ_PROBE_SPAN at a time,
+ * each span first probed for the page cache (a one-byte RWF_NOWAIT read at
+ * either end); a span that is not there stops the write with
+ * KLOG_OUTQ_COLD, so that the caller can read it in elsewhere
+ * (prefetch.h) and then call klog_outq_warmed() and write again, rather
+ * than block in sendfile on the disk.
  * Returns a klog_outq_status, or -KLOG_ECLOSED (the peer went away),
  * -KLOG_EIO (a file was shorter than its slice, or another error),
  * -KLOG_ENOMEM (an encoder's allocation failed).  sendfile(2) can raise
  * SIGPIPE: the process must ignore it.
  */
 int klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err);
+
+#define KLOG_OUTQ_PROBE_SPAN ((size_t)512 << 10)
+
+/* q->cold has been read in: send it without probing again. */
+void klog_outq_warmed(klog_outq_t *q);
 
 #endif

@@ -1,0 +1,300 @@
+/*
+ * Unit tests for the prefetch worker (lib/prefetch.c) and the output
+ * queue's page-cache probe (KLOG_OUTQ_COLD in lib/outq.c): a file dropped
+ * from the page cache stops the queue before sendfile, the worker reads
+ * the range in, and the queue then sends it, byte for byte.
+ */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "klog/error.h"
+#include "klog/log.h"
+#include "klog/outq.h"
+#include "klog/prefetch.h"
+
+#define FILE_BYTES ((size_t)3 << 20)   /* six probe spans */
+
+struct fixture {
+	int filefd;
+	int w, r;              /* the queue writes w; the test reads r */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int notified;
+};
+
+static uint8_t
+file_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + i / 4096);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char path[] = "/var/tmp/klog-prefetch-test.XXXXXX";
+	uint8_t *buf = malloc(FILE_BYTES);
+	int sv[2], big = 4 << 20;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	for (size_t i = 0; i < FILE_BYTES; i++)
+		buf[i] = file_byte(i);
+	f->filefd = mkstemp(path);
+	assert_true(f->filefd >= 0);
+	unlink(path);
+	assert_int_equal(write(f->filefd, buf, FILE_BYTES), FILE_BYTES);
+	free(buf);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+	    sv), 0);
+	f->w = sv[0];
+	f->r = sv[1];
+	setsockopt(f->w, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	setsockopt(f->r, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	close(f->filefd);
+	close(f->w);
+	close(f->r);
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+	return 0;
+}
+
+static int
+in_cache(int fd, int64_t pos)
+{
+	struct iovec v;
+	char b;
+
+	v.iov_base = &b;
+	v.iov_len = 1;
+	return preadv2(fd, &v, 1, pos, RWF_NOWAIT) == 1;
+}
+
+/* Drop the file from the page cache, or skip where that cannot be seen
+ * (a file system without RWF_NOWAIT reads, or one that keeps pages). */
+static void
+make_cold(struct fixture *f)
+{
+	assert_int_equal(fdatasync(f->filefd), 0);
+	assert_int_equal(posix_fadvise(f->filefd, 0, 0, POSIX_FADV_DONTNEED),
+	    0);
+	if (in_cache(f->filefd, 0) || in_cache(f->filefd, FILE_BYTES - 1))
+		skip();
+}
+
+static void
+notify(void *arg)
+{
+	struct fixture *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	f->notified++;
+	pthread_cond_signal(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Wait for the worker's next report; its token. */
+static uint64_t
+wait_token(struct fixture *f, klog_prefetch_t *p)
+{
+	uint64_t token;
+
+	pthread_mutex_lock(&f->mu);
+	while (f->notified == 0)
+		pthread_cond_wait(&f->cv, &f->mu);
+	f->notified--;
+	pthread_mutex_unlock(&f->mu);
+	assert_int_equal(klog_prefetch_take(p, &token, 1), 1);
+	return token;
+}
+
+/* Read n bytes from the socket and check them against the file at pos. */
+static void
+expect_bytes(struct fixture *f, size_t pos, size_t n)
+{
+	static uint8_t buf[1 << 16];
+	size_t got = 0, want;
+	ssize_t r;
+
+	while (got < n) {
+		want = n - got < sizeof(buf) ? n - got : sizeof(buf);
+		r = read(f->r, buf, want);
+		assert_true(r > 0);
+		for (ssize_t i = 0; i < r; i++)
+			assert_int_equal(buf[i], file_byte(pos + got + (size_t)i));
+		got += (size_t)r;
+	}
+}
+
+static void
+test_worker_reads_ranges_in(void **state)
+{
+	struct fixture *f = *state;
+	klog_prefetch_t *p;
+	uint64_t token;
+
+	make_cold(f);
+	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	assert_int_equal(klog_prefetch_submit(p, f->filefd, 1 << 20, 65536,
+	    42), 0);
+	token = wait_token(f, p);
+	assert_int_equal(token, 42);
+	assert_true(in_cache(f->filefd, 1 << 20));
+	assert_true(in_cache(f->filefd, (1 << 20) + 65535));
+	/* Nothing else to take; a bad descriptor is refused. */
+	assert_int_equal(klog_prefetch_take(p, &token, 1), 0);
+	assert_true(klog_prefetch_submit(p, -1, 0, 1, 7) < 0);
+	klog_prefetch_free(p);
+}
+
+/* Read what the socket has: file bytes from *next up to end, checked,
+ * then whatever follows into rest (4 bytes at most). */
+static void
+drain_file(struct fixture *f, size_t *next, size_t end, char *rest,
+    size_t *nrest)
+{
+	static uint8_t buf[1 << 16];
+	ssize_t r;
+
+	while ((r = read(f->r, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < r; i++) {
+			if (*next < end) {
+				assert_int_equal(buf[i], file_byte(*next));
+				(*next)++;
+			} else {
+				assert_true(*nrest < 4);
+				rest[(*nrest)++] = (char)buf[i];
+			}
+		}
+}
+
+static void
+test_queue_stops_cold_and_sends_warmed(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_slice_t s = { .fd = f->filefd, .file_pos = 4096,
+	    .len = FILE_BYTES - 8192 };
+	size_t next = 4096, end = FILE_BYTES - 4096, spans = 0, nrest = 0;
+	klog_prefetch_t *p;
+	klog_outq_t q;
+	char head[4], rest[4];
+	int rc;
+
+	make_cold(f);
+	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	klog_outq_init(&q);
+	q.probe = 1;
+	klog_buf_put(klog_outq_buf(&q), "head", 4);
+	assert_int_equal(klog_outq_file(&q, &s), 0);
+	klog_buf_put(klog_outq_buf(&q), "tail", 4);
+	/* The bytes before the file go; the file waits for its span. */
+	rc = klog_outq_write(&q, f->w, NULL);
+	assert_int_equal(read(f->r, head, 4), 4);
+	assert_memory_equal(head, "head", 4);
+	while (rc == KLOG_OUTQ_COLD) {
+		/* Stopped exactly where the socket's bytes end, at a span
+		 * one end of which is not in the page cache. */
+		drain_file(f, &next, end, rest, &nrest);
+		assert_int_equal(q.cold.fd, f->filefd);
+		assert_int_equal(q.cold.pos, (int64_t)next);
+		assert_true(q.cold.end - q.cold.pos <=
+		    (int64_t)KLOG_OUTQ_PROBE_SPAN);
+		assert_false(in_cache(f->filefd, q.cold.pos) &&
+		    in_cache(f->filefd, q.cold.end - 1));
+		assert_int_equal(klog_prefetch_submit(p, q.cold.fd,
+		    q.cold.pos, (size_t)(q.cold.end - q.cold.pos), 9), 0);
+		assert_int_equal(wait_token(f, p), 9);
+		klog_outq_warmed(&q);
+		spans++;
+		rc = klog_outq_write(&q, f->w, NULL);
+	}
+	assert_int_equal(rc, KLOG_OUTQ_EMPTY);
+	drain_file(f, &next, end, rest, &nrest);
+	assert_int_equal(next, end);
+	assert_int_equal(nrest, 4);
+	assert_memory_equal(rest, "tail", 4);
+	assert_true(spans >= 1);
+	klog_outq_free(&q);
+	klog_prefetch_free(p);
+}
+
+/* Without probe, or with the file in the cache, nothing stops. */
+static void
+test_warm_or_unprobed_sends_at_once(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_slice_t s = { .fd = f->filefd, .file_pos = 0,
+	    .len = 1 << 20 };
+	klog_outq_t q;
+
+	make_cold(f);
+	klog_outq_init(&q);
+	assert_int_equal(klog_outq_file(&q, &s), 0);
+	assert_int_equal(klog_outq_write(&q, f->w, NULL), KLOG_OUTQ_EMPTY);
+	expect_bytes(f, 0, 1 << 20);
+	klog_outq_free(&q);
+	/* Those pages are in the cache now: probed, and found. */
+	klog_outq_init(&q);
+	q.probe = 1;
+	s = (klog_log_slice_t){ .fd = f->filefd, .file_pos = 0,
+	    .len = 1 << 20 };
+	assert_int_equal(klog_outq_file(&q, &s), 0);
+	assert_int_equal(klog_outq_write(&q, f->w, NULL), KLOG_OUTQ_EMPTY);
+	expect_bytes(f, 0, 1 << 20);
+	klog_outq_free(&q);
+}
+
+/* Ranges still queued when the worker is freed are closed, not read. */
+static void
+test_free_with_queue(void **state)
+{
+	struct fixture *f = *state;
+	klog_prefetch_t *p;
+
+	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(klog_prefetch_submit(p, f->filefd, 0,
+		    FILE_BYTES, (uint64_t)i), 0);
+	klog_prefetch_free(p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_worker_reads_ranges_in),
+		T(test_queue_stops_cold_and_sends_warmed),
+		T(test_warm_or_unprobed_sends_at_once),
+		T(test_free_with_queue),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
