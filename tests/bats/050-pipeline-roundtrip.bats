@@ -82,3 +82,29 @@ teardown() {
 	seq 20000 | klog-produce -t all -a all --batch 100
 	cmp <(klog-consume -t all -o beginning -e) <(seq 20000)
 }
+
+@test "pipeline: segments read back from the disk, not the page cache, come out whole" {
+	start_broker --segment-bytes 4M
+	seq -f 'line %07g of a log that will be read back from the disk' \
+		1 300000 >"$TMP/in"
+	klog-produce -q -t cold <"$TMP/in"
+	# Out of the page cache: the broker reads it in off its loop.
+	python3 - "$BROKER_DATA/cold-0" <<-'PY' || skip "cannot drop pages here"
+	import os, sys
+	d = sys.argv[1]
+	os.sync()
+	cold = 0
+	for name in sorted(os.listdir(d)):
+	    fd = os.open(os.path.join(d, name), os.O_RDONLY)
+	    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+	    try:
+	        os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT)
+	    except BlockingIOError:
+	        cold += 1
+	    os.close(fd)
+	sys.exit(0 if cold > 0 else 1)
+	PY
+	[ "$(ls "$BROKER_DATA/cold-0" | wc -l)" -gt 3 ]
+	timeout 60 klog-consume -t cold -o beginning -e >"$TMP/out"
+	cmp "$TMP/in" "$TMP/out"
+}
