@@ -44,11 +44,21 @@ append() {
 	$B/bench_append "$(scaled 1073741824 1048576)" | pairs fraction
 }
 
+# iter: one thread, then with the CRCs of each 4 MiB checked on two (as
+# klog-consume does on more than one core).  Both are printed; the
+# target (>= 1 GB/s) is checked against each.
 iter() {
 	head_ "iterate with CRC checks, 200-byte messages"
-	$B/bench_iter "$(scaled 268435456 1048576)" |
-		sed 's/^iterate_crc_mb_s \([^ ]*\) msgs_s/iterate_crc_mb_s \1 iterate_crc_msgs_s/' |
-		pairs msg/s
+	one=$($B/bench_iter "$(scaled 268435456 1048576)" | tail -n 1)
+	two=$($B/bench_iter -j 1 "$(scaled 268435456 1048576)" | tail -n 1)
+	echo "$one" | awk '{ print "iterate_crc_mb_s", $2, "MB/s";
+		print "iterate_crc_msgs_s", $4, "msg/s";
+		printf "# iterate_crc_mb_s: target >= 1000 MB/s: %s\n",
+			($2 >= 1000 ? "met" : "missed") }'
+	echo "$two" | awk '{ print "iterate_crc_2threads_mb_s", $2, "MB/s";
+		print "iterate_crc_2threads_msgs_s", $4, "msg/s";
+		printf "# iterate_crc_2threads_mb_s: target >= 1000 MB/s: %s\n",
+			($2 >= 1000 ? "met" : "missed") }'
 }
 
 run_one() {

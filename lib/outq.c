@@ -14,6 +14,10 @@
 #include "klog/error.h"
 #include "klog/outq.h"
 
+/* Bytes in one page for the probes; a larger real page costs at most an
+ * extra probe. */
+#define PROBE_PAGE 4096
+
 /* Past this, an emptied buffer is given back instead of kept for reuse. */
 #define OUTQ_KEEP_CAP ((size_t)64 << 10)
 
@@ -234,7 +238,10 @@ sendable(klog_outq_t *q, const struct klog_outq_chunk *c)
 		    KLOG_OUTQ_PROBE_SPAN;
 		end = pos + (int64_t)span;
 		q->warm = (klog_outq_range_t){ c->slice.fd, pos, end };
-		if (!cached(c->slice.fd, pos) || !cached(c->slice.fd, end - 1)) {
+		/* A short span (a tail reader's fetch) costs one probe. */
+		if (!cached(c->slice.fd, pos) ||
+		    ((end - 1) / PROBE_PAGE != pos / PROBE_PAGE &&
+		    !cached(c->slice.fd, end - 1))) {
 			q->cold = q->warm;
 			q->warm.fd = -1;
 			return 0;
