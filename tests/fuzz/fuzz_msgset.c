@@ -4,7 +4,8 @@
  * Besides not crashing or leaking, it checks that the iterator and
  * klog_msgset_validate() agree on where a set stops being valid, that an
  * error leaves the iterator where it was, that offsets follow the wrapper
- * rules, and that encoding and gzip wrapping round-trip.  A broken invariant
+ * rules, that encoding and gzip wrapping round-trip, and that
+ * klog_verify_crcs() never vouches for a bad CRC the iterator would see.  A broken invariant
  * aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
@@ -13,6 +14,7 @@
 
 #include "klog/error.h"
 #include "klog/format.h"
+#include "klog/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -125,6 +127,33 @@ compare(const uint8_t *data, size_t size, unsigned flags)
 		CHECK(info.entries == o.top);
 }
 
+/* verify says 0 only if no top-level entry the iterator hands out has a
+ * bad CRC; then iterating with KLOG_ITER_OUTER_CHECKED sees just what
+ * iterating with the CRCs computed does. */
+static void
+check_verify(const uint8_t *data, size_t size)
+{
+	struct outcome plain, trusted;
+	klog_iter_t it;
+	klog_msg_t m;
+	int bad = 0, v;
+
+	klog_iter_init(&it, data, size, 0, 0, 0);
+	while (klog_iter_next(&it, &m) == 1)
+		bad |= !m.valid;
+	klog_iter_free(&it);
+	v = klog_verify_crcs(NULL, data, size);
+	CHECK(v == 0 || v == 1);
+	if (bad)
+		CHECK(v == 1);
+	if (v != 0)
+		return;
+	plain = iterate(data, size, KLOG_ITER_DEEP);
+	trusted = iterate(data, size, KLOG_ITER_DEEP | KLOG_ITER_OUTER_CHECKED);
+	CHECK(plain.code == trusted.code && plain.bad == trusted.bad &&
+	    plain.messages == trusted.messages && plain.top == trusted.top);
+}
+
 static void
 roundtrip_gzip(const uint8_t *data, size_t size)
 {
@@ -152,6 +181,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	compare(data, size, KLOG_ITER_NOCRC);
 	compare(data, size, KLOG_ITER_DEEP);
 	compare(data, size, KLOG_ITER_DEEP | KLOG_ITER_NOCRC);
+	check_verify(data, size);
 	roundtrip_gzip(data, size);
 	return 0;
 }
