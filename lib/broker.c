@@ -1957,7 +1957,6 @@ conn_room(struct conn *c)
 	return 0;
 }
 
-
 static void
 conn_read(struct conn *c)
 {
