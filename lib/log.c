@@ -6,7 +6,8 @@
  *  - Each segment is a refcounted object.  The array holds one reference;
  *    every slice and every flush in flight holds one more.  The count is
  *    atomic so that a slice can be released without the log (even after
- *    klog_log_close()), and the descriptor is closed with the last reference.
+ *    klog_log_close()).  The descriptor is closed with the last reference,
+ *    or earlier by the descriptor cache (fdcache.h) while nobody pins it.
  *  - One mutex per log, held only for bookkeeping and short system calls
  *    (a write into the page cache, an open); never across fsync, never
  *    across the boundary-check pread of a read.
