@@ -137,8 +137,6 @@ static void
 chunk_release(klog_outq_t *q, struct klog_outq_chunk *c)
 {
 	if (c->kind == CHUNK_FILE) {
-		/* Its descriptor number may be reused for another file. */
-		q->warm.fd = -1;
 		klog_log_slice_release(&c->slice);
 	} else if (c->kind == CHUNK_HOLD) {
 		q->holds--;
@@ -258,15 +256,18 @@ klog_outq_warmed(klog_outq_t *q)
 	q->cold.fd = -1;
 }
 
+/* Send file chunk c of q; top holds the probe state (q itself, or the
+ * queue whose hold q is). */
 static int
-write_file(klog_outq_t *q, struct klog_outq_chunk *c, int fd, klog_err_t *err)
+write_file(klog_outq_t *q, klog_outq_t *top, struct klog_outq_chunk *c,
+    int fd, klog_err_t *err)
 {
 	size_t n;
 	off_t pos;
 	ssize_t r;
 
 	while (c->len > 0) {
-		if ((n = sendable(q, c)) == 0)
+		if ((n = sendable(top, c)) == 0)
 			return KLOG_OUTQ_COLD;
 		pos = (off_t)c->slice.file_pos;
 		r = sendfile(fd, c->slice.fd, &pos, n);
@@ -288,8 +289,9 @@ write_file(klog_outq_t *q, struct klog_outq_chunk *c, int fd, klog_err_t *err)
 	return KLOG_OUTQ_EMPTY;
 }
 
-int
-klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
+/* Write q, a top-level queue or a hold's, probing with top's state. */
+static int
+write_queue(klog_outq_t *q, klog_outq_t *top, int fd, klog_err_t *err)
 {
 	struct klog_outq_chunk *c, done;
 	int rc, more;
@@ -305,26 +307,32 @@ klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
 			rc = write_bytes(q, c, more, fd, err);
 			break;
 		case CHUNK_FILE:
-			rc = write_file(q, c, fd, err);
+			rc = write_file(q, top, c, fd, err);
 			break;
 		default:
 			if (!c->hold->ready)
 				return KLOG_OUTQ_WAITING;
-			c->hold->q.probe = q->probe;
-			c->hold->q.warm = q->warm;
-			rc = klog_outq_write(&c->hold->q, fd, err);
-			q->warm = c->hold->q.warm;
-			q->cold = c->hold->q.cold;
+			rc = write_queue(&c->hold->q, top, fd, err);
 			break;
 		}
 		if (rc != KLOG_OUTQ_EMPTY)
 			return rc;
 		done = *c;
 		pop(q);
+		/* A released file's descriptor number may come back for
+		 * another file. */
+		if (done.kind == CHUNK_FILE)
+			top->warm.fd = -1;
 		if (done.kind == CHUNK_BYTES)
 			compact(q);
 		else
 			chunk_release(q, &done);
 	}
 	return KLOG_OUTQ_EMPTY;
+}
+
+int
+klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
+{
+	return write_queue(q, q, fd, err);
 }

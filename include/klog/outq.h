@@ -37,7 +37,9 @@ typedef struct klog_outq {
 	size_t head, n, cap;
 	uint64_t queued;         /* unsent bytes and file bytes (not holds') */
 	size_t holds;            /* hold chunks queued */
-	int probe;               /* see KLOG_OUTQ_COLD; set by the owner */
+	/* Probing (see KLOG_OUTQ_COLD), for this queue and its holds' (whose
+	 * own fields are unused). */
+	int probe;               /* set by the owner */
 	klog_outq_range_t warm;  /* probed, or read in: sent without a probe */
 	klog_outq_range_t cold;  /* what KLOG_OUTQ_COLD found missing */
 } klog_outq_t;

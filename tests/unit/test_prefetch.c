@@ -270,6 +270,47 @@ test_warm_or_unprobed_sends_at_once(void **state)
 	klog_outq_free(&q);
 }
 
+static void
+hold_done(klog_outq_hold_t *h)
+{
+	klog_outq_free(&h->q);
+}
+
+/* A file inside a hold (a long poll's answer) is probed with the owning
+ * queue's state: the cold range is reported there, and once read in it
+ * is sent. */
+static void
+test_cold_inside_hold(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_slice_t s = { .fd = f->filefd, .file_pos = 0,
+	    .len = 65536 };
+	klog_outq_hold_t h = { .done = hold_done };
+	klog_prefetch_t *p;
+	klog_outq_t q;
+
+	make_cold(f);
+	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	klog_outq_init(&q);
+	q.probe = 1;
+	klog_outq_init(&h.q);
+	assert_int_equal(klog_outq_file(&h.q, &s), 0);
+	h.ready = 1;
+	assert_int_equal(klog_outq_hold(&q, &h), 0);
+	assert_int_equal(klog_outq_write(&q, f->w, NULL), KLOG_OUTQ_COLD);
+	assert_int_equal(q.cold.fd, f->filefd);
+	assert_int_equal(q.cold.pos, 0);
+	assert_int_equal(q.cold.end, 65536);
+	assert_int_equal(klog_prefetch_submit(p, q.cold.fd, q.cold.pos,
+	    (size_t)(q.cold.end - q.cold.pos), 3), 0);
+	assert_int_equal(wait_token(f, p), 3);
+	klog_outq_warmed(&q);
+	assert_int_equal(klog_outq_write(&q, f->w, NULL), KLOG_OUTQ_EMPTY);
+	expect_bytes(f, 0, 65536);
+	klog_outq_free(&q);
+	klog_prefetch_free(p);
+}
+
 /* Ranges still queued when the worker is freed are closed, not read. */
 static void
 test_free_with_queue(void **state)
@@ -292,6 +333,7 @@ main(void)
 		T(test_worker_reads_ranges_in),
 		T(test_queue_stops_cold_and_sends_warmed),
 		T(test_warm_or_unprobed_sends_at_once),
+		T(test_cold_inside_hold),
 		T(test_free_with_queue),
 #undef T
 	};
