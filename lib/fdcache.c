@@ -62,12 +62,6 @@ klog_fdcache_open_count(klog_fdcache_t *c)
 	return n;
 }
 
-size_t
-klog_fdcache_max(const klog_fdcache_t *c)
-{
-	return c->max;
-}
-
 void
 klog_fdcache_entry_init(klog_fdcache_entry_t *e, int fd)
 {

@@ -41,9 +41,8 @@ int klog_fdcache_new(size_t max, klog_fdcache_t **out);
 void klog_fdcache_ref(klog_fdcache_t *c);
 void klog_fdcache_unref(klog_fdcache_t *c);
 
-/* Owned descriptors open now (pinned or idle), and the bound. */
+/* Owned descriptors open now (pinned or idle). */
 size_t klog_fdcache_open_count(klog_fdcache_t *c);
-size_t klog_fdcache_max(const klog_fdcache_t *c);
 
 /* An entry for a segment, with fd already open (not owned) or -1. */
 void klog_fdcache_entry_init(klog_fdcache_entry_t *e, int fd);

@@ -234,7 +234,6 @@ test_no_bound_and_errors(void **state)
 	char path[160];
 
 	assert_int_equal(klog_fdcache_new(0, &c), 0);
-	assert_int_equal(klog_fdcache_max(c), 0);
 	for (int i = 0; i < NFILES; i++) {
 		klog_fdcache_entry_init(&e[i], -1);
 		klog_fdcache_pin(c, &e[i], f->path[i]);
