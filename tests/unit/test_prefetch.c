@@ -47,17 +47,24 @@ setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	char path[] = "/var/tmp/klog-prefetch-test.XXXXXX";
-	uint8_t *buf = malloc(FILE_BYTES);
-	int sv[2], big = 4 << 20;
+	void *buf = NULL;
+	int sv[2], big = 4 << 20, wfd;
 
 	assert_non_null(f);
-	assert_non_null(buf);
+	assert_int_equal(posix_memalign(&buf, 4096, FILE_BYTES), 0);
 	for (size_t i = 0; i < FILE_BYTES; i++)
-		buf[i] = file_byte(i);
+		((uint8_t *)buf)[i] = file_byte(i);
 	f->filefd = mkstemp(path);
 	assert_true(f->filefd >= 0);
+	/* Written around the page cache where the file system lets us, so
+	 * that the file starts out cold: dropping pages with fadvise misses
+	 * those another CPU has not put on its LRU lists yet. */
+	if ((wfd = open(path, O_WRONLY | O_DIRECT)) < 0)
+		wfd = dup(f->filefd);
 	unlink(path);
-	assert_int_equal(write(f->filefd, buf, FILE_BYTES), FILE_BYTES);
+	assert_true(wfd >= 0);
+	assert_int_equal(write(wfd, buf, FILE_BYTES), FILE_BYTES);
+	close(wfd);
 	free(buf);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
 	    sv), 0);
@@ -311,18 +318,34 @@ test_cold_inside_hold(void **state)
 	klog_prefetch_free(p);
 }
 
+/* The descriptor following every one open now: dup()'s lowest free
+ * number, so it comes back once every descriptor opened since is closed. */
+static int
+next_fd(void)
+{
+	int fd = dup(0);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return fd;
+}
+
 /* Ranges still queued when the worker is freed are closed, not read. */
 static void
 test_free_with_queue(void **state)
 {
 	struct fixture *f = *state;
 	klog_prefetch_t *p;
+	int first;
 
 	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	first = next_fd();
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(klog_prefetch_submit(p, f->filefd, 0,
 		    FILE_BYTES, (uint64_t)i), 0);
+	assert_true(next_fd() > first);
 	klog_prefetch_free(p);
+	assert_int_equal(next_fd(), first);
 }
 
 int
