@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "klog/exit.h"
 #include "klog/format.h"
@@ -123,23 +124,26 @@ main(int argc, char **argv)
 	int64_t size = 256 << 20, workers = 0;
 	size_t len, count;
 	uint8_t *buf;
-	int a = 1;
+	int ch;
 
-	if (argc > 2 && strcmp(argv[1], "-j") == 0) {
-		if (klog_parse_i64(argv[2], 0, 64, &workers, &why) < 0) {
-			fprintf(stderr, "bench_iter: -j %s: %s\n", argv[2], why);
+	while ((ch = getopt(argc, argv, "j:")) != -1) {
+		if (ch != 'j' || klog_parse_i64(optarg, 0, 64, &workers,
+		    &why) < 0) {
+			if (ch == 'j')
+				fprintf(stderr, "bench_iter: -j %s: %s\n",
+				    optarg, why);
+			fprintf(stderr, "usage: bench_iter [-j N] [SIZE]\n");
 			return KLOG_EXIT_USAGE;
 		}
-		a = 3;
 	}
-	if (argc > a + 1 || (argc > 1 && argv[1][0] == '-' && a == 1)) {
+	if (argc - optind > 1) {
 		fprintf(stderr, "usage: bench_iter [-j N] [SIZE]\n");
 		return KLOG_EXIT_USAGE;
 	}
-	if (argc == a + 1 && klog_parse_size(argv[a],
+	if (optind < argc && klog_parse_size(argv[optind],
 	    (int64_t)klog_entry_size(PAYLOAD), (int64_t)1 << 40, &size,
 	    &why) < 0) {
-		fprintf(stderr, "bench_iter: %s: %s\n", argv[a], why);
+		fprintf(stderr, "bench_iter: %s: %s\n", argv[optind], why);
 		return KLOG_EXIT_USAGE;
 	}
 	if (workers > 0 && klog_verify_new((int)workers, &v) < 0) {
