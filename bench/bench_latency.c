@@ -330,7 +330,7 @@ send_due(producer_t *p, int64_t first, int64_t n)
 		errx(KLOG_EXIT_FAIL, "cannot encode a request");
 	while (pos < p->req.len) {
 		iov = (struct iovec){ p->req.data + pos, p->req.len - pos };
-		if ((rc = klog_client_writev(p->c, &iov, 1, &w, &e)) < 0)
+		if ((rc = klog_client_writev(p->c, &iov, 1, 0, &w, &e)) < 0)
 			errx(KLOG_EXIT_UNAVAILABLE, "%s", klog_err_text(&e, rc));
 		if ((pos += w) < p->req.len) {
 			bench_wait(p->c, POLLOUT | POLLIN, 1000);

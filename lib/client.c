@@ -241,7 +241,7 @@ klog_client_write(klog_client_t *c, klog_err_t *err)
 
 int
 klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
-    size_t *written, klog_err_t *err)
+    int more, size_t *written, klog_err_t *err)
 {
 	struct msghdr msg = { .msg_iov = (struct iovec *)iov,
 	    .msg_iovlen = (size_t)n };
@@ -249,7 +249,8 @@ klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
 
 	*written = 0;
 	do
-		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT |
+		    (more ? MSG_MORE : 0));
 	while (w < 0 && errno == EINTR);
 	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return 0;

@@ -268,7 +268,7 @@ link_write(klog_producer_t *p, struct link *l, int64_t now)
 		}
 		if (n == 0)
 			return;
-		if (klog_client_writev(l->c, iov, n, &w, &e) < 0) {
+		if (klog_client_writev(l->c, iov, n, 0, &w, &e) < 0) {
 			link_down(l, now, &e);
 			return;
 		}

@@ -76,10 +76,13 @@ int klog_client_write(klog_client_t *c, klog_err_t *err);
 /*
  * Write caller-owned bytes directly (the producer's request frames, kept for
  * resending): as much as the socket takes now, *written getting the count.
- * Buffered output (klog_client_out) must have been written first.
+ * Buffered output (klog_client_out) must have been written first.  more:
+ * the caller writes again at once, so the kernel may hold these bytes back
+ * to share a segment with the next ones (MSG_MORE); the first write without
+ * it sends everything held.
  */
 int klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
-    size_t *written, klog_err_t *err);
+    int more, size_t *written, klog_err_t *err);
 
 /*
  * Read what the socket has now.  0; -KLOG_ECLOSED if the broker closed the
