@@ -588,6 +588,8 @@ flusher_main(void *arg)
 	struct part **batch, *p;
 	size_t n;
 
+	/* Named for top -H, perf and ionice -p. */
+	pthread_setname_np(pthread_self(), "klog-flush");
 	pthread_mutex_lock(&fl->mu);
 	for (;;) {
 		while (fl->nqueue == 0 && !fl->stop)

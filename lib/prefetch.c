@@ -81,6 +81,7 @@ worker_main(void *arg)
 	klog_prefetch_t *p = arg;
 	struct job j;
 
+	pthread_setname_np(pthread_self(), "klog-prefetch");
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (p->qhead == p->nqueue && !p->stop)

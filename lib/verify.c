@@ -87,6 +87,7 @@ worker_main(void *arg)
 	struct piece *pc = &v->pieces[w->idx + 1];
 	int bad;
 
+	pthread_setname_np(pthread_self(), "klog-verify");
 	pthread_mutex_lock(&v->mu);
 	for (;;) {
 		while (!v->stop && v->gen == seen)
