@@ -131,6 +131,8 @@ klog_fdcache_pin(klog_fdcache_t *c, klog_fdcache_entry_t *e,
 			errno = saved;
 			return klog_errno_code(saved);
 		}
+		/* Readahead off, like the log's own (log.c says why). */
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 		e->fd = fd;
 		e->owned = 1;
 		c->open++;

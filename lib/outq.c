@@ -5,18 +5,31 @@
  */
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "klog/error.h"
 #include "klog/outq.h"
 
-/* Bytes in one page for the probes; a larger real page costs at most an
- * extra probe. */
+/* Bytes in one page for the fallback probes; a larger real page costs at
+ * most an extra probe. */
 #define PROBE_PAGE 4096
+
+/* cachestat(2), Linux 6.5: older C libraries' headers lack its number,
+ * which is the same on every architecture but alpha. */
+#if !defined(SYS_cachestat) && !defined(__alpha__)
+#define SYS_cachestat 451
+#endif
+struct probe_range { uint64_t off, len; };
+struct probe_stat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+	    nr_recently_evicted;
+};
 
 /* Past this, an emptied buffer is given back instead of kept for reuse. */
 #define OUTQ_KEEP_CAP ((size_t)64 << 10)
@@ -206,9 +219,10 @@ write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more, int fd,
 }
 
 /* Whether the byte at pos is in the page cache; 1 where the kernel cannot
- * tell (then sendfile is all there is). */
+ * tell (then sendfile is all there is).  A miss starts a read of that page,
+ * and a hit on a page marked for readahead starts that readahead. */
 static int
-cached(int fd, int64_t pos)
+cached_byte(int fd, int64_t pos)
 {
 	struct iovec v;
 	char byte;
@@ -217,6 +231,33 @@ cached(int fd, int64_t pos)
 	v.iov_len = 1;
 	return preadv2(fd, &v, 1, (off_t)pos, RWF_NOWAIT) >= 0 ||
 	    errno != EAGAIN;
+}
+
+/*
+ * Whether every page of [pos, end) is in the page cache.  cachestat(2)
+ * counts them without touching the file; where it is missing (or filtered
+ * out), a one-byte read at either end, which may start reads on the loop,
+ * stands in.
+ */
+static int
+cached(klog_outq_t *top, int fd, int64_t pos, int64_t end)
+{
+#ifdef SYS_cachestat
+	struct probe_range r = { (uint64_t)pos, (uint64_t)(end - pos) };
+	struct probe_stat st;
+	int64_t page = sysconf(_SC_PAGESIZE);
+
+	if (!top->probe_by_reading) {
+		if (syscall(SYS_cachestat, fd, &r, &st, 0) == 0)
+			return st.nr_cache >=
+			    (uint64_t)((end - 1) / page - pos / page + 1);
+		if (errno != ENOSYS && errno != EPERM)
+			return 1;
+		top->probe_by_reading = 1;
+	}
+#endif
+	return cached_byte(fd, pos) && ((end - 1) / PROBE_PAGE ==
+	    pos / PROBE_PAGE || cached_byte(fd, end - 1));
 }
 
 /* How much of c to send now: all of it without probing, else up to the
@@ -236,10 +277,7 @@ sendable(klog_outq_t *q, const struct klog_outq_chunk *c)
 		    KLOG_OUTQ_PROBE_SPAN;
 		end = pos + (int64_t)span;
 		q->warm = (klog_outq_range_t){ c->slice.fd, pos, end };
-		/* A short span (a tail reader's fetch) costs one probe. */
-		if (!cached(c->slice.fd, pos) ||
-		    ((end - 1) / PROBE_PAGE != pos / PROBE_PAGE &&
-		    !cached(c->slice.fd, end - 1))) {
+		if (!cached(q, c->slice.fd, pos, end)) {
 			q->cold = q->warm;
 			q->warm.fd = -1;
 			return 0;

@@ -40,6 +40,7 @@ typedef struct klog_outq {
 	/* Probing (see KLOG_OUTQ_COLD), for this queue and its holds' (whose
 	 * own fields are unused). */
 	int probe;               /* set by the owner */
+	int probe_by_reading;    /* cachestat(2) is missing here */
 	klog_outq_range_t warm;  /* probed, or read in: sent without a probe */
 	klog_outq_range_t cold;  /* what KLOG_OUTQ_COLD found missing */
 } klog_outq_t;
@@ -96,8 +97,9 @@ klog_outq_empty(const klog_outq_t *q)
  * Send as much as the socket takes, in order: bytes with send(2)
  * (MSG_NOSIGNAL, MSG_MORE when a file follows), files with sendfile(2).
  * With q->probe set, file bytes are sent KLOG_OUTQ_PROBE_SPAN at a time,
- * each span first probed for the page cache (a one-byte RWF_NOWAIT read at
- * either end); a span that is not there stops the write with
+ * each span first probed for the page cache (cachestat(2) of its pages, or
+ * a one-byte RWF_NOWAIT read at either end on kernels without it); a span
+ * that is not all there stops the write with
  * KLOG_OUTQ_COLD, so that the caller can read it in elsewhere
  * (prefetch.h) and then call klog_outq_warmed() and write again, rather
  * than block in sendfile on the disk.
