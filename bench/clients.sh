@@ -13,7 +13,8 @@
 # consumer reading it from the start, from the disk, while a tail consumer
 # follows a producer (tail_msgs_s) and bench_latency measures end to end at
 # CLIENTS_TAIL_RATE (default 10000 msg/s): each without and with the slow
-# one.  Knobs: CLIENTS_COUNTS, CLIENTS_MESSAGES (default 5000000),
+# one (the broker's default --cold-read-rate), then with the slow one
+# uncapped (--cold-read-rate off; slow_mb_s is its read rate).  Knobs: CLIENTS_COUNTS, CLIENTS_MESSAGES (default 5000000),
 # CLIENTS_BIG, CLIENTS_TAIL_RATE, CLIENTS_LATENCY_SECONDS (default 10);
 # sizes and counts times BENCH_SCALE.
 . "$(dirname "$0")/lib.sh"
@@ -136,21 +137,38 @@ tail_runs() {
 	done
 }
 
+# beside LABEL: the tail runs beside a slow consumer reading the big
+# partition from its start, from the disk.
+beside() {
+	evict "$WORK/data"
+	"$B/bench_consume" -b "$BROKER" -o 0 -E $((big / ENTRY * ENTRY)) \
+		>"$WORK/slow" &
+	slow_pid=$!
+	track "$slow_pid"
+	sleep 1
+	r0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	t0=$(now_ms)
+	tail_runs "$1"
+	r1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	t1=$(now_ms)
+	say "clients_$1_slow_mb_s" \
+		"$(awk -v b=$((r1 - r0)) -v t=$((t1 - t0)) \
+		'BEGIN { printf "%.0f", b / 1000 / t }')" MB/s
+	if kill -0 "$slow_pid" 2>/dev/null; then
+		kill -TERM "$slow_pid"
+		note "the slow consumer was still reading at the end, as it" \
+			"should"
+	else
+		note "the slow consumer finished before the tail runs did:" \
+			"$(cat "$WORK/slow"); make CLIENTS_BIG larger"
+	fi
+	wait "$slow_pid" 2>/dev/null || :
+	untrack "$slow_pid"
+}
+
 tail_runs alone
-evict "$WORK/data"
-"$B/bench_consume" -b "$BROKER" -o 0 -E $((big / ENTRY * ENTRY)) \
-	>"$WORK/slow" &
-slow_pid=$!
-track "$slow_pid"
-sleep 1
-tail_runs beside_slow
-if kill -0 "$slow_pid" 2>/dev/null; then
-	kill -TERM "$slow_pid"
-	note "the slow consumer was still reading at the end, as it should"
-else
-	note "the slow consumer finished before the tail runs did:" \
-		"$(cat "$WORK/slow"); make CLIENTS_BIG larger"
-fi
-wait "$slow_pid" 2>/dev/null || :
-untrack "$slow_pid"
+beside beside_slow
+broker_stop
+broker_start "$WORK/data" --cold-read-rate off
+beside beside_slow_uncapped
 broker_stop

@@ -163,6 +163,17 @@ start_at() { echo $(($(now_ms) + $1)); }
 # proc_kb PID FIELD: VmRSS, VmHWM ... from /proc/PID/status, in kB.
 proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
+# thread_read_bytes PID NAME: what PID's thread NAME asked the disk for
+# (read_bytes of /proc/PID/task/*/io), 0 where that is not accounted.
+thread_read_bytes() {
+	for _t in /proc/"$1"/task/*; do
+		[ "$(cat "$_t/comm" 2>/dev/null)" = "$2" ] || continue
+		awk '$1 == "read_bytes:" { print $2; exit }' "$_t/io" \
+			2>/dev/null && return 0
+	done
+	echo 0
+}
+
 # cpu_ticks PID: utime + stime of PID, in clock ticks.
 cpu_ticks() {
 	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'

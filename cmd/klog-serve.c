@@ -31,6 +31,7 @@ enum {
 	OPT_ADVERTISE = 256,
 	OPT_BROKER_ID,
 	OPT_CLEANUP,
+	OPT_COLD_READ_RATE,
 	OPT_FLUSH_MESSAGES,
 	OPT_FLUSH_MS,
 	OPT_MAX_CONNECTIONS,
@@ -53,6 +54,7 @@ static const struct option longopts[] = {
 	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
 	{ "broker-id", required_argument, NULL, OPT_BROKER_ID },
 	{ "cleanup-interval", required_argument, NULL, OPT_CLEANUP },
+	{ "cold-read-rate", required_argument, NULL, OPT_COLD_READ_RATE },
 	{ "config", required_argument, NULL, 'c' },
 	{ "data-dir", required_argument, NULL, 'd' },
 	{ "flush-messages", required_argument, NULL, OPT_FLUSH_MESSAGES },
@@ -146,6 +148,11 @@ usage(FILE *f)
 	    "                             closing the least recently used "
 	    "(default 256;\n"
 	    "                             0: no bound)\n"
+	    "      --cold-read-rate SIZE  while producers write, read at most "
+	    "SIZE a second\n"
+	    "                             from the disk for consumers behind "
+	    "the page\n"
+	    "                             cache (default 32M; off: no cap)\n"
 	    "      --broker-id N          the id metadata reports (default 0)\n"
 	    "      --advertise HOST[:PORT]  the address metadata reports "
 	    "(default: the\n"
@@ -276,6 +283,12 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	case OPT_CLEANUP:
 		c->cleanup_interval_ms = cli_duration(what, v, 1000, 100,
 		    30 * DAY_MS);
+		break;
+	case OPT_COLD_READ_RATE:
+		/* At least 1M: the reader sleeps between 128 KiB reads, and
+		 * shutdown waits for a sleep to end. */
+		c->cold_read_rate = is_off(v) || strcmp(v, "0") == 0 ? 0 :
+		    (uint64_t)cli_size(what, v, 1 << 20, INT64_MAX);
 		break;
 	case OPT_FLUSH_MESSAGES:
 		c->flush_messages = cli_number(what, v, 0, INT32_MAX);

@@ -243,7 +243,7 @@ _klog_serve()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='--advertise --broker-id -c --config --cleanup-interval
-		-d --data-dir --flush-messages --flush-ms -h --help -l --listen
+		--cold-read-rate -d --data-dir --flush-messages --flush-ms -h --help -l --listen
 		--max-connections --max-message-bytes --max-open-segments
 		--max-request-bytes --no-auto-create --partitions -q --quiet --retention-bytes
 		--retention-hours --segment-bytes --topic -v --verbose --version
@@ -271,6 +271,10 @@ _klog_serve()
 		;;
 	--retention-bytes)
 		COMPREPLY=( $(compgen -W "1G 10G off" -- "$cur") )
+		return 0
+		;;
+	--cold-read-rate)
+		COMPREPLY=( $(compgen -W "32M 128M off" -- "$cur") )
 		return 0
 		;;
 	--segment-bytes|--max-request-bytes|--max-message-bytes)

@@ -655,6 +655,9 @@ flusher_submit(klog_broker_t *b)
 
 	if (b->nwanted == 0)
 		return;
+	/* Cold reads slow down while there are appends to make durable. */
+	if (b->pf != NULL)
+		klog_prefetch_writing(b->pf);
 	pthread_mutex_lock(&fl->mu);
 	for (size_t i = 0; i < b->nwanted; i++) {
 		struct part *p = b->wanted[i];
@@ -2263,6 +2266,7 @@ klog_broker_config_default(klog_broker_config_t *cfg)
 	cfg->max_message_bytes = KLOG_BROKER_DEFAULT_MAX_MESSAGE;
 	cfg->max_connections = 10000;
 	cfg->max_open_segments = KLOG_STORE_DEFAULT_OPEN_SEGMENTS;
+	cfg->cold_read_rate = KLOG_BROKER_DEFAULT_COLD_READ_RATE;
 	cfg->conn_out_limit = (size_t)4 << 20;
 	cfg->shutdown_ms = 5000;
 	cfg->log_level = KLOG_LEVEL_INFO;
@@ -2479,7 +2483,8 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	if ((rc = klog_loop_watch(b->loop, b->lfd, KLOG_LOOP_READABLE,
 	    on_accept, b)) < 0 || (rc = start_timers(b)) < 0 ||
 	    (rc = flusher_start(b)) < 0 ||
-	    (rc = klog_prefetch_new(pf_notify, b->loop, &b->pf)) < 0) {
+	    (rc = klog_prefetch_new(pf_notify, b->loop, b->cfg.cold_read_rate,
+	    &b->pf)) < 0) {
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}

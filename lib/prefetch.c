@@ -4,18 +4,27 @@
  * kernel issues large reads at once, then pread(2) through a scratch
  * buffer, which waits for them: when the token is reported, the range is
  * in the page cache (unless memory pressure has taken it again).
+ *
+ * While writes go on and a rate is set, ranges are read a scratch buffer
+ * at a time instead (the descriptors have readahead off: log.c), paced by
+ * a clock: a read in flight is a read the flusher's fsync may queue
+ * behind, and the tail's latency is the fsync's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "klog/error.h"
 #include "klog/prefetch.h"
 
 #define SCRATCH ((size_t)128 << 10)
+#define NS 1000000000LL
+#define WRITES_QUIET_NS NS   /* paced until this long after the last write */
 
 struct job {
 	int fd;
@@ -37,19 +46,62 @@ struct klog_prefetch {
 	void (*notify)(void *arg);
 	void *arg;
 	uint8_t *scratch;        /* the worker's */
+	uint64_t rate;           /* bytes a second while writing; 0: no cap */
+	atomic_llong writing_ns; /* monotonic time of the last write */
+	int64_t next_ns;         /* the worker's: when the next read may go */
 };
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static int
+paced(klog_prefetch_t *p)
+{
+	return p->rate > 0 &&
+	    now_ns() - atomic_load(&p->writing_ns) < WRITES_QUIET_NS;
+}
+
+/* Wait for n more bytes' turn at p->rate. */
+static void
+pace(klog_prefetch_t *p, size_t n)
+{
+	int64_t now = now_ns();
+	struct timespec ts;
+
+	if (p->next_ns > now) {
+		ts.tv_sec = p->next_ns / NS;
+		ts.tv_nsec = p->next_ns % NS;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+		    NULL) == EINTR)
+			;
+	} else {
+		p->next_ns = now;   /* no credit saved up while idle */
+	}
+	p->next_ns += (int64_t)((double)n * NS / (double)p->rate);
+}
 
 static void
 read_range(klog_prefetch_t *p, const struct job *j)
 {
 	int64_t pos = j->pos, end = j->pos + (int64_t)j->len;
+	int slow = paced(p);
 	ssize_t n;
 
-	(void)posix_fadvise(j->fd, j->pos, (off_t)j->len, POSIX_FADV_WILLNEED);
+	if (!slow)
+		(void)posix_fadvise(j->fd, j->pos, (off_t)j->len,
+		    POSIX_FADV_WILLNEED);
 	while (pos < end) {
 		size_t want = end - pos < (int64_t)SCRATCH ?
 		    (size_t)(end - pos) : SCRATCH;
 
+		if (slow)
+			pace(p, want);
 		n = pread(j->fd, p->scratch, want, pos);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -107,7 +159,7 @@ worker_main(void *arg)
 }
 
 int
-klog_prefetch_new(void (*notify)(void *arg), void *arg,
+klog_prefetch_new(void (*notify)(void *arg), void *arg, uint64_t rate,
     klog_prefetch_t **out)
 {
 	klog_prefetch_t *p;
@@ -121,6 +173,8 @@ klog_prefetch_new(void (*notify)(void *arg), void *arg,
 	pthread_cond_init(&p->cv, NULL);
 	p->notify = notify;
 	p->arg = arg;
+	p->rate = rate;
+	atomic_init(&p->writing_ns, INT64_MIN / 2);
 	if ((p->scratch = malloc(SCRATCH)) == NULL) {
 		klog_prefetch_free(p);
 		return -KLOG_ENOMEM;
@@ -195,6 +249,12 @@ klog_prefetch_submit(klog_prefetch_t *p, int fd, int64_t pos, size_t len,
 	}
 	pthread_cond_signal(&p->cv);
 	return 0;
+}
+
+void
+klog_prefetch_writing(klog_prefetch_t *p)
+{
+	atomic_store(&p->writing_ns, now_ns());
 }
 
 size_t

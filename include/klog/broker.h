@@ -82,6 +82,10 @@ typedef struct klog_broker_config {
 	size_t max_open_segments;      /* older segments kept open for reads
 	                                  (each partition's active one is
 	                                  always open); 0: no bound */
+	uint64_t cold_read_rate;       /* bytes a second read from the disk
+	                                  for consumers behind the page cache
+	                                  while producers write (prefetch.h);
+	                                  0: no cap */
 	size_t conn_out_limit;         /* stop reading a client whose unsent
 	                                  responses pass this many bytes */
 	int64_t shutdown_ms;           /* time to write pending responses */
@@ -96,6 +100,7 @@ typedef struct klog_broker_config {
 #define KLOG_BROKER_DEFAULT_DATA_DIR "./klog-data"
 #define KLOG_BROKER_MAX_FETCH_BYTES (64 * 1024 * 1024)
 #define KLOG_BROKER_DEFAULT_MAX_MESSAGE 1000000
+#define KLOG_BROKER_DEFAULT_COLD_READ_RATE ((uint64_t)32 << 20)
 
 void klog_broker_config_default(klog_broker_config_t *cfg);
 

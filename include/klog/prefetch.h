@@ -18,12 +18,18 @@ typedef struct klog_prefetch klog_prefetch_t;
 
 /*
  * Start the worker.  notify(arg) is called on the worker's thread after
- * each range is read (e.g. to wake an event loop).  On success *out is the
- * caller's: klog_prefetch_free().  -KLOG_ENOMEM, or -KLOG_EIO if the
- * thread cannot start.
+ * each range is read (e.g. to wake an event loop).  rate: bytes a second
+ * the worker reads at most until a second after the last
+ * klog_prefetch_writing(), so that a consumer catching up on old segments
+ * leaves the disk to the flushes of new data; 0 for no cap.  On success
+ * *out is the caller's: klog_prefetch_free().  -KLOG_ENOMEM, or -KLOG_EIO
+ * if the thread cannot start.
  */
-int klog_prefetch_new(void (*notify)(void *arg), void *arg,
+int klog_prefetch_new(void (*notify)(void *arg), void *arg, uint64_t rate,
     klog_prefetch_t **out);
+
+/* Writes are going on (any thread may call it, often). */
+void klog_prefetch_writing(klog_prefetch_t *p);
 
 /* Stop the worker (after the range it is reading) and free everything;
  * queued ranges are dropped unread. */

@@ -58,6 +58,8 @@ Try 'klog-serve -h'" ]
 	[ "${stderr_lines[0]}" = "klog-serve: -d: option needs an argument" ]
 	run -64 --separate-stderr klog-serve --partitions 0
 	[ "${stderr_lines[0]}" = "klog-serve: --partitions 0: too small" ]
+	run -64 --separate-stderr klog-serve --cold-read-rate 512K
+	[ "${stderr_lines[0]}" = "klog-serve: --cold-read-rate 512K: too small" ]
 	run -64 --separate-stderr klog-serve --flush-ms=soon
 	[ "${stderr_lines[0]}" = "klog-serve: --flush-ms soon: invalid" ]
 	run -64 --separate-stderr klog-serve --segment-bytes 1Q
@@ -141,6 +143,7 @@ Try 'klog-serve -h'" ]
 	partitions = 2
 	flush_ms = 0
 	no-auto-create = yes
+	cold-read-rate = off
 	EOF
 	SERVE_PORT=$p1
 	serve -c "$TMP/klog.conf" --topic fromcli

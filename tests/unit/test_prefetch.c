@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -167,7 +168,7 @@ test_worker_reads_ranges_in(void **state)
 	uint64_t token;
 
 	make_cold(f);
-	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	assert_int_equal(klog_prefetch_new(notify, f, 0, &p), 0);
 	assert_int_equal(klog_prefetch_submit(p, f->filefd, 1 << 20, 65536,
 	    42), 0);
 	token = wait_token(f, p);
@@ -177,6 +178,39 @@ test_worker_reads_ranges_in(void **state)
 	/* Nothing else to take; a bad descriptor is refused. */
 	assert_int_equal(klog_prefetch_take(p, &token, 1), 0);
 	assert_true(klog_prefetch_submit(p, -1, 0, 1, 7) < 0);
+	klog_prefetch_free(p);
+}
+
+static double
+mono_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With a rate, reads are paced only while writes are reported: 2 MiB at
+ * 8 MiB a second cannot take less than 15 of its 16 reads' turns. */
+static void
+test_reads_paced_while_writing(void **state)
+{
+	struct fixture *f = *state;
+	klog_prefetch_t *p;
+	double t0, paced;
+
+	assert_int_equal(klog_prefetch_new(notify, f, 8 << 20, &p), 0);
+	/* No writes yet: at once (not timed: only the pacing is). */
+	assert_int_equal(klog_prefetch_submit(p, f->filefd, 0, 2 << 20, 1),
+	    0);
+	assert_int_equal(wait_token(f, p), 1);
+	klog_prefetch_writing(p);
+	t0 = mono_secs();
+	assert_int_equal(klog_prefetch_submit(p, f->filefd, 0, 2 << 20, 2),
+	    0);
+	assert_int_equal(wait_token(f, p), 2);
+	paced = mono_secs() - t0;
+	assert_true(paced >= 15.0 / 64 - 0.001);
 	klog_prefetch_free(p);
 }
 
@@ -214,7 +248,7 @@ stops_cold_and_sends_warmed(struct fixture *f, int by_reading)
 	int rc;
 
 	make_cold(f);
-	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	assert_int_equal(klog_prefetch_new(notify, f, 0, &p), 0);
 	klog_outq_init(&q);
 	q.probe = 1;
 	q.probe_by_reading = by_reading;
@@ -341,7 +375,7 @@ test_cold_inside_hold(void **state)
 	klog_outq_t q;
 
 	make_cold(f);
-	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	assert_int_equal(klog_prefetch_new(notify, f, 0, &p), 0);
 	klog_outq_init(&q);
 	q.probe = 1;
 	klog_outq_init(&h.q);
@@ -382,7 +416,7 @@ test_free_with_queue(void **state)
 	klog_prefetch_t *p;
 	int first;
 
-	assert_int_equal(klog_prefetch_new(notify, f, &p), 0);
+	assert_int_equal(klog_prefetch_new(notify, f, 0, &p), 0);
 	first = next_fd();
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(klog_prefetch_submit(p, f->filefd, 0,
@@ -398,6 +432,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_worker_reads_ranges_in),
+		T(test_reads_paced_while_writing),
 		T(test_queue_stops_cold_and_sends_warmed),
 		T(test_queue_stops_cold_probing_by_reading),
 		T(test_cold_middle_is_cold),
