@@ -2,13 +2,17 @@
  * bench_latency: end-to-end latency, from the moment a message is due to be
  * produced to the moment a consumer has it, at a fixed rate.
  *
- *   bench_latency [-a acks] [-b host:port] [-d seconds] [-m batch]
- *       [-p partition] [-r rate] [-s size] [-t topic] [-W warmup]
+ *   bench_latency [-a acks] [-b host:port] [-d seconds] [-L linger]
+ *       [-m batch] [-p partition] [-r rate] [-s size] [-t topic]
+ *       [-W warmup]
  *
  * The main thread produces on one connection: message i is due at
  * t0 + i/rate, and whenever the thread wakes it sends every message that is
  * due in one request (up to -m of them), so a slow moment makes a larger
- * request rather than a later schedule.  Each payload starts with the time
+ * request rather than a later schedule.  With -L, a request waits until
+ * the linger time has passed since the last one, or until -m messages are
+ * due, as klog-produce --linger does: at high rates requests of a few
+ * messages each would cost the producer more than the broker.  Each payload starts with the time
  * its message was due (CLOCK_MONOTONIC, ns) and its number.  A second
  * thread consumes on another connection with long-poll fetches and takes,
  * for every message, now minus the time it was due: measuring from the
@@ -46,6 +50,7 @@ typedef struct opts {
 	int64_t rate;
 	double seconds, warmup;
 	int64_t batch;
+	int64_t linger_ns;
 	size_t size;
 } opts_t;
 
@@ -71,12 +76,16 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-a acks] [-b host:port] [-d seconds] [-m batch] "
-	    "[-p partition]\n"
-	    "                     [-r rate] [-s size] [-t topic] [-W warmup]\n"
+	    "usage: " PROG " [-a acks] [-b host:port] [-d seconds] [-L linger]\n"
+	    "                     [-m batch] [-p partition] [-r rate] "
+	    "[-s size] [-t topic]\n"
+	    "                     [-W warmup]\n"
 	    "  -a, --acks A          0, 1 or all (default 1)\n"
 	    "  -b, --broker H:P      the broker (default 127.0.0.1:9092)\n"
 	    "  -d, --seconds S       measured seconds (default 10)\n"
+	    "  -L, --linger T        least time between requests unless "
+	    "-m are due\n"
+	    "                        (default 0)\n"
 	    "  -m, --batch M         most messages in one request "
 	    "(default 1000)\n"
 	    "  -p, --partition N     the partition (default 0)\n"
@@ -108,6 +117,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "batch", required_argument, NULL, 'm' },
 		{ "broker", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "linger", required_argument, NULL, 'L' },
 		{ "partition", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "seconds", required_argument, NULL, 'd' },
@@ -121,7 +131,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 	*o = (opts_t){ .broker = "127.0.0.1:9092", .topic = "latency",
 	    .acks = KLOG_ACKS_LEADER, .rate = 10000, .seconds = 10,
 	    .warmup = 1, .batch = 1000, .size = 200 };
-	while ((ch = getopt_long(argc, argv, "a:b:d:hm:p:r:s:t:W:", longs,
+	while ((ch = getopt_long(argc, argv, "a:b:d:hL:m:p:r:s:t:W:", longs,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -136,6 +146,9 @@ parse_opts(int argc, char **argv, opts_t *o)
 		case 'h':
 			usage(stdout);
 			exit(KLOG_EXIT_OK);
+		case 'L':
+			o->linger_ns = (int64_t)(opt_seconds("-L", optarg) * 1e9);
+			break;
 		case 'm':
 			o->batch = bench_opt_i64(PROG, "-m", optarg, 1, 100000);
 			break;
@@ -346,7 +359,7 @@ static int64_t
 produce(producer_t *p)
 {
 	const shared_t *s = p->s;
-	int64_t sent = 0, due, now = 0, late;
+	int64_t sent = 0, due, now = 0, late, next_send = 0, wake;
 	struct timespec ts;
 
 	while (sent < s->total) {
@@ -355,12 +368,14 @@ produce(producer_t *p)
 		    (double)s->o->rate / 1e9) + 1;
 		if (due > s->total)
 			due = s->total;
-		if (due > sent) {
+		if (due > sent && (now >= next_send ||
+		    due - sent >= s->o->batch)) {
 			int64_t n = due - sent < s->o->batch ? due - sent :
 			    s->o->batch;
 
 			send_due(p, sent, n);
 			sent += n;
+			next_send = now + s->o->linger_ns;
 			read_acks(p);
 			while (p->inflight > 1024) {
 				bench_wait(p->c, POLLIN, 1000);
@@ -368,8 +383,11 @@ produce(producer_t *p)
 			}
 			continue;
 		}
-		ts.tv_sec = due_at(s, sent) / 1000000000;
-		ts.tv_nsec = due_at(s, sent) % 1000000000;
+		wake = due > sent ? next_send : due_at(s, sent);
+		if (wake < next_send)
+			wake = next_send;
+		ts.tv_sec = wake / 1000000000;
+		ts.tv_nsec = wake % 1000000000;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
 	late = now - due_at(s, s->total - 1);

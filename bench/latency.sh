@@ -5,27 +5,33 @@
 #   fixed    LATENCY_RATE msg/s (default 10000)
 #   at N%    N% of the broker's maximum produce rate, measured first
 #            (bench_produce, 50 messages per request, acks 1), for each N
-#            in LATENCY_POINTS (default "10 50 90")
+#            in LATENCY_POINTS (default "10 50 90"); the producer lingers
+#            LATENCY_LINGER (default 1ms) between requests unless 1000
+#            messages are due, as klog-produce does (5ms by default):
+#            requests of a message or two at these rates would load the
+#            producer's core more than the broker
 # Each run starts a fresh broker.  late_ms says how far behind schedule the
 # producer ended: well above a few ms, the rate was not kept and the
-# figures are of an overloaded broker.  Knobs: LATENCY_RATE,
-# LATENCY_SECONDS (default 10, times BENCH_SCALE, at least 1),
-# LATENCY_POINTS.
+# figures are of an overloaded machine (the producer, the consumer and the
+# broker share its cores).  Knobs: LATENCY_RATE, LATENCY_SECONDS (default
+# 10, times BENCH_SCALE, at least 1), LATENCY_POINTS, LATENCY_LINGER.
 . "$(dirname "$0")/lib.sh"
 bench_setup latency
 
 secs=$(scaled "${LATENCY_SECONDS:-10}" 1)
 warm=$(awk -v s="$secs" 'BEGIN { print (s >= 10 ? 1000 : s * 100) }')
 
-# point NAME RATE: RUNS runs at RATE, then the medians.
+# point NAME RATE [bench_latency options]: RUNS runs at RATE, then the
+# medians.
 point() {
 	name=$1 rate=$2
+	shift 2
 	for k in p50 p99 p999 max late; do : >"$WORK/$k"; done
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		broker_start "$WORK/data"
 		out=$("$B/bench_latency" -b "$BROKER" -r "$rate" -d "$secs" \
-			-W "${warm}ms")
+			-W "${warm}ms" "$@")
 		broker_stop
 		rm -rf "$WORK/data"
 		note "$name run $i: $out"
@@ -62,5 +68,6 @@ max=$(median <"$WORK/max")
 say latency_max_produce_msgs_s "$max" msg/s
 for pct in $points; do
 	point "at${pct}pct" "$(awk -v m="$max" -v p="$pct" \
-		'BEGIN { printf "%.0f\n", m * p / 100 }')"
+		'BEGIN { printf "%.0f\n", m * p / 100 }')" \
+		-L "${LATENCY_LINGER:-1ms}"
 done
