@@ -2,11 +2,12 @@
  * bench_consume: the broker's fetch path, and a reader that checks what it
  * gets.  FETCH requests for one partition over one connection, each sent
  * as soon as the previous answer is in (the length fields of that answer's
- * entries say where the next one starts), while that answer's messages are
+ * entries say where the next one starts); then that answer's messages are
  * walked with klog_iter_next(), every CRC checked and gzip wrappers opened.
  * The top-level CRCs of a large answer are checked on -j worker threads
- * besides the main one (verify.h), as klog-consume does on more than one
- * core.
+ * (verify.h) while the main thread receives the next answer, and the main
+ * thread then helps with what is left: the answer stays in a buffer of its
+ * own meanwhile (klog_client_detach()).
  *
  *   bench_consume [-b host:port] [-E end-offset | -n messages]
  *       [-f fetch-size] [-j workers] [-o offset|beginning|end] [-p partition]
@@ -61,6 +62,12 @@ typedef struct bench {
 	int64_t wend;          /* the offset after them */
 	int64_t msgs, bytes, fetches;
 	int64_t next;          /* the offset after the last message counted */
+	int outstanding;       /* a fetch is in flight */
+	int pending;           /* an answer is being checked: */
+	const uint8_t *set;    /*   its whole entries, */
+	size_t set_len;
+	int64_t base;          /*   where they start, */
+	klog_buf_t held;       /*   and the buffer holding them */
 } bench_t;
 
 static void
@@ -191,6 +198,7 @@ send_fetch(bench_t *bp, int64_t offset)
 		errx(KLOG_EXIT_UNAVAILABLE, "%s", klog_err_text(&e, rc));
 	bp->offset = offset;
 	bp->fetches++;
+	bp->outstanding = 1;
 }
 
 /* The bytes of whole entries at the start of set, counted into *n. */
@@ -226,19 +234,23 @@ done(const bench_t *bp)
 	    bp->wend >= bp->stop;
 }
 
-/* Check every message of set[0..len) (which starts at base). */
+/* Finish checking the pending answer, and walk every message of it. */
 static void
-check_set(bench_t *bp, const uint8_t *set, size_t len, int64_t base)
+finish_pending(bench_t *bp)
 {
 	unsigned flags = KLOG_ITER_DEEP;
+	int64_t before = bp->next;
 	klog_iter_t it;
 	klog_msg_t m;
 	int rc;
 
+	if (!bp->pending)
+		return;
+	bp->pending = 0;
 	/* A mismatch found here is found again, and reported, below. */
-	if (klog_verify_crcs(bp->verify, set, len) == 0)
+	if (klog_verify_finish(bp->verify) == 0)
 		flags |= KLOG_ITER_OUTER_CHECKED;
-	klog_iter_init(&it, set, len, base, flags, 0);
+	klog_iter_init(&it, bp->set, bp->set_len, bp->base, flags, 0);
 	while ((rc = klog_iter_next(&it, &m)) == 1) {
 		if (!m.valid)
 			errx(KLOG_EXIT_DATAERR, "partition %d: offset %" PRId64
@@ -253,14 +265,17 @@ check_set(bench_t *bp, const uint8_t *set, size_t len, int64_t base)
 		    (int)bp->o->partition, klog_iter_error_offset(&it),
 		    klog_iter_error(&it));
 	klog_iter_free(&it);
+	if (bp->next != before)
+		bp->bytes += bp->next - bp->base;
 }
 
-/* One answer: ask for the next range, then go through this one. */
+/* One answer: ask for the next range, finish the answer before, and
+ * start checking this one while the next comes in. */
 static void
 on_fetch(bench_t *bp, const uint8_t *body, size_t len)
 {
 	klog_fetch_result_t r;
-	int64_t base = bp->offset, walked = bp->walked, before = bp->next;
+	int64_t base = bp->offset, walked = bp->walked;
 	uint32_t n;
 	size_t whole;
 
@@ -278,13 +293,19 @@ on_fetch(bench_t *bp, const uint8_t *body, size_t len)
 			    "over %d bytes", base, MAX_FETCH);
 		bp->fetch *= 2;
 	}
+	bp->outstanding = 0;
 	if (!enough(bp, walked, base + (int64_t)whole))
 		send_fetch(bp, base + (int64_t)whole);
 	bp->walked = walked;
 	bp->wend = base + (int64_t)whole;
-	check_set(bp, r.set, whole, base);
-	if (bp->next != before)
-		bp->bytes += bp->next - base;
+	finish_pending(bp);
+	if (klog_client_detach(bp->c, &bp->held) < 0)
+		errx(KLOG_EXIT_FAIL, "out of memory");
+	bp->pending = 1;
+	bp->set = r.set;
+	bp->set_len = whole;
+	bp->base = base;
+	klog_verify_start(bp->verify, r.set, whole);
 }
 
 static void
@@ -302,6 +323,10 @@ run(bench_t *bp)
 		return;
 	send_fetch(bp, bp->offset);
 	while (!done(bp)) {
+		if (!bp->outstanding && bp->pending) {
+			finish_pending(bp);
+			continue;
+		}
 		bench_wait(bp->c, POLLIN, 1000);
 		if ((rc = klog_client_read(bp->c, &e)) < 0)
 			errx(klog_exit_for(rc), "%s", klog_err_text(&e, rc));
@@ -324,6 +349,7 @@ run(bench_t *bp)
 			    bp->msgs, bp->offset);
 		}
 	}
+	finish_pending(bp);
 }
 
 int
@@ -360,6 +386,7 @@ main(int argc, char **argv)
 	    w0, w1, b.next);
 	klog_client_close(b.c);
 	klog_verify_free(b.verify);
+	klog_buf_free(&b.held);
 	if (fflush(stdout) != 0)
 		err(KLOG_EXIT_IOERR, "stdout");
 	return KLOG_EXIT_OK;

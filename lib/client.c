@@ -338,6 +338,25 @@ klog_client_response(klog_client_t *c, klog_resp_header_t *h,
 }
 
 int
+klog_client_detach(klog_client_t *c, klog_buf_t *spare)
+{
+	size_t end = c->in_pos + c->last_len, rest = c->in.len - end;
+	klog_buf_t old;
+
+	klog_buf_reset(spare);
+	if (klog_buf_reserve(spare, rest > 0 ? rest : 1) < 0)
+		return -KLOG_ENOMEM;
+	klog_buf_put(spare, c->in.data + end, rest);
+	old = c->in;
+	c->in = *spare;
+	*spare = old;
+	spare->len = end;
+	c->in_pos = 0;
+	c->last_len = 0;
+	return 0;
+}
+
+int
 klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
     int16_t *error, const uint8_t **body, size_t *len, klog_err_t *err)
 {

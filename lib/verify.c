@@ -1,9 +1,11 @@
 /*
- * The verifier: the set is cut into workers + 1 pieces of about equal
- * bytes at entry boundaries (a walk of the length fields only); the caller
- * checks the first piece while each worker checks one of the others.
- * Workers sleep on a condition variable between sets; a set costs two
- * wake-ups, nothing next to the milliseconds of crc32() a large one takes.
+ * The verifier: whoever is free takes the next piece of the set, about
+ * PIECE bytes up to an entry boundary, found by walking the length fields
+ * from where the last piece ended: the workers as soon as the set is
+ * started, the caller when it comes to finish it.  So a caller with other
+ * work between start and finish (receiving the next fetch) leaves more of
+ * the set to the workers, one with none shares it evenly, and nothing is
+ * walked twice.  Workers sleep on a condition variable between sets.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -16,26 +18,18 @@
 #include "klog/format.h"
 #include "klog/verify.h"
 
-struct piece {
-	const uint8_t *p;
-	size_t len;
-	int bad;
-};
-
-struct worker {
-	klog_verify_t *v;
-	int idx;             /* its piece: idx + 1 */
-	pthread_t thread;
-};
+#define PIECE ((size_t)64 << 10)
 
 struct klog_verify {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
-	struct worker *w;
+	pthread_t *threads;
 	int workers, started;
-	struct piece *pieces;   /* workers + 1 */
-	unsigned long gen;      /* bumped for each set */
-	int pending;            /* workers still checking the current set */
+	const uint8_t *set;     /* the set being checked, or NULL */
+	size_t len, cut;        /* its size; where the next piece starts */
+	int shared;             /* its pieces are for the workers too */
+	int busy;               /* pieces being checked */
+	int bad;                /* a piece had a mismatch */
 	int stop;
 };
 
@@ -78,29 +72,60 @@ check_range(const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* The next piece of the set, under v->mu: 0 if none is left.  After a
+ * malformed entry the rest is one piece that stops there. */
+static int
+take(klog_verify_t *v, const uint8_t **p, size_t *n)
+{
+	size_t start = v->cut, pos = v->cut, hdr;
+	uint32_t length;
+
+	if (v->set == NULL || !v->shared || start >= v->len)
+		return 0;
+	while (pos - start < PIECE && (hdr = entry_header(v->set + pos,
+	    v->len - pos, &length)) != 0)
+		pos += KLOG_LENGTH_SIZE + length;
+	if (pos == start)
+		pos = v->len;
+	v->cut = pos;
+	*p = v->set + start;
+	*n = pos - start;
+	return 1;
+}
+
+/* Take pieces and check them until none is left; under v->mu. */
+static void
+drain(klog_verify_t *v)
+{
+	const uint8_t *p;
+	size_t n;
+	int bad;
+
+	while (take(v, &p, &n)) {
+		v->busy++;
+		pthread_mutex_unlock(&v->mu);
+		bad = check_range(p, n);
+		pthread_mutex_lock(&v->mu);
+		v->bad |= bad;
+		if (--v->busy == 0 && v->cut >= v->len)
+			pthread_cond_broadcast(&v->done);
+	}
+}
+
 static void *
 worker_main(void *arg)
 {
-	struct worker *w = arg;
-	klog_verify_t *v = w->v;
-	unsigned long seen = 0;
-	struct piece *pc = &v->pieces[w->idx + 1];
-	int bad;
+	klog_verify_t *v = arg;
 
 	pthread_setname_np(pthread_self(), "klog-verify");
 	pthread_mutex_lock(&v->mu);
 	for (;;) {
-		while (!v->stop && v->gen == seen)
+		while (!v->stop && (v->set == NULL || !v->shared ||
+		    v->cut >= v->len))
 			pthread_cond_wait(&v->go, &v->mu);
 		if (v->stop)
 			break;
-		seen = v->gen;
-		pthread_mutex_unlock(&v->mu);
-		bad = check_range(pc->p, pc->len);
-		pthread_mutex_lock(&v->mu);
-		pc->bad = bad;
-		if (--v->pending == 0)
-			pthread_cond_signal(&v->done);
+		drain(v);
 	}
 	pthread_mutex_unlock(&v->mu);
 	return NULL;
@@ -116,15 +141,12 @@ start_workers(klog_verify_t *v)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (; v->started < v->workers; v->started++) {
-		v->w[v->started].v = v;
-		v->w[v->started].idx = v->started;
-		if (pthread_create(&v->w[v->started].thread, NULL, worker_main,
-		    &v->w[v->started]) != 0) {
+	for (; v->started < v->workers; v->started++)
+		if (pthread_create(&v->threads[v->started], NULL, worker_main,
+		    v) != 0) {
 			rc = -KLOG_EIO;
 			break;
 		}
-	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
@@ -144,9 +166,8 @@ klog_verify_new(int workers, klog_verify_t **out)
 	pthread_cond_init(&v->go, NULL);
 	pthread_cond_init(&v->done, NULL);
 	v->workers = workers;
-	v->w = calloc((size_t)workers + 1, sizeof(*v->w));
-	v->pieces = calloc((size_t)workers + 1, sizeof(*v->pieces));
-	if (v->w == NULL || v->pieces == NULL) {
+	if ((v->threads = calloc((size_t)workers + 1,
+	    sizeof(*v->threads))) == NULL) {
 		klog_verify_free(v);
 		return -KLOG_ENOMEM;
 	}
@@ -168,55 +189,54 @@ klog_verify_free(klog_verify_t *v)
 	pthread_cond_broadcast(&v->go);
 	pthread_mutex_unlock(&v->mu);
 	for (int i = 0; i < v->started; i++)
-		pthread_join(v->w[i].thread, NULL);
+		pthread_join(v->threads[i], NULL);
 	pthread_cond_destroy(&v->done);
 	pthread_cond_destroy(&v->go);
 	pthread_mutex_destroy(&v->mu);
-	free(v->pieces);
-	free(v->w);
+	free(v->threads);
 	free(v);
 }
 
-/* Cut set into n pieces of about len / n bytes at entry boundaries; after
- * a malformed entry the rest is one piece that stops there. */
-static void
-cut(struct piece *pieces, int n, const uint8_t *set, size_t len)
+void
+klog_verify_start(klog_verify_t *v, const void *set, size_t len)
 {
-	size_t pos = 0, start = 0, hdr, target;
-	uint32_t length;
+	pthread_mutex_lock(&v->mu);
+	v->set = set;
+	v->len = len;
+	v->cut = 0;
+	v->bad = 0;
+	v->shared = v->workers > 0 && len >= KLOG_VERIFY_MIN_SPLIT;
+	if (v->shared)
+		pthread_cond_broadcast(&v->go);
+	pthread_mutex_unlock(&v->mu);
+}
 
-	for (int i = 0; i < n - 1; i++) {
-		target = len / (size_t)n * (size_t)(i + 1);
-		while (pos < target &&
-		    (hdr = entry_header(set + pos, len - pos, &length)) != 0)
-			pos += KLOG_LENGTH_SIZE + length;
-		pieces[i].p = set + start;
-		pieces[i].len = pos - start;
-		start = pos;
+int
+klog_verify_finish(klog_verify_t *v)
+{
+	int bad;
+
+	pthread_mutex_lock(&v->mu);
+	if (!v->shared) {
+		pthread_mutex_unlock(&v->mu);
+		bad = check_range(v->set, v->len);
+		pthread_mutex_lock(&v->mu);
+	} else {
+		drain(v);
+		while (v->busy > 0)
+			pthread_cond_wait(&v->done, &v->mu);
+		bad = v->bad;
 	}
-	pieces[n - 1].p = set + start;
-	pieces[n - 1].len = len - start;
+	v->set = NULL;
+	pthread_mutex_unlock(&v->mu);
+	return bad;
 }
 
 int
 klog_verify_crcs(klog_verify_t *v, const void *set, size_t len)
 {
-	int bad;
-
-	if (v == NULL || v->workers == 0 || len < KLOG_VERIFY_MIN_SPLIT)
+	if (v == NULL)
 		return check_range(set, len);
-	pthread_mutex_lock(&v->mu);
-	cut(v->pieces, v->workers + 1, set, len);
-	v->pending = v->workers;
-	v->gen++;
-	pthread_cond_broadcast(&v->go);
-	pthread_mutex_unlock(&v->mu);
-	bad = check_range(v->pieces[0].p, v->pieces[0].len);
-	pthread_mutex_lock(&v->mu);
-	while (v->pending > 0)
-		pthread_cond_wait(&v->done, &v->mu);
-	for (int i = 1; i <= v->workers; i++)
-		bad |= v->pieces[i].bad;
-	pthread_mutex_unlock(&v->mu);
-	return bad;
+	klog_verify_start(v, set, len);
+	return klog_verify_finish(v);
 }

@@ -102,6 +102,16 @@ int klog_client_response(klog_client_t *c, klog_resp_header_t *h,
 void klog_client_set_max_response(klog_client_t *c, size_t max);
 
 /*
+ * Keep the views of the responses handed out so far valid while reading
+ * on (to check one fetch while the next arrives): the client's input
+ * buffer is swapped with *spare, whose contents are dropped and whose
+ * memory is reused, and the bytes read past those responses move over.
+ * *spare then holds the views until the caller passes it in again, or
+ * frees it.  0, or -KLOG_ENOMEM (nothing changed).
+ */
+int klog_client_detach(klog_client_t *c, klog_buf_t *spare);
+
+/*
  * Blocking round trip: write the buffered output, then wait up to
  * timeout_ms for the response to request id (answers to earlier requests
  * are skipped).  Returns 0 with a view as above and *error the response

@@ -32,8 +32,19 @@ void klog_verify_free(klog_verify_t *v);
  * Check the CRC of each whole top-level entry of set[0..len), up to the
  * first one that is malformed or cut (which the iterator then reports).
  * 0 if every one matches; 1 if one does not: iterate without
- * KLOG_ITER_OUTER_CHECKED to find it and report it at its offset.
+ * KLOG_ITER_OUTER_CHECKED to find it and report it at its offset.  v may
+ * be NULL (the caller's thread alone).
  */
 int klog_verify_crcs(klog_verify_t *v, const void *set, size_t len);
+
+/*
+ * The same in two halves, so that the caller can do other work (receive
+ * the next fetch) while the workers check: start hands the set to them
+ * and returns at once; finish checks what they have not taken yet, waits
+ * for the rest and returns as klog_verify_crcs() does.  set must stay
+ * valid, and unchanged, until finish; one set at a time.
+ */
+void klog_verify_start(klog_verify_t *v, const void *set, size_t len);
+int klog_verify_finish(klog_verify_t *v);
 
 #endif

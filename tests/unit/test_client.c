@@ -135,6 +135,79 @@ test_pipelined_calls(void **state)
 	fake_stop(f);
 }
 
+/* Send n metadata requests and read their answers; the first answer
+ * (with its header, whose correlation id differs from the others') is
+ * copied to copy and its view returned in *first, then detached into
+ * spare if it is not NULL. */
+static void
+metadata_round(klog_client_t *c, int n, klog_buf_t *spare,
+    const uint8_t **first, size_t *first_len, uint8_t *copy)
+{
+	klog_str_t t = { "t", 1 };
+	klog_resp_header_t h;
+	klog_err_t err = { 0 };
+	const uint8_t *body;
+	size_t len;
+	int32_t ids[32];
+	int got = 0, rc;
+
+	for (int i = 0; i < n; i++) {
+		ids[i] = klog_client_next_id(c);
+		assert_int_equal(klog_proto_encode_metadata(klog_client_out(c),
+		    ids[i], &t, 1), 0);
+	}
+	while (klog_client_pending(c))
+		assert_int_equal(klog_client_write(c, &err), 0);
+	while (got < n) {
+		struct pollfd pfd = { klog_client_fd(c), POLLIN, 0 };
+
+		assert_true(poll(&pfd, 1, 2000) > 0);
+		assert_int_equal(klog_client_read(c, &err), 0);
+		while ((rc = klog_client_response(c, &h, &body, &len, &err)) ==
+		    1) {
+			assert_int_equal(h.correlation, ids[got]);
+			if (got++ > 0 || first == NULL)
+				continue;
+			body -= KLOG_RESP_HEADER_SIZE;
+			len += KLOG_RESP_HEADER_SIZE;
+			assert_true(len <= 4096);
+			memcpy(copy, body, len);
+			*first = body;
+			*first_len = len;
+			if (spare != NULL)
+				assert_int_equal(klog_client_detach(c, spare),
+				    0);
+		}
+		assert_int_equal(rc, 0);
+	}
+}
+
+/* A detached answer stays as it was while the client reads on. */
+static void
+test_detach(void **state)
+{
+	fake_t *f = fake_start(3, 0);
+	klog_client_t *c = connect_fake(f);
+	klog_buf_t spare;
+	const uint8_t *kept = NULL;
+	uint8_t copy[4096];
+	size_t kept_len = 0;
+
+	(void)state;
+	klog_buf_init(&spare);
+	metadata_round(c, 1, &spare, &kept, &kept_len, copy);
+	/* More answers, read into the client's buffer from its start. */
+	for (int i = 0; i < 5; i++)
+		metadata_round(c, 30, NULL, NULL, NULL, NULL);
+	assert_non_null(kept);
+	assert_memory_equal(kept, copy, kept_len);
+	assert_true(kept >= spare.data && kept + kept_len <=
+	    spare.data + spare.len);
+	klog_buf_free(&spare);
+	klog_client_close(c);
+	fake_stop(f);
+}
+
 static void
 test_closed_by_broker(void **state)
 {
@@ -221,6 +294,7 @@ main(void)
 		cmocka_unit_test(test_parse_brokers),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_pipelined_calls),
+		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_closed_by_broker),
 		cmocka_unit_test(test_discovery_static),
 		cmocka_unit_test(test_discovery_unavailable),

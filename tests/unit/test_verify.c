@@ -1,8 +1,9 @@
 /*
  * Unit tests for the parallel CRC checks (lib/verify.c) and the iterator's
  * KLOG_ITER_OUTER_CHECKED: a bad CRC anywhere, on either side of a cut,
- * is found with any number of workers; malformed and cut tails are left
- * to the iterator; messages inside wrappers are still checked.
+ * is found with any number of workers, in one call or started and
+ * finished apart; malformed and cut tails are left to the iterator;
+ * messages inside wrappers are still checked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -84,8 +86,9 @@ static void
 test_bad_crc_anywhere(void **state)
 {
 	static size_t pos[NMSG];
-	const int at[] = { 0, 1, NMSG / 4 - 1, NMSG / 4, NMSG / 2 - 1,
-	    NMSG / 2, NMSG / 2 + 1, 3 * NMSG / 4, NMSG - 2, NMSG - 1 };
+	/* Pieces of 64 KiB hold 314 of these entries. */
+	const int at[] = { 0, 1, 313, 314, 315, 627, 628, 629, NMSG / 4,
+	    NMSG / 2, 3 * NMSG / 4, NMSG - 2, NMSG - 1 };
 	klog_verify_t *v;
 	size_t len, p;
 	uint8_t *set = build(&len, -1, pos);
@@ -106,6 +109,64 @@ test_bad_crc_anywhere(void **state)
 		assert_int_equal(klog_verify_crcs(v, set, len), 0);
 		klog_verify_free(v);
 	}
+	free(set);
+}
+
+/* Started, then finished after other work (the workers take pieces
+ * meanwhile, the caller the rest), set after set. */
+static void
+test_start_then_finish(void **state)
+{
+	static size_t pos[NMSG];
+	klog_verify_t *v;
+	size_t len;
+	uint8_t *set = build(&len, -1, pos), *copy = malloc(len);
+
+	(void)state;
+	assert_non_null(copy);
+	memcpy(copy, set, len);
+	copy[pos[NMSG - 1] + KLOG_MSG_OVERHEAD] ^= 1;
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		for (int round = 0; round < 4; round++) {
+			klog_verify_start(v, round % 2 ? copy : set, len);
+			if (round >= 2)
+				usleep(2000);
+			assert_int_equal(klog_verify_finish(v), round % 2);
+		}
+		/* Under the split size: the caller's alone, at finish. */
+		klog_verify_start(v, copy + pos[NMSG - 5], len -
+		    pos[NMSG - 5]);
+		assert_int_equal(klog_verify_finish(v), 1);
+		klog_verify_free(v);
+	}
+	free(copy);
+	free(set);
+}
+
+/* A set of more than a thousand 64 KiB pieces: a bad CRC in the last
+ * entry is still found. */
+static void
+test_huge_set(void **state)
+{
+	uint8_t payload[PLEN];
+	size_t n = ((size_t)70 << 20) / (PLEN + KLOG_MSG_OVERHEAD), off = 0,
+	    last = 0;
+	uint8_t *set = malloc(n * (PLEN + KLOG_MSG_OVERHEAD));
+	klog_verify_t *v;
+
+	(void)state;
+	assert_non_null(set);
+	memset(payload, 'z', sizeof(payload));
+	for (size_t i = 0; i < n; i++) {
+		last = off;
+		off += klog_entry_encode(set + off, payload, sizeof(payload));
+	}
+	assert_int_equal(klog_verify_new(1, &v), 0);
+	assert_int_equal(klog_verify_crcs(v, set, off), 0);
+	set[last + KLOG_MSG_OVERHEAD] ^= 1;
+	assert_int_equal(klog_verify_crcs(v, set, off), 1);
+	klog_verify_free(v);
 	free(set);
 }
 
@@ -186,6 +247,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_good),
 		cmocka_unit_test(test_bad_crc_anywhere),
+		cmocka_unit_test(test_start_then_finish),
+		cmocka_unit_test(test_huge_set),
 		cmocka_unit_test(test_malformed_and_cut),
 		cmocka_unit_test(test_outer_checked_iteration),
 	};
