@@ -286,7 +286,7 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		break;
 	case OPT_COLD_READ_RATE:
 		/* At least 1M: the reader sleeps between 128 KiB reads, and
-		 * shutdown waits for a sleep to end. */
+		 * shutdown waits for the 512 KiB it is reading (0.5 s at 1M). */
 		c->cold_read_rate = is_off(v) || strcmp(v, "0") == 0 ? 0 :
 		    (uint64_t)cli_size(what, v, 1 << 20, INT64_MAX);
 		break;

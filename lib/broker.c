@@ -244,6 +244,7 @@ struct klog_broker {
 	struct scratch s;
 	klog_timer_t accept_timer, flush_timer, clean_timer, rescan_timer;
 	int eager;
+	int appended;              /* since the loop last slept */
 	int stopping;
 	int64_t refuse_logged_ms;
 	int64_t bad_logged_ms;
@@ -655,9 +656,6 @@ flusher_submit(klog_broker_t *b)
 
 	if (b->nwanted == 0)
 		return;
-	/* Cold reads slow down while there are appends to make durable. */
-	if (b->pf != NULL)
-		klog_prefetch_writing(b->pf);
 	pthread_mutex_lock(&fl->mu);
 	for (size_t i = 0; i < b->nwanted; i++) {
 		struct part *p = b->wanted[i];
@@ -1157,6 +1155,7 @@ scratch_parts(klog_broker_t *b, int64_t n, size_t elem)
 static void
 after_append(klog_broker_t *b, struct part *p)
 {
+	b->appended = 1;
 	if (b->eager)
 		want_flush(b, p);
 	else if (b->cfg.flush_messages > 0 &&
@@ -2173,6 +2172,11 @@ before_sleep(klog_loop_t *loop, void *arg)
 		c->in_writeq = 0;
 		conn_write(c);
 	}
+	/* Cold reads slow down while there are appends to make durable,
+	 * whatever the flush policy. */
+	if (b->appended && b->pf != NULL)
+		klog_prefetch_writing(b->pf);
+	b->appended = 0;
 	flusher_submit(b);
 }
 

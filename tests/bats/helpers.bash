@@ -158,6 +158,40 @@ zk_hold() {
 	done
 }
 
+# drop_pages DIR: sync, then drop the files of DIR from the page cache,
+# checking the first and last byte of each with a read that fails rather
+# than wait; 1 if some stay cached after a few tries (pages under
+# writeback, or a file system that keeps them).  The check reads with
+# readahead off: readahead marks would start more reading from whoever
+# touches those pages next (the broker's loop).
+drop_pages() {
+	python3 - "$1" <<-'PY'
+	import os, sys, time
+	d = sys.argv[1]
+	def cached(fd, pos):
+	    try:
+	        os.preadv(fd, [bytearray(1)], pos, os.RWF_NOWAIT)
+	        return True
+	    except BlockingIOError:
+	        return False
+	for attempt in range(10):
+	    os.sync()
+	    warm = 0
+	    for name in sorted(os.listdir(d)):
+	        fd = os.open(os.path.join(d, name), os.O_RDONLY)
+	        size = os.fstat(fd).st_size
+	        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+	        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+	        if size > 0 and (cached(fd, 0) or cached(fd, size - 1)):
+	            warm += 1
+	        os.close(fd)
+	    if warm == 0:
+	        sys.exit(0)
+	    time.sleep(0.2)
+	sys.exit(1)
+	PY
+}
+
 # start_broker [klog-serve options...]: start klog-serve on 127.0.0.1 with
 # its data in $TMP/broker-data, log in $TMP/broker.log; sets BROKER_PID,
 # BROKER_PORT and exports KLOG_BROKERS.  Called again (after the broker was
