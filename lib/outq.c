@@ -21,7 +21,8 @@
 #define PROBE_PAGE 4096
 
 /* cachestat(2), Linux 6.5: older C libraries' headers lack its number,
- * which is the same on every architecture but alpha. */
+ * which is the same on most architectures (not alpha or mips; where it is
+ * wrong the call fails with ENOSYS and the byte probes stand in). */
 #if !defined(SYS_cachestat) && !defined(__alpha__)
 #define SYS_cachestat 451
 #endif
@@ -235,9 +236,11 @@ cached_byte(int fd, int64_t pos)
 
 /*
  * Whether every page of [pos, end) is in the page cache.  cachestat(2)
- * counts them without touching the file; where it is missing (or filtered
- * out), a one-byte read at either end, which may start reads on the loop,
- * stands in.
+ * counts them without touching the file, but counts pages still being
+ * read in too (another connection's prefetch): a one-byte read of the
+ * last one, which would fail rather than wait, says whether the read is
+ * done.  Where cachestat is missing (or filtered out), a one-byte read at
+ * either end, which may start reads on the loop, stands in.
  */
 static int
 cached(klog_outq_t *top, int fd, int64_t pos, int64_t end)
@@ -249,8 +252,8 @@ cached(klog_outq_t *top, int fd, int64_t pos, int64_t end)
 
 	if (!top->probe_by_reading) {
 		if (syscall(SYS_cachestat, fd, &r, &st, 0) == 0)
-			return st.nr_cache >=
-			    (uint64_t)((end - 1) / page - pos / page + 1);
+			return st.nr_cache >= (uint64_t)((end - 1) / page -
+			    pos / page + 1) && cached_byte(fd, end - 1);
 		if (errno != ENOSYS && errno != EPERM)
 			return 1;
 		top->probe_by_reading = 1;
