@@ -11,8 +11,8 @@
  * due in one request (up to -m of them), so a slow moment makes a larger
  * request rather than a later schedule.  With -L, a request waits until
  * the linger time has passed since the last one, or until -m messages are
- * due, as klog-produce --linger does: at high rates requests of a few
- * messages each would cost the producer more than the broker.  Each payload starts with the time
+ * due: at high rates, requests of a message or two each would cost the
+ * producer more than the broker.  Each payload starts with the time
  * its message was due (CLOCK_MONOTONIC, ns) and its number.  A second
  * thread consumes on another connection with long-poll fetches and takes,
  * for every message, now minus the time it was due: measuring from the
@@ -85,7 +85,8 @@ usage(FILE *f)
 	    "  -d, --seconds S       measured seconds (default 10)\n"
 	    "  -L, --linger T        least time between requests unless "
 	    "-m are due\n"
-	    "                        (default 0)\n"
+	    "                        (default 0; a bare number is "
+	    "seconds)\n"
 	    "  -m, --batch M         most messages in one request "
 	    "(default 1000)\n"
 	    "  -p, --partition N     the partition (default 0)\n"
@@ -383,9 +384,17 @@ produce(producer_t *p)
 			}
 			continue;
 		}
-		wake = due > sent ? next_send : due_at(s, sent);
-		if (wake < next_send)
+		/* The next message due, or the linger's end, or (lingering)
+		 * the moment a full request is due, whichever comes first
+		 * that can send. */
+		wake = due_at(s, sent);
+		if (wake < next_send) {
+			int64_t full = sent + s->o->batch - 1;
+
 			wake = next_send;
+			if (full < s->total && due_at(s, full) < wake)
+				wake = due_at(s, full);
+		}
 		ts.tv_sec = wake / 1000000000;
 		ts.tv_nsec = wake % 1000000000;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
