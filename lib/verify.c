@@ -166,7 +166,7 @@ klog_verify_new(int workers, klog_verify_t **out)
 	pthread_cond_init(&v->go, NULL);
 	pthread_cond_init(&v->done, NULL);
 	v->workers = workers;
-	if ((v->threads = calloc((size_t)workers + 1,
+	if (workers > 0 && (v->threads = calloc((size_t)workers,
 	    sizeof(*v->threads))) == NULL) {
 		klog_verify_free(v);
 		return -KLOG_ENOMEM;

@@ -107,7 +107,7 @@ void klog_client_set_max_response(klog_client_t *c, size_t max);
  * buffer is swapped with *spare, whose contents are dropped and whose
  * memory is reused, and the bytes read past those responses move over.
  * *spare then holds the views until the caller passes it in again, or
- * frees it.  0, or -KLOG_ENOMEM (nothing changed).
+ * frees it.  0, or -KLOG_ENOMEM (the client unchanged, *spare emptied).
  */
 int klog_client_detach(klog_client_t *c, klog_buf_t *spare);
 

@@ -42,7 +42,8 @@ int klog_verify_crcs(klog_verify_t *v, const void *set, size_t len);
  * the next fetch) while the workers check: start hands the set to them
  * and returns at once; finish checks what they have not taken yet, waits
  * for the rest and returns as klog_verify_crcs() does.  set must stay
- * valid, and unchanged, until finish; one set at a time.
+ * valid, and unchanged, until finish; one set at a time, each finished
+ * once.  v may not be NULL here.
  */
 void klog_verify_start(klog_verify_t *v, const void *set, size_t len);
 int klog_verify_finish(klog_verify_t *v);
