@@ -4,6 +4,7 @@
  * from the page cache stops the queue before sendfile, the worker reads
  * the range in, and the queue then sends it, byte for byte.
  */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -31,6 +32,7 @@
 
 struct fixture {
 	int filefd;
+	uint8_t *map;          /* the file, mapped to ask mincore(2) */
 	int w, r;              /* the queue writes w; the test reads r */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -64,6 +66,11 @@ setup(void **state)
 		wfd = dup(f->filefd);
 	unlink(path);
 	assert_true(wfd >= 0);
+	/* Readahead off, as on the broker's segments (log.c): a probe of
+	 * one page reads that page only. */
+	(void)posix_fadvise(f->filefd, 0, 0, POSIX_FADV_RANDOM);
+	f->map = mmap(NULL, FILE_BYTES, PROT_READ, MAP_SHARED, f->filefd, 0);
+	assert_true(f->map != MAP_FAILED);
 	assert_int_equal(write(wfd, buf, FILE_BYTES), FILE_BYTES);
 	close(wfd);
 	free(buf);
@@ -84,6 +91,7 @@ teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	munmap(f->map, FILE_BYTES);
 	close(f->filefd);
 	close(f->w);
 	close(f->r);
@@ -93,27 +101,54 @@ teardown(void **state)
 	return 0;
 }
 
+/* Whether the pages of [pos, end) are all in the page cache: mincore(2)
+ * of the fixture's mapping, which (unlike a read) brings nothing in. */
 static int
-in_cache(int fd, int64_t pos)
+span_cached(struct fixture *f, int64_t pos, int64_t end)
 {
-	struct iovec v;
-	char b;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t first = (size_t)pos / page, n = ((size_t)end - 1) / page -
+	    first + 1;
+	unsigned char vec[FILE_BYTES / 4096 + 1];
 
-	v.iov_base = &b;
-	v.iov_len = 1;
-	return preadv2(fd, &v, 1, pos, RWF_NOWAIT) == 1;
+	assert_true(n <= sizeof(vec));
+	assert_int_equal(mincore(f->map + first * page, n * page, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!(vec[i] & 1))
+			return 0;
+	return 1;
 }
 
-/* Drop the file from the page cache, or skip where that cannot be seen
- * (a file system without RWF_NOWAIT reads, or one that keeps pages). */
+static int
+in_cache(struct fixture *f, int64_t pos)
+{
+	return span_cached(f, pos, pos + 1);
+}
+
+static int
+none_cached(struct fixture *f)
+{
+	for (size_t pos = 0; pos < FILE_BYTES; pos += 4096)
+		if (in_cache(f, (int64_t)pos))
+			return 0;
+	return 1;
+}
+
+/* Drop the file from the page cache, or skip where that cannot be done
+ * (a file system that keeps pages).  fadvise misses pages another CPU has
+ * not put on its LRU lists yet, so it is tried a few times. */
 static void
 make_cold(struct fixture *f)
 {
 	assert_int_equal(fdatasync(f->filefd), 0);
-	assert_int_equal(posix_fadvise(f->filefd, 0, 0, POSIX_FADV_DONTNEED),
-	    0);
-	if (in_cache(f->filefd, 0) || in_cache(f->filefd, FILE_BYTES - 1))
-		skip();
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(posix_fadvise(f->filefd, 0, 0,
+		    POSIX_FADV_DONTNEED), 0);
+		if (none_cached(f))
+			return;
+		usleep(10000);
+	}
+	skip();
 }
 
 static void
@@ -173,8 +208,7 @@ test_worker_reads_ranges_in(void **state)
 	    42), 0);
 	token = wait_token(f, p);
 	assert_int_equal(token, 42);
-	assert_true(in_cache(f->filefd, 1 << 20));
-	assert_true(in_cache(f->filefd, (1 << 20) + 65535));
+	assert_true(span_cached(f, 1 << 20, (1 << 20) + 65536));
 	/* Nothing else to take; a bad descriptor is refused. */
 	assert_int_equal(klog_prefetch_take(p, &token, 1), 0);
 	assert_true(klog_prefetch_submit(p, -1, 0, 1, 7) < 0);
@@ -261,14 +295,15 @@ stops_cold_and_sends_warmed(struct fixture *f, int by_reading)
 	assert_memory_equal(head, "head", 4);
 	while (rc == KLOG_OUTQ_COLD) {
 		/* Stopped exactly where the socket's bytes end, at a span
-		 * one end of which is not in the page cache. */
+		 * not all in the page cache (probing by reading brings the
+		 * pages it probed in, maybe by now: nothing to check). */
 		drain_file(f, &next, end, rest, &nrest);
 		assert_int_equal(q.cold.fd, f->filefd);
 		assert_int_equal(q.cold.pos, (int64_t)next);
 		assert_true(q.cold.end - q.cold.pos <=
 		    (int64_t)KLOG_OUTQ_PROBE_SPAN);
-		assert_false(in_cache(f->filefd, q.cold.pos) &&
-		    in_cache(f->filefd, q.cold.end - 1));
+		if (!by_reading)
+			assert_false(span_cached(f, q.cold.pos, q.cold.end));
 		assert_int_equal(klog_prefetch_submit(p, q.cold.fd,
 		    q.cold.pos, (size_t)(q.cold.end - q.cold.pos), 9), 0);
 		assert_int_equal(wait_token(f, p), 9);
@@ -281,7 +316,9 @@ stops_cold_and_sends_warmed(struct fixture *f, int by_reading)
 	assert_int_equal(next, end);
 	assert_int_equal(nrest, 4);
 	assert_memory_equal(rest, "tail", 4);
-	assert_true(spans >= 1);
+	/* A one-byte probe may find its page read in by then: only
+	 * cachestat(2) is sure to see the file cold. */
+	assert_true(spans >= 1 || by_reading);
 	klog_outq_free(&q);
 	klog_prefetch_free(p);
 }
@@ -313,7 +350,7 @@ test_cold_middle_is_cold(void **state)
 	make_cold(f);
 	assert_int_equal(pread(f->filefd, &b, 1, 0), 1);
 	assert_int_equal(pread(f->filefd, &b, 1, KLOG_OUTQ_PROBE_SPAN - 1), 1);
-	if (in_cache(f->filefd, KLOG_OUTQ_PROBE_SPAN / 2))
+	if (in_cache(f, KLOG_OUTQ_PROBE_SPAN / 2))
 		skip();   /* readahead brought the middle in after all */
 	klog_outq_init(&q);
 	q.probe = 1;
