@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,6 +25,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 
 #include "klog/broker.h"
 #include "klog/buf.h"
@@ -120,16 +121,6 @@ fx_stop(struct fx *f, int clean)
 	f->b = NULL;
 }
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static void
 fx_config(struct fx *f)
 {
@@ -151,8 +142,7 @@ setup(void **state)
 
 	assert_non_null(f);
 	pthread_mutex_init(&f->mu, NULL);
-	strcpy(f->dir, "/tmp/klog-broker-test.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "broker"));
 	fx_config(f);
 	*state = f;
 	return 0;
@@ -164,7 +154,7 @@ teardown(void **state)
 	struct fx *f = *state;
 
 	fx_stop(f, 1);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->dir);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 	return 0;

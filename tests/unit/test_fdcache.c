@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <setjmp.h>
@@ -24,6 +23,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 
 #include "klog/error.h"
 #include "klog/fdcache.h"
@@ -41,15 +42,6 @@ struct fixture {
 };
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -57,8 +49,7 @@ setup(void **state)
 	int fd;
 
 	assert_non_null(f);
-	strcpy(f->dir, "/tmp/klog-test-fdcache.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "fdcache"));
 	strcpy(dir, f->dir);
 	for (int i = 0; i < NFILES; i++) {
 		/* Through a copy: the same object as source and destination
@@ -79,7 +70,7 @@ teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "klog/error.h"
 #include "klog/format.h"
 #include "klog/log.h"
@@ -35,22 +36,12 @@ struct fixture {
 /* ---- helpers ---- */
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	strcpy(f->dir, "/tmp/klog-test-log.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "log"));
 	*state = f;
 	return 0;
 }
@@ -60,7 +51,7 @@ teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }

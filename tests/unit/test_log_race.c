@@ -16,7 +16,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +27,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 
 #include "klog/error.h"
 #include "klog/format.h"
@@ -89,15 +90,6 @@ struct fixture {
 	int64_t newest;     /* base of the last segment */
 };
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* Messages of 100 bytes, 10 to a segment: 25 make segments 0, seg1 and a
  * third, active one. */
 static void
@@ -135,8 +127,7 @@ setup_n(void **state, int messages)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	strcpy(f->dir, "/tmp/klog-test-log-race.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "log-race"));
 	fill(f, messages);
 	vanish_name[0] = '\0';
 	sweep_at = sweep_calls = 0;
@@ -165,7 +156,7 @@ teardown(void **state)
 
 	vanish_name[0] = '\0';
 	sweep_at = 0;
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }

@@ -5,7 +5,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +16,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 
 #include "klog/error.h"
 #include "klog/format.h"
@@ -266,22 +267,12 @@ struct fixture {
 };
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	strcpy(f->dir, "/tmp/klog-test-retain.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "retain"));
 	*state = f;
 	return 0;
 }
@@ -292,7 +283,7 @@ teardown(void **state)
 	struct fixture *f = *state;
 
 	klog_retain_close(f->r);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "klog/error.h"
 #include "klog/format.h"
 #include "klog/log.h"
@@ -30,22 +31,12 @@ struct fixture {
 };
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	strcpy(f->root, "/tmp/klog-test-store.XXXXXX");
-	assert_non_null(mkdtemp(f->root));
+	assert_non_null(tmpdir_make(f->root, sizeof(f->root), "store"));
 	snprintf(f->dir, sizeof(f->dir), "%s/a/data", f->root);
 	*state = f;
 	return 0;
@@ -56,7 +47,7 @@ teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	nftw(f->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->root);
 	free(f);
 	return 0;
 }
