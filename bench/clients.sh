@@ -10,13 +10,19 @@
 # for N in CLIENTS_COUNTS (default "1 4 16 64"), each run on a fresh
 # broker.  Then a slow consumer: a partition holding CLIENTS_BIG (default
 # 10G, less if the disk is short) dropped from the page cache, and a
-# consumer reading it from the start, from the disk, while a tail consumer
-# follows a producer (tail_msgs_s) and bench_latency measures end to end at
-# CLIENTS_TAIL_RATE (default 10000 msg/s): each without and with the slow
-# one (the broker's default --cold-read-rate), then with the slow one
-# uncapped (--cold-read-rate off; slow_mb_s is its read rate).  Knobs: CLIENTS_COUNTS, CLIENTS_MESSAGES (default 5000000),
-# CLIENTS_BIG, CLIENTS_TAIL_RATE, CLIENTS_LATENCY_SECONDS (default 10);
-# sizes and counts times BENCH_SCALE.
+# consumer reading it from the start, from the disk, beside a tail consumer
+# following a producer (tail_msgs_s) and bench_latency measuring end to end
+# at CLIENTS_TAIL_RATE (default 10000 msg/s).  The slow consumer is stopped
+# and continued so that rounds without it (alone) and with it
+# (beside_slow, the broker's default --cold-read-rate) alternate, RUNS of
+# each; then two rounds with it uncapped (--cold-read-rate off).  Each
+# figure is the median of its rounds; steal_ms is the CPU time the
+# hypervisor took during a round (see steal_ms in lib.sh), slow_mb_s what
+# the broker read from the disk for the slow consumer.  Knobs:
+# CLIENTS_COUNTS, CLIENTS_MESSAGES (default 5000000), CLIENTS_BIG,
+# CLIENTS_TAIL_RATE, CLIENTS_LATENCY_SECONDS (default 10), CLIENTS_SETTLE
+# (seconds between evicting and measuring, default 10); sizes and counts
+# times BENCH_SCALE.
 . "$(dirname "$0")/lib.sh"
 bench_setup clients
 
@@ -92,7 +98,7 @@ done
 # The slow consumer: a big partition read from the start, from the disk.
 big=$(scaled "$(bytes "${CLIENTS_BIG:-10G}")" "$ENTRY")
 tmsgs=$(scaled 2000000 1000)
-spare=$((tmsgs * ENTRY * RUNS * 2 + 2147483648))
+spare=$((tmsgs * ENTRY * (RUNS * 2 + 2) + 2147483648))
 free=$(free_bytes "$TMPROOT")
 if [ $((big + spare)) -gt "$free" ]; then
 	big=$(((free - spare) / 2))
@@ -105,70 +111,123 @@ if [ "$big" -lt 104857600 ] && [ "$SCALE" = 1 ]; then
 fi
 rate=${CLIENTS_TAIL_RATE:-10000}
 secs=$(scaled "${CLIENTS_LATENCY_SECONDS:-10}" 1)
+settle=$(scaled "${CLIENTS_SETTLE:-10}" 0)
 note "slow consumer over $((big >> 20)) MiB; tail runs of $tmsgs" \
 	"messages; latency at $rate msg/s for $secs s"
 broker_start "$WORK/data"
 fill "$BROKER" bench $((big / ENTRY))
 
-# tail_runs LABEL: the tail consumer's throughput (RUNS runs) and latency.
-tail_runs() {
-	: >"$WORK/t"
-	i=1
-	while [ "$i" -le "$RUNS" ]; do
-		at=$(start_at 300)
-		"$B/bench_consume" -b "$BROKER" -o end -n "$tmsgs" -S "$at" \
-			>"$WORK/tail" &
-		tail_pid=$!
-		track "$tail_pid"
-		p=$("$B/bench_produce" -b "$BROKER" -n "$tmsgs" -m 50 -a 1 \
-			-S "$at")
-		wait "$tail_pid"
-		untrack "$tail_pid"
-		note "$1 tail run $i: $(cat "$WORK/tail")"
-		note "$1 producer run $i: $p"
-		field msgs_s "$(cat "$WORK/tail")" >>"$WORK/t"
-		i=$((i + 1))
-	done
-	say "clients_tail_$1_msgs_s" "$(median <"$WORK/t")" msg/s
+# The slow consumer is started once, on the cold log, and stopped and
+# continued (SIGSTOP, SIGCONT) so that the rounds without it and with it
+# alternate in the same state of the machine: evicting gigabytes and the
+# hypervisor's steal move the tail's p99 by more than the slow consumer
+# does, so a before-and-after would measure them.  Each round is one tail
+# run and one latency run; the order within a round alternates.
+
+# round LABEL: one tail run and one latency run; their figures, the steal
+# and what the prefetch thread read are appended to $WORK/LABEL.*.
+round() {
+	_s0=$(steal_ms)
+	_r0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	_t0=$(now_ms)
+	at=$(start_at 300)
+	"$B/bench_consume" -b "$BROKER" -o end -n "$tmsgs" -S "$at" \
+		>"$WORK/tail" &
+	tail_pid=$!
+	track "$tail_pid"
+	p=$("$B/bench_produce" -b "$BROKER" -n "$tmsgs" -m 50 -a 1 -S "$at")
+	wait "$tail_pid"
+	untrack "$tail_pid"
 	out=$("$B/bench_latency" -b "$BROKER" -t bench -r "$rate" -d "$secs")
+	_r1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	_t1=$(now_ms)
+	_st=$(($(steal_ms) - _s0))
+	_mb=$(awk -v b=$((_r1 - _r0)) -v t=$((_t1 - _t0)) \
+		'BEGIN { printf "%.0f", b / 1000 / t }')
+	note "$1 tail: $(cat "$WORK/tail")"
+	note "$1 producer: $p"
 	note "$1 latency: $out"
+	note "$1 steal ${_st} ms, prefetch read ${_mb} MB/s"
+	field msgs_s "$(cat "$WORK/tail")" >>"$WORK/$1.tail"
 	for k in p50 p99 p999 max; do
-		say "clients_tail_$1_${k}_ms" "$(field "${k}_ms" "$out")" ms
+		field "${k}_ms" "$out" >>"$WORK/$1.$k"
 	done
+	echo "$_st" >>"$WORK/$1.steal"
+	echo "$_mb" >>"$WORK/$1.slow"
 }
 
-# beside LABEL: the tail runs beside a slow consumer reading the big
-# partition from its start, from the disk.
-beside() {
-	evict "$WORK/data"
-	"$B/bench_consume" -b "$BROKER" -o 0 -E $((big / ENTRY * ENTRY)) \
-		>"$WORK/slow" &
+# summary LABEL: the medians of LABEL's rounds.
+summary() {
+	say "clients_tail_$1_msgs_s" "$(median <"$WORK/$1.tail")" msg/s
+	for k in p50 p99 p999 max; do
+		say "clients_tail_$1_${k}_ms" "$(median <"$WORK/$1.$k")" ms
+	done
+	say "clients_tail_$1_steal_ms" "$(median <"$WORK/$1.steal")" ms
+	[ "$1" = alone ] ||
+		say "clients_$1_slow_mb_s" "$(median <"$WORK/$1.slow")" MB/s
+}
+
+# slow_start FROM: the slow consumer, reading the big partition from
+# message FROM to its end, stopped once it has asked for its first fetch.
+slow_start() {
+	"$B/bench_consume" -b "$BROKER" -o $(($1 * ENTRY)) \
+		-E $((big / ENTRY * ENTRY)) >"$WORK/slow" &
 	slow_pid=$!
 	track "$slow_pid"
 	sleep 1
-	r0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
-	t0=$(now_ms)
-	tail_runs "$1"
-	r1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
-	t1=$(now_ms)
-	say "clients_$1_slow_mb_s" \
-		"$(awk -v b=$((r1 - r0)) -v t=$((t1 - t0)) \
-		'BEGIN { printf "%.0f", b / 1000 / t }')" MB/s
+	kill -STOP "$slow_pid" 2>/dev/null || :
+}
+
+slow_end() {
 	if kill -0 "$slow_pid" 2>/dev/null; then
+		kill -CONT "$slow_pid"
 		kill -TERM "$slow_pid"
 		note "the slow consumer was still reading at the end, as it" \
 			"should"
 	else
-		note "the slow consumer finished before the tail runs did:" \
+		note "the slow consumer finished before the rounds did:" \
 			"$(cat "$WORK/slow"); make CLIENTS_BIG larger"
 	fi
 	wait "$slow_pid" 2>/dev/null || :
 	untrack "$slow_pid"
 }
 
-tail_runs alone
-beside beside_slow
+# beside LABEL: a round with the slow consumer reading.
+beside() {
+	kill -CONT "$slow_pid" 2>/dev/null || :
+	sleep 1
+	round "$1"
+	kill -STOP "$slow_pid" 2>/dev/null || :
+}
+
+rm -f "$WORK"/alone.* "$WORK"/beside_slow.* "$WORK"/beside_slow_uncapped.*
+evict "$WORK/data"
+# Let the host take back the pages just freed before measuring anything.
+sleep "$settle"
+slow_start 0
+i=1
+while [ "$i" -le "$RUNS" ]; do
+	if [ $((i % 2)) -eq 1 ]; then
+		round alone
+		beside beside_slow
+	else
+		beside beside_slow
+		round alone
+	fi
+	i=$((i + 1))
+done
+slow_end
+summary alone
+summary beside_slow
+# Uncapped, from the start again, evicted again: two rounds only, since
+# the slow consumer reads gigabytes a round.
 broker_stop
 broker_start "$WORK/data" --cold-read-rate off
+evict "$WORK/data"
+sleep "$settle"
+slow_start 0
 beside beside_slow_uncapped
+beside beside_slow_uncapped
+slow_end
 broker_stop
+summary beside_slow_uncapped

@@ -13,7 +13,8 @@
 # Each run starts a fresh broker.  late_ms says how far behind schedule the
 # producer ended: well above a few ms, the rate was not kept and the
 # figures are of an overloaded machine (the producer, the consumer and the
-# broker share its cores).  Knobs: LATENCY_RATE, LATENCY_SECONDS (default
+# broker share its cores).  steal_ms is the CPU time the hypervisor took
+# during a run (see steal_ms in lib.sh).  Knobs: LATENCY_RATE, LATENCY_SECONDS (default
 # 10, times BENCH_SCALE, at least 1), LATENCY_POINTS, LATENCY_LINGER.
 . "$(dirname "$0")/lib.sh"
 bench_setup latency
@@ -26,22 +27,24 @@ warm=$(awk -v s="$secs" 'BEGIN { print (s >= 10 ? 1000 : s * 100) }')
 point() {
 	name=$1 rate=$2
 	shift 2
-	for k in p50 p99 p999 max late; do : >"$WORK/$k"; done
+	for k in p50 p99 p999 max late steal; do : >"$WORK/$k"; done
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		broker_start "$WORK/data"
+		_s0=$(steal_ms)
 		out=$("$B/bench_latency" -b "$BROKER" -r "$rate" -d "$secs" \
 			-W "${warm}ms" "$@")
+		out="$out steal_ms $(($(steal_ms) - _s0))"
 		broker_stop
 		rm -rf "$WORK/data"
 		note "$name run $i: $out"
-		for k in p50 p99 p999 max late; do
+		for k in p50 p99 p999 max late steal; do
 			field "${k}_ms" "$out" >>"$WORK/$k"
 		done
 		i=$((i + 1))
 	done
 	say "latency_${name}_rate" "$rate" msg/s
-	for k in p50 p99 p999 max late; do
+	for k in p50 p99 p999 max late steal; do
 		say "latency_${name}_${k}_ms" "$(median <"$WORK/$k")" ms
 	done
 }

@@ -174,6 +174,15 @@ thread_read_bytes() {
 	echo 0
 }
 
+# steal_ms: CPU time the hypervisor has taken from this machine's CPUs since
+# boot, all CPUs together (the steal column of /proc/stat), in ms.  On a
+# virtual machine, runs with a lot of it measure the host's other tenants:
+# a vCPU not run for a few ms adds as much to every latency it holds up.
+steal_ms() {
+	awk -v hz="$(getconf CLK_TCK)" \
+		'$1 == "cpu" { printf "%.0f\n", $9 * 1000 / hz; exit }' /proc/stat
+}
+
 # cpu_ticks PID: utime + stime of PID, in clock ticks.
 cpu_ticks() {
 	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'

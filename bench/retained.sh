@@ -10,6 +10,11 @@
 #                    partition from the page cache first, so it reads the
 #                    disk; by default it reads whatever is cached)
 #   rss_kb, hwm_kb   the broker's VmRSS and VmHWM afterwards
+#   fresh_pagecache_mb_s  then write(2) of as many bytes as a produce run
+#                    into a new file (bench_sys pagecache, its first run):
+#                    what the machine gives for pages not used yet, which on
+#                    a virtual machine that hands free pages back to its
+#                    host can be a tenth of what it gives for reused ones
 # and each figure beside the first size's as a ratio (target: within 10%).
 # A size that does not fit on the disk (with room for the runs and 1 GiB to
 # spare) is skipped with a line saying so.  Knobs: RETAINED_SIZES (times
@@ -34,8 +39,9 @@ runs() {
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		[ "$name" != start ] || [ "$cold" != 1 ] || evict "$WORK/data"
+		_s0=$(steal_ms)
 		out=$("$@")
-		note "$label $name run $i: $out"
+		note "$label $name run $i: $out steal_ms $(($(steal_ms) - _s0))"
 		field msgs_s "$out" >>"$WORK/v"
 		i=$((i + 1))
 	done
@@ -87,5 +93,10 @@ for label in $sizes; do
 	report "$label" rss_kb "$(proc_kb "$BROKER_PID" VmRSS)" kB
 	report "$label" hwm_kb "$(proc_kb "$BROKER_PID" VmHWM)" kB
 	broker_stop
+	# The machine's side of produce: writing as much into a new file,
+	# first run only (later runs get the pages the first one freed).
+	fresh=$(TMPDIR=$WORK "$B/bench_sys" pagecache \
+		$(((pmsgs * ENTRY) >> 20)) | awk '$3 == "run" && $4 == "1:" { print $5 }')
+	report "$label" fresh_pagecache_mb_s "$fresh" MB/s
 	rm -rf "$WORK/data"
 done
