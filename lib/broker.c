@@ -59,7 +59,7 @@
 #include "klog/proto.h"
 #include "klog/store.h"
 
-#define READ_CHUNK ((size_t)256 << 10)  /* one read(2) into the shared buffer */
+#define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
 #define COPY_MAX ((size_t)16 << 10)     /* leftovers this small go back through
                                            the shared buffer */
 #define MAX_HOLDS 1024                  /* pending responses per connection */
