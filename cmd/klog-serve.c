@@ -32,6 +32,7 @@ enum {
 	OPT_BROKER_ID,
 	OPT_CLEANUP,
 	OPT_COLD_READ_RATE,
+	OPT_CRC_THREADS,
 	OPT_FLUSH_MESSAGES,
 	OPT_FLUSH_MS,
 	OPT_MAX_CONNECTIONS,
@@ -56,6 +57,7 @@ static const struct option longopts[] = {
 	{ "cleanup-interval", required_argument, NULL, OPT_CLEANUP },
 	{ "cold-read-rate", required_argument, NULL, OPT_COLD_READ_RATE },
 	{ "config", required_argument, NULL, 'c' },
+	{ "crc-threads", required_argument, NULL, OPT_CRC_THREADS },
 	{ "data-dir", required_argument, NULL, 'd' },
 	{ "flush-messages", required_argument, NULL, OPT_FLUSH_MESSAGES },
 	{ "flush-ms", required_argument, NULL, OPT_FLUSH_MS },
@@ -153,6 +155,13 @@ usage(FILE *f)
 	    "                             from the disk for consumers behind "
 	    "the page\n"
 	    "                             cache (default 32M; off: no cap)\n"
+	    "      --crc-threads N        threads besides the event loop that "
+	    "check the\n"
+	    "                             CRCs of produce requests read "
+	    "together\n"
+	    "                             (default auto: one fewer than the "
+	    "cores, at\n"
+	    "                             most 3; 0: the loop alone)\n"
 	    "      --broker-id N          the id metadata reports (default 0)\n"
 	    "      --advertise HOST[:PORT]  the address metadata reports "
 	    "(default: the\n"
@@ -289,6 +298,10 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		 * shutdown waits for the 512 KiB it is reading (0.5 s at 1M). */
 		c->cold_read_rate = is_off(v) || strcmp(v, "0") == 0 ? 0 :
 		    (uint64_t)cli_size(what, v, 1 << 20, INT64_MAX);
+		break;
+	case OPT_CRC_THREADS:
+		c->crc_threads = strcmp(v, "auto") == 0 ? -1 :
+		    (int)cli_number(what, v, 0, 64);
 		break;
 	case OPT_FLUSH_MESSAGES:
 		c->flush_messages = cli_number(what, v, 0, INT32_MAX);

@@ -243,7 +243,7 @@ _klog_serve()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='--advertise --broker-id -c --config --cleanup-interval
-		--cold-read-rate -d --data-dir --flush-messages --flush-ms -h --help -l --listen
+		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help -l --listen
 		--max-connections --max-message-bytes --max-open-segments
 		--max-request-bytes --no-auto-create --partitions -q --quiet --retention-bytes
 		--retention-hours --segment-bytes --topic -v --verbose --version
@@ -275,6 +275,10 @@ _klog_serve()
 		;;
 	--cold-read-rate)
 		COMPREPLY=( $(compgen -W "32M 128M off" -- "$cur") )
+		return 0
+		;;
+	--crc-threads)
+		COMPREPLY=( $(compgen -W "auto 0 1 3" -- "$cur") )
 		return 0
 		;;
 	--segment-bytes|--max-request-bytes|--max-message-bytes)

@@ -58,8 +58,10 @@
 #include "klog/prefetch.h"
 #include "klog/proto.h"
 #include "klog/store.h"
+#include "klog/verify.h"
 
 #define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
+#define AUTO_CRC_THREADS 3
 #define COPY_MAX ((size_t)16 << 10)     /* leftovers this small go back through
                                            the shared buffer */
 #define MAX_HOLDS 1024                  /* pending responses per connection */
@@ -242,6 +244,10 @@ struct klog_broker {
 	struct pend *recheck;
 	uint8_t *rd;               /* the shared read buffer */
 	struct scratch s;
+	klog_verify_t *verify;     /* CRCs of a read on more cores, or NULL */
+	struct iovec *vsets;       /* the produce sets of one read */
+	size_t vsets_cap;
+	uintptr_t checked_from, checked_to; /* their top-level CRCs match */
 	klog_timer_t accept_timer, flush_timer, clean_timer, rescan_timer;
 	int eager;
 	int appended;              /* since the loop last slept */
@@ -1168,7 +1174,13 @@ static int16_t
 validate_set(klog_broker_t *b, const uint8_t *set, uint32_t len,
     klog_msgset_info_t *info)
 {
-	int rc = klog_msgset_validate(set, len, KLOG_ITER_DEEP, info);
+	unsigned flags = KLOG_ITER_DEEP;
+	int rc;
+
+	if ((uintptr_t)set >= b->checked_from &&
+	    (uintptr_t)set + len <= b->checked_to)
+		flags |= KLOG_ITER_OUTER_CHECKED;
+	rc = klog_msgset_validate(set, len, flags, info);
 
 	switch (rc) {
 	case 0:
@@ -1858,6 +1870,77 @@ conn_refuse(struct conn *c, const uint8_t *p, size_t len, int16_t error,
 	b->bad_suppressed = 0;
 }
 
+/* The verifier's threads: cfg's, or one fewer than the cores (at most
+ * AUTO_CRC_THREADS), so that the loop and they fill the machine. */
+static int
+crc_threads(const klog_broker_config_t *cfg)
+{
+	long n;
+
+	if (cfg->crc_threads >= 0)
+		return cfg->crc_threads;
+	n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	return n < 0 ? 0 : n > AUTO_CRC_THREADS ? AUTO_CRC_THREADS : (int)n;
+}
+
+/* Note the set of each part of a produce body for precheck(). */
+static int
+note_sets(klog_broker_t *b, const uint8_t *body, size_t len, size_t *n,
+    size_t *bytes)
+{
+	klog_produce_part_t *parts;
+	klog_produce_req_t req;
+	int64_t count = peek_count(body, len, 6, 10);
+
+	if (count < 0 || (parts = scratch_parts(b, count,
+	    sizeof(*parts))) == NULL || klog_proto_decode_produce(body, len,
+	    &req, parts, (uint32_t)count) < 0)
+		return 0;       /* refused whole by handle_produce */
+	if (grow((void **)&b->vsets, &b->vsets_cap, (*n + req.count) *
+	    sizeof(*b->vsets)) < 0)
+		return -1;
+	for (uint32_t i = 0; i < req.count; i++) {
+		b->vsets[(*n)++] = (struct iovec){ (void *)parts[i].set,
+		    parts[i].set_len };
+		*bytes += parts[i].set_len;
+	}
+	return 0;
+}
+
+/*
+ * Check the CRCs of every produce set in the complete frames of data at
+ * once, on the verifier's threads as well as the loop's: one request's
+ * set is too small to share, a read's worth is not.  When all match,
+ * validate_set() trusts their top-level CRCs; when one does not (or
+ * memory runs short), nothing is trusted and each set is checked on its
+ * own, which finds it.
+ */
+static void
+precheck(klog_broker_t *b, const uint8_t *data, size_t len)
+{
+	klog_req_header_t h;
+	size_t pos = 0, total, n = 0, bytes = 0;
+
+	b->checked_from = b->checked_to = 0;
+	if (b->verify == NULL || len < KLOG_VERIFY_MIN_SPLIT)
+		return;
+	while (klog_proto_req_header(data + pos, len - pos,
+	    (size_t)b->cfg.max_request_bytes, &h) == 0 &&
+	    (total = 4 + (size_t)h.size) <= len - pos) {
+		if (h.api == KLOG_API_PRODUCE &&
+		    h.version == KLOG_PROTO_VERSION &&
+		    note_sets(b, data + pos + KLOG_REQ_HEADER_SIZE,
+		    total - KLOG_REQ_HEADER_SIZE, &n, &bytes) < 0)
+			return;
+		pos += total;
+	}
+	if (bytes < KLOG_VERIFY_MIN_SPLIT ||
+	    klog_verify_sets(b->verify, b->vsets, n) != 0)
+		return;
+	b->checked_from = (uintptr_t)data;
+	b->checked_to = (uintptr_t)data + pos;
+}
+
 /* Handle every complete frame in data; returns the bytes consumed. */
 static size_t
 conn_process(struct conn *c, const uint8_t *data, size_t len)
@@ -1868,6 +1951,7 @@ conn_process(struct conn *c, const uint8_t *data, size_t len)
 	char why[128];
 	int rc;
 
+	precheck(b, data, len);
 	while (pos < len && !c->paused && !c->closing) {
 		rc = klog_proto_req_header(data + pos, len - pos,
 		    (size_t)b->cfg.max_request_bytes, &h);
@@ -1886,6 +1970,7 @@ conn_process(struct conn *c, const uint8_t *data, size_t len)
 			conn_refuse(c, data + pos, len - pos,
 			    rc == -KLOG_ETOOBIG ? KLOG_WIRE_REQUEST_TOO_LARGE :
 			    KLOG_WIRE_INVALID_REQUEST, why);
+			b->checked_from = b->checked_to = 0;
 			return len;
 		}
 		total = 4 + (size_t)h.size;
@@ -1899,6 +1984,7 @@ conn_process(struct conn *c, const uint8_t *data, size_t len)
 	}
 	/* The staged sets point into data, which the caller reuses. */
 	stage_commit(c);
+	b->checked_from = b->checked_to = 0;
 	return pos;
 }
 
@@ -2271,6 +2357,7 @@ klog_broker_config_default(klog_broker_config_t *cfg)
 	cfg->max_connections = 10000;
 	cfg->max_open_segments = KLOG_STORE_DEFAULT_OPEN_SEGMENTS;
 	cfg->cold_read_rate = KLOG_BROKER_DEFAULT_COLD_READ_RATE;
+	cfg->crc_threads = -1;
 	cfg->conn_out_limit = (size_t)4 << 20;
 	cfg->shutdown_ms = 5000;
 	cfg->log_level = KLOG_LEVEL_INFO;
@@ -2488,7 +2575,8 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	    on_accept, b)) < 0 || (rc = start_timers(b)) < 0 ||
 	    (rc = flusher_start(b)) < 0 ||
 	    (rc = klog_prefetch_new(pf_notify, b->loop, b->cfg.cold_read_rate,
-	    &b->pf)) < 0) {
+	    &b->pf)) < 0 || (crc_threads(&b->cfg) > 0 &&
+	    (rc = klog_verify_new(crc_threads(&b->cfg), &b->verify)) < 0)) {
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}
@@ -2630,6 +2718,8 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		conn_close(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
 	flusher_stop(b);
 	klog_prefetch_free(b->pf);
+	klog_verify_free(b->verify);
+	free(b->vsets);
 	if (b->store != NULL &&
 	    (rc = klog_store_close(b->store, clean, err)) == 0 && clean)
 		blog(b, KLOG_LEVEL_INFO, "clean shutdown");

@@ -531,7 +531,7 @@ klog_msgset_validate(const void *buf, size_t len, unsigned flags,
 	while (pos < len) {
 		if ((r = entry_parse(p + pos, len - pos, &m, &why)) < 0)
 			goto bad;
-		if (!(flags & KLOG_ITER_NOCRC) &&
+		if (!(flags & (KLOG_ITER_NOCRC | KLOG_ITER_OUTER_CHECKED)) &&
 		    crc_of(m.payload, m.payload_len) != m.crc_stored) {
 			r = -KLOG_ECORRUPT;
 			goto bad;

@@ -1,7 +1,8 @@
 /*
- * The verifier: whoever is free takes the next piece of the set, about
- * PIECE bytes up to an entry boundary, found by walking the length fields
- * from where the last piece ended: the workers as soon as the set is
+ * The verifier: whoever is free takes the next piece of the sets, about
+ * PIECE bytes up to an entry boundary (spanning sets where they are
+ * small), found by walking the length fields from where the last piece
+ * ended: the workers as soon as the set is
  * started, the caller when it comes to finish it.  So a caller with other
  * work between start and finish (receiving the next fetch) leaves more of
  * the set to the workers, one with none shares it evenly, and nothing is
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #include <zlib.h>
 
@@ -20,14 +22,21 @@
 
 #define PIECE ((size_t)64 << 10)
 
+/* Where a piece starts or ends: set s, byte c of it. */
+struct mark {
+	size_t s, c;
+};
+
 struct klog_verify {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	pthread_t *threads;
 	int workers, started;
-	const uint8_t *set;     /* the set being checked, or NULL */
-	size_t len, cut;        /* its size; where the next piece starts */
-	int shared;             /* its pieces are for the workers too */
+	const struct iovec *sets; /* the sets being checked, or NULL */
+	size_t nsets;
+	struct iovec one;       /* klog_verify_start()'s set */
+	struct mark cut;        /* where the next piece starts */
+	int shared;             /* the pieces are for the workers too */
 	int busy;               /* pieces being checked */
 	int bad;                /* a piece had a mismatch */
 	int stop;
@@ -72,24 +81,70 @@ check_range(const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* The next piece of the set, under v->mu: 0 if none is left.  After a
- * malformed entry the rest is one piece that stops there. */
+/* 1 if a whole entry of the sets from a to b has a CRC that does not
+ * match.  Pieces start and end at entry boundaries (or at the end of a
+ * set), so a piece of one set is checked as a set of its own. */
 static int
-take(klog_verify_t *v, const uint8_t **p, size_t *n)
+check_piece(const struct iovec *sets, struct mark a, struct mark b)
 {
-	size_t start = v->cut, pos = v->cut, hdr;
+	size_t from, to;
+
+	for (size_t s = a.s; s <= b.s; s++) {
+		from = s == a.s ? a.c : 0;
+		to = s == b.s ? b.c : sets[s].iov_len;
+		if (to > from && check_range((const uint8_t *)sets[s].iov_base +
+		    from, to - from))
+			return 1;
+	}
+	return 0;
+}
+
+/* Step m over sets that are done; 1 if none is left. */
+static int
+settle(const klog_verify_t *v, struct mark *m)
+{
+	while (m->s < v->nsets && m->c >= v->sets[m->s].iov_len) {
+		m->s++;
+		m->c = 0;
+	}
+	return m->s >= v->nsets;
+}
+
+/* Whether pieces are left to take, under v->mu. */
+static int
+pieces_left(klog_verify_t *v)
+{
+	return v->sets != NULL && v->shared && !settle(v, &v->cut);
+}
+
+/* The next piece, about PIECE bytes of whole entries from v->cut across
+ * as many sets as it takes, under v->mu: 0 if none is left.  After a
+ * malformed entry the rest of its set goes into the piece, which stops
+ * there. */
+static int
+take(klog_verify_t *v, struct mark *a, struct mark *b)
+{
+	struct mark m;
+	size_t got = 0, len, hdr, start;
+	const uint8_t *p;
 	uint32_t length;
 
-	if (v->set == NULL || !v->shared || start >= v->len)
+	if (!pieces_left(v))
 		return 0;
-	while (pos - start < PIECE && (hdr = entry_header(v->set + pos,
-	    v->len - pos, &length)) != 0)
-		pos += KLOG_LENGTH_SIZE + length;
-	if (pos == start)
-		pos = v->len;
-	v->cut = pos;
-	*p = v->set + start;
-	*n = pos - start;
+	*a = *b = m = v->cut;
+	while (got < PIECE && !settle(v, &m)) {
+		p = v->sets[m.s].iov_base;
+		len = v->sets[m.s].iov_len;
+		start = m.c;
+		while (got + (m.c - start) < PIECE && (hdr = entry_header(p +
+		    m.c, len - m.c, &length)) != 0)
+			m.c += KLOG_LENGTH_SIZE + length;
+		if (m.c < len && got + (m.c - start) < PIECE)
+			m.c = len;
+		got += m.c - start;
+		*b = m;
+	}
+	v->cut = m;
 	return 1;
 }
 
@@ -97,17 +152,16 @@ take(klog_verify_t *v, const uint8_t **p, size_t *n)
 static void
 drain(klog_verify_t *v)
 {
-	const uint8_t *p;
-	size_t n;
+	struct mark a, b;
 	int bad;
 
-	while (take(v, &p, &n)) {
+	while (take(v, &a, &b)) {
 		v->busy++;
 		pthread_mutex_unlock(&v->mu);
-		bad = check_range(p, n);
+		bad = check_piece(v->sets, a, b);
 		pthread_mutex_lock(&v->mu);
 		v->bad |= bad;
-		if (--v->busy == 0 && v->cut >= v->len)
+		if (--v->busy == 0 && !pieces_left(v))
 			pthread_cond_broadcast(&v->done);
 	}
 }
@@ -120,8 +174,7 @@ worker_main(void *arg)
 	pthread_setname_np(pthread_self(), "klog-verify");
 	pthread_mutex_lock(&v->mu);
 	for (;;) {
-		while (!v->stop && (v->set == NULL || !v->shared ||
-		    v->cut >= v->len))
+		while (!v->stop && !pieces_left(v))
 			pthread_cond_wait(&v->go, &v->mu);
 		if (v->stop)
 			break;
@@ -197,29 +250,43 @@ klog_verify_free(klog_verify_t *v)
 	free(v);
 }
 
-void
-klog_verify_start(klog_verify_t *v, const void *set, size_t len)
+/* Hand sets[0..n) to the workers, if they are large enough to share. */
+static void
+start_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
 {
+	size_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += sets[i].iov_len;
 	pthread_mutex_lock(&v->mu);
-	v->set = set;
-	v->len = len;
-	v->cut = 0;
+	v->sets = sets;
+	v->nsets = n;
+	v->cut = (struct mark){ 0, 0 };
 	v->bad = 0;
-	v->shared = v->workers > 0 && len >= KLOG_VERIFY_MIN_SPLIT;
+	v->shared = v->workers > 0 && total >= KLOG_VERIFY_MIN_SPLIT;
 	if (v->shared)
 		pthread_cond_broadcast(&v->go);
 	pthread_mutex_unlock(&v->mu);
 }
 
+void
+klog_verify_start(klog_verify_t *v, const void *set, size_t len)
+{
+	v->one = (struct iovec){ (void *)set, len };
+	start_sets(v, &v->one, 1);
+}
+
 int
 klog_verify_finish(klog_verify_t *v)
 {
-	int bad;
+	int bad = 0;
 
 	pthread_mutex_lock(&v->mu);
 	if (!v->shared) {
 		pthread_mutex_unlock(&v->mu);
-		bad = check_range(v->set, v->len);
+		for (size_t i = 0; i < v->nsets && !bad; i++)
+			bad = check_range(v->sets[i].iov_base,
+			    v->sets[i].iov_len);
 		pthread_mutex_lock(&v->mu);
 	} else {
 		drain(v);
@@ -227,7 +294,7 @@ klog_verify_finish(klog_verify_t *v)
 			pthread_cond_wait(&v->done, &v->mu);
 		bad = v->bad;
 	}
-	v->set = NULL;
+	v->sets = NULL;
 	pthread_mutex_unlock(&v->mu);
 	return bad;
 }
@@ -238,5 +305,19 @@ klog_verify_crcs(klog_verify_t *v, const void *set, size_t len)
 	if (v == NULL)
 		return check_range(set, len);
 	klog_verify_start(v, set, len);
+	return klog_verify_finish(v);
+}
+
+int
+klog_verify_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
+{
+	int bad = 0;
+
+	if (v == NULL) {
+		for (size_t i = 0; i < n && !bad; i++)
+			bad = check_range(sets[i].iov_base, sets[i].iov_len);
+		return bad;
+	}
+	start_sets(v, sets, n);
 	return klog_verify_finish(v);
 }

@@ -86,6 +86,11 @@ typedef struct klog_broker_config {
 	                                  for consumers behind the page cache
 	                                  while producers write (prefetch.h);
 	                                  0: no cap */
+	int crc_threads;               /* threads besides the loop checking
+	                                  the CRCs of the produce requests of
+	                                  one read together (verify.h); -1:
+	                                  one fewer than the cores, at most
+	                                  3; 0: the loop alone */
 	size_t conn_out_limit;         /* stop reading a client whose unsent
 	                                  responses pass this many bytes */
 	int64_t shutdown_ms;           /* time to write pending responses */

@@ -60,6 +60,10 @@ Try 'klog-serve -h'" ]
 	[ "${stderr_lines[0]}" = "klog-serve: --partitions 0: too small" ]
 	run -64 --separate-stderr klog-serve --cold-read-rate 512K
 	[ "${stderr_lines[0]}" = "klog-serve: --cold-read-rate 512K: too small" ]
+	run -64 --separate-stderr klog-serve --crc-threads 65
+	[ "${stderr_lines[0]}" = "klog-serve: --crc-threads 65: too large" ]
+	run -64 --separate-stderr klog-serve --crc-threads some
+	[ "${stderr_lines[0]}" = "klog-serve: --crc-threads some: invalid" ]
 	run -64 --separate-stderr klog-serve --flush-ms=soon
 	[ "${stderr_lines[0]}" = "klog-serve: --flush-ms soon: invalid" ]
 	run -64 --separate-stderr klog-serve --segment-bytes 1Q
@@ -144,10 +148,12 @@ Try 'klog-serve -h'" ]
 	flush_ms = 0
 	no-auto-create = yes
 	cold-read-rate = off
+	crc-threads = 2
 	EOF
 	SERVE_PORT=$p1
 	serve -c "$TMP/klog.conf" --topic fromcli
 	grep -q "listening on 127.0.0.1:$p1, data in $TMP/confdata" "$TMP/serve.log"
+	[ "$(grep -lx klog-verify /proc/"$SERVE_PID"/task/*/comm | wc -l)" -eq 2 ]
 	run -0 klog-consume -L -t fromfile
 	[ "${#lines[@]}" -eq 3 ]
 	# --topic without :N takes --partitions (here from the file).
@@ -227,4 +233,16 @@ Try 'klog-serve -h'" ]
 	open=$(ls -l "/proc/$SERVE_PID/fd" | grep -c '\.klog$')
 	[ "$open" -le 5 ]
 	[ "$open" -ge 2 ]
+}
+
+@test "serve: --crc-threads starts that many checking threads; batched produce goes in whole" {
+	serve --crc-threads 0
+	[ "$(grep -lx klog-verify /proc/"$SERVE_PID"/task/*/comm | wc -l)" -eq 0 ]
+	stop_serve
+	serve --crc-threads 3
+	[ "$(grep -lx klog-verify /proc/"$SERVE_PID"/task/*/comm | wc -l)" -eq 3 ]
+	# 2 MB in batches of 1,000: many requests a read.
+	seq -f 'line-%07g' 1 200000 | klog-produce -q -t big --batch 1000
+	klog-consume -t big -o beginning -e >"$TMP/out"
+	cmp "$TMP/out" <(seq -f 'line-%07g' 1 200000)
 }

@@ -887,6 +887,101 @@ test_visibility_with_batching(void **state)
 }
 
 /*
+ * A produce request whose sets come to more than KLOG_VERIFY_MIN_SPLIT has
+ * its CRCs checked on the verifier's threads and the loop's together,
+ * before any set is handled.  A flip anywhere still refuses that
+ * partition's set alone, and the others go in whole, with no CRC thread,
+ * one, and three.
+ */
+static void
+test_large_produce_checked_together(void **state)
+{
+	enum { PARTS = 4, PER = 6000 };   /* 4 sets of about 110 KB */
+	static const int threads[] = { 0, 1, 3 };
+	static const size_t flips[] = { 0, PER / 2, PER - 1 };
+	struct fx *f = *state;
+	klog_buf_t sets[PARTS], want[PARTS], out, got;
+	klog_produce_part_t parts[PARTS];
+	klog_produce_req_t req = { KLOG_ACKS_ALL, 1000, PARTS, parts };
+	klog_produce_result_t res[PARTS];
+	klog_resp_header_t h;
+	char topics[PARTS][16];
+	uint8_t *body;
+	size_t len, at;
+	uint32_t n;
+	int fd;
+
+	for (int i = 0; i < PARTS; i++) {
+		klog_buf_init(&sets[i]);
+		make_set(&sets[i], PER, i * PER);
+	}
+	klog_buf_init(&out);
+	klog_buf_init(&got);
+	for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+		f->cfg.crc_threads = threads[k];
+		fx_start(f);
+		fd = client(f);
+		for (int i = 0; i < PARTS; i++) {
+			snprintf(topics[i], sizeof(topics[i]), "big%zu-%d", k,
+			    i);
+			parts[i] = (klog_produce_part_t){ str(topics[i]), 0,
+			    sets[i].data, (uint32_t)sets[i].len };
+			klog_buf_init(&want[i]);
+		}
+		/* Round 0 flips nothing; round r flips a byte of set r - 1,
+		 * at its first, middle or last entry in turn. */
+		for (int r = 0; r <= PARTS; r++) {
+			uint8_t *p = NULL;
+
+			if (r > 0) {
+				p = sets[r - 1].data;
+				at = 0;
+				for (size_t e = 0; e < flips[r % 3]; e++)
+					at += 4 + klog_be32(p + at);
+				p += at + KLOG_MSG_OVERHEAD;
+				*p ^= 1;
+			}
+			assert_int_equal(klog_proto_encode_produce(&out, 11,
+			    &req), 0);
+			send_buf(fd, &out);
+			recv_resp(fd, &h, &body, &len);
+			assert_int_equal(klog_proto_decode_produce_resp(body,
+			    len, res, PARTS, &n), 0);
+			assert_int_equal(n, PARTS);
+			for (int i = 0; i < PARTS; i++) {
+				if (i == r - 1) {
+					assert_int_equal(res[i].error,
+					    KLOG_WIRE_INVALID_MESSAGE);
+					continue;
+				}
+				assert_int_equal(res[i].error, 0);
+				assert_int_equal(res[i].offset,
+				    (int64_t)want[i].len);
+				klog_buf_put(&want[i], sets[i].data,
+				    sets[i].len);
+			}
+			free(body);
+			if (p != NULL)
+				*p ^= 1;
+		}
+		for (int i = 0; i < PARTS; i++) {
+			klog_buf_reset(&got);
+			assert_int_equal(fetch(fd, topics[i], 0, 0, 0, 0,
+			    &got).error, 0);
+			assert_int_equal(got.len, want[i].len);
+			assert_memory_equal(got.data, want[i].data, got.len);
+			klog_buf_free(&want[i]);
+		}
+		close(fd);
+		fx_stop(f, 1);
+	}
+	for (int i = 0; i < PARTS; i++)
+		klog_buf_free(&sets[i]);
+	klog_buf_free(&out);
+	klog_buf_free(&got);
+}
+
+/*
  * A client that pipelines fetches and never reads the answers fills its
  * socket and then its queue: the broker stops reading it, and another
  * client is served all along.
@@ -1261,6 +1356,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_half_close, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_large_produce_checked_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_and_unclean_restart,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_data_dir_locked, setup,

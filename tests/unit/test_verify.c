@@ -201,6 +201,81 @@ test_malformed_and_cut(void **state)
 	free(set);
 }
 
+/*
+ * Sets of a few entries each, as a broker's read of many produce requests
+ * is: pieces span sets, and a flip is found in the first, a middle and the
+ * last set, at either end of a set; an empty set and a malformed one
+ * change nothing.
+ */
+static void
+test_many_sets(void **state)
+{
+	enum { NSETS = NMSG / 4 };
+	static size_t pos[NMSG];
+	static struct iovec iov[NSETS + 1];
+	static const int flips[] = { 0, 3, NMSG / 2, NMSG / 2 + 3, NMSG - 4,
+	    NMSG - 1 };
+	klog_verify_t *v;
+	size_t len;
+	uint8_t *set = build(&len, -1, pos);
+
+	(void)state;
+	/* Sets of 4 entries; an empty one in the middle. */
+	for (int i = 0; i < NSETS; i++)
+		iov[i + (i >= NSETS / 2)] = (struct iovec){ set + pos[4 * i],
+		    (i + 1 < NSETS ? pos[4 * i + 4] : len) - pos[4 * i] };
+	iov[NSETS / 2] = (struct iovec){ set, 0 };
+	for (size_t k = 0; k < sizeof(worker_counts) /
+	    sizeof(worker_counts[0]); k++) {
+		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 0);
+		for (size_t f = 0; f < sizeof(flips) / sizeof(flips[0]); f++) {
+			set[pos[flips[f]] + KLOG_MSG_OVERHEAD] ^= 1;
+			assert_int_equal(klog_verify_sets(v, iov, NSETS + 1),
+			    1);
+			assert_int_equal(klog_verify_sets(NULL, iov,
+			    NSETS + 1), 1);
+			set[pos[flips[f]] + KLOG_MSG_OVERHEAD] ^= 1;
+		}
+		/* A malformed entry ends the checks of its own set only. */
+		set[pos[8] + 4] = 7;
+		set[pos[NMSG - 2] + KLOG_MSG_OVERHEAD] ^= 1;
+		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 1);
+		set[pos[NMSG - 2] + KLOG_MSG_OVERHEAD] ^= 1;
+		set[pos[9] + KLOG_MSG_OVERHEAD] ^= 1;
+		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 0);
+		set[pos[9] + KLOG_MSG_OVERHEAD] ^= 1;
+		set[pos[8] + 4] = 0;
+		assert_int_equal(klog_verify_sets(v, iov, 0), 0);
+		klog_verify_free(v);
+	}
+	free(set);
+}
+
+/* klog_msgset_validate() with KLOG_ITER_OUTER_CHECKED: the top-level
+ * CRCs are taken as checked, the lengths and magic still are not. */
+static void
+test_outer_checked_validate(void **state)
+{
+	static size_t pos[NMSG];
+	klog_msgset_info_t info;
+	size_t len;
+	uint8_t *set = build(&len, 10, pos);
+
+	(void)state;
+	set[pos[20] + KLOG_MSG_OVERHEAD] ^= 1;
+	assert_int_equal(klog_msgset_validate(set, len, KLOG_ITER_DEEP,
+	    &info), -KLOG_ECORRUPT);
+	assert_int_equal(klog_msgset_validate(set, len, KLOG_ITER_DEEP |
+	    KLOG_ITER_OUTER_CHECKED, &info), 0);
+	assert_int_equal(info.messages, NMSG + 10);
+	set[pos[30] + 4] = 7;
+	assert_int_equal(klog_msgset_validate(set, len, KLOG_ITER_DEEP |
+	    KLOG_ITER_OUTER_CHECKED, &info), -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, (int64_t)pos[30]);
+	free(set);
+}
+
 /* KLOG_ITER_OUTER_CHECKED trusts the top level and nothing inside. */
 static void
 test_outer_checked_iteration(void **state)
@@ -251,6 +326,8 @@ main(void)
 		cmocka_unit_test(test_huge_set),
 		cmocka_unit_test(test_malformed_and_cut),
 		cmocka_unit_test(test_outer_checked_iteration),
+		cmocka_unit_test(test_many_sets),
+		cmocka_unit_test(test_outer_checked_validate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
