@@ -278,7 +278,7 @@ _klog_serve()
 		return 0
 		;;
 	--crc-threads)
-		COMPREPLY=( $(compgen -W "auto 0 1 3" -- "$cur") )
+		COMPREPLY=( $(compgen -W "auto 0 1 2 3" -- "$cur") )
 		return 0
 		;;
 	--segment-bytes|--max-request-bytes|--max-message-bytes)

@@ -40,6 +40,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -595,8 +596,6 @@ flusher_main(void *arg)
 	struct part **batch, *p;
 	size_t n;
 
-	/* Named for top -H, perf and ionice -p. */
-	pthread_setname_np(pthread_self(), "klog-flush");
 	pthread_mutex_lock(&fl->mu);
 	for (;;) {
 		while (fl->nqueue == 0 && !fl->stop)
@@ -686,6 +685,9 @@ flusher_start(klog_broker_t *b)
 {
 	if (pthread_create(&b->fl.thread, NULL, flusher_main, b) != 0)
 		return -KLOG_ENOMEM;
+	/* Named for top -H, perf and ionice -p; here, not by the thread
+	 * itself, so the name is there as soon as the broker is up. */
+	pthread_setname_np(b->fl.thread, "klog-flush");
 	b->fl.started = 1;
 	return 0;
 }
@@ -1870,17 +1872,31 @@ conn_refuse(struct conn *c, const uint8_t *p, size_t len, int16_t error,
 	b->bad_suppressed = 0;
 }
 
-/* The verifier's threads: cfg's, or one fewer than the cores (at most
- * AUTO_CRC_THREADS), so that the loop and they fill the machine. */
+/* The verifier's threads: cfg's, or one fewer than the CPUs this
+ * process may run on (at most AUTO_CRC_THREADS), so that the loop and
+ * they fill what the machine, or the container, gives. */
 static int
 crc_threads(const klog_broker_config_t *cfg)
 {
-	long n;
+	cpu_set_t set;
+	int n;
 
 	if (cfg->crc_threads >= 0)
 		return cfg->crc_threads;
-	n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	return n < 0 ? 0 : n > AUTO_CRC_THREADS ? AUTO_CRC_THREADS : (int)n;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set) - 1;
+	else
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	return n < 0 ? 0 : n > AUTO_CRC_THREADS ? AUTO_CRC_THREADS : n;
+}
+
+/* The verifier, if the broker has threads for it. */
+static int
+verify_start(klog_broker_t *b)
+{
+	int n = crc_threads(&b->cfg);
+
+	return n > 0 ? klog_verify_new(n, &b->verify) : 0;
 }
 
 /* Note the set of each part of a produce body for precheck(). */
@@ -1892,10 +1908,13 @@ note_sets(klog_broker_t *b, const uint8_t *body, size_t len, size_t *n,
 	klog_produce_req_t req;
 	int64_t count = peek_count(body, len, 6, 10);
 
-	if (count < 0 || (parts = scratch_parts(b, count,
-	    sizeof(*parts))) == NULL || klog_proto_decode_produce(body, len,
-	    &req, parts, (uint32_t)count) < 0)
+	if (count < 0)
 		return 0;       /* refused whole by handle_produce */
+	if ((parts = scratch_parts(b, count, sizeof(*parts))) == NULL)
+		return -1;
+	if (klog_proto_decode_produce(body, len, &req, parts,
+	    (uint32_t)count) < 0)
+		return 0;
 	if (grow((void **)&b->vsets, &b->vsets_cap, (*n + req.count) *
 	    sizeof(*b->vsets)) < 0)
 		return -1;
@@ -2575,8 +2594,7 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	    on_accept, b)) < 0 || (rc = start_timers(b)) < 0 ||
 	    (rc = flusher_start(b)) < 0 ||
 	    (rc = klog_prefetch_new(pf_notify, b->loop, b->cfg.cold_read_rate,
-	    &b->pf)) < 0 || (crc_threads(&b->cfg) > 0 &&
-	    (rc = klog_verify_new(crc_threads(&b->cfg), &b->verify)) < 0)) {
+	    &b->pf)) < 0 || (rc = verify_start(b)) < 0) {
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}

@@ -133,7 +133,6 @@ worker_main(void *arg)
 	klog_prefetch_t *p = arg;
 	struct job j;
 
-	pthread_setname_np(pthread_self(), "klog-prefetch");
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (p->qhead == p->nqueue && !p->stop)
@@ -188,6 +187,7 @@ klog_prefetch_new(void (*notify)(void *arg), void *arg, uint64_t rate,
 		klog_prefetch_free(p);
 		return -KLOG_EIO;
 	}
+	pthread_setname_np(p->thread, "klog-prefetch");
 	p->started = 1;
 	*out = p;
 	return 0;

@@ -119,8 +119,8 @@ pieces_left(klog_verify_t *v)
 
 /* The next piece, about PIECE bytes of whole entries from v->cut across
  * as many sets as it takes, under v->mu: 0 if none is left.  After a
- * malformed entry the rest of its set goes into the piece, which stops
- * there. */
+ * malformed entry the rest of its set goes into the piece (check_range()
+ * stops at that entry), and the piece goes on with the next set. */
 static int
 take(klog_verify_t *v, struct mark *a, struct mark *b)
 {
@@ -161,6 +161,8 @@ drain(klog_verify_t *v)
 		bad = check_piece(v->sets, a, b);
 		pthread_mutex_lock(&v->mu);
 		v->bad |= bad;
+		if (bad)        /* the answer is known: take no more */
+			v->cut = (struct mark){ v->nsets, 0 };
 		if (--v->busy == 0 && !pieces_left(v))
 			pthread_cond_broadcast(&v->done);
 	}
@@ -171,7 +173,6 @@ worker_main(void *arg)
 {
 	klog_verify_t *v = arg;
 
-	pthread_setname_np(pthread_self(), "klog-verify");
 	pthread_mutex_lock(&v->mu);
 	for (;;) {
 		while (!v->stop && !pieces_left(v))
@@ -199,6 +200,9 @@ start_workers(klog_verify_t *v)
 		    v) != 0) {
 			rc = -KLOG_EIO;
 			break;
+		} else {
+			pthread_setname_np(v->threads[v->started],
+			    "klog-verify");
 		}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
