@@ -127,9 +127,9 @@ fill "$BROKER" bench $((big / ENTRY))
 # round LABEL: one tail run and one latency run; their figures, the steal
 # and what the prefetch thread read are appended to $WORK/LABEL.*.
 round() {
-	_s0=$(steal_ms)
-	_r0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
-	_t0=$(now_ms)
+	st0=$(steal_ms)
+	rb0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	ms0=$(now_ms)
 	at=$(start_at 300)
 	"$B/bench_consume" -b "$BROKER" -o end -n "$tmsgs" -S "$at" \
 		>"$WORK/tail" &
@@ -139,65 +139,87 @@ round() {
 	wait "$tail_pid"
 	untrack "$tail_pid"
 	out=$("$B/bench_latency" -b "$BROKER" -t bench -r "$rate" -d "$secs")
-	_r1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
-	_t1=$(now_ms)
-	_st=$(($(steal_ms) - _s0))
-	_mb=$(awk -v b=$((_r1 - _r0)) -v t=$((_t1 - _t0)) \
+	rb1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
+	ms1=$(now_ms)
+	stolen=$(($(steal_ms) - st0))
+	slow_mb=$(awk -v b=$((rb1 - rb0)) -v t=$((ms1 - ms0)) \
 		'BEGIN { printf "%.0f", b / 1000 / t }')
 	note "$1 tail: $(cat "$WORK/tail")"
 	note "$1 producer: $p"
 	note "$1 latency: $out"
-	note "$1 steal ${_st} ms, prefetch read ${_mb} MB/s"
+	note "$1 steal ${stolen} ms, prefetch read ${slow_mb} MB/s"
 	field msgs_s "$(cat "$WORK/tail")" >>"$WORK/$1.tail"
 	for k in p50 p99 p999 max; do
 		field "${k}_ms" "$out" >>"$WORK/$1.$k"
 	done
-	echo "$_st" >>"$WORK/$1.steal"
-	echo "$_mb" >>"$WORK/$1.slow"
+	echo "$stolen" >>"$WORK/$1.steal"
+	echo "$slow_mb" >>"$WORK/$1.slow"
 }
 
-# summary LABEL: the medians of LABEL's rounds.
+# summary LABEL: the medians of LABEL's rounds, if it had any.
 summary() {
+	if [ ! -s "$WORK/$1.tail" ]; then
+		note "$1: no rounds to report"
+		return 0
+	fi
 	say "clients_tail_$1_msgs_s" "$(median <"$WORK/$1.tail")" msg/s
 	for k in p50 p99 p999 max; do
 		say "clients_tail_$1_${k}_ms" "$(median <"$WORK/$1.$k")" ms
 	done
 	say "clients_tail_$1_steal_ms" "$(median <"$WORK/$1.steal")" ms
-	[ "$1" = alone ] ||
-		say "clients_$1_slow_mb_s" "$(median <"$WORK/$1.slow")" MB/s
+	say "clients_$1_slow_mb_s" "$(median <"$WORK/$1.slow")" MB/s
 }
 
 # slow_start FROM: the slow consumer, reading the big partition from
 # message FROM to its end, stopped once it has asked for its first fetch.
 slow_start() {
 	"$B/bench_consume" -b "$BROKER" -o $(($1 * ENTRY)) \
-		-E $((big / ENTRY * ENTRY)) >"$WORK/slow" &
+		-E $((big / ENTRY * ENTRY)) >"$WORK/slow" 2>&1 &
 	slow_pid=$!
 	track "$slow_pid"
 	sleep 1
 	kill -STOP "$slow_pid" 2>/dev/null || :
 }
 
+# slow_running: whether the slow consumer is still there (running or
+# stopped; not a zombie).
+slow_running() {
+	_state=$(awk '{ print $3 }' "/proc/$slow_pid/stat" 2>/dev/null) || :
+	[ -n "$_state" ] && [ "$_state" != Z ]
+}
+
 slow_end() {
-	if kill -0 "$slow_pid" 2>/dev/null; then
+	if slow_running; then
 		kill -CONT "$slow_pid"
 		kill -TERM "$slow_pid"
 		note "the slow consumer was still reading at the end, as it" \
 			"should"
 	else
-		note "the slow consumer finished before the rounds did:" \
-			"$(cat "$WORK/slow"); make CLIENTS_BIG larger"
+		note "the slow consumer ended before the rounds did:" \
+			"$(cat "$WORK/slow")"
 	fi
 	wait "$slow_pid" 2>/dev/null || :
 	untrack "$slow_pid"
 }
 
-# beside LABEL: a round with the slow consumer reading.
+# beside LABEL: a round with the slow consumer reading; none once it has
+# ended, and a round it ended in is left out (its figures are the last
+# line of each $WORK/LABEL.* file).
 beside() {
-	kill -CONT "$slow_pid" 2>/dev/null || :
+	if ! slow_running; then
+		note "$1: no round, the slow consumer has ended"
+		return 0
+	fi
+	kill -CONT "$slow_pid"
 	sleep 1
 	round "$1"
-	kill -STOP "$slow_pid" 2>/dev/null || :
+	if slow_running; then
+		kill -STOP "$slow_pid"
+	else
+		note "$1: round left out, the slow consumer ended in it" \
+			"(make CLIENTS_BIG larger)"
+		for _f in "$WORK/$1".*; do sed -i '$d' "$_f"; done
+	fi
 }
 
 rm -f "$WORK"/alone.* "$WORK"/beside_slow.* "$WORK"/beside_slow_uncapped.*

@@ -14,8 +14,9 @@
 # producer ended: well above a few ms, the rate was not kept and the
 # figures are of an overloaded machine (the producer, the consumer and the
 # broker share its cores).  steal_ms is the CPU time the hypervisor took
-# during a run (see steal_ms in lib.sh).  Knobs: LATENCY_RATE, LATENCY_SECONDS (default
-# 10, times BENCH_SCALE, at least 1), LATENCY_POINTS, LATENCY_LINGER.
+# during a run (see steal_ms in lib.sh).  Knobs: LATENCY_RATE,
+# LATENCY_SECONDS (default 10, times BENCH_SCALE, at least 1),
+# LATENCY_POINTS, LATENCY_LINGER.
 . "$(dirname "$0")/lib.sh"
 bench_setup latency
 
@@ -31,10 +32,10 @@ point() {
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		broker_start "$WORK/data"
-		_s0=$(steal_ms)
+		st0=$(steal_ms)
 		out=$("$B/bench_latency" -b "$BROKER" -r "$rate" -d "$secs" \
 			-W "${warm}ms" "$@")
-		out="$out steal_ms $(($(steal_ms) - _s0))"
+		out="$out steal_ms $(($(steal_ms) - st0))"
 		broker_stop
 		rm -rf "$WORK/data"
 		note "$name run $i: $out"

@@ -86,7 +86,11 @@ now_s() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b - a }'; }
 
 bench_cleanup() {
-	for _p in $PIDS; do kill -TERM "$_p" 2>/dev/null || :; done
+	# CONT first: a stopped process would take TERM only when killed.
+	for _p in $PIDS; do
+		kill -CONT "$_p" 2>/dev/null || :
+		kill -TERM "$_p" 2>/dev/null || :
+	done
 	for _p in $PIDS; do
 		_n=100
 		while kill -0 "$_p" 2>/dev/null && [ "$_n" -gt 0 ]; do

@@ -39,9 +39,9 @@ runs() {
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
 		[ "$name" != start ] || [ "$cold" != 1 ] || evict "$WORK/data"
-		_s0=$(steal_ms)
+		st0=$(steal_ms)
 		out=$("$@")
-		note "$label $name run $i: $out steal_ms $(($(steal_ms) - _s0))"
+		note "$label $name run $i: $out steal_ms $(($(steal_ms) - st0))"
 		field msgs_s "$out" >>"$WORK/v"
 		i=$((i + 1))
 	done
@@ -95,8 +95,10 @@ for label in $sizes; do
 	broker_stop
 	# The machine's side of produce: writing as much into a new file,
 	# first run only (later runs get the pages the first one freed).
-	fresh=$(TMPDIR=$WORK "$B/bench_sys" pagecache \
-		$(((pmsgs * ENTRY) >> 20)) | awk '$3 == "run" && $4 == "1:" { print $5 }')
-	report "$label" fresh_pagecache_mb_s "$fresh" MB/s
+	fresh_mb=$(((pmsgs * ENTRY) >> 20))
+	[ "$fresh_mb" -ge 1 ] || fresh_mb=1
+	fresh=$(TMPDIR=$WORK "$B/bench_sys" pagecache "$fresh_mb" |
+		awk '$3 == "run" && $4 == "1:" { print $5 }')
+	report "$label" fresh_pagecache_mb_s "${fresh:-nan}" MB/s
 	rm -rf "$WORK/data"
 done
