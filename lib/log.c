@@ -10,7 +10,7 @@
  *    or earlier by the descriptor cache (fdcache.h) while nobody pins it.
  *  - One mutex per log, held only for bookkeeping and short system calls
  *    (a write into the page cache, an open); never across fsync, never
- *    across the boundary-check pread of a read.
+ *    across the boundary-check read of a read.
  *  - Appends pwrite() at the segment's known size: a failed write that could
  *    not even be truncated away is overwritten by the next append.
  *  - A zero-length segment followed by one of the same base (a stray empty
@@ -1189,11 +1189,36 @@ followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
 }
 
 /*
- * Does an entry start at pos?  One pread of up to BOUNDARY_READ readable
- * bytes: the header must be sane and the entry must end inside the segment;
+ * Does an entry start at pos?  One read of up to BOUNDARY_READ readable
+ * bytes (read_header()): the header must be sane and the entry must end inside the segment;
  * if all of it was read, its CRC must match too, unless it is a corrupt
  * message (followed_by_entry()).
  */
+/*
+ * Up to want bytes at pos: what the page cache holds now, if that covers
+ * an entry's header, else a read that waits.  A consumer's next fetch
+ * after a cold read starts near the end of the last page sent; reading on
+ * into the next page would wait for the disk on the broker's event loop,
+ * ahead of the prefetch thread.  Without the rest, the entry's CRC is
+ * just not checked here.
+ */
+static ssize_t
+read_header(int fd, uint8_t *buf, size_t want, int64_t pos)
+{
+	struct iovec iov = { buf, want };
+	ssize_t n;
+
+	while ((n = preadv2(fd, &iov, 1, pos, RWF_NOWAIT)) < 0 &&
+	    errno == EINTR)
+		;
+	if (n >= (ssize_t)(KLOG_LENGTH_SIZE + KLOG_MAGIC1_HEADER) ||
+	    (n > 0 && (size_t)n == want))
+		return n;
+	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
 static int
 check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
     int64_t offset, klog_err_t *err)
@@ -1201,10 +1226,8 @@ check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
 	size_t want = (size_t)min64((int64_t)BOUNDARY_READ, readable - pos);
 	uint32_t length, hdr;
 	uint8_t buf[BOUNDARY_READ];
-	ssize_t n;
+	ssize_t n = read_header(fd, buf, want, pos);
 
-	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
-		;
 	if (n < 0)
 		return klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
 		    (long long)offset, strerror(errno));
