@@ -130,14 +130,7 @@ round() {
 	st0=$(steal_ms)
 	rb0=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
 	ms0=$(now_ms)
-	at=$(start_at 300)
-	"$B/bench_consume" -b "$BROKER" -o end -n "$tmsgs" -S "$at" \
-		>"$WORK/tail" &
-	tail_pid=$!
-	track "$tail_pid"
-	p=$("$B/bench_produce" -b "$BROKER" -n "$tmsgs" -m 50 -a 1 -S "$at")
-	wait "$tail_pid"
-	untrack "$tail_pid"
+	p=$(produce_followed "$tmsgs" "$WORK/tail")
 	out=$("$B/bench_latency" -b "$BROKER" -t bench -r "$rate" -d "$secs")
 	rb1=$(thread_read_bytes "$BROKER_PID" klog-prefetch)
 	ms1=$(now_ms)

@@ -36,14 +36,7 @@ while [ "$i" -le "$RUNS" ]; do
 	c1=$(cpu_ticks "$BROKER_PID")
 	c=$("$B/bench_consume" -b "$BROKER" -o beginning)
 	c2=$(cpu_ticks "$BROKER_PID")
-	at=$(start_at 500)
-	"$B/bench_consume" -b "$BROKER" -o end -n "$msgs" -S "$at" \
-		>"$WORK/tail" &
-	tail_pid=$!
-	track "$tail_pid"
-	b=$("$B/bench_produce" -b "$BROKER" -n "$msgs" -m 50 -a 1 -S "$at")
-	wait "$tail_pid"
-	untrack "$tail_pid"
+	b=$(produce_followed "$msgs" "$WORK/tail" 500)
 	c3=$(cpu_ticks "$BROKER_PID")
 	t=$(cat "$WORK/tail")
 	broker_stop

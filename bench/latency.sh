@@ -72,14 +72,7 @@ while [ "$i" -le 3 ]; do
 	field msgs_s "$out" >>"$WORK/max"
 	# The same with a consumer following: what producer and consumer
 	# sustain together when they share the machine with the broker.
-	at=$(start_at 300)
-	"$B/bench_consume" -b "$BROKER" -o end -n "$n" -S "$at" \
-		>"$WORK/follow" &
-	follow_pid=$!
-	track "$follow_pid"
-	out=$("$B/bench_produce" -b "$BROKER" -n "$n" -m 50 -a 1 -S "$at")
-	wait "$follow_pid"
-	untrack "$follow_pid"
+	out=$(produce_followed "$n" "$WORK/follow")
 	note "end-to-end run $i: producer $out"
 	note "end-to-end run $i: consumer $(cat "$WORK/follow")"
 	awk -v a="$(field msgs_s "$out")" \

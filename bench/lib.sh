@@ -164,6 +164,18 @@ broker_stop() {
 # start_at MS: the programs' -S value, MS from now.
 start_at() { echo $(($(now_ms) + $1)); }
 
+# produce_followed N FILE [DELAY_MS]: N messages from bench_produce (50 a
+# request, acks 1) with bench_consume following from the end, both started
+# DELAY_MS (default 300) from now; the producer's line on stdout, the
+# consumer's in FILE.  Run it in $(...): the consumer is that shell's.
+produce_followed() {
+	_at=$(start_at "${3:-300}")
+	"$B/bench_consume" -b "$BROKER" -o end -n "$1" -S "$_at" >"$2" &
+	_fpid=$!
+	"$B/bench_produce" -b "$BROKER" -n "$1" -m 50 -a 1 -S "$_at"
+	wait "$_fpid"
+}
+
 # proc_kb PID FIELD: VmRSS, VmHWM ... from /proc/PID/status, in kB.
 proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
