@@ -15,7 +15,11 @@
 # at CLIENTS_TAIL_RATE (default 10000 msg/s).  The slow consumer is stopped
 # and continued so that rounds without it (alone) and with it
 # (beside_slow, the broker's default --cold-read-rate) alternate, RUNS of
-# each; then two rounds with it uncapped (--cold-read-rate off).  Each
+# each; and, where chrt(1) is there, rounds with it at idle CPU priority
+# (beside_slow_idle: SCHED_IDLE, so that its own work, receiving and
+# checking every CRC, takes only CPU time nobody else wants, as on a
+# machine of its own; what is left is the broker's cost); then two rounds
+# with it uncapped (--cold-read-rate off).  Each
 # figure is the median of its rounds; steal_ms is the CPU time the
 # hypervisor took during a round (see steal_ms in lib.sh), slow_mb_s what
 # the broker read from the disk for the slow consumer.  Knobs:
@@ -195,13 +199,17 @@ slow_end() {
 	untrack "$slow_pid"
 }
 
-# beside LABEL: a round with the slow consumer reading; none once it has
-# ended, and a round it ended in is left out (its figures are the last
-# line of each $WORK/LABEL.* file).
+# beside LABEL [POLICY]: a round with the slow consumer reading, at chrt's
+# POLICY (-o, the default: normal; -i: idle); none once it has ended, and
+# a round it ended in is left out (its figures are the last line of each
+# $WORK/LABEL.* file).
 beside() {
 	if ! slow_running; then
 		note "$1: no round, the slow consumer has ended"
 		return 0
+	fi
+	if [ -n "$chrt" ]; then
+		chrt -a "${2:--o}" -p 0 "$slow_pid" >/dev/null
 	fi
 	kill -CONT "$slow_pid"
 	sleep 1
@@ -215,7 +223,10 @@ beside() {
 	fi
 }
 
-rm -f "$WORK"/alone.* "$WORK"/beside_slow.* "$WORK"/beside_slow_uncapped.*
+rm -f "$WORK"/alone.* "$WORK"/beside_slow.* "$WORK"/beside_slow_idle.* \
+	"$WORK"/beside_slow_uncapped.*
+chrt=$(command -v chrt || :)
+[ -n "$chrt" ] || note "no chrt(1): no rounds at idle priority"
 evict "$WORK/data"
 # Let the host take back the pages just freed before measuring anything.
 sleep "$settle"
@@ -225,7 +236,9 @@ while [ "$i" -le "$RUNS" ]; do
 	if [ $((i % 2)) -eq 1 ]; then
 		round alone
 		beside beside_slow
+		[ -z "$chrt" ] || beside beside_slow_idle -i
 	else
+		[ -z "$chrt" ] || beside beside_slow_idle -i
 		beside beside_slow
 		round alone
 	fi
@@ -234,6 +247,7 @@ done
 slow_end
 summary alone
 summary beside_slow
+[ -z "$chrt" ] || summary beside_slow_idle
 # Uncapped, from the start again, evicted again: two rounds only, since
 # the slow consumer reads gigabytes a round.
 broker_stop
