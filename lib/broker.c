@@ -1932,7 +1932,9 @@ note_sets(klog_broker_t *b, const uint8_t *body, size_t len, size_t *n,
  * set is too small to share, a read's worth is not.  When all match,
  * validate_set() trusts their top-level CRCs; when one does not (or
  * memory runs short), nothing is trusted and each set is checked on its
- * own, which finds it.
+ * own, which finds it.  validate_set() trusts by where a set lies in the
+ * read, so every request that appends sets must be noted here as produce
+ * requests are, or its sets would be taken as checked.
  */
 static void
 precheck(klog_broker_t *b, const uint8_t *data, size_t len)
