@@ -1189,12 +1189,6 @@ followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
 }
 
 /*
- * Does an entry start at pos?  One read of up to BOUNDARY_READ readable
- * bytes (read_header()): the header must be sane and the entry must end inside the segment;
- * if all of it was read, its CRC must match too, unless it is a corrupt
- * message (followed_by_entry()).
- */
-/*
  * Up to want bytes at pos: what the page cache holds now, if that covers
  * an entry's header, else a read that waits.  A consumer's next fetch
  * after a cold read starts near the end of the last page sent; reading on
@@ -1219,6 +1213,12 @@ read_header(int fd, uint8_t *buf, size_t want, int64_t pos)
 	return n;
 }
 
+/*
+ * Does an entry start at pos?  One read of up to BOUNDARY_READ readable
+ * bytes (read_header()): the header must be sane and the entry must end
+ * inside the segment; if all of it was read, its CRC must match too,
+ * unless it is a corrupt message (followed_by_entry()).
+ */
 static int
 check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
     int64_t offset, klog_err_t *err)

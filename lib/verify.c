@@ -2,11 +2,11 @@
  * The verifier: whoever is free takes the next piece of the sets, about
  * PIECE bytes up to an entry boundary (spanning sets where they are
  * small), found by walking the length fields from where the last piece
- * ended: the workers as soon as the set is
- * started, the caller when it comes to finish it.  So a caller with other
- * work between start and finish (receiving the next fetch) leaves more of
- * the set to the workers, one with none shares it evenly, and nothing is
- * walked twice.  Workers sleep on a condition variable between sets.
+ * ended: the workers as soon as the sets are started, the caller when it
+ * comes to finish them.  So a caller with other work between start and
+ * finish (receiving the next fetch) leaves more to the workers, one with
+ * none shares evenly, and nothing is walked twice.  Workers sleep on a
+ * condition variable between calls.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -99,6 +99,16 @@ check_piece(const struct iovec *sets, struct mark a, struct mark b)
 	return 0;
 }
 
+/* check_range() of each of n sets on the caller's thread alone. */
+static int
+check_all(const struct iovec *sets, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (check_range(sets[i].iov_base, sets[i].iov_len))
+			return 1;
+	return 0;
+}
+
 /* Step m over sets that are done; 1 if none is left. */
 static int
 settle(const klog_verify_t *v, struct mark *m)
@@ -125,7 +135,7 @@ static int
 take(klog_verify_t *v, struct mark *a, struct mark *b)
 {
 	struct mark m;
-	size_t got = 0, len, hdr, start;
+	size_t got = 0, len, start;
 	const uint8_t *p;
 	uint32_t length;
 
@@ -136,8 +146,8 @@ take(klog_verify_t *v, struct mark *a, struct mark *b)
 		p = v->sets[m.s].iov_base;
 		len = v->sets[m.s].iov_len;
 		start = m.c;
-		while (got + (m.c - start) < PIECE && (hdr = entry_header(p +
-		    m.c, len - m.c, &length)) != 0)
+		while (got + (m.c - start) < PIECE && entry_header(p + m.c,
+		    len - m.c, &length) != 0)
 			m.c += KLOG_LENGTH_SIZE + length;
 		if (m.c < len && got + (m.c - start) < PIECE)
 			m.c = len;
@@ -283,14 +293,12 @@ klog_verify_start(klog_verify_t *v, const void *set, size_t len)
 int
 klog_verify_finish(klog_verify_t *v)
 {
-	int bad = 0;
+	int bad;
 
 	pthread_mutex_lock(&v->mu);
 	if (!v->shared) {
 		pthread_mutex_unlock(&v->mu);
-		for (size_t i = 0; i < v->nsets && !bad; i++)
-			bad = check_range(v->sets[i].iov_base,
-			    v->sets[i].iov_len);
+		bad = check_all(v->sets, v->nsets);
 		pthread_mutex_lock(&v->mu);
 	} else {
 		drain(v);
@@ -315,13 +323,8 @@ klog_verify_crcs(klog_verify_t *v, const void *set, size_t len)
 int
 klog_verify_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
 {
-	int bad = 0;
-
-	if (v == NULL) {
-		for (size_t i = 0; i < n && !bad; i++)
-			bad = check_range(sets[i].iov_base, sets[i].iov_len);
-		return bad;
-	}
+	if (v == NULL)
+		return check_all(sets, n);
 	start_sets(v, sets, n);
 	return klog_verify_finish(v);
 }

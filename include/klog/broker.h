@@ -89,8 +89,8 @@ typedef struct klog_broker_config {
 	int crc_threads;               /* threads besides the loop checking
 	                                  the CRCs of the produce requests of
 	                                  one read together (verify.h); -1:
-	                                  one fewer than the cores, at most
-	                                  3; 0: the loop alone */
+	                                  one fewer than the CPUs it may run
+	                                  on, at most 3; 0: the loop alone */
 	size_t conn_out_limit;         /* stop reading a client whose unsent
 	                                  responses pass this many bytes */
 	int64_t shutdown_ms;           /* time to write pending responses */

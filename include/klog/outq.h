@@ -97,8 +97,9 @@ klog_outq_empty(const klog_outq_t *q)
  * Send as much as the socket takes, in order: bytes with send(2)
  * (MSG_NOSIGNAL, MSG_MORE when a file follows), files with sendfile(2).
  * With q->probe set, file bytes are sent KLOG_OUTQ_PROBE_SPAN at a time,
- * each span first probed for the page cache (cachestat(2) of its pages, or
- * a one-byte RWF_NOWAIT read at either end on kernels without it); a span
+ * each span first probed for the page cache (cachestat(2) of its pages and
+ * a one-byte RWF_NOWAIT read of the last, or such reads at either end on
+ * kernels without cachestat); a span
  * that is not all there stops the write with
  * KLOG_OUTQ_COLD, so that the caller can read it in elsewhere
  * (prefetch.h) and then call klog_outq_warmed() and write again, rather
