@@ -4,15 +4,20 @@
  *
  * Decoders read through a sticky klog_rd_t and check it once at the end, so
  * a short body can never be read past.  They run on bytes straight from the
- * network: nothing is allocated, every count is checked against the caller's
- * array before an entry is stored, and results are views into the body.
+ * network: nothing is allocated (the _grow wrappers at the end size the
+ * caller's array first, from a count checked against the body's length),
+ * every count is checked against the caller's array before an entry is
+ * stored, and results are views into the body.
  * Encoders validate their input before writing, so an -KLOG_EINVAL leaves
  * the buffer as it was.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "klog/buf.h"
 #include "klog/error.h"
+#include "klog/format.h"
 #include "klog/proto.h"
 
 static const char *const wire_names[KLOG_WIRE_ERROR_MAX] = {
@@ -384,9 +389,10 @@ klog_proto_decode_produce(const uint8_t *body, size_t len,
 	return 0;
 }
 
-int
-klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
-    const klog_produce_result_t *res, uint32_t n)
+/* errpos, if not NULL, gets where each result's error field is. */
+static int
+encode_produce_resp(klog_buf_t *b, int32_t correlation,
+    const klog_produce_result_t *res, uint32_t n, size_t *errpos)
 {
 	size_t start;
 
@@ -400,10 +406,36 @@ klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < n; i++) {
 		put_str(b, res[i].topic);
 		klog_buf_put_i32(b, res[i].partition);
+		if (errpos != NULL)
+			errpos[i] = b->len;
 		klog_buf_put_i16(b, res[i].error);
 		klog_buf_put_i64(b, res[i].offset);
 	}
 	return finish(b, start);
+}
+
+int
+klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
+    const klog_produce_result_t *res, uint32_t n)
+{
+	return encode_produce_resp(b, correlation, res, n, NULL);
+}
+
+int
+klog_proto_encode_produce_resp_at(klog_buf_t *b, int32_t correlation,
+    const klog_produce_result_t *res, uint32_t n, size_t *errpos)
+{
+	return encode_produce_resp(b, correlation, res, n, errpos);
+}
+
+void
+klog_proto_patch_produce_result(klog_buf_t *b, size_t pos, int16_t error)
+{
+	if (pos > b->len || b->len - pos < 10)
+		return;
+	b->data[pos] = (uint8_t)((uint16_t)error >> 8);
+	b->data[pos + 1] = (uint8_t)error;
+	memset(b->data + pos + 2, 0xff, 8);  /* offset -1 */
 }
 
 int
@@ -752,4 +784,113 @@ klog_proto_decode_metadata_resp(const uint8_t *body, size_t len,
 	md->ntopics = ntopics;
 	md->topics = topics;
 	return 0;
+}
+
+/* ---- decoding into arrays that grow ---- */
+
+/*
+ * Where each request's count field is and the fewest bytes one entry
+ * takes: produce after acks (2) and timeout (4), an entry at least topic
+ * (2), partition (4) and set size (4); fetch after max wait and min bytes
+ * (4 + 4), an entry at least topic (2), partition (4), offset (8) and max
+ * (4); offsets first, entries of topic (2), partition (4), time (8) and
+ * max (4); metadata first, entries of a topic (2).
+ */
+#define PRODUCE_COUNT_AT 6
+#define PRODUCE_ENTRY_MIN 10
+#define FETCH_COUNT_AT 8
+#define FETCH_ENTRY_MIN 18
+#define OFFSETS_ENTRY_MIN 18
+#define METADATA_ENTRY_MIN 2
+
+/*
+ * The count field at off in body, if count entries of at least min bytes
+ * each could fit after it; -1 otherwise (the decoder would refuse it).
+ */
+static int64_t
+peek_count(const uint8_t *body, size_t len, size_t off, size_t min)
+{
+	int32_t n;
+
+	if (len < off + 4)
+		return -1;
+	n = (int32_t)klog_be32(body + off);
+	if (n < 0 || (size_t)n > (len - off - 4) / min)
+		return -1;
+	return n;
+}
+
+/* Room in a for n + 1 entries of elem bytes (one, so 0 allocates). */
+static int
+array_fit(klog_proto_array_t *a, int64_t n, size_t elem)
+{
+	size_t need = (size_t)(n + 1) * elem, cap = a->cap ? a->cap : 4096;
+	void *q;
+
+	if (n < 0)
+		return -KLOG_EPROTO;
+	if (need <= a->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if ((q = realloc(a->p, cap)) == NULL)
+		return -KLOG_ENOMEM;
+	a->p = q;
+	a->cap = cap;
+	return 0;
+}
+
+int
+klog_proto_decode_produce_grow(const uint8_t *body, size_t len,
+    klog_produce_req_t *req, klog_proto_array_t *a)
+{
+	int64_t n = peek_count(body, len, PRODUCE_COUNT_AT, PRODUCE_ENTRY_MIN);
+	int rc;
+
+	if ((rc = array_fit(a, n, sizeof(klog_produce_part_t))) < 0)
+		return rc;
+	return klog_proto_decode_produce(body, len, req, a->p, (uint32_t)n);
+}
+
+int
+klog_proto_decode_fetch_grow(const uint8_t *body, size_t len,
+    klog_fetch_req_t *req, klog_proto_array_t *a)
+{
+	int64_t n = peek_count(body, len, FETCH_COUNT_AT, FETCH_ENTRY_MIN);
+	int rc;
+
+	if ((rc = array_fit(a, n, sizeof(klog_fetch_part_t))) < 0)
+		return rc;
+	return klog_proto_decode_fetch(body, len, req, a->p, (uint32_t)n);
+}
+
+int
+klog_proto_decode_offsets_grow(const uint8_t *body, size_t len,
+    klog_proto_array_t *a, uint32_t *got)
+{
+	int64_t n = peek_count(body, len, 0, OFFSETS_ENTRY_MIN);
+	int rc;
+
+	if ((rc = array_fit(a, n, sizeof(klog_offsets_part_t))) < 0)
+		return rc;
+	return klog_proto_decode_offsets(body, len, a->p, (uint32_t)n, got);
+}
+
+int
+klog_proto_decode_metadata_grow(const uint8_t *body, size_t len,
+    klog_proto_array_t *a, uint32_t *got)
+{
+	int64_t n = peek_count(body, len, 0, METADATA_ENTRY_MIN);
+	int rc;
+
+	if ((rc = array_fit(a, n, sizeof(klog_str_t))) < 0)
+		return rc;
+	return klog_proto_decode_metadata(body, len, a->p, (uint32_t)n, got);
+}
+
+int32_t
+klog_proto_peek_correlation(const uint8_t *frame, size_t len)
+{
+	/* After size (4), api (2) and version (2). */
+	return len >= KLOG_REQ_HEADER_SIZE ? (int32_t)klog_be32(frame + 8) : 0;
 }

@@ -176,6 +176,14 @@ int klog_proto_decode_produce(const uint8_t *body, size_t len,
     klog_produce_req_t *req, klog_produce_part_t *parts, uint32_t max_parts);
 int klog_proto_encode_produce_resp(klog_buf_t *b, int32_t correlation,
     const klog_produce_result_t *res, uint32_t n);
+/* As encode_produce_resp, noting in errpos[i] the buffer position of
+ * result i's error field, for klog_proto_patch_produce_result(). */
+int klog_proto_encode_produce_resp_at(klog_buf_t *b, int32_t correlation,
+    const klog_produce_result_t *res, uint32_t n, size_t *errpos);
+/* Turn the result whose error field is at pos into error, offset -1
+ * (nothing if pos is not inside b). */
+void klog_proto_patch_produce_result(klog_buf_t *b, size_t pos,
+    int16_t error);
 int klog_proto_decode_produce_resp(const uint8_t *body, size_t len,
     klog_produce_result_t *res, uint32_t max, uint32_t *n);
 
@@ -280,5 +288,32 @@ int klog_proto_encode_metadata_resp(klog_buf_t *b, int32_t correlation,
 int klog_proto_decode_metadata_resp(const uint8_t *body, size_t len,
     klog_metadata_t *md, klog_meta_broker_t *brokers, uint32_t max_brokers,
     klog_meta_topic_t *topics, uint32_t max_topics);
+
+/* ---- decoding into arrays that grow ---- */
+
+/* An array a decoder fills, grown to each request's count (cap in bytes);
+ * starts zeroed, the caller's: free(a->p). */
+typedef struct klog_proto_array {
+	void *p;
+	size_t cap;
+} klog_proto_array_t;
+
+/*
+ * The decoders above, into a's array grown first to the count the body
+ * announces (a count that could not fit in the body is refused before
+ * anything is allocated).  The parts are in a->p; 0, -KLOG_EPROTO (or the
+ * decoder's refusal), or -KLOG_ENOMEM.
+ */
+int klog_proto_decode_produce_grow(const uint8_t *body, size_t len,
+    klog_produce_req_t *req, klog_proto_array_t *a);
+int klog_proto_decode_fetch_grow(const uint8_t *body, size_t len,
+    klog_fetch_req_t *req, klog_proto_array_t *a);
+int klog_proto_decode_offsets_grow(const uint8_t *body, size_t len,
+    klog_proto_array_t *a, uint32_t *n);
+int klog_proto_decode_metadata_grow(const uint8_t *body, size_t len,
+    klog_proto_array_t *a, uint32_t *n);
+
+/* The correlation id of a request frame's header, 0 if too short. */
+int32_t klog_proto_peek_correlation(const uint8_t *frame, size_t len);
 
 #endif

@@ -1143,11 +1143,102 @@ test_api_names(void **state)
 	assert_string_equal(klog_proto_api_name(-1), "UNKNOWN");
 }
 
+/* ---- decoders that size their arrays, produce results patched ---- */
+
+static void
+test_grow_decoders(void **state)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	klog_produce_req_t preq;
+	klog_fetch_req_t freq;
+	klog_offsets_part_t *op;
+	klog_str_t *names;
+	uint32_t n;
+	/* A produce body announcing 2^30 parts in 4 bytes: refused before
+	 * anything is allocated. */
+	static const uint8_t liar[] = { 0, 1, 0, 0, 0, 0, 0x40, 0, 0, 0 };
+
+	(void)state;
+	assert_int_equal(klog_proto_decode_produce_grow(REQ_BODY(produce_req),
+	    REQ_BODY_LEN(produce_req), &preq, &a), 0);
+	assert_int_equal(preq.count, 2);
+	assert_ptr_equal(preq.parts, a.p);
+	assert_str(preq.parts[1].topic, "c");
+	assert_true(a.cap >= 3 * sizeof(klog_produce_part_t));
+	assert_int_equal(klog_proto_decode_fetch_grow(REQ_BODY(fetch_req),
+	    REQ_BODY_LEN(fetch_req), &freq, &a), 0);
+	assert_int_equal(freq.count, 1);
+	assert_int_equal(freq.parts[0].offset, 0x1234);
+	assert_int_equal(klog_proto_decode_offsets_grow(REQ_BODY(offsets_req),
+	    REQ_BODY_LEN(offsets_req), &a, &n), 0);
+	op = a.p;
+	assert_int_equal(n, 2);
+	assert_int_equal(op[1].partition, 2);
+	assert_int_equal(op[1].max, 10);
+	assert_int_equal(klog_proto_decode_metadata_grow(
+	    REQ_BODY(metadata_req), REQ_BODY_LEN(metadata_req), &a, &n), 0);
+	names = a.p;
+	assert_int_equal(n, 2);
+	assert_str(names[1], "bc");
+	free(a.p);
+
+	a = (klog_proto_array_t){ NULL, 0 };
+	assert_int_equal(klog_proto_decode_produce_grow(liar, sizeof(liar),
+	    &preq, &a), -KLOG_EPROTO);
+	assert_null(a.p);
+	assert_int_equal(klog_proto_decode_produce_grow(liar, 5, &preq, &a),
+	    -KLOG_EPROTO);
+	assert_int_equal(klog_proto_decode_metadata_grow(liar, 3, &a, &n),
+	    -KLOG_EPROTO);
+	assert_null(a.p);
+}
+
+static void
+test_produce_result_patch(void **state)
+{
+	klog_produce_result_t in[2] = {
+		{ STR("ab"), 3, KLOG_WIRE_NONE, 0x0102030405060708 },
+		{ STR("c"), 0, KLOG_WIRE_MESSAGE_TOO_LARGE, -1 },
+	};
+	klog_produce_result_t res[2];
+	size_t pos[2];
+	klog_buf_t b;
+	uint32_t n;
+
+	(void)state;
+	klog_buf_init(&b);
+	klog_buf_put(&b, "prefix", 6);  /* positions are the buffer's */
+	assert_int_equal(klog_proto_encode_produce_resp_at(&b, 7, in, 2, pos),
+	    0);
+	assert_memory_equal(b.data + 6, produce_resp, sizeof(produce_resp));
+	assert_int_equal(pos[0], 6 + 14 + 2 + 2 + 4);
+	assert_int_equal(pos[1], pos[0] + 2 + 8 + 2 + 1 + 4);
+	klog_proto_patch_produce_result(&b, pos[0], KLOG_WIRE_DISK_FULL);
+	assert_int_equal(klog_proto_decode_produce_resp(b.data + 6 + 10,
+	    b.len - 6 - 10, res, 2, &n), 0);
+	assert_int_equal(res[0].error, KLOG_WIRE_DISK_FULL);
+	assert_int_equal(res[0].offset, -1);
+	assert_int_equal(res[1].error, KLOG_WIRE_MESSAGE_TOO_LARGE);
+	/* Positions outside the buffer change nothing. */
+	klog_proto_patch_produce_result(&b, b.len - 9, KLOG_WIRE_DISK_FULL);
+	klog_proto_patch_produce_result(&b, SIZE_MAX, KLOG_WIRE_DISK_FULL);
+	assert_int_equal(klog_proto_decode_produce_resp(b.data + 6 + 10,
+	    b.len - 6 - 10, res, 2, &n), 0);
+	assert_int_equal(res[1].error, KLOG_WIRE_MESSAGE_TOO_LARGE);
+	klog_buf_free(&b);
+
+	assert_int_equal(klog_proto_peek_correlation(produce_req,
+	    sizeof(produce_req)), 7);
+	assert_int_equal(klog_proto_peek_correlation(produce_req, 11), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_req_frame),
+		cmocka_unit_test(test_grow_decoders),
+		cmocka_unit_test(test_produce_result_patch),
 		cmocka_unit_test(test_resp_frame),
 		cmocka_unit_test(test_req_header_edges),
 		cmocka_unit_test(test_resp_header_edges),
