@@ -22,6 +22,10 @@
  * responses go out in request order, later ones queueing behind one still
  * pending (acks=all until flushed, a long-poll fetch until data or timeout).
  *
+ * The broker is assembled here from its parts: core.h (topics, staged
+ * appends, the flusher, parked requests), conn.h (connections and
+ * listeners), native.h (the klog protocol's front end) and net.h (binding).
+ *
  * The library never prints: it reports through cfg->log.  The process must
  * ignore SIGPIPE (sendfile(2) cannot be told not to raise it), and SIGXFSZ
  * so that a file size limit fails an append (DISK_FULL) rather than the
@@ -33,24 +37,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "klog/core.h"
 #include "klog/error.h"
+#include "klog/logger.h"
 #include "klog/loop.h"
 
 typedef struct klog_broker klog_broker_t;
 
-enum klog_level {
-	KLOG_LEVEL_ERROR = 0,
-	KLOG_LEVEL_WARN = 1,
-	KLOG_LEVEL_INFO = 2,
-	KLOG_LEVEL_DEBUG = 3,
-};
-
-/* "error", "warn", "info", "debug". */
-const char *klog_level_name(int level);
-
 /* One log line, without a newline; called on the loop thread (or the
  * opening/closing thread). */
-typedef void klog_broker_log_fn(void *arg, int level, const char *msg);
+typedef klog_logger_fn klog_broker_log_fn;
 
 /*
  * Called on the loop thread after a topic is created (auto-created by a
@@ -58,7 +54,7 @@ typedef void klog_broker_log_fn(void *arg, int level, const char *msg);
  * count; the place for a cluster to register it.  A negative return is
  * logged and otherwise ignored: the topic exists locally either way.
  */
-typedef int klog_broker_topic_fn(void *arg, const char *topic, int partitions);
+typedef klog_core_topic_fn klog_broker_topic_fn;
 
 typedef struct klog_broker_config {
 	const char *data_dir;          /* default "./klog-data" */
@@ -103,7 +99,7 @@ typedef struct klog_broker_config {
 
 #define KLOG_BROKER_DEFAULT_LISTEN "127.0.0.1:9092"
 #define KLOG_BROKER_DEFAULT_DATA_DIR "./klog-data"
-#define KLOG_BROKER_MAX_FETCH_BYTES (64 * 1024 * 1024)
+#define KLOG_BROKER_MAX_FETCH_BYTES KLOG_CORE_MAX_FETCH_BYTES
 #define KLOG_BROKER_DEFAULT_MAX_MESSAGE 1000000
 #define KLOG_BROKER_DEFAULT_COLD_READ_RATE ((uint64_t)32 << 20)
 

@@ -1,0 +1,95 @@
+/*
+ * The broker's connections and listeners: accepting, reading into bounded
+ * buffers, writing output queues (bytes and file ranges by sendfile),
+ * pausing a client whose answers pile up, and having cold file ranges read
+ * in by the prefetch thread rather than block the loop in sendfile.
+ *
+ * What the bytes mean is a front end's business: each listener carries one
+ * (Redis's connListener with its ConnectionType is the model), so a second
+ * port speaking a second protocol is one more klog_conns_listen(), not a
+ * second copy of this file.  Everything runs on the loop's thread.
+ */
+#ifndef KLOG_CONN_H
+#define KLOG_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/logger.h"
+#include "klog/loop.h"
+#include "klog/outq.h"
+#include "klog/prefetch.h"
+
+typedef struct klog_conns klog_conns_t;
+typedef struct klog_conn klog_conn_t;
+
+/* A protocol, as a listener's connections speak it. */
+typedef struct klog_conn_front {
+	/*
+	 * Handle the complete requests at the start of data (len bytes),
+	 * answering into klog_conn_out(c); stop early once
+	 * klog_conn_stalled(c).  Returns the bytes consumed; the rest is
+	 * kept and handed back with more.  data is only valid during the
+	 * call.
+	 */
+	size_t (*process)(void *arg, klog_conn_t *c, const uint8_t *data,
+	    size_t len);
+	/* The whole size of the frame that starts data (whose first bytes
+	 * process() accepted and left), to read the rest of a large one. */
+	size_t (*frame_size)(void *arg, const uint8_t *data, size_t len);
+} klog_conn_front_t;
+
+typedef struct klog_conns_config {
+	int max_connections;       /* refuse more */
+	size_t out_limit;          /* stop reading a client whose unsent
+	                              responses pass this many bytes */
+	klog_logger_t log;
+} klog_conns_config_t;
+
+/* No connections yet; pf (may be NULL) reads cold ranges in.  *out is the
+ * caller's: klog_conns_free(). */
+int klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
+    const klog_conns_config_t *cfg, klog_conns_t **out);
+
+/* Accept on fd (listening; now cs's) with front and its arg. */
+int klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
+    void *arg);
+
+/* Before the loop sleeps: write the connections that have output. */
+void klog_conns_before_sleep(klog_conns_t *cs);
+
+/* The loop was woken: connections whose cold ranges were read in send. */
+void klog_conns_on_wake(klog_conns_t *cs);
+
+/* Shutting down: close the listeners, stop reading, write what is
+ * queued; a connection with nothing left closes. */
+void klog_conns_stop(klog_conns_t *cs);
+
+size_t klog_conns_count(const klog_conns_t *cs);
+
+/* Close every connection (logging why at level) and listener; free cs.
+ * NULL is fine. */
+void klog_conns_free(klog_conns_t *cs, int level, const char *why);
+
+/* Close every connection, logging why at level. */
+void klog_conns_close_all(klog_conns_t *cs, int level, const char *why);
+
+/* c's output queue: responses are encoded onto it, in request order. */
+klog_outq_t *klog_conn_out(klog_conn_t *c);
+
+/* c has output to write (a parked response became ready). */
+void klog_conn_want_write(klog_conn_t *c);
+
+/* Whether process() must stop taking requests from c: paused over its
+ * output limit, or closing. */
+int klog_conn_stalled(const klog_conn_t *c);
+
+/* After each request process() answered: pause c if its output is over
+ * the limit (reading resumes once it is half drained). */
+void klog_conn_answered(klog_conn_t *c);
+
+/* A frame that cannot be parsed: the front end encoded its answer; write
+ * it, then close.  why is logged, at most one line a second for all. */
+void klog_conn_refuse(klog_conn_t *c, const char *why);
+
+#endif

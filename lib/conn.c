@@ -1,0 +1,637 @@
+/*
+ * Connections and listeners; see conn.h.
+ *
+ * Reads go into one shared buffer: a connection keeps only the unprocessed
+ * tail of a read, small tails going back through the shared buffer with
+ * the next read, so idle connections own no read buffer at all.  A large
+ * frame grows the connection's own buffer up to the frame's size.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/conn.h"
+#include "klog/error.h"
+#include "klog/net.h"
+
+#define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
+#define COPY_MAX ((size_t)16 << 10)     /* leftovers this small go back through
+                                           the shared buffer */
+#define MAX_HOLDS 1024                  /* pending responses per connection */
+#define ACCEPT_BATCH 64
+#define ACCEPT_PAUSE_MS 100
+
+struct listener {
+	klog_conns_t *cs;
+	int fd;
+	const klog_conn_front_t *front;
+	void *arg;
+	klog_timer_t pause;        /* accept paused: out of descriptors */
+	struct listener *next;
+};
+
+struct klog_conn {
+	klog_conns_t *cs;
+	const klog_conn_front_t *front;
+	void *front_arg;
+	int fd;
+	uint8_t *rbuf;             /* unprocessed input */
+	size_t rlen, rcap;
+	klog_outq_t out;
+	int paused;                /* output over the limit: not reading */
+	int closing;               /* protocol error: write what is queued,
+	                              then close */
+	int eof;                   /* peer shut its side */
+	int in_writeq;
+	uint64_t id;               /* the prefetch token */
+	int prefetching;           /* out.cold is being read in */
+	klog_conn_t *prev, *next;            /* cs->conns */
+	klog_conn_t *pf_prev, *pf_next;      /* cs->prefetching */
+	klog_conn_t *wq_prev, *wq_next;      /* cs->writeq */
+};
+
+struct klog_conns {
+	klog_conns_config_t cfg;
+	klog_loop_t *loop;
+	klog_prefetch_t *pf;
+	struct listener *listeners;
+	klog_conn_t *conns;
+	size_t nconns;
+	klog_conn_t *writeq;
+	klog_conn_t *prefetching;  /* conns waiting for pf */
+	uint64_t next_id;
+	uint8_t *rd;               /* the shared read buffer */
+	int stopping;
+	int64_t refuse_logged_ms;
+	int64_t bad_logged_ms;
+	uint64_t bad_suppressed;
+};
+
+static int conn_write(klog_conn_t *c);
+
+/* ---- output limits ---- */
+
+/* Output not yet written, whether or not it is in a chunk yet. */
+static uint64_t
+conn_queued(const klog_conn_t *c)
+{
+	return c->out.queued + (c->out.buf.len - c->out.accounted);
+}
+
+static int
+conn_over(const klog_conn_t *c)
+{
+	return conn_queued(c) > c->cs->cfg.out_limit ||
+	    c->out.holds >= MAX_HOLDS;
+}
+
+/* Low-water mark: resume reading once half drained. */
+static int
+conn_under(const klog_conn_t *c)
+{
+	return conn_queued(c) <= c->cs->cfg.out_limit / 2 &&
+	    c->out.holds < MAX_HOLDS / 2;
+}
+
+int
+klog_conn_stalled(const klog_conn_t *c)
+{
+	return c->paused || c->closing;
+}
+
+void
+klog_conn_answered(klog_conn_t *c)
+{
+	if (conn_over(c))
+		c->paused = 1;
+}
+
+klog_outq_t *
+klog_conn_out(klog_conn_t *c)
+{
+	return &c->out;
+}
+
+/* ---- cold file ranges ---- */
+
+static void
+pf_unlink(klog_conn_t *c)
+{
+	klog_conns_t *cs = c->cs;
+
+	if (c->pf_prev != NULL)
+		c->pf_prev->pf_next = c->pf_next;
+	else
+		cs->prefetching = c->pf_next;
+	if (c->pf_next != NULL)
+		c->pf_next->pf_prev = c->pf_prev;
+	c->pf_prev = c->pf_next = NULL;
+	c->prefetching = 0;
+}
+
+/*
+ * The next bytes c sends are not in the page cache: have them read in
+ * rather than block the loop in sendfile.  0 when queued; -1 when they
+ * could not be (no memory, no descriptor), and then they are sent as they
+ * are, from the disk.
+ */
+static int
+conn_prefetch(klog_conn_t *c)
+{
+	klog_conns_t *cs = c->cs;
+	klog_outq_range_t *r = &c->out.cold;
+
+	if (cs->pf == NULL || klog_prefetch_submit(cs->pf, r->fd, r->pos,
+	    (size_t)(r->end - r->pos), c->id) < 0) {
+		klog_outq_warmed(&c->out);
+		return -1;
+	}
+	c->prefetching = 1;
+	c->pf_prev = NULL;
+	c->pf_next = cs->prefetching;
+	if (cs->prefetching != NULL)
+		cs->prefetching->pf_prev = c;
+	cs->prefetching = c;
+	return 0;
+}
+
+/* Ranges read in: their connections send again.  A token whose
+ * connection closed meanwhile matches nothing. */
+void
+klog_conns_on_wake(klog_conns_t *cs)
+{
+	uint64_t tokens[64];
+	klog_conn_t *c;
+	size_t n;
+
+	if (cs->pf == NULL)
+		return;
+	while ((n = klog_prefetch_take(cs->pf, tokens, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			for (c = cs->prefetching; c != NULL; c = c->pf_next)
+				if (c->id == tokens[i])
+					break;
+			if (c == NULL)
+				continue;
+			pf_unlink(c);
+			klog_outq_warmed(&c->out);
+			conn_write(c);
+		}
+}
+
+/* ---- connections ---- */
+
+static void
+conn_close(klog_conn_t *c, int level, const char *why)
+{
+	klog_conns_t *cs = c->cs;
+	char peer[96];
+
+	if (klog_logger_wants(&cs->cfg.log, level))
+		klog_logger_say(&cs->cfg.log, level, "%s: closing: %s",
+		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
+	klog_loop_watch(cs->loop, c->fd, 0, NULL, NULL);
+	close(c->fd);
+	if (c->prefetching)
+		pf_unlink(c);
+	if (c->in_writeq) {
+		if (c->wq_prev != NULL)
+			c->wq_prev->wq_next = c->wq_next;
+		else
+			cs->writeq = c->wq_next;
+		if (c->wq_next != NULL)
+			c->wq_next->wq_prev = c->wq_prev;
+	}
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		cs->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	cs->nconns--;
+	klog_outq_free(&c->out);
+	free(c->rbuf);
+	free(c);
+}
+
+void
+klog_conn_want_write(klog_conn_t *c)
+{
+	klog_conns_t *cs = c->cs;
+
+	if (c->in_writeq)
+		return;
+	c->in_writeq = 1;
+	c->wq_prev = NULL;
+	c->wq_next = cs->writeq;
+	if (cs->writeq != NULL)
+		cs->writeq->wq_prev = c;
+	cs->writeq = c;
+}
+
+void
+klog_conn_refuse(klog_conn_t *c, const char *why)
+{
+	klog_conns_t *cs = c->cs;
+	int64_t now = klog_loop_now_ms();
+	char peer[96];
+
+	c->closing = 1;
+	/* A flood of bad clients must not flood the log: one line a second. */
+	if (now - cs->bad_logged_ms < 1000) {
+		cs->bad_suppressed++;
+		return;
+	}
+	cs->bad_logged_ms = now;
+	if (cs->bad_suppressed > 0)
+		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s (and "
+		    "%llu more bad requests not logged)",
+		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why,
+		    (unsigned long long)cs->bad_suppressed);
+	else
+		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s",
+		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
+	cs->bad_suppressed = 0;
+}
+
+static size_t
+conn_process(klog_conn_t *c, const uint8_t *data, size_t len)
+{
+	return c->front->process(c->front_arg, c, data, len);
+}
+
+/* Keep the unprocessed tail of a read for the next one. */
+static int
+conn_keep(klog_conn_t *c, const uint8_t *data, size_t left, int shared)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (!shared) {
+		memmove(c->rbuf, data, left);
+	} else if (left > 0) {
+		if (left > c->rcap) {
+			cap = left < 4096 ? 4096 : left;
+			if ((p = realloc(c->rbuf, cap)) == NULL)
+				return -KLOG_ENOMEM;
+			c->rbuf = p;
+			c->rcap = cap;
+		}
+		memcpy(c->rbuf, data, left);
+	}
+	c->rlen = left;
+	if (left == 0 && c->rcap > COPY_MAX) {
+		free(c->rbuf);
+		c->rbuf = NULL;
+		c->rcap = 0;
+	} else if (left <= COPY_MAX && c->rcap > COPY_MAX) {
+		/* A big frame or a paused backlog is done: give the room back
+		 * (shrinking cannot fail in a way that loses the bytes). */
+		if ((p = realloc(c->rbuf, COPY_MAX)) != NULL) {
+			c->rbuf = p;
+			c->rcap = COPY_MAX;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Room to read the rest of a large frame into the connection's own buffer:
+ * it grows geometrically, but never past the frame (whose size the front
+ * end checked against its limit when its first bytes came in).
+ */
+static int
+conn_room(klog_conn_t *c)
+{
+	size_t total = c->front->frame_size(c->front_arg, c->rbuf, c->rlen);
+	size_t want;
+	uint8_t *p;
+
+	want = c->rcap * 2 > c->rlen + READ_CHUNK ? c->rcap * 2 :
+	    c->rlen + READ_CHUNK;
+	if (want > total)
+		want = total > c->rlen ? total : c->rlen + READ_CHUNK;
+	if (want <= c->rcap)
+		return 0;
+	if ((p = realloc(c->rbuf, want)) == NULL)
+		return -KLOG_ENOMEM;
+	c->rbuf = p;
+	c->rcap = want;
+	return 0;
+}
+
+static void
+conn_read(klog_conn_t *c)
+{
+	klog_conns_t *cs = c->cs;
+	uint8_t *data;
+	size_t have, cap, used;
+	int shared = c->rlen <= COPY_MAX;
+	ssize_t n;
+
+	if (shared) {
+		/* Small leftovers ride along in the shared buffer. */
+		data = cs->rd;
+		if (c->rlen > 0)
+			memcpy(data, c->rbuf, c->rlen);
+		cap = READ_CHUNK;
+	} else {
+		if (conn_room(c) < 0) {
+			conn_close(c, KLOG_LEVEL_WARN, "out of memory");
+			return;
+		}
+		data = c->rbuf;
+		cap = c->rcap;
+	}
+	have = c->rlen;
+	while ((n = read(c->fd, data + have, cap - have)) < 0 &&
+	    errno == EINTR)
+		;
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			conn_close(c, KLOG_LEVEL_DEBUG, strerror(errno));
+		return;
+	}
+	if (n == 0) {
+		/* Half-closed: answer what was asked, then close. */
+		c->eof = 1;
+		c->rlen = 0;
+		conn_write(c);
+		return;
+	}
+	have += (size_t)n;
+	used = conn_process(c, data, have);
+	if (conn_keep(c, data + used, have - used, shared) < 0) {
+		conn_close(c, KLOG_LEVEL_WARN, "out of memory");
+		return;
+	}
+	conn_write(c);
+}
+
+/*
+ * Write what can be written; resume reading (and the frames left in the
+ * buffer) below the low-water mark; set the interest mask; close when a
+ * closing, half-closed or shutting-down connection has nothing left.
+ * Returns -1 if c was closed.
+ */
+static int
+conn_write(klog_conn_t *c)
+{
+	klog_conns_t *cs = c->cs;
+	klog_err_t err;
+	size_t used;
+	int rc, mask = 0;
+
+	for (;;) {
+		if (c->prefetching) {
+			rc = KLOG_OUTQ_COLD;
+			break;
+		}
+		if ((rc = klog_outq_write(&c->out, c->fd, &err)) < 0) {
+			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err, rc));
+			return -1;
+		}
+		if (rc == KLOG_OUTQ_COLD) {
+			if (conn_prefetch(c) < 0)
+				continue;
+			break;
+		}
+		if (!c->paused || c->closing || cs->stopping || !conn_under(c))
+			break;
+		c->paused = 0;
+		if (c->rlen == 0)
+			break;
+		used = conn_process(c, c->rbuf, c->rlen);
+		conn_keep(c, c->rbuf + used, c->rlen - used, 0);
+	}
+	if ((rc == KLOG_OUTQ_EMPTY && (c->closing || c->eof || cs->stopping)) ||
+	    (rc == KLOG_OUTQ_WAITING && c->closing)) {
+		conn_close(c, KLOG_LEVEL_DEBUG, c->closing ? "bad request" :
+		    c->eof ? "peer closed" : "shutting down");
+		return -1;
+	}
+	if (!c->paused && !c->closing && !c->eof && !cs->stopping)
+		mask |= KLOG_LOOP_READABLE;
+	if (rc == KLOG_OUTQ_BLOCKED)
+		mask |= KLOG_LOOP_WRITABLE;
+	if (klog_loop_set_mask(cs->loop, c->fd, mask) < 0) {
+		conn_close(c, KLOG_LEVEL_WARN, "epoll_ctl failed");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+on_conn(klog_loop_t *loop, int fd, void *arg, int mask)
+{
+	klog_conn_t *c = arg;
+
+	(void)loop;
+	(void)fd;
+	if (mask & KLOG_LOOP_READABLE)
+		conn_read(c);
+	else
+		conn_write(c);
+}
+
+static void
+conn_new(struct listener *l, int fd)
+{
+	klog_conns_t *cs = l->cs;
+	klog_conn_t *c = calloc(1, sizeof(*c));
+	int one = 1;
+
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->cs = cs;
+	c->front = l->front;
+	c->front_arg = l->arg;
+	c->fd = fd;
+	c->id = ++cs->next_id;
+	klog_outq_init(&c->out);
+	c->out.probe = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (klog_loop_watch(cs->loop, fd, KLOG_LOOP_READABLE, on_conn, c) < 0) {
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = cs->conns;
+	if (cs->conns != NULL)
+		cs->conns->prev = c;
+	cs->conns = c;
+	cs->nconns++;
+}
+
+/* ---- listeners ---- */
+
+static void on_accept(klog_loop_t *loop, int fd, void *arg, int mask);
+
+static void
+accept_resume(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	struct listener *l = arg;
+
+	(void)t;
+	if (l->fd >= 0)
+		klog_loop_watch(loop, l->fd, KLOG_LOOP_READABLE, on_accept, l);
+}
+
+static void
+on_accept(klog_loop_t *loop, int lfd, void *arg, int mask)
+{
+	struct listener *l = arg;
+	klog_conns_t *cs = l->cs;
+	int64_t now;
+	int fd;
+
+	(void)mask;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/* Out of descriptors or memory: a level-triggered
+			 * listener would spin, so stop listening briefly. */
+			klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN,
+			    "accept: %s; pausing", strerror(errno));
+			klog_loop_watch(loop, lfd, 0, NULL, NULL);
+			klog_loop_timer_start(loop, &l->pause, ACCEPT_PAUSE_MS,
+			    0);
+			return;
+		}
+		if (cs->nconns >= (size_t)cs->cfg.max_connections) {
+			close(fd);
+			now = klog_loop_now_ms();
+			if (now - cs->refuse_logged_ms >= 1000) {
+				cs->refuse_logged_ms = now;
+				klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN,
+				    "refusing connections: %d open "
+				    "(--max-connections)",
+				    cs->cfg.max_connections);
+			}
+			continue;
+		}
+		conn_new(l, fd);
+	}
+}
+
+int
+klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
+    void *arg)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (l == NULL) {
+		close(fd);
+		return -KLOG_ENOMEM;
+	}
+	l->cs = cs;
+	l->fd = fd;
+	l->front = front;
+	l->arg = arg;
+	klog_timer_init(&l->pause, accept_resume, l);
+	l->next = cs->listeners;
+	cs->listeners = l;
+	if ((rc = klog_loop_watch(cs->loop, fd, KLOG_LOOP_READABLE, on_accept,
+	    l)) < 0)
+		return rc;
+	return 0;
+}
+
+static void
+listeners_close(klog_conns_t *cs)
+{
+	struct listener *l, *next;
+
+	for (l = cs->listeners; l != NULL; l = next) {
+		next = l->next;
+		klog_loop_timer_stop(cs->loop, &l->pause);
+		klog_loop_watch(cs->loop, l->fd, 0, NULL, NULL);
+		close(l->fd);
+		free(l);
+	}
+	cs->listeners = NULL;
+}
+
+/* ---- the set ---- */
+
+int
+klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
+    const klog_conns_config_t *cfg, klog_conns_t **out)
+{
+	klog_conns_t *cs = calloc(1, sizeof(*cs));
+
+	*out = NULL;
+	if (cs == NULL || (cs->rd = malloc(READ_CHUNK)) == NULL) {
+		free(cs);
+		return -KLOG_ENOMEM;
+	}
+	cs->cfg = *cfg;
+	cs->loop = loop;
+	cs->pf = pf;
+	*out = cs;
+	return 0;
+}
+
+void
+klog_conns_before_sleep(klog_conns_t *cs)
+{
+	klog_conn_t *c;
+
+	while ((c = cs->writeq) != NULL) {
+		cs->writeq = c->wq_next;
+		if (cs->writeq != NULL)
+			cs->writeq->wq_prev = NULL;
+		c->in_writeq = 0;
+		conn_write(c);
+	}
+}
+
+void
+klog_conns_stop(klog_conns_t *cs)
+{
+	klog_conn_t *c, *cn;
+
+	cs->stopping = 1;
+	listeners_close(cs);
+	for (c = cs->conns; c != NULL; c = cn) {
+		cn = c->next;
+		conn_write(c);
+	}
+}
+
+size_t
+klog_conns_count(const klog_conns_t *cs)
+{
+	return cs->nconns;
+}
+
+void
+klog_conns_close_all(klog_conns_t *cs, int level, const char *why)
+{
+	while (cs->conns != NULL)
+		conn_close(cs->conns, level, why);
+}
+
+void
+klog_conns_free(klog_conns_t *cs, int level, const char *why)
+{
+	if (cs == NULL)
+		return;
+	klog_conns_close_all(cs, level, why);
+	listeners_close(cs);
+	free(cs->rd);
+	free(cs);
+}

@@ -1,0 +1,635 @@
+/*
+ * The klog protocol's front end; see native.h.
+ *
+ * Requests are decoded from the connection's read into arrays reused
+ * across requests, and responses are encoded straight into the
+ * connection's output queue: nothing is allocated per request unless it
+ * has to wait (the core parks it).
+ */
+#include <sys/uio.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/format.h"
+#include "klog/native.h"
+#include "klog/proto.h"
+#include "klog/verify.h"
+
+#define FETCH_BUDGET ((int64_t)512 << 20)  /* file bytes in one response */
+
+/* Arrays reused by every request (the loop is single-threaded); caps are
+ * in bytes. */
+struct scratch {
+	klog_proto_array_t parts;  /* decoder output of any API */
+	klog_core_item_t *items;
+	size_t items_cap;
+	klog_produce_result_t *results;
+	size_t results_cap;
+	size_t *errpos;
+	size_t errpos_cap;
+	klog_offsets_part_t *oparts;
+	size_t oparts_cap;
+	int16_t *errors;
+	size_t errors_cap;
+	int32_t *counts;
+	size_t counts_cap;
+	const int64_t **offp;
+	size_t offp_cap;
+	int64_t *offsets;
+	size_t offsets_cap;
+	klog_meta_topic_t *mtopics;
+	size_t mtopics_cap;
+};
+
+struct klog_native {
+	klog_native_config_t cfg;
+	char *adv_host;
+	klog_core_t *core;
+	struct scratch s;
+	klog_verify_t *verify;     /* CRCs of a read on more cores, or NULL */
+	klog_proto_array_t vparts; /* the precheck's decoder output */
+	struct iovec *vsets;       /* the produce sets of one read, in order */
+	size_t vsets_cap;
+	size_t nchecked;           /* vsets whose CRCs all matched */
+	size_t vnext;              /* the next set the decoder hands over */
+};
+
+static int
+grow(void **p, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 4096;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if ((q = realloc(*p, n)) == NULL)
+		return -KLOG_ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static klog_core_item_t *
+scratch_items(klog_native_t *n, uint32_t count)
+{
+	if (grow((void **)&n->s.items, &n->s.items_cap,
+	    (size_t)count * sizeof(klog_core_item_t)) < 0)
+		return NULL;
+	return n->s.items;
+}
+
+/* ---- encoding responses ---- */
+
+static void
+encode_error(klog_buf_t *out, int32_t corr, int16_t error)
+{
+	size_t start = klog_proto_resp_begin(out, corr, error);
+
+	klog_proto_end(out, start);
+}
+
+/* A produce response; with errpos, where each result's error is. */
+static void
+encode_produce(klog_native_t *n, klog_buf_t *out, int32_t corr,
+    const klog_core_item_t *items, uint32_t count, size_t *errpos)
+{
+	klog_produce_result_t *r;
+
+	if (grow((void **)&n->s.results, &n->s.results_cap,
+	    (size_t)count * sizeof(*r)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	r = n->s.results;
+	for (uint32_t i = 0; i < count; i++) {
+		r[i].topic = items[i].topic;
+		r[i].partition = items[i].partition;
+		r[i].error = items[i].error;
+		r[i].offset = items[i].offset;
+	}
+	if (klog_proto_encode_produce_resp_at(out, corr, r, count, errpos) < 0)
+		out->failed = 1;
+}
+
+/* One partition of a fetch response: header, then the bytes by sendfile. */
+static int64_t
+encode_fetch_part(klog_native_t *n, klog_outq_t *q, const klog_core_item_t *it,
+    int64_t budget)
+{
+	klog_buf_t *out = klog_outq_buf(q);
+	klog_core_read_t r;
+
+	klog_core_fetch_read(n->core, it, budget, &r);
+	if (!r.has_slice) {
+		klog_proto_put_fetch_part_header(out, it->topic, it->partition,
+		    r.error, r.log_start, r.log_end, 0);
+		return 0;
+	}
+	klog_proto_put_fetch_part_header(out, it->topic, it->partition,
+	    KLOG_WIRE_NONE, r.log_start, r.log_end, (uint32_t)r.slice.len);
+	budget = (int64_t)r.slice.len;
+	if (klog_outq_file(q, &r.slice) < 0)
+		out->failed = 1;
+	return budget;
+}
+
+/*
+ * The response frame is header bytes and file ranges interleaved; its size
+ * field is patched at the end to count both.  Nothing is sent between
+ * begin and patch, so the patch position is still in the buffer.
+ */
+static void
+encode_fetch(klog_native_t *n, klog_outq_t *q, int32_t corr,
+    const klog_core_item_t *items, uint32_t count)
+{
+	klog_buf_t *out = klog_outq_buf(q);
+	size_t start = klog_proto_resp_begin(out, corr, KLOG_WIRE_NONE);
+	int64_t files = 0;
+
+	klog_buf_put_i32(out, (int32_t)count);
+	for (uint32_t i = 0; i < count; i++)
+		files += encode_fetch_part(n, q, &items[i],
+		    FETCH_BUDGET - files);
+	klog_buf_patch_i32(out, start,
+	    (int32_t)(out->len - start - 4 + (size_t)files));
+}
+
+static void
+encode_offsets(klog_native_t *n, klog_buf_t *out, int32_t corr,
+    const klog_core_item_t *items, uint32_t count)
+{
+	struct scratch *s = &n->s;
+	size_t total = 0, k = 0;
+	int cnt;
+
+	for (uint32_t i = 0; i < count; i++)
+		total += items[i].error ? 0 : (size_t)items[i].max;
+	if (grow((void **)&s->oparts, &s->oparts_cap,
+	    count * sizeof(*s->oparts)) < 0 ||
+	    grow((void **)&s->errors, &s->errors_cap,
+	    count * sizeof(*s->errors)) < 0 ||
+	    grow((void **)&s->counts, &s->counts_cap,
+	    count * sizeof(*s->counts)) < 0 ||
+	    grow((void **)&s->offp, &s->offp_cap,
+	    count * sizeof(*s->offp)) < 0 ||
+	    grow((void **)&s->offsets, &s->offsets_cap,
+	    (total + 1) * sizeof(*s->offsets)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		const klog_core_item_t *it = &items[i];
+
+		s->oparts[i] = (klog_offsets_part_t){ it->topic,
+		    it->partition, it->offset, it->max };
+		s->offp[i] = &s->offsets[k];
+		s->errors[i] = klog_core_offsets_read(it, &s->offsets[k],
+		    &cnt);
+		s->counts[i] = cnt;
+		k += (size_t)cnt;
+	}
+	if (klog_proto_encode_offsets_resp(out, corr, s->oparts, s->errors,
+	    s->offp, s->counts, count) < 0)
+		out->failed = 1;
+}
+
+/* A parked request is answered: encode it where it waited in line. */
+static void
+finish(klog_core_park_t *pk)
+{
+	klog_native_t *n = pk->front;
+
+	switch (pk->kind) {
+	case KLOG_CORE_PRODUCE:
+		encode_produce(n, klog_outq_buf(&pk->hold.q), pk->correlation,
+		    pk->items, pk->n, NULL);
+		break;
+	case KLOG_CORE_FETCH:
+		encode_fetch(n, &pk->hold.q, pk->correlation, pk->items,
+		    pk->n);
+		break;
+	default:
+		encode_offsets(n, klog_outq_buf(&pk->hold.q), pk->correlation,
+		    pk->items, pk->n);
+		break;
+	}
+	pk->hold.ready = 1;
+	klog_conn_want_write(pk->conn);
+}
+
+/* ---- requests ---- */
+
+static void
+patch_result(void *arg, size_t pos, int16_t error)
+{
+	klog_proto_patch_produce_result(arg, pos, error);
+}
+
+/* Write what this read staged; results the log refused become errors. */
+static void
+commit(klog_native_t *n, klog_conn_t *c)
+{
+	klog_core_commit(n->core, patch_result,
+	    klog_outq_buf(klog_conn_out(c)));
+}
+
+static klog_core_reply_t
+reply_to(klog_native_t *n, klog_conn_t *c)
+{
+	return (klog_core_reply_t){ klog_conn_out(c), finish, n, c };
+}
+
+/* Whether pp's set is the next one the precheck found matching. */
+static int
+trusted(void *arg, const klog_produce_part_t *pp)
+{
+	klog_native_t *n = arg;
+	const struct iovec *v;
+
+	if (n->vnext >= n->nchecked)
+		return 0;
+	v = &n->vsets[n->vnext];
+	if (v->iov_base != (const void *)pp->set || v->iov_len != pp->set_len)
+		return 0;
+	n->vnext++;
+	return 1;
+}
+
+/* Encode a produce response now and note where each staged set's result
+ * is, so that a write that fails can still turn it into an error. */
+static void
+answer_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
+    klog_core_item_t *items, uint32_t count)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+
+	if (grow((void **)&n->s.errpos, &n->s.errpos_cap,
+	    ((size_t)count + 1) * sizeof(*n->s.errpos)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	/* Results the encoder did not reach (out of memory) have none. */
+	for (uint32_t i = 0; i < count; i++)
+		n->s.errpos[i] = SIZE_MAX;
+	encode_produce(n, out, corr, items, count, n->s.errpos);
+	for (uint32_t i = 0; i < count; i++)
+		klog_core_note_result(&items[i], n->s.errpos[i]);
+}
+
+static void
+handle_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_core_reply_t reply = reply_to(n, c);
+	klog_produce_req_t req;
+	klog_core_item_t *items;
+	int waits;
+
+	if (klog_proto_decode_produce_grow(body, len, &req, &n->s.parts) < 0) {
+		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	if ((items = scratch_items(n, req.count)) == NULL) {
+		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		return;
+	}
+	waits = klog_core_produce(n->core, &req, trusted, n, items);
+	if (req.acks != KLOG_ACKS_NONE && waits == 0)
+		answer_produce(n, c, corr, items, req.count);
+	else if (req.acks != KLOG_ACKS_NONE &&
+	    klog_core_park(n->core, KLOG_CORE_PRODUCE, corr, items, req.count,
+	    0, &reply) == NULL)
+		out->failed = 1;
+	if (klog_core_stage_full(n->core))
+		commit(n, c);
+}
+
+static void
+handle_fetch(klog_native_t *n, klog_conn_t *c, int32_t corr,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_core_reply_t reply = reply_to(n, c);
+	klog_fetch_req_t req;
+	klog_core_item_t *items;
+	klog_core_park_t *pk;
+
+	if (klog_proto_decode_fetch_grow(body, len, &req, &n->s.parts) < 0) {
+		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	if ((items = scratch_items(n, req.count)) == NULL) {
+		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		return;
+	}
+	if (klog_core_fetch(n->core, &req, items)) {
+		encode_fetch(n, klog_conn_out(c), corr, items, req.count);
+		return;
+	}
+	if ((pk = klog_core_park(n->core, KLOG_CORE_FETCH, corr, items,
+	    req.count, 1, &reply)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	klog_core_park_fetch(pk, req.min_bytes, req.max_wait_ms);
+}
+
+static void
+handle_offsets(klog_native_t *n, klog_conn_t *c, int32_t corr,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_core_reply_t reply = reply_to(n, c);
+	klog_core_item_t *items;
+	uint32_t got;
+
+	if (klog_proto_decode_offsets_grow(body, len, &n->s.parts, &got) < 0) {
+		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	if ((items = scratch_items(n, got)) == NULL) {
+		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		return;
+	}
+	if (klog_core_offsets(n->core, n->s.parts.p, got, items) == 0)
+		encode_offsets(n, out, corr, items, got);
+	else if (klog_core_park(n->core, KLOG_CORE_OFFSETS, corr, items, got,
+	    0, &reply) == NULL)
+		out->failed = 1;
+}
+
+/* A requested topic's partition count, or a wire error (with 0
+ * partitions and broker id -1, as klog-protocol(7) says). */
+static void
+meta_topic(klog_native_t *n, klog_str_t name, klog_meta_topic_t *mt)
+{
+	int parts;
+
+	*mt = (klog_meta_topic_t){ .topic = name, .broker_id = -1 };
+	if ((mt->error = klog_core_topic_meta(n->core, name, &parts)) != 0)
+		return;
+	mt->partitions = parts;
+	mt->broker_id = n->cfg.broker_id;
+}
+
+static void
+handle_metadata(klog_native_t *n, klog_conn_t *c, int32_t corr,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_meta_broker_t self = { n->cfg.broker_id,
+	    { n->adv_host, (uint16_t)strlen(n->adv_host) },
+	    n->cfg.advertised_port };
+	klog_metadata_t md = { .broker_id = n->cfg.broker_id, .nbrokers = 1,
+	    .brokers = &self };
+	klog_str_t *names;
+	uint32_t got;
+	size_t nt;
+	int parts;
+
+	if (klog_proto_decode_metadata_grow(body, len, &n->s.parts, &got) < 0) {
+		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	names = n->s.parts.p;
+	nt = got > 0 ? got : klog_core_topic_count(n->core);
+	if (grow((void **)&n->s.mtopics, &n->s.mtopics_cap,
+	    (nt + 1) * sizeof(*n->s.mtopics)) < 0) {
+		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		return;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		const char *name;
+
+		if (got > 0) {
+			meta_topic(n, names[i], &n->s.mtopics[i]);
+			continue;
+		}
+		name = klog_core_topic_at(n->core, i, &parts);
+		n->s.mtopics[i] = (klog_meta_topic_t){ KLOG_WIRE_NONE,
+		    { name, (uint16_t)strlen(name) }, parts,
+		    n->cfg.broker_id };
+	}
+	md.ntopics = (uint32_t)nt;
+	md.topics = n->s.mtopics;
+	if (klog_proto_encode_metadata_resp(out, corr, &md) < 0)
+		out->failed = 1;
+}
+
+static void
+dispatch(klog_native_t *n, klog_conn_t *c, const klog_req_header_t *h,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+
+	if (h->version != KLOG_PROTO_VERSION) {
+		encode_error(out, h->correlation,
+		    KLOG_WIRE_UNSUPPORTED_VERSION);
+		return;
+	}
+	if (h->api != KLOG_API_PRODUCE)
+		commit(n, c);
+	switch (h->api) {
+	case KLOG_API_PRODUCE:
+		handle_produce(n, c, h->correlation, body, len);
+		break;
+	case KLOG_API_FETCH:
+		handle_fetch(n, c, h->correlation, body, len);
+		break;
+	case KLOG_API_OFFSETS:
+		handle_offsets(n, c, h->correlation, body, len);
+		break;
+	case KLOG_API_METADATA:
+		handle_metadata(n, c, h->correlation, body, len);
+		break;
+	default:
+		encode_error(out, h->correlation, KLOG_WIRE_UNKNOWN_API);
+		break;
+	}
+}
+
+/* ---- the CRC precheck ---- */
+
+/* Note the set of each part of a produce body, in order. */
+static int
+note_sets(klog_native_t *n, const uint8_t *body, size_t len, size_t *count,
+    size_t *bytes)
+{
+	klog_produce_req_t req;
+	int rc;
+
+	if ((rc = klog_proto_decode_produce_grow(body, len, &req,
+	    &n->vparts)) < 0)
+		return rc == -KLOG_ENOMEM ? -1 : 0;  /* else refused whole */
+	if (grow((void **)&n->vsets, &n->vsets_cap, (*count + req.count) *
+	    sizeof(*n->vsets)) < 0)
+		return -1;
+	for (uint32_t i = 0; i < req.count; i++) {
+		n->vsets[(*count)++] = (struct iovec){ (void *)req.parts[i].set,
+		    req.parts[i].set_len };
+		*bytes += req.parts[i].set_len;
+	}
+	return 0;
+}
+
+/*
+ * Check the CRCs of every produce set in the complete frames of data at
+ * once.  When all match, the decoder vouches for them one by one as it
+ * hands the same sets to the core (trusted()); when one does not (or
+ * memory runs short), it vouches for none and each set is checked on its
+ * own, which finds it.
+ */
+static void
+precheck(klog_native_t *n, const uint8_t *data, size_t len)
+{
+	klog_req_header_t h;
+	size_t pos = 0, total, count = 0, bytes = 0;
+
+	n->nchecked = n->vnext = 0;
+	if (n->verify == NULL || len < KLOG_VERIFY_MIN_SPLIT)
+		return;
+	while (klog_proto_req_header(data + pos, len - pos,
+	    (size_t)n->cfg.max_request_bytes, &h) == 0 &&
+	    (total = 4 + (size_t)h.size) <= len - pos) {
+		if (h.api == KLOG_API_PRODUCE &&
+		    h.version == KLOG_PROTO_VERSION &&
+		    note_sets(n, data + pos + KLOG_REQ_HEADER_SIZE,
+		    total - KLOG_REQ_HEADER_SIZE, &count, &bytes) < 0)
+			return;
+		pos += total;
+	}
+	if (bytes < KLOG_VERIFY_MIN_SPLIT ||
+	    klog_verify_sets(n->verify, n->vsets, count) != 0)
+		return;
+	n->nchecked = count;
+}
+
+/* ---- framing ---- */
+
+/* A frame whose size cannot be taken: answer once, then close. */
+static void
+refuse(klog_native_t *n, klog_conn_t *c, const uint8_t *p, size_t len,
+    int rc)
+{
+	char why[128];
+
+	if (rc == -KLOG_ETOOBIG)
+		snprintf(why, sizeof(why), "request of %u bytes over the limit "
+		    "of %lld", klog_be32(p), (long long)n->cfg.max_request_bytes);
+	else
+		snprintf(why, sizeof(why), "bad request size %d",
+		    (int32_t)klog_be32(p));
+	encode_error(klog_outq_buf(klog_conn_out(c)),
+	    klog_proto_peek_correlation(p, len), rc == -KLOG_ETOOBIG ?
+	    KLOG_WIRE_REQUEST_TOO_LARGE : KLOG_WIRE_INVALID_REQUEST);
+	klog_conn_refuse(c, why);
+}
+
+/* Handle every complete frame in data; returns the bytes consumed. */
+static size_t
+process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
+{
+	klog_native_t *n = arg;
+	klog_req_header_t h;
+	size_t pos = 0, total;
+	int rc;
+
+	precheck(n, data, len);
+	while (pos < len && !klog_conn_stalled(c)) {
+		rc = klog_proto_req_header(data + pos, len - pos,
+		    (size_t)n->cfg.max_request_bytes, &h);
+		if (rc == -KLOG_EPARTIAL)
+			break;
+		if (rc < 0) {
+			commit(n, c);
+			refuse(n, c, data + pos, len - pos, rc);
+			n->nchecked = 0;
+			return len;
+		}
+		total = 4 + (size_t)h.size;
+		if (len - pos < total)
+			break;
+		dispatch(n, c, &h, data + pos + KLOG_REQ_HEADER_SIZE,
+		    total - KLOG_REQ_HEADER_SIZE);
+		pos += total;
+		klog_conn_answered(c);
+	}
+	/* The staged sets point into data, which the caller reuses. */
+	commit(n, c);
+	n->nchecked = 0;
+	return pos;
+}
+
+static size_t
+frame_size(void *arg, const uint8_t *data, size_t len)
+{
+	(void)arg;
+	(void)len;
+	return 4 + (size_t)klog_be32(data);
+}
+
+const klog_conn_front_t *
+klog_native_front(void)
+{
+	static const klog_conn_front_t front = { process, frame_size };
+
+	return &front;
+}
+
+/* ---- new and free ---- */
+
+int
+klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
+    klog_native_t **out)
+{
+	klog_native_t *n = calloc(1, sizeof(*n));
+	int rc;
+
+	*out = NULL;
+	if (n == NULL)
+		return -KLOG_ENOMEM;
+	n->cfg = *cfg;
+	n->core = core;
+	if ((n->adv_host = strdup(cfg->advertised_host)) == NULL) {
+		klog_native_free(n);
+		return -KLOG_ENOMEM;
+	}
+	n->cfg.advertised_host = n->adv_host;
+	if (cfg->crc_threads > 0 &&
+	    (rc = klog_verify_new(cfg->crc_threads, &n->verify)) < 0) {
+		klog_native_free(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+
+void
+klog_native_free(klog_native_t *n)
+{
+	struct scratch *s;
+
+	if (n == NULL)
+		return;
+	s = &n->s;
+	klog_verify_free(n->verify);
+	free(n->vsets);
+	free(n->vparts.p);
+	free(s->parts.p);
+	free(s->items);
+	free(s->results);
+	free(s->errpos);
+	free(s->oparts);
+	free(s->errors);
+	free(s->counts);
+	free(s->offp);
+	free(s->offsets);
+	free(s->mtopics);
+	free(n->adv_host);
+	free(n);
+}
