@@ -322,11 +322,9 @@ dump_file(reader_t *r, int64_t start)
 	int rc;
 
 	if ((r->fd = open(r->ev.file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
-		    r->ev.file, strerror(errno));
+		return klog_err_sys(r->err, NULL, r->ev.file);
 	if (fstat(r->fd, &st) < 0) {
-		rc = klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
-		    r->ev.file, strerror(errno));
+		rc = klog_err_sys(r->err, NULL, r->ev.file);
 		goto out;
 	}
 	r->ev.size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
@@ -424,8 +422,7 @@ list_segments(const char *dir, segment_t **out, size_t *n, klog_err_t *err)
 	int rc = 0;
 
 	if ((d = opendir(dir)) == NULL)
-		return klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
-		    strerror(errno));
+		return klog_err_sys(err, NULL, dir);
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		if (klog_segment_parse_name(de->d_name, &base, NULL) < 0)
 			continue;
@@ -449,8 +446,7 @@ list_segments(const char *dir, segment_t **out, size_t *n, klog_err_t *err)
 		len++;
 	}
 	if (errno != 0) {
-		rc = klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
-		    strerror(errno));
+		rc = klog_err_sys(err, NULL, dir);
 		goto out;
 	}
 	if (len > 1)
@@ -546,8 +542,7 @@ klog_dump_path(const char *path, const klog_dump_opts_t *o,
 	int named = 0;
 
 	if (stat(path, &st) < 0)
-		return klog_err_set(err, klog_errno_code(errno), "%s: %s", path,
-		    strerror(errno));
+		return klog_err_sys(err, NULL, path);
 	if (S_ISDIR(st.st_mode))
 		return dump_dir(path, o, cb, arg, err);
 	name = name != NULL ? name + 1 : path;

@@ -122,15 +122,6 @@ min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-static int
-sys_err(klog_err_t *err, const char *what, const char *path)
-{
-	int e = errno;
-
-	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
-	    strerror(e));
-}
-
 /* open(2) a segment, readahead off (see the top of the file). */
 static int
 seg_open(const char *path, int flags)
@@ -409,7 +400,7 @@ add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
 		 * check_contiguous(). */
 		if (errno == ENOENT)
 			return 0;
-		return sys_err(err, "stat", path);
+		return klog_err_sys(err, "stat", path);
 	}
 	if (!S_ISREG(st.st_mode))
 		return klog_err_set(err, -KLOG_ECORRUPT,
@@ -435,9 +426,9 @@ load_segments(klog_log_t *log, klog_err_t *err)
 
 	dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
-		return sys_err(err, "open", log->dir);
+		return klog_err_sys(err, "open", log->dir);
 	if ((d = fdopendir(dfd)) == NULL) {
-		r = sys_err(err, "opendir", log->dir);
+		r = klog_err_sys(err, "opendir", log->dir);
 		close(dfd);
 		return r;
 	}
@@ -446,7 +437,7 @@ load_segments(klog_log_t *log, klog_err_t *err)
 		errno = 0;
 		if ((de = readdir(d)) == NULL) {
 			if (errno != 0)
-				r = sys_err(err, "readdir", log->dir);
+				r = klog_err_sys(err, "readdir", log->dir);
 			break;
 		}
 		r = add_loaded(log, dfd, de->d_name, err);
@@ -523,7 +514,7 @@ create_first(klog_log_t *log, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	fd = seg_open(path, O_RDWR | O_CREAT | O_EXCL);
 	if (fd < 0) {
-		r = sys_err(err, "create", path);
+		r = klog_err_sys(err, "create", path);
 		seg_unref(s);
 		return r;
 	}
@@ -663,7 +654,7 @@ recover_last(klog_log_t *log, klog_err_t *err)
 	if (good == s->size)
 		return 0;
 	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
-		return sys_err(err, "truncate", path);
+		return klog_err_sys(err, "truncate", path);
 	log->recovered = s->size - good;
 	s->size = good;
 	return 0;
@@ -679,7 +670,7 @@ open_active(klog_log_t *log, int recover, klog_err_t *err)
 		seg_path(log, s->base, s->kafka, path, sizeof(path));
 		s->ent.fd = seg_open(path, O_RDWR);
 		if (s->ent.fd < 0)
-			return sys_err(err, "open", path);
+			return klog_err_sys(err, "open", path);
 	}
 	return recover ? recover_last(log, err) : 0;
 }
@@ -693,7 +684,7 @@ make_dir(klog_log_t *log, klog_err_t *err)
 		return 0;
 	}
 	if (errno != EEXIST)
-		return sys_err(err, "mkdir", log->dir);
+		return klog_err_sys(err, "mkdir", log->dir);
 	return 0;
 }
 
@@ -825,7 +816,7 @@ roll(klog_log_t *log, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	fd = seg_open(path, O_RDWR | O_CREAT | O_EXCL);
 	if (fd < 0) {
-		r = sys_err(err, "create", path);
+		r = klog_err_sys(err, "create", path);
 		seg_unref(s);
 		return r;
 	}
@@ -962,9 +953,9 @@ klog_log_sync_dir(const char *path, klog_err_t *err)
 	int fd, r = 0;
 
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return sys_err(err, "open", path);
+		return klog_err_sys(err, "open", path);
 	if (fsync(fd) < 0)
-		r = sys_err(err, "fsync", path);
+		r = klog_err_sys(err, "fsync", path);
 	close(fd);
 	return r;
 }
@@ -1004,7 +995,7 @@ sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
 			continue;
 		seg_path(log, segs[i]->base, segs[i]->kafka, path,
 		    sizeof(path));
-		return sys_err(err, "fsync", path);
+		return klog_err_sys(err, "fsync", path);
 	}
 	return 0;
 }
@@ -1140,7 +1131,7 @@ seg_pin(klog_log_t *log, struct seg *s, klog_err_t *err)
 	if (errno == ENOENT)  /* removed by another process */
 		return klog_err_set(err, -KLOG_ERANGE,
 		    "%s: segment was deleted", path);
-	return sys_err(err, "open", path);
+	return klog_err_sys(err, "open", path);
 }
 
 static int
@@ -1478,7 +1469,7 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 		seg_path(log, sn[i].base, sn[i].kafka, path, sizeof(path));
 		if (unlink_files && unlink(path) < 0 && errno != ENOENT) {
 			if (r == 0)
-				r = sys_err(err, "unlink", path);
+				r = klog_err_sys(err, "unlink", path);
 			continue;
 		}
 		*deleted += 1;
@@ -1541,7 +1532,7 @@ expire_all(klog_log_t *log, struct snap *active_sn, int *keep_active,
 	if (*keep_active && futimens(active_sn->seg->ent.fd, NULL) < 0) {
 		seg_path(log, active_sn->base, active_sn->kafka, path,
 		    sizeof(path));
-		r = sys_err(err, "touch", path);
+		r = klog_err_sys(err, "touch", path);
 	}
 	pthread_mutex_unlock(&log->mu);
 	return r;

@@ -80,15 +80,6 @@ klog_retain_plan(const klog_segment_info_t *segs, size_t n,
 
 /* ---- small helpers ---- */
 
-static int
-sys_err(klog_err_t *err, const char *what, const char *path)
-{
-	int e = errno;
-
-	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
-	    strerror(e));
-}
-
 static int64_t
 mono_ms(void)
 {
@@ -137,7 +128,7 @@ klog_retain_open(const char *data_dir, klog_retain_t **out,
 	r->lock_fd = -1;
 	r->fd = open(data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0) {
-		int rc = sys_err(err, "open", data_dir);
+		int rc = klog_err_sys(err, "open", data_dir);
 
 		klog_retain_close(r);
 		return rc;
@@ -170,14 +161,14 @@ klog_retain_lock(klog_retain_t *r, int64_t wait_ms, klog_err_t *err)
 	fd = openat(r->fd, KLOG_RETAIN_LOCK,
 	    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return sys_err(err, "open", path);
+		return klog_err_sys(err, "open", path);
 	deadline = mono_ms() + (wait_ms > INT64_MAX / 2 ? INT64_MAX / 2 :
 	    wait_ms);
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK) {
-			int rc = sys_err(err, "lock", path);
+			int rc = klog_err_sys(err, "lock", path);
 
 			close(fd);
 			return rc;
@@ -249,7 +240,7 @@ klog_retain_parts(klog_retain_t *r, klog_retain_part_t **out, size_t *n,
 	*out = NULL;
 	*n = 0;
 	if ((d = reopen_dir(r->fd)) == NULL)
-		return sys_err(err, "opendir", r->data_dir);
+		return klog_err_sys(err, "opendir", r->data_dir);
 	errno = 0;
 	while ((de = readdir(d)) != NULL) {
 		if (!parse_part(r->fd, de->d_name, &f)) {
@@ -270,7 +261,7 @@ klog_retain_parts(klog_retain_t *r, klog_retain_part_t **out, size_t *n,
 		errno = 0;
 	}
 	if (rc == 0 && errno != 0)
-		rc = sys_err(err, "readdir", r->data_dir);
+		rc = klog_err_sys(err, "readdir", r->data_dir);
 	closedir(d);
 	if (rc < 0) {
 		free(list);
@@ -323,7 +314,7 @@ stat_entry(int dfd, const char *dir, const char *name, struct found *f,
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: base offset too large", path);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : sys_err(err, "stat", path);
+		return errno == ENOENT ? 0 : klog_err_sys(err, "stat", path);
 	if (!S_ISREG(st.st_mode))
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: not a regular file", path);
@@ -348,7 +339,7 @@ list_segments(int dfd, const char *dir, struct found **out, size_t *n,
 
 	*n = 0;
 	if ((d = reopen_dir(dfd)) == NULL)
-		return sys_err(err, "opendir", dir);
+		return klog_err_sys(err, "opendir", dir);
 	errno = 0;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if ((rc = stat_entry(dfd, dir, de->d_name, &f, err)) <= 0) {
@@ -370,7 +361,7 @@ list_segments(int dfd, const char *dir, struct found **out, size_t *n,
 		errno = 0;
 	}
 	if (rc == 0 && errno != 0)
-		rc = sys_err(err, "readdir", dir);
+		rc = klog_err_sys(err, "readdir", dir);
 	closedir(d);
 	if (rc < 0) {
 		free(list);
@@ -436,7 +427,7 @@ klog_retain_part_load(klog_retain_t *r, klog_retain_part_t *p,
 		if (errno == ELOOP || errno == ENOTDIR)
 			return klog_err_set(err, -KLOG_ECORRUPT,
 			    "%s: no longer a directory", dir);
-		return sys_err(err, "open", dir);
+		return klog_err_sys(err, "open", dir);
 	}
 	if ((rc = list_segments(p->fd, dir, &found, &n, err)) < 0)
 		return rc;
@@ -471,7 +462,7 @@ klog_retain_part_unlink(klog_retain_t *r, const klog_retain_part_t *p,
 		return 0;
 	part_path(r, p, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return sys_err(err, "unlink", path);
+	return klog_err_sys(err, "unlink", path);
 }
 
 int
@@ -483,5 +474,5 @@ klog_retain_part_sync(klog_retain_t *r, const klog_retain_part_t *p,
 	if (fsync(p->fd) == 0)
 		return 0;
 	part_path(r, p, dir, sizeof(dir));
-	return sys_err(err, "fsync", dir);
+	return klog_err_sys(err, "fsync", dir);
 }
