@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "klog/client.h"
+#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/json.h"
 #include "klog/proto.h"
@@ -349,18 +349,15 @@ klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
     klog_err_t *err)
 {
 	char host[KLOG_CLUSTER_HOST_MAX + 1] = "";
-	struct timespec ts;
 	uint32_t rnd = 0;
 	int rc;
 
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		host[0] = '\0';
 	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return klog_err_set(err, klog_errno_code(errno),
-		    "getrandom: %s", strerror(errno));
-	clock_gettime(CLOCK_REALTIME, &ts);
+		return klog_err_sys(err, "getrandom", NULL);
 	rc = klog_cluster_consumer_id(buf, len, group, host,
-	    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd);
+	    klog_clock_wall_ms(), rnd);
 	if (rc < 0)
 		return klog_err_set(err, rc, "consumer id for group \"%s\": %s",
 		    group, klog_strerror(rc));
@@ -442,14 +439,12 @@ klog_cluster_register_broker(klog_zk_t *zk, int32_t id, const char *host,
 {
 	char path[PATH_LEN], data[2 * KLOG_CLUSTER_HOST_MAX + 48];
 	klog_err_t e = { 0, "" };
-	struct timespec ts;
 	int rc;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if ((rc = klog_cluster_broker_path(path, sizeof(path), id)) < 0)
 		return path_fail(err, rc, "broker id");
 	rc = klog_cluster_broker_encode(data, sizeof(data), host, port,
-	    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	    klog_clock_wall_ms());
 	if (rc < 0)
 		return klog_err_set(err, rc, "broker address %s:%d: %s", host,
 		    port, klog_strerror(rc));

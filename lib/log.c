@@ -39,11 +39,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
 
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/fdcache.h"
 #include "klog/format.h"
@@ -106,15 +106,6 @@ struct snap {
 };
 
 /* ---- small helpers ---- */
-
-static int64_t
-clock_ms(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t
 min64(int64_t a, int64_t b)
@@ -756,7 +747,7 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 		log->bytes += log->segs[i]->size;
 	/* Data found on disk is taken as flushed, as in Kafka 0.7. */
 	log->end = log->flushed_end = active(log)->base + active(log)->size;
-	log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+	log->last_flush_ms = klog_clock_mono_ms();
 	*out = log;
 	return 0;
 fail:
@@ -1048,7 +1039,7 @@ out:
 		if (end > log->flushed_end)
 			log->flushed_end = end;
 		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
-		log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+		log->last_flush_ms = klog_clock_mono_ms();
 		adopt_synced(log, segs, n);
 	} else {
 		log->dirty |= dirty;
@@ -1348,8 +1339,7 @@ snap_mtime(const klog_log_t *log, const struct snap *sn, int64_t *ms)
 	seg_path(log, sn->base, sn->kafka, path, sizeof(path));
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -KLOG_ENOENT : -KLOG_EIO;
-	*ms = (int64_t)st.st_mtim.tv_sec * 1000 +
-	    st.st_mtim.tv_nsec / 1000000;
+	*ms = klog_clock_ts_ms(&st.st_mtim);
 	return 0;
 }
 
@@ -1416,7 +1406,7 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 	r = 0;
 	if (k > 0 && flushed > ot[k - 1].offset) {
 		ot[k].offset = flushed;
-		ot[k++].ms = clock_ms(CLOCK_REALTIME);
+		ot[k++].ms = klog_clock_wall_ms();
 	}
 	if (time_ms == -1)
 		start = (long)k - 1;

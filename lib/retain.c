@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/log.h"
 #include "klog/retain.h"
@@ -79,23 +79,6 @@ klog_retain_plan(const klog_segment_info_t *segs, size_t n,
 }
 
 /* ---- small helpers ---- */
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(int64_t ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
 
 static void
 part_path(const klog_retain_t *r, const klog_retain_part_t *p, char *buf,
@@ -162,7 +145,7 @@ klog_retain_lock(klog_retain_t *r, int64_t wait_ms, klog_err_t *err)
 	    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return klog_err_sys(err, "open", path);
-	deadline = mono_ms() + (wait_ms > INT64_MAX / 2 ? INT64_MAX / 2 :
+	deadline = klog_clock_mono_ms() + (wait_ms > INT64_MAX / 2 ? INT64_MAX / 2 :
 	    wait_ms);
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EINTR)
@@ -173,12 +156,12 @@ klog_retain_lock(klog_retain_t *r, int64_t wait_ms, klog_err_t *err)
 			close(fd);
 			return rc;
 		}
-		if ((left = deadline - mono_ms()) <= 0) {
+		if ((left = deadline - klog_clock_mono_ms()) <= 0) {
 			close(fd);
 			return klog_err_set(err, -KLOG_EBUSY,
 			    "%s: another klog-retain is running", path);
 		}
-		sleep_ms(left < LOCK_POLL_MS ? left : LOCK_POLL_MS);
+		klog_clock_sleep_ms(left < LOCK_POLL_MS ? left : LOCK_POLL_MS);
 	}
 	r->lock_fd = fd;
 	return 0;
@@ -322,8 +305,7 @@ stat_entry(int dfd, const char *dir, const char *name, struct found *f,
 		return klog_err_set(err, -KLOG_ECORRUPT,
 		    "%s: segment ends past the largest offset", path);
 	f->info.size = st.st_size;
-	f->info.mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 +
-	    st.st_mtim.tv_nsec / 1000000;
+	f->info.mtime_ms = klog_clock_ts_ms(&st.st_mtim);
 	return 1;
 }
 
