@@ -30,13 +30,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,9 +46,8 @@
 #include "klog/fdcache.h"
 #include "klog/format.h"
 #include "klog/log.h"
-#include "klog/retain.h"
+#include "klog/names.h"
 
-#define BASE_DIGITS 20
 #define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
 #define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much at a time */
 /*
@@ -161,10 +158,7 @@ static int
 seg_path(const klog_log_t *log, int64_t base, int kafka, char *buf,
     size_t len)
 {
-	int n = snprintf(buf, len, "%s/%020lld%s", log->dir, (long long)base,
-	    kafka ? KLOG_SEGMENT_SUFFIX_KAFKA : KLOG_SEGMENT_SUFFIX);
-
-	return n < 0 || (size_t)n >= len ? -KLOG_ETOOBIG : 0;
+	return klog_names_segment_path(log->dir, base, kafka, buf, len);
 }
 
 static struct seg *
@@ -207,145 +201,6 @@ seg_find(const klog_log_t *log, int64_t offset)
 	return lo;
 }
 
-/* ---- names ---- */
-
-static int
-topic_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
-
-/* A printable, bounded rendering of a rejected name for error messages. */
-static void
-show_name(const char *s, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s != '\0' && o + 8 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-	}
-	if (*s != '\0')
-		o += (size_t)snprintf(buf + o, len - o, "...");
-	buf[o] = '\0';
-}
-
-int
-klog_topic_validate(const char *topic, klog_err_t *err)
-{
-	char shown[64];
-	size_t len;
-
-	if (topic == NULL || topic[0] == '\0')
-		return klog_err_set(err, -KLOG_ETOPIC, "empty topic name");
-	show_name(topic, shown, sizeof(shown));
-	len = strlen(topic);
-	if (len > KLOG_TOPIC_MAX)
-		return klog_err_set(err, -KLOG_ETOPIC,
-		    "topic \"%s\": longer than %d bytes", shown,
-		    KLOG_TOPIC_MAX);
-	if (strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0)
-		return klog_err_set(err, -KLOG_ETOPIC,
-		    "topic \"%s\": not a valid name", shown);
-	for (const char *p = topic; *p != '\0'; p++)
-		if (!topic_char((unsigned char)*p))
-			return klog_err_set(err, -KLOG_ETOPIC,
-			    "topic \"%s\": byte 0x%02x not allowed "
-			    "(only A-Z a-z 0-9 . _ -)", shown,
-			    (unsigned char)*p);
-	return 0;
-}
-
-int
-klog_log_dirname(const char *data_dir, const char *topic, int partition,
-    char *buf, size_t buflen)
-{
-	int n;
-
-	if (klog_topic_validate(topic, NULL) < 0)
-		return -KLOG_ETOPIC;
-	if (partition < 0)
-		return -KLOG_EINVAL;
-	n = snprintf(buf, buflen, "%s/%s-%d", data_dir, topic, partition);
-	return n < 0 || (size_t)n >= buflen ? -KLOG_ETOOBIG : 0;
-}
-
-/* A partition number written the way klog writes it: no sign, no leading
- * zero, at most INT_MAX. */
-static int
-parse_partition(const char *s, int *out)
-{
-	long long v = 0;
-
-	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
-		return -KLOG_EINVAL;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -KLOG_EINVAL;
-		v = v * 10 + (*s - '0');
-		if (v > INT_MAX)
-			return -KLOG_EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-int
-klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
-    int *partition)
-{
-	const char *dash = strrchr(name, '-');
-	size_t tlen;
-	int p;
-
-	if (dash == NULL || parse_partition(dash + 1, &p) < 0)
-		return -KLOG_EINVAL;
-	tlen = (size_t)(dash - name);
-	if (tlen == 0 || tlen > KLOG_TOPIC_MAX)
-		return -KLOG_ETOPIC;
-	if (tlen >= topiclen)
-		return -KLOG_ETOOBIG;
-	memcpy(topic, name, tlen);
-	topic[tlen] = '\0';
-	if (klog_topic_validate(topic, NULL) < 0)
-		return -KLOG_ETOPIC;
-	*partition = p;
-	return 0;
-}
-
-int
-klog_segment_parse_name(const char *name, int64_t *base, int *kafka)
-{
-	int64_t v = 0;
-	int i, overflow = 0, k;
-
-	for (i = 0; i < BASE_DIGITS; i++) {
-		if (name[i] < '0' || name[i] > '9')
-			return -KLOG_EINVAL;
-		if (v > (INT64_MAX - (name[i] - '0')) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + (name[i] - '0');
-	}
-	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
-		k = 0;
-	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
-		k = 1;
-	else
-		return -KLOG_EINVAL;
-	if (overflow)
-		return -KLOG_ERANGE;
-	*base = v;
-	if (kafka != NULL)
-		*kafka = k;
-	return 0;
-}
-
 /* ---- open: load, check, recover ---- */
 
 void
@@ -356,87 +211,39 @@ klog_log_config_default(klog_log_config_t *cfg)
 	cfg->fdcache = NULL;
 }
 
-static int
-cmp_seg(const void *a, const void *b)
-{
-	const struct seg *x = *(struct seg *const *)a;
-	const struct seg *y = *(struct seg *const *)b;
-
-	/* At equal bases an empty file sorts first, so that contiguity
-	 * holds and lookups land on the one with data. */
-	if (x->base != y->base)
-		return x->base < y->base ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->kafka > y->kafka ? -1 : x->kafka < y->kafka;
-}
-
-static int
-add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	struct seg *s;
-	int64_t base;
-	int kafka, r;
-
-	if ((r = klog_segment_parse_name(name, &base, &kafka)) == -KLOG_EINVAL)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
-	if (r < 0)
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: base offset too large", path);
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		/* Listed, then removed by klog-retain before the stat: see
-		 * check_contiguous(). */
-		if (errno == ENOENT)
-			return 0;
-		return klog_err_sys(err, "stat", path);
-	}
-	if (!S_ISREG(st.st_mode))
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: not a regular file", path);
-	if (st.st_size > INT64_MAX - base)
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: segment ends past the largest offset", path);
-	if (reserve_segs(log, 1) < 0 ||
-	    (s = seg_new(log, base, st.st_size, kafka)) == NULL)
-		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
-		    path);
-	log->segs[log->nsegs++] = s;
-	return 0;
-}
-
-/* One readdir and one stat per segment: nothing is read or opened. */
+/*
+ * One readdir and one stat per segment (klog_names_segments()): nothing is
+ * read or opened.  A segment klog-retain removed between the listing and
+ * its stat is left out: see check_contiguous().
+ */
 static int
 load_segments(klog_log_t *log, klog_err_t *err)
 {
-	struct dirent *de;
-	DIR *d;
-	int dfd, r = 0;
+	klog_names_seg_t *found = NULL;
+	struct seg *s;
+	size_t n = 0;
+	int dfd, r;
 
 	dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return klog_err_sys(err, "open", log->dir);
-	if ((d = fdopendir(dfd)) == NULL) {
-		r = klog_err_sys(err, "opendir", log->dir);
-		close(dfd);
+	r = klog_names_segments(dfd, log->dir, 0, &found, &n, err);
+	close(dfd);
+	if (r < 0)
 		return r;
+	if (reserve_segs(log, n) < 0)
+		r = -KLOG_ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if ((s = seg_new(log, found[i].info.base, found[i].info.size,
+		    found[i].kafka)) == NULL)
+			r = -KLOG_ENOMEM;
+		else
+			log->segs[log->nsegs++] = s;
 	}
-	while (r == 0) {
-		/* Reset each time: add_loaded() may leave errno set. */
-		errno = 0;
-		if ((de = readdir(d)) == NULL) {
-			if (errno != 0)
-				r = klog_err_sys(err, "readdir", log->dir);
-			break;
-		}
-		r = add_loaded(log, dfd, de->d_name, err);
-	}
-	closedir(d);
-	if (r == 0 && log->nsegs > 1)
-		qsort(log->segs, log->nsegs, sizeof(*log->segs), cmp_seg);
-	return r;
+	free(found);
+	if (r < 0)
+		return klog_err_set(err, r, "%s: out of memory", log->dir);
+	return 0;
 }
 
 static int
@@ -695,8 +502,9 @@ log_init(klog_log_t *log, const char *data_dir, const char *topic,
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "segment size %lld: not positive",
 		    (long long)cfg->segment_bytes);
-	if (klog_log_dirname(data_dir, topic, partition, dir,
-	    sizeof(dir) - BASE_DIGITS - 16) < 0)
+	/* Room left for "/<segment name>" and then some. */
+	if (klog_names_dir_path(data_dir, topic, partition, dir,
+	    sizeof(dir) - KLOG_NAMES_SEGMENT_MAX - 4) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    data_dir);
 	log->partition = partition;
@@ -1468,7 +1276,7 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 	return r;
 }
 
-/* The shared rule (retain.h) over the snapshot.  A file another process
+/* The shared rule (names.h) over the snapshot.  A file another process
  * removed counts as expired.  mtimes are only stat()ed for the age rule. */
 static int
 plan_retain(const klog_log_t *log, const struct snap *sn, size_t n,

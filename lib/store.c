@@ -29,6 +29,7 @@
 #include "klog/error.h"
 #include "klog/fdcache.h"
 #include "klog/log.h"
+#include "klog/names.h"
 #include "klog/store.h"
 
 #define LOCK_NAME ".lock"
@@ -498,7 +499,7 @@ parse_entry(DIR *d, const struct dirent *de, struct found *f)
 {
 	struct stat st;
 
-	if (klog_log_parse_dirname(de->d_name, f->topic, sizeof(f->topic),
+	if (klog_names_dir_parse(de->d_name, f->topic, sizeof(f->topic),
 	    &f->partition) < 0)
 		return 0;
 	if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
