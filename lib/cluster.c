@@ -15,18 +15,12 @@
 #include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/json.h"
+#include "klog/names.h"
 #include "klog/proto.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 
 /* ---- names and paths ---- */
-
-static int
-group_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
 
 int
 klog_cluster_group_validate(const char *group, klog_err_t *err)
@@ -43,7 +37,7 @@ klog_cluster_group_validate(const char *group, klog_err_t *err)
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "group \"%s\": not a valid name", group);
 	for (const char *p = group; *p != '\0'; p++)
-		if (!group_char((unsigned char)*p))
+		if (!klog_names_topic_char((unsigned char)*p))
 			return klog_err_set(err, -KLOG_EINVAL,
 			    "group name: byte 0x%02x not allowed "
 			    "(only A-Z a-z 0-9 . _ -)", (unsigned char)*p);
@@ -334,7 +328,7 @@ klog_cluster_consumer_id(char *buf, size_t len, const char *group,
 	for (i = 0; hostname[i] != '\0' && i < sizeof(host) - 1; i++) {
 		unsigned char c = (unsigned char)hostname[i];
 
-		host[i] = group_char(c) && c != '_' ? (char)c : '-';
+		host[i] = klog_names_topic_char(c) && c != '_' ? (char)c : '-';
 	}
 	host[i] = '\0';
 	rc = fmt(buf, len, "%s_%s-%lld-%08x", group, host, (long long)now_ms,
