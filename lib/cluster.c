@@ -9,24 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "klog/client.h"
+#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/json.h"
+#include "klog/names.h"
 #include "klog/proto.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 
 /* ---- names and paths ---- */
-
-static int
-group_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
 
 int
 klog_cluster_group_validate(const char *group, klog_err_t *err)
@@ -43,7 +37,7 @@ klog_cluster_group_validate(const char *group, klog_err_t *err)
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "group \"%s\": not a valid name", group);
 	for (const char *p = group; *p != '\0'; p++)
-		if (!group_char((unsigned char)*p))
+		if (!klog_names_topic_char((unsigned char)*p))
 			return klog_err_set(err, -KLOG_EINVAL,
 			    "group name: byte 0x%02x not allowed "
 			    "(only A-Z a-z 0-9 . _ -)", (unsigned char)*p);
@@ -334,7 +328,7 @@ klog_cluster_consumer_id(char *buf, size_t len, const char *group,
 	for (i = 0; hostname[i] != '\0' && i < sizeof(host) - 1; i++) {
 		unsigned char c = (unsigned char)hostname[i];
 
-		host[i] = group_char(c) && c != '_' ? (char)c : '-';
+		host[i] = klog_names_topic_char(c) && c != '_' ? (char)c : '-';
 	}
 	host[i] = '\0';
 	rc = fmt(buf, len, "%s_%s-%lld-%08x", group, host, (long long)now_ms,
@@ -349,18 +343,15 @@ klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
     klog_err_t *err)
 {
 	char host[KLOG_CLUSTER_HOST_MAX + 1] = "";
-	struct timespec ts;
 	uint32_t rnd = 0;
 	int rc;
 
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		host[0] = '\0';
 	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return klog_err_set(err, klog_errno_code(errno),
-		    "getrandom: %s", strerror(errno));
-	clock_gettime(CLOCK_REALTIME, &ts);
+		return klog_err_sys(err, "getrandom", NULL);
 	rc = klog_cluster_consumer_id(buf, len, group, host,
-	    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd);
+	    klog_clock_wall_ms(), rnd);
 	if (rc < 0)
 		return klog_err_set(err, rc, "consumer id for group \"%s\": %s",
 		    group, klog_strerror(rc));
@@ -442,14 +433,12 @@ klog_cluster_register_broker(klog_zk_t *zk, int32_t id, const char *host,
 {
 	char path[PATH_LEN], data[2 * KLOG_CLUSTER_HOST_MAX + 48];
 	klog_err_t e = { 0, "" };
-	struct timespec ts;
 	int rc;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if ((rc = klog_cluster_broker_path(path, sizeof(path), id)) < 0)
 		return path_fail(err, rc, "broker id");
 	rc = klog_cluster_broker_encode(data, sizeof(data), host, port,
-	    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	    klog_clock_wall_ms());
 	if (rc < 0)
 		return klog_err_set(err, rc, "broker address %s:%d: %s", host,
 		    port, klog_strerror(rc));

@@ -98,15 +98,6 @@ klog_config_parse(const char *name, const char *text, size_t len,
 	return 0;
 }
 
-static int
-read_error(const char *path, klog_err_t *err)
-{
-	int e = errno;
-
-	return klog_err_set(err, klog_errno_code(e), "%s: %s", path,
-	    strerror(e));
-}
-
 int
 klog_config_read(const char *path, klog_config_fn *fn, void *arg,
     klog_err_t *err)
@@ -118,9 +109,9 @@ klog_config_read(const char *path, klog_config_fn *fn, void *arg,
 	int fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return read_error(path, err);
+		return klog_err_sys(err, NULL, path);
 	if (fstat(fd, &st) < 0) {
-		rc = read_error(path, err);
+		rc = klog_err_sys(err, NULL, path);
 		goto out;
 	}
 	if (st.st_size > KLOG_CONFIG_FILE_MAX) {
@@ -139,7 +130,7 @@ klog_config_read(const char *path, klog_config_fn *fn, void *arg,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = read_error(path, err);
+			rc = klog_err_sys(err, NULL, path);
 			goto out;
 		}
 		if (n == 0)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "klog/consumer.h"
-#include "klog/log.h"
+#include "klog/names.h"
 #include "klog/verify.h"
 
 #define FETCH_BUDGET (16 << 20)   /* bytes asked per request, all parts */

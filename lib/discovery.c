@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "klog/discovery.h"
-#include "klog/log.h"
+#include "klog/names.h"
 
 #define MAX_BROKERS 1024
 

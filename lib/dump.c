@@ -5,7 +5,6 @@
  * front and the rest read behind it; only at the end of the file is a cut
  * entry a partial tail.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,7 +18,7 @@
 
 #include "klog/dump.h"
 #include "klog/json.h"
-#include "klog/log.h"
+#include "klog/names.h"
 
 #define COUNT_REACHED 1
 
@@ -322,11 +321,9 @@ dump_file(reader_t *r, int64_t start)
 	int rc;
 
 	if ((r->fd = open(r->ev.file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
-		    r->ev.file, strerror(errno));
+		return klog_err_sys(r->err, NULL, r->ev.file);
 	if (fstat(r->fd, &st) < 0) {
-		rc = klog_err_set(r->err, klog_errno_code(errno), "%s: %s",
-		    r->ev.file, strerror(errno));
+		rc = klog_err_sys(r->err, NULL, r->ev.file);
 		goto out;
 	}
 	r->ev.size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
@@ -382,99 +379,28 @@ dump_one(const char *path, int64_t base, int named, int last, int64_t start,
 	return dump_file(&r, start);
 }
 
-typedef struct segment {
-	int64_t base;
-	int64_t size;
-	char *name;   /* owned */
-} segment_t;
-
-/* By base; a stray empty file sharing a base sorts first, where it is
- * contiguous with both neighbours. */
+/* The segments of dir as klog-dump sees them (klog_names_segments(),
+ * inspecting: links followed, other files skipped), by base offset. */
 static int
-segment_cmp(const void *a, const void *b)
+list_segments(const char *dir, klog_names_seg_t **out, size_t *n,
+    klog_err_t *err)
 {
-	const segment_t *x = a, *y = b;
+	int dfd, rc;
 
-	if (x->base != y->base)
-		return x->base < y->base ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static void
-segments_free(segment_t *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(s[i].name);
-	free(s);
-}
-
-/* The regular files of dir named like segments, sorted by base offset.
- * *out is owned by the caller: segments_free(). */
-static int
-list_segments(const char *dir, segment_t **out, size_t *n, klog_err_t *err)
-{
-	segment_t *s = NULL, *ns;
-	size_t len = 0, cap = 0;
-	struct dirent *de;
-	struct stat st;
-	int64_t base;
-	DIR *d;
-	int rc = 0;
-
-	if ((d = opendir(dir)) == NULL)
-		return klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
-		    strerror(errno));
-	while ((errno = 0, de = readdir(d)) != NULL) {
-		if (klog_segment_parse_name(de->d_name, &base, NULL) < 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
-			rc = klog_err_set(err, klog_errno_code(errno),
-			    "%s/%s: %s", dir, de->d_name, strerror(errno));
-			goto out;
-		}
-		if (!S_ISREG(st.st_mode))
-			continue;
-		if (len == cap) {
-			cap = cap ? cap * 2 : 16;
-			if ((ns = realloc(s, cap * sizeof(*s))) == NULL)
-				goto nomem;
-			s = ns;
-		}
-		if ((s[len].name = strdup(de->d_name)) == NULL)
-			goto nomem;
-		s[len].base = base;
-		s[len].size = (int64_t)st.st_size;
-		len++;
-	}
-	if (errno != 0) {
-		rc = klog_err_set(err, klog_errno_code(errno), "%s: %s", dir,
-		    strerror(errno));
-		goto out;
-	}
-	if (len > 1)
-		qsort(s, len, sizeof(*s), segment_cmp);
-	*out = s;
-	*n = len;
-	s = NULL;
-	goto out;
-nomem:
-	rc = klog_err_set(err, -KLOG_ENOMEM, "%s: no memory", dir);
-out:
-	if (s != NULL)
-		segments_free(s, len);
-	closedir(d);
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return klog_err_sys(err, NULL, dir);
+	rc = klog_names_segments(dfd, dir, KLOG_NAMES_INSPECT, out, n, err);
+	close(dfd);
 	return rc;
 }
 
 /* The segment to start at: the last whose base is at most start. */
 static size_t
-first_segment(const segment_t *s, size_t n, int64_t start)
+first_segment(const klog_names_seg_t *s, size_t n, int64_t start)
 {
 	size_t i = 0;
 
-	while (start >= 0 && i + 1 < n && s[i + 1].base <= start)
+	while (start >= 0 && i + 1 < n && s[i + 1].info.base <= start)
 		i++;
 	return i;
 }
@@ -484,9 +410,10 @@ dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
     void *arg, klog_err_t *err)
 {
 	const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
-	segment_t *s = NULL;
+	const klog_segment_info_t *seg, *prev;
+	char path[PATH_MAX], name[KLOG_NAMES_SEGMENT_MAX];
+	klog_names_seg_t *s = NULL;
 	size_t n = 0, i;
-	char path[PATH_MAX];
 	int64_t end;
 	int rc;
 
@@ -497,42 +424,47 @@ dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
 		    dir);
 		goto out;
 	}
-	end = s[n - 1].base + s[n - 1].size;
-	if (o->start >= 0 && (o->start < s[0].base || o->start > end)) {
+	end = s[n - 1].info.base + s[n - 1].info.size;
+	if (o->start >= 0 && (o->start < s[0].info.base || o->start > end)) {
 		rc = klog_err_set(err, -KLOG_ERANGE, "%s: offset %" PRId64
 		    " is outside the partition (offsets %" PRId64 " to %"
-		    PRId64 ")", dir, o->start, s[0].base, end);
+		    PRId64 ")", dir, o->start, s[0].info.base, end);
 		goto out;
 	}
 	for (i = first_segment(s, n, o->start); i < n; i++) {
+		seg = &s[i].info;
+		/* The name it was listed under: parsing is exact. */
+		klog_names_segment_format(seg->base, s[i].kafka, name,
+		    sizeof(name));
 		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, sep,
-		    s[i].name) >= sizeof(path)) {
+		    name) >= sizeof(path)) {
 			rc = klog_err_set(err, -KLOG_ETOOBIG,
-			    "%s/%s: path too long", dir, s[i].name);
+			    "%s/%s: path too long", dir, name);
 			goto out;
 		}
-		if (i > 0 && s[i].base != s[i - 1].base + s[i - 1].size) {
+		prev = i > 0 ? &s[i - 1].info : NULL;
+		if (prev != NULL && seg->base != prev->base + prev->size) {
 			klog_dump_event_t ev;
 
 			memset(&ev, 0, sizeof(ev));
 			ev.kind = KLOG_DUMP_GAP;
 			ev.file = path;
-			ev.base = s[i].base;
+			ev.base = seg->base;
 			ev.named = 1;
 			ev.last = i + 1 == n;
-			ev.offset = s[i].base;
-			ev.size = s[i - 1].base + s[i - 1].size;
+			ev.offset = seg->base;
+			ev.size = prev->base + prev->size;
 			ev.need = -1;
 			if ((rc = cb(arg, &ev)) < 0)
 				goto out;
 		}
-		rc = dump_one(path, s[i].base, 1, i + 1 == n,
-		    o->start > s[i].base ? o->start : -1, o, cb, arg, err);
+		rc = dump_one(path, seg->base, 1, i + 1 == n,
+		    o->start > seg->base ? o->start : -1, o, cb, arg, err);
 		if (rc < 0)
 			goto out;
 	}
 out:
-	segments_free(s, n);
+	free(s);
 	return rc;
 }
 
@@ -546,14 +478,13 @@ klog_dump_path(const char *path, const klog_dump_opts_t *o,
 	int named = 0;
 
 	if (stat(path, &st) < 0)
-		return klog_err_set(err, klog_errno_code(errno), "%s: %s", path,
-		    strerror(errno));
+		return klog_err_sys(err, NULL, path);
 	if (S_ISDIR(st.st_mode))
 		return dump_dir(path, o, cb, arg, err);
 	name = name != NULL ? name + 1 : path;
 	if (o->base >= 0)
 		base = o->base;
-	else if (klog_segment_parse_name(name, &base, NULL) == 0)
+	else if (klog_names_segment_parse(name, &base, NULL) == 0)
 		named = 1;
 	return dump_one(path, base, named, 1, o->start, o, cb, arg, err);
 }

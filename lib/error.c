@@ -84,6 +84,20 @@ klog_errno_code(int errnum)
 	}
 }
 
+int
+klog_err_sys(klog_err_t *e, const char *what, const char *path)
+{
+	int errnum = errno, code = klog_errno_code(errnum);
+
+	if (what != NULL && path != NULL)
+		return klog_err_set(e, code, "%s %s: %s", what, path,
+		    strerror(errnum));
+	if (what != NULL || path != NULL)
+		return klog_err_set(e, code, "%s: %s",
+		    what != NULL ? what : path, strerror(errnum));
+	return klog_err_set(e, code, "%s", strerror(errnum));
+}
+
 const char *
 klog_err_text(const klog_err_t *e, int code)
 {

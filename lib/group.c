@@ -4,7 +4,7 @@
 
 #include "klog/cluster.h"
 #include "klog/group.h"
-#include "klog/log.h"
+#include "klog/names.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000

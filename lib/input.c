@@ -66,8 +66,7 @@ klog_input_fill(klog_input_t *in, int fd, klog_err_t *err)
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return 1;
 	if (n < 0)
-		return klog_err_set(err, klog_errno_code(errno), "read: %s",
-		    strerror(errno));
+		return klog_err_sys(err, "read", NULL);
 	if (n == 0) {
 		in->eof = 1;
 		return 0;

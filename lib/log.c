@@ -1,80 +1,42 @@
 /*
  * The partition log: a sorted array of segments, appended at the end, read by
- * binary search, cut from the front by retention.  See log.h for the model.
+ * binary search, cut from the front by retention.  See log.h for the model;
+ * each segment and the work on its file is segment.h's.
  *
  * Choices made here:
- *  - Each segment is a refcounted object.  The array holds one reference;
- *    every slice and every flush in flight holds one more.  The count is
- *    atomic so that a slice can be released without the log (even after
- *    klog_log_close()).  The descriptor is closed with the last reference,
- *    or earlier by the descriptor cache (fdcache.h) while nobody pins it.
+ *  - The array holds one reference on each segment; every slice and every
+ *    flush in flight holds one more.  The descriptor is closed with the
+ *    last reference, or earlier by the descriptor cache (fdcache.h) while
+ *    nobody pins it.
  *  - One mutex per log, held only for bookkeeping and short system calls
  *    (a write into the page cache, an open); never across fsync, never
  *    across the boundary-check read of a read.
- *  - Appends pwrite() at the segment's known size: a failed write that could
- *    not even be truncated away is overwritten by the next append.
  *  - A zero-length segment followed by one of the same base (a stray empty
  *    file) is kept in the array: reads never land in it, and retention
  *    deletes it with its neighbours.
  *  - A .kafka last segment is appended to like a .klog one (same bytes);
  *    segments klog creates are always .klog.
- *  - Every segment descriptor is opened with kernel readahead off
- *    (POSIX_FADV_RANDOM; the cache's too): readers either send bytes that
- *    are in the page cache, or read cold ranges in whole (one pread, or the
- *    broker's prefetch thread).  Left on, a sendfile(2) of warm pages next
- *    to cold ones starts readahead windows of up to read_ahead_kb (8 MiB on
- *    the VMs measured) from the event loop, and the disk serves them ahead
- *    of the flusher's fsyncs.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/fdcache.h"
-#include "klog/format.h"
 #include "klog/log.h"
-#include "klog/retain.h"
+#include "klog/names.h"
+#include "klog/segment.h"
 
-#define BASE_DIGITS 20
 #define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
-#define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much at a time */
-/*
- * The one pread of a read: enough for the header and, for entries up to about
- * this size, the whole entry so its CRC can be checked.  Small enough for the
- * stack, so a fetch allocates nothing.
- */
-#define BOUNDARY_READ ((size_t)4 << 10)
-
-struct seg {
-	int64_t base;
-	int64_t size;       /* bytes written; under the log's lock */
-	/*
-	 * The descriptor.  The active segment's is opened read-write and stays
-	 * open; a sealed segment's is opened on a read, and the cache may
-	 * close it whenever it is unpinned once the segment is synced.  So
-	 * ent.fd is used directly only for the active segment under the log's
-	 * lock, and through a pin everywhere else.
-	 */
-	klog_fdcache_entry_t ent;
-	klog_fdcache_t *cache;  /* referenced */
-	int kafka;          /* named .kafka rather than .klog */
-	atomic_int refs;
-};
 
 /* Directories a flush must fsync because entries were created in them. */
 enum { DIRTY_PARTITION = 1, DIRTY_DATA = 2 };
@@ -87,7 +49,7 @@ struct klog_log {
 	char *topic;
 	int partition;
 	int64_t segment_bytes;
-	struct seg **segs;      /* sorted by base; the last one is active */
+	klog_segment_t **segs;      /* sorted by base; the last one is active */
 	size_t nsegs, cap;
 	int64_t end;            /* written end */
 	int64_t flushed_end;
@@ -100,21 +62,12 @@ struct klog_log {
 
 /* A segment as copied out under the lock, with a reference held. */
 struct snap {
-	struct seg *seg;
+	klog_segment_t *seg;
 	int64_t base, size;
 	int kafka;
 };
 
 /* ---- small helpers ---- */
-
-static int64_t
-clock_ms(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t
 min64(int64_t a, int64_t b)
@@ -123,69 +76,13 @@ min64(int64_t a, int64_t b)
 }
 
 static int
-sys_err(klog_err_t *err, const char *what, const char *path)
-{
-	int e = errno;
-
-	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
-	    strerror(e));
-}
-
-/* open(2) a segment, readahead off (see the top of the file). */
-static int
-seg_open(const char *path, int flags)
-{
-	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-	if (fd >= 0)
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	return fd;
-}
-
-static struct seg *
-seg_new(klog_log_t *log, int64_t base, int64_t size, int kafka)
-{
-	struct seg *s = malloc(sizeof(*s));
-
-	if (s == NULL)
-		return NULL;
-	s->base = base;
-	s->size = size;
-	klog_fdcache_entry_init(&s->ent, -1);
-	s->cache = log->cache;
-	klog_fdcache_ref(s->cache);
-	s->kafka = kafka;
-	atomic_init(&s->refs, 1);
-	return s;
-}
-
-static void
-seg_ref(struct seg *s)
-{
-	atomic_fetch_add(&s->refs, 1);
-}
-
-static void
-seg_unref(struct seg *s)
-{
-	if (atomic_fetch_sub(&s->refs, 1) != 1)
-		return;
-	klog_fdcache_drop(s->cache, &s->ent);
-	klog_fdcache_unref(s->cache);
-	free(s);
-}
-
-static int
 seg_path(const klog_log_t *log, int64_t base, int kafka, char *buf,
     size_t len)
 {
-	int n = snprintf(buf, len, "%s/%020lld%s", log->dir, (long long)base,
-	    kafka ? KLOG_SEGMENT_SUFFIX_KAFKA : KLOG_SEGMENT_SUFFIX);
-
-	return n < 0 || (size_t)n >= len ? -KLOG_ETOOBIG : 0;
+	return klog_names_segment_path(log->dir, base, kafka, buf, len);
 }
 
-static struct seg *
+static klog_segment_t *
 active(const klog_log_t *log)
 {
 	return log->segs[log->nsegs - 1];
@@ -195,7 +92,7 @@ static int
 reserve_segs(klog_log_t *log, size_t extra)
 {
 	size_t cap;
-	struct seg **p;
+	klog_segment_t **p;
 
 	if (log->nsegs + extra <= log->cap)
 		return 0;
@@ -225,145 +122,6 @@ seg_find(const klog_log_t *log, int64_t offset)
 	return lo;
 }
 
-/* ---- names ---- */
-
-static int
-topic_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
-
-/* A printable, bounded rendering of a rejected name for error messages. */
-static void
-show_name(const char *s, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s != '\0' && o + 8 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-	}
-	if (*s != '\0')
-		o += (size_t)snprintf(buf + o, len - o, "...");
-	buf[o] = '\0';
-}
-
-int
-klog_topic_validate(const char *topic, klog_err_t *err)
-{
-	char shown[64];
-	size_t len;
-
-	if (topic == NULL || topic[0] == '\0')
-		return klog_err_set(err, -KLOG_ETOPIC, "empty topic name");
-	show_name(topic, shown, sizeof(shown));
-	len = strlen(topic);
-	if (len > KLOG_TOPIC_MAX)
-		return klog_err_set(err, -KLOG_ETOPIC,
-		    "topic \"%s\": longer than %d bytes", shown,
-		    KLOG_TOPIC_MAX);
-	if (strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0)
-		return klog_err_set(err, -KLOG_ETOPIC,
-		    "topic \"%s\": not a valid name", shown);
-	for (const char *p = topic; *p != '\0'; p++)
-		if (!topic_char((unsigned char)*p))
-			return klog_err_set(err, -KLOG_ETOPIC,
-			    "topic \"%s\": byte 0x%02x not allowed "
-			    "(only A-Z a-z 0-9 . _ -)", shown,
-			    (unsigned char)*p);
-	return 0;
-}
-
-int
-klog_log_dirname(const char *data_dir, const char *topic, int partition,
-    char *buf, size_t buflen)
-{
-	int n;
-
-	if (klog_topic_validate(topic, NULL) < 0)
-		return -KLOG_ETOPIC;
-	if (partition < 0)
-		return -KLOG_EINVAL;
-	n = snprintf(buf, buflen, "%s/%s-%d", data_dir, topic, partition);
-	return n < 0 || (size_t)n >= buflen ? -KLOG_ETOOBIG : 0;
-}
-
-/* A partition number written the way klog writes it: no sign, no leading
- * zero, at most INT_MAX. */
-static int
-parse_partition(const char *s, int *out)
-{
-	long long v = 0;
-
-	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
-		return -KLOG_EINVAL;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -KLOG_EINVAL;
-		v = v * 10 + (*s - '0');
-		if (v > INT_MAX)
-			return -KLOG_EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-int
-klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
-    int *partition)
-{
-	const char *dash = strrchr(name, '-');
-	size_t tlen;
-	int p;
-
-	if (dash == NULL || parse_partition(dash + 1, &p) < 0)
-		return -KLOG_EINVAL;
-	tlen = (size_t)(dash - name);
-	if (tlen == 0 || tlen > KLOG_TOPIC_MAX)
-		return -KLOG_ETOPIC;
-	if (tlen >= topiclen)
-		return -KLOG_ETOOBIG;
-	memcpy(topic, name, tlen);
-	topic[tlen] = '\0';
-	if (klog_topic_validate(topic, NULL) < 0)
-		return -KLOG_ETOPIC;
-	*partition = p;
-	return 0;
-}
-
-int
-klog_segment_parse_name(const char *name, int64_t *base, int *kafka)
-{
-	int64_t v = 0;
-	int i, overflow = 0, k;
-
-	for (i = 0; i < BASE_DIGITS; i++) {
-		if (name[i] < '0' || name[i] > '9')
-			return -KLOG_EINVAL;
-		if (v > (INT64_MAX - (name[i] - '0')) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + (name[i] - '0');
-	}
-	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
-		k = 0;
-	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
-		k = 1;
-	else
-		return -KLOG_EINVAL;
-	if (overflow)
-		return -KLOG_ERANGE;
-	*base = v;
-	if (kafka != NULL)
-		*kafka = k;
-	return 0;
-}
-
 /* ---- open: load, check, recover ---- */
 
 void
@@ -374,91 +132,43 @@ klog_log_config_default(klog_log_config_t *cfg)
 	cfg->fdcache = NULL;
 }
 
-static int
-cmp_seg(const void *a, const void *b)
-{
-	const struct seg *x = *(struct seg *const *)a;
-	const struct seg *y = *(struct seg *const *)b;
-
-	/* At equal bases an empty file sorts first, so that contiguity
-	 * holds and lookups land on the one with data. */
-	if (x->base != y->base)
-		return x->base < y->base ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->kafka > y->kafka ? -1 : x->kafka < y->kafka;
-}
-
-static int
-add_loaded(klog_log_t *log, int dfd, const char *name, klog_err_t *err)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	struct seg *s;
-	int64_t base;
-	int kafka, r;
-
-	if ((r = klog_segment_parse_name(name, &base, &kafka)) == -KLOG_EINVAL)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
-	if (r < 0)
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: base offset too large", path);
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		/* Listed, then removed by klog-retain before the stat: see
-		 * check_contiguous(). */
-		if (errno == ENOENT)
-			return 0;
-		return sys_err(err, "stat", path);
-	}
-	if (!S_ISREG(st.st_mode))
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: not a regular file", path);
-	if (st.st_size > INT64_MAX - base)
-		return klog_err_set(err, -KLOG_ECORRUPT,
-		    "%s: segment ends past the largest offset", path);
-	if (reserve_segs(log, 1) < 0 ||
-	    (s = seg_new(log, base, st.st_size, kafka)) == NULL)
-		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
-		    path);
-	log->segs[log->nsegs++] = s;
-	return 0;
-}
-
-/* One readdir and one stat per segment: nothing is read or opened. */
+/*
+ * One readdir and one stat per segment (klog_names_segments()): nothing is
+ * read or opened.  A segment klog-retain removed between the listing and
+ * its stat is left out: see check_contiguous().
+ */
 static int
 load_segments(klog_log_t *log, klog_err_t *err)
 {
-	struct dirent *de;
-	DIR *d;
-	int dfd, r = 0;
+	klog_names_seg_t *found = NULL;
+	klog_segment_t *s;
+	size_t n = 0;
+	int dfd, r;
 
 	dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
-		return sys_err(err, "open", log->dir);
-	if ((d = fdopendir(dfd)) == NULL) {
-		r = sys_err(err, "opendir", log->dir);
-		close(dfd);
+		return klog_err_sys(err, "open", log->dir);
+	r = klog_names_segments(dfd, log->dir, 0, &found, &n, err);
+	close(dfd);
+	if (r < 0)
 		return r;
+	if (reserve_segs(log, n) < 0)
+		r = -KLOG_ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if ((s = klog_segment_new(log->cache, found[i].info.base,
+		    found[i].info.size, found[i].kafka)) == NULL)
+			r = -KLOG_ENOMEM;
+		else
+			log->segs[log->nsegs++] = s;
 	}
-	while (r == 0) {
-		/* Reset each time: add_loaded() may leave errno set. */
-		errno = 0;
-		if ((de = readdir(d)) == NULL) {
-			if (errno != 0)
-				r = sys_err(err, "readdir", log->dir);
-			break;
-		}
-		r = add_loaded(log, dfd, de->d_name, err);
-	}
-	closedir(d);
-	if (r == 0 && log->nsegs > 1)
-		qsort(log->segs, log->nsegs, sizeof(*log->segs), cmp_seg);
-	return r;
+	free(found);
+	if (r < 0)
+		return klog_err_set(err, r, "%s: out of memory", log->dir);
+	return 0;
 }
 
 static int
-seg_gone(const klog_log_t *log, const struct seg *s)
+seg_gone(const klog_log_t *log, const klog_segment_t *s)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -472,7 +182,7 @@ static void
 drop_loaded(klog_log_t *log, size_t k)
 {
 	for (size_t i = 0; i < k; i++)
-		seg_unref(log->segs[i]);
+		klog_segment_unref(log->segs[i]);
 	memmove(log->segs, log->segs + k,
 	    (log->nsegs - k) * sizeof(*log->segs));
 	log->nsegs -= k;
@@ -490,7 +200,7 @@ static int
 check_contiguous(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
-	struct seg *prev, *next;
+	klog_segment_t *prev, *next;
 
 	for (size_t i = 1; i < log->nsegs; i++) {
 		prev = log->segs[i - 1];
@@ -514,174 +224,33 @@ check_contiguous(klog_log_t *log, klog_err_t *err)
 static int
 create_first(klog_log_t *log, klog_err_t *err)
 {
-	char path[PATH_MAX];
-	struct seg *s;
-	int fd, r;
+	klog_segment_t *s;
+	int r;
 
-	seg_path(log, 0, 0, path, sizeof(path));
-	if (reserve_segs(log, 1) < 0 || (s = seg_new(log, 0, 0, 0)) == NULL)
+	if (reserve_segs(log, 1) < 0)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	fd = seg_open(path, O_RDWR | O_CREAT | O_EXCL);
-	if (fd < 0) {
-		r = sys_err(err, "create", path);
-		seg_unref(s);
+	if ((r = klog_segment_create(log->cache, log->dir, 0, &s, err)) < 0)
 		return r;
-	}
-	s->ent.fd = fd;
 	log->segs[log->nsegs++] = s;
 	log->dirty |= DIRTY_PARTITION;
-	return 0;
-}
-
-/*
- * The entry at pos fills the whole recovery buffer (buf holds have bytes of
- * it): check it by streaming its payload through crc32.  Returns 1 if it is
- * whole and valid, 0 if not, or an I/O error.
- */
-static int
-check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
-    int64_t fsize, int64_t *next)
-{
-	uint32_t length = klog_be32(buf), want;
-	size_t hdr;
-	uLong crc;
-	int64_t at, end;
-	ssize_t n;
-
-	if (buf[4] > 1 || (buf[4] == 1 && (buf[5] & KLOG_CODEC_MASK) == 3))
-		return 0;
-	hdr = buf[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
-	end = pos + KLOG_LENGTH_SIZE + length;
-	if (end > fsize)
-		return 0;
-	want = klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4);
-	crc = crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
-	    (uInt)(have - KLOG_LENGTH_SIZE - hdr));
-	for (at = pos + (int64_t)have; at < end; at += n) {
-		n = pread(fd, buf, (size_t)min64(end - at, (int64_t)have), at);
-		if (n < 0 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
-		if (n <= 0)
-			return n < 0 ? -KLOG_EIO : 0;
-		crc = crc32(crc, buf, (uInt)n);
-	}
-	*next = end;
-	return (uint32_t)crc == want;
-}
-
-/* Fill buf[have..) from the file at pos + have, up to cap or *size (which
- * shrinks if the file turns out shorter). */
-static int
-fill(int fd, uint8_t *buf, size_t cap, size_t *have, int64_t pos,
-    int64_t *size)
-{
-	ssize_t n;
-
-	while (*have < cap && pos + (int64_t)*have < *size) {
-		n = pread(fd, buf + *have,
-		    (size_t)min64((int64_t)(cap - *have),
-		    *size - pos - (int64_t)*have), pos + (int64_t)*have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -KLOG_EIO;
-		if (n == 0)
-			*size = pos + (int64_t)*have;
-		*have += (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * Find the end of the valid prefix of segment s: whole top-level entries
- * with good CRCs (inner messages are not opened), read a chunk at a time.
- */
-static int
-scan_valid(struct seg *s, uint8_t *buf, int64_t *good)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	int64_t pos = 0, next, size = s->size;
-	size_t have = 0, keep;
-	int r;
-
-	*good = 0;
-	for (;;) {
-		if (fill(s->ent.fd, buf, RECOVER_CHUNK, &have, pos, &size) < 0)
-			return -KLOG_EIO;
-		if (have == 0)
-			return 0;
-		klog_iter_init(&it, buf, have, pos, 0, 0);
-		while ((r = klog_iter_next(&it, &m)) == 1 && m.valid)
-			*good = m.next_offset;
-		klog_iter_free(&it);
-		if (r == 0) {
-			pos += (int64_t)have;
-			have = 0;
-			continue;
-		}
-		/* A bad CRC, a corrupt entry, or one cut by the file end. */
-		if (r != -KLOG_EPARTIAL || pos + (int64_t)have >= size)
-			return 0;
-		if (*good > pos) {
-			keep = (size_t)(pos + (int64_t)have - *good);
-			memmove(buf, buf + (*good - pos), keep);
-			have = keep;
-			pos = *good;
-			continue;
-		}
-		r = check_large_entry(s->ent.fd, buf, have, pos, size, &next);
-		if (r <= 0)
-			return r;
-		*good = pos = next;
-		have = 0;
-	}
-}
-
-static int
-recover_last(klog_log_t *log, klog_err_t *err)
-{
-	struct seg *s = active(log);
-	char path[PATH_MAX];
-	uint8_t *buf;
-	int64_t good;
-	int r;
-
-	seg_path(log, s->base, s->kafka, path, sizeof(path));
-	if (s->size == 0)
-		return 0;
-	if ((buf = malloc(RECOVER_CHUNK)) == NULL)
-		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
-		    path);
-	r = scan_valid(s, buf, &good);
-	free(buf);
-	if (r < 0)
-		return klog_err_set(err, r, "read %s: %s", path,
-		    strerror(errno));
-	if (good == s->size)
-		return 0;
-	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
-		return sys_err(err, "truncate", path);
-	log->recovered = s->size - good;
-	s->size = good;
 	return 0;
 }
 
 static int
 open_active(klog_log_t *log, int recover, klog_err_t *err)
 {
-	struct seg *s = active(log);
+	klog_segment_t *s = active(log);
 	char path[PATH_MAX];
 
 	if (s->ent.fd < 0) {
 		seg_path(log, s->base, s->kafka, path, sizeof(path));
-		s->ent.fd = seg_open(path, O_RDWR);
+		s->ent.fd = klog_segment_open(path, O_RDWR);
 		if (s->ent.fd < 0)
-			return sys_err(err, "open", path);
+			return klog_err_sys(err, "open", path);
 	}
-	return recover ? recover_last(log, err) : 0;
+	if (!recover)
+		return 0;
+	return klog_segment_recover(s, log->dir, &log->recovered, err);
 }
 
 /* mkdir the partition directory; note it for the next flush if new. */
@@ -693,7 +262,7 @@ make_dir(klog_log_t *log, klog_err_t *err)
 		return 0;
 	}
 	if (errno != EEXIST)
-		return sys_err(err, "mkdir", log->dir);
+		return klog_err_sys(err, "mkdir", log->dir);
 	return 0;
 }
 
@@ -713,8 +282,9 @@ log_init(klog_log_t *log, const char *data_dir, const char *topic,
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "segment size %lld: not positive",
 		    (long long)cfg->segment_bytes);
-	if (klog_log_dirname(data_dir, topic, partition, dir,
-	    sizeof(dir) - BASE_DIGITS - 16) < 0)
+	/* Room left for "/<segment name>" and then some. */
+	if (klog_names_dir_path(data_dir, topic, partition, dir,
+	    sizeof(dir) - KLOG_NAMES_SEGMENT_MAX - 4) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    data_dir);
 	log->partition = partition;
@@ -765,7 +335,7 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 		log->bytes += log->segs[i]->size;
 	/* Data found on disk is taken as flushed, as in Kafka 0.7. */
 	log->end = log->flushed_end = active(log)->base + active(log)->size;
-	log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+	log->last_flush_ms = klog_clock_mono_ms();
 	*out = log;
 	return 0;
 fail:
@@ -779,7 +349,7 @@ klog_log_close(klog_log_t *log)
 	if (log == NULL)
 		return;
 	for (size_t i = 0; i < log->nsegs; i++)
-		seg_unref(log->segs[i]);
+		klog_segment_unref(log->segs[i]);
 	klog_fdcache_unref(log->cache);
 	free(log->segs);
 	free(log->data_dir);
@@ -814,22 +384,17 @@ static int
 roll(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
-	struct seg *s;
-	int fd, r;
+	klog_segment_t *s;
+	int r;
 
 	if (seg_path(log, log->end, 0, path, sizeof(path)) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    log->dir);
-	if (reserve_segs(log, 1) < 0 ||
-	    (s = seg_new(log, log->end, 0, 0)) == NULL)
+	if (reserve_segs(log, 1) < 0)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	fd = seg_open(path, O_RDWR | O_CREAT | O_EXCL);
-	if (fd < 0) {
-		r = sys_err(err, "create", path);
-		seg_unref(s);
+	if ((r = klog_segment_create(log->cache, log->dir, log->end, &s,
+	    err)) < 0)
 		return r;
-	}
-	s->ent.fd = fd;
 	/* Sealed with nothing left to sync: no flush will hand it over. */
 	if (active(log)->base + active(log)->size <= log->flushed_end)
 		klog_fdcache_adopt(log->cache, &active(log)->ent);
@@ -838,61 +403,10 @@ roll(klog_log_t *log, klog_err_t *err)
 	return 0;
 }
 
-/* Write all of p at the end of s, or nothing.  Under the lock. */
-/* How many iovecs one pwritev() takes from the caller's array. */
-#define IOV_BATCH 256
-
-/*
- * Write the len bytes of iov[0..n) at the end of s, resuming after short
- * writes.  On failure the whole sets that were written stay (*kept of them,
- * *kept_bytes bytes) and the segment is truncated after them, so no part of
- * a set stays.
- */
-static int
-write_all(klog_log_t *log, struct seg *s, const struct iovec *iov, size_t n,
-    size_t len, size_t *kept, size_t *kept_bytes, klog_err_t *err)
-{
-	struct iovec v[IOV_BATCH];
-	char path[PATH_MAX];
-	size_t done = 0, i = 0, skip = 0, k;
-	ssize_t w;
-	int e, code;
-
-	while (done < len) {
-		for (k = 0; k < IOV_BATCH && i + k < n; k++)
-			v[k] = iov[i + k];
-		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
-		v[0].iov_len -= skip;
-		w = pwritev(s->ent.fd, v, (int)k, s->size + (int64_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		done += (size_t)w;
-		for (w += (ssize_t)skip; i < n && (size_t)w >= iov[i].iov_len;
-		    i++)
-			w -= (ssize_t)iov[i].iov_len;
-		skip = (size_t)w;
-	}
-	*kept = n;
-	*kept_bytes = len;
-	return 0;
-fail:
-	e = w < 0 ? errno : EIO;
-	*kept = i;
-	*kept_bytes = done - skip;
-	while (ftruncate(s->ent.fd, s->size + (int64_t)*kept_bytes) < 0 &&
-	    errno == EINTR)
-		;
-	seg_path(log, s->base, s->kafka, path, sizeof(path));
-	code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC : -KLOG_EIO;
-	return klog_err_set(err, code, "write %s: %s", path, strerror(e));
-}
-
 /* How many of iov[i..n) go into the active segment now, and their bytes:
  * at least one, then as many as keep it within segment_bytes. */
 static size_t
-fit(const klog_log_t *log, const struct seg *s, const struct iovec *iov,
+fit(const klog_log_t *log, const klog_segment_t *s, const struct iovec *iov,
     size_t i, size_t n, size_t *bytes)
 {
 	uint64_t size = (uint64_t)s->size + iov[i].iov_len;
@@ -908,7 +422,7 @@ int
 klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err)
 {
-	struct seg *s;
+	klog_segment_t *s;
 	size_t i = 0, j, bytes, kept, total = 0;
 	int r = 0;
 
@@ -930,8 +444,8 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 			s = active(log);
 		}
 		j = fit(log, s, iov, i, n, &bytes);
-		r = write_all(log, s, iov + i, j - i, bytes, &kept, &bytes,
-		    err);
+		r = klog_segment_write(s, log->dir, iov + i, j - i, bytes,
+		    &kept, &bytes, err);
 		s->size += (int64_t)bytes;
 		log->end += (int64_t)bytes;
 		log->bytes += (int64_t)bytes;
@@ -962,9 +476,9 @@ klog_log_sync_dir(const char *path, klog_err_t *err)
 	int fd, r = 0;
 
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return sys_err(err, "open", path);
+		return klog_err_sys(err, "open", path);
 	if (fsync(fd) < 0)
-		r = sys_err(err, "fsync", path);
+		r = klog_err_sys(err, "fsync", path);
 	close(fd);
 	return r;
 }
@@ -972,7 +486,7 @@ klog_log_sync_dir(const char *path, klog_err_t *err)
 /* Segments holding bytes past the flushed end, referenced.  Under the
  * lock. */
 static int
-unflushed_segs(klog_log_t *log, struct seg ***out, size_t *n)
+unflushed_segs(klog_log_t *log, klog_segment_t ***out, size_t *n)
 {
 	size_t i = log->nsegs;
 
@@ -987,7 +501,7 @@ unflushed_segs(klog_log_t *log, struct seg ***out, size_t *n)
 		return -KLOG_ENOMEM;
 	for (size_t j = 0; j < *n; j++) {
 		(*out)[j] = log->segs[i + j];
-		seg_ref((*out)[j]);
+		klog_segment_ref((*out)[j]);
 		/* Never closed by the cache (unsynced, or active): no path. */
 		klog_fdcache_pin(log->cache, &(*out)[j]->ent, NULL);
 	}
@@ -995,7 +509,7 @@ unflushed_segs(klog_log_t *log, struct seg ***out, size_t *n)
 }
 
 static int
-sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
+sync_segs(klog_log_t *log, klog_segment_t **segs, size_t n, klog_err_t *err)
 {
 	char path[PATH_MAX];
 
@@ -1004,7 +518,7 @@ sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
 			continue;
 		seg_path(log, segs[i]->base, segs[i]->kafka, path,
 		    sizeof(path));
-		return sys_err(err, "fsync", path);
+		return klog_err_sys(err, "fsync", path);
 	}
 	return 0;
 }
@@ -1012,7 +526,7 @@ sync_segs(klog_log_t *log, struct seg **segs, size_t n, klog_err_t *err)
 /* Sealed segments now synced to their end go to the descriptor cache.
  * Under the lock. */
 static void
-adopt_synced(klog_log_t *log, struct seg **segs, size_t n)
+adopt_synced(klog_log_t *log, klog_segment_t **segs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (segs[i] != active(log) &&
@@ -1028,7 +542,7 @@ adopt_synced(klog_log_t *log, struct seg **segs, size_t n)
 int
 klog_log_flush(klog_log_t *log, klog_err_t *err)
 {
-	struct seg **segs;
+	klog_segment_t **segs;
 	size_t n = 0;
 	uint64_t msgs;
 	int64_t end;
@@ -1057,7 +571,7 @@ out:
 		if (end > log->flushed_end)
 			log->flushed_end = end;
 		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
-		log->last_flush_ms = clock_ms(CLOCK_MONOTONIC);
+		log->last_flush_ms = klog_clock_mono_ms();
 		adopt_synced(log, segs, n);
 	} else {
 		log->dirty |= dirty;
@@ -1065,7 +579,7 @@ out:
 	pthread_mutex_unlock(&log->mu);
 	for (size_t i = 0; i < n; i++) {
 		klog_fdcache_unpin(log->cache, &segs[i]->ent);
-		seg_unref(segs[i]);
+		klog_segment_unref(segs[i]);
 	}
 	free(segs);
 	return r;
@@ -1126,133 +640,11 @@ klog_log_size_bytes(klog_log_t *log)
 
 /* ---- read ---- */
 
-/* Pin s's descriptor, opening a closed one read-only; the descriptor or
- * an error.  Under the lock. */
-static int
-seg_pin(klog_log_t *log, struct seg *s, klog_err_t *err)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	seg_path(log, s->base, s->kafka, path, sizeof(path));
-	if ((fd = klog_fdcache_pin(log->cache, &s->ent, path)) >= 0)
-		return fd;
-	if (errno == ENOENT)  /* removed by another process */
-		return klog_err_set(err, -KLOG_ERANGE,
-		    "%s: segment was deleted", path);
-	return sys_err(err, "open", path);
-}
-
-static int
-not_boundary(klog_err_t *err, int64_t offset, const char *why)
-{
-	return klog_err_set(err, -KLOG_ENOTBOUNDARY,
-	    "offset %lld: not a message boundary (%s)", (long long)offset,
-	    why);
-}
-
-/* Whether the entry at p (whose length field is length, and whose bytes
- * are all there) has the CRC it says. */
-static int
-crc_ok(const uint8_t *p, uint32_t length)
-{
-	uint32_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
-
-	return crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
-	    klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
-}
-
-/*
- * A sane header with a bad CRC is either a corrupt message or bytes inside
- * one that look like a header.  It is taken for a corrupt message (served,
- * so that the reader reports the CRC mismatch at its offset rather than a
- * wrong offset) when it ends exactly at the segment's end or at another
- * whole entry, read in the same buffer, whose CRC is good.
- */
-static int
-followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
-    int64_t written)
-{
-	size_t next = KLOG_LENGTH_SIZE + (size_t)length;
-	uint32_t len2;
-
-	if (pos + (int64_t)next == written)
-		return 1;
-	if (next + KLOG_MSG_OVERHEAD > n)
-		return 0;
-	len2 = klog_be32(buf + next);
-	if (buf[next + 4] > 1 || len2 < (buf[next + 4] == 1 ?
-	    KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
-	    len2 > n - next - KLOG_LENGTH_SIZE)
-		return 0;
-	return crc_ok(buf + next, len2);
-}
-
-/*
- * Up to want bytes at pos: what the page cache holds now, if that covers
- * an entry's header, else a read that waits.  A consumer's next fetch
- * after a cold read starts near the end of the last page sent; reading on
- * into the next page would wait for the disk on the broker's event loop,
- * ahead of the prefetch thread.  Without the rest, the entry's CRC is
- * just not checked here.
- */
-static ssize_t
-read_header(int fd, uint8_t *buf, size_t want, int64_t pos)
-{
-	struct iovec iov = { buf, want };
-	ssize_t n;
-
-	while ((n = preadv2(fd, &iov, 1, pos, RWF_NOWAIT)) < 0 &&
-	    errno == EINTR)
-		;
-	if (n >= (ssize_t)(KLOG_LENGTH_SIZE + KLOG_MAGIC1_HEADER) ||
-	    (n > 0 && (size_t)n == want))
-		return n;
-	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
-		;
-	return n;
-}
-
-/*
- * Does an entry start at pos?  One read of up to BOUNDARY_READ readable
- * bytes (read_header()): the header must be sane and the entry must end
- * inside the segment; if all of it was read, its CRC must match too,
- * unless it is a corrupt message (followed_by_entry()).
- */
-static int
-check_boundary(int fd, int64_t pos, int64_t readable, int64_t written,
-    int64_t offset, klog_err_t *err)
-{
-	size_t want = (size_t)min64((int64_t)BOUNDARY_READ, readable - pos);
-	uint32_t length, hdr;
-	uint8_t buf[BOUNDARY_READ];
-	ssize_t n = read_header(fd, buf, want, pos);
-
-	if (n < 0)
-		return klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
-		    (long long)offset, strerror(errno));
-	if (n < KLOG_LENGTH_SIZE + 1)
-		return not_boundary(err, offset, "entry header cut");
-	length = klog_be32(buf);
-	hdr = buf[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
-	if (length < hdr || length > KLOG_MAX_ENTRY_LENGTH)
-		return not_boundary(err, offset, "impossible length");
-	if (buf[4] > 1)
-		return not_boundary(err, offset, "bad magic byte");
-	if (pos + KLOG_LENGTH_SIZE + length > written)
-		return not_boundary(err, offset, "entry runs past the segment");
-	if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
-	    !crc_ok(buf, length) &&
-	    !followed_by_entry(buf, (size_t)n, pos, length, written))
-		return not_boundary(err, offset, "crc mismatch");
-	return 0;
-}
-
 int
 klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
     klog_log_slice_t *out, klog_err_t *err)
 {
-	struct seg *s;
+	klog_segment_t *s;
 	int64_t pos, readable, written;
 	int fd, r;
 
@@ -1273,19 +665,19 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 		return 0;
 	}
 	s = log->segs[seg_find(log, offset)];
-	if ((fd = seg_pin(log, s, err)) < 0) {
+	if ((fd = klog_segment_pin(s, log->dir, err)) < 0) {
 		pthread_mutex_unlock(&log->mu);
 		return fd;
 	}
 	pos = offset - s->base;
 	written = s->size;
 	readable = min64(written, log->flushed_end - s->base);
-	seg_ref(s);
+	klog_segment_ref(s);
 	pthread_mutex_unlock(&log->mu);
-	if ((r = check_boundary(fd, pos, readable, written, offset,
-	    err)) < 0) {
-		klog_fdcache_unpin(s->cache, &s->ent);
-		seg_unref(s);
+	if ((r = klog_segment_check_boundary(fd, pos, readable, written,
+	    offset, err)) < 0) {
+		klog_segment_unpin(s);
+		klog_segment_unref(s);
 		return r;
 	}
 	out->fd = fd;
@@ -1299,13 +691,13 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 void
 klog_log_slice_release(klog_log_slice_t *slice)
 {
-	struct seg *s;
+	klog_segment_t *s;
 
 	if (slice == NULL || slice->seg == NULL)
 		return;
 	s = slice->seg;
-	klog_fdcache_unpin(s->cache, &s->ent);
-	seg_unref(s);
+	klog_segment_unpin(s);
+	klog_segment_unref(s);
 	slice->seg = NULL;
 	slice->fd = -1;
 	slice->len = 0;
@@ -1331,7 +723,7 @@ snapshot(klog_log_t *log, struct snap **out, size_t *n, int64_t *flushed)
 		sn[i].base = log->segs[i]->base;
 		sn[i].size = log->segs[i]->size;
 		sn[i].kafka = log->segs[i]->kafka;
-		seg_ref(sn[i].seg);
+		klog_segment_ref(sn[i].seg);
 	}
 	pthread_mutex_unlock(&log->mu);
 	*out = sn;
@@ -1342,7 +734,7 @@ static void
 snapshot_free(struct snap *sn, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		seg_unref(sn[i].seg);
+		klog_segment_unref(sn[i].seg);
 	free(sn);
 }
 
@@ -1357,8 +749,7 @@ snap_mtime(const klog_log_t *log, const struct snap *sn, int64_t *ms)
 	seg_path(log, sn->base, sn->kafka, path, sizeof(path));
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -KLOG_ENOENT : -KLOG_EIO;
-	*ms = (int64_t)st.st_mtim.tv_sec * 1000 +
-	    st.st_mtim.tv_nsec / 1000000;
+	*ms = klog_clock_ts_ms(&st.st_mtim);
 	return 0;
 }
 
@@ -1425,7 +816,7 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 	r = 0;
 	if (k > 0 && flushed > ot[k - 1].offset) {
 		ot[k].offset = flushed;
-		ot[k++].ms = clock_ms(CLOCK_REALTIME);
+		ot[k++].ms = klog_clock_wall_ms();
 	}
 	if (time_ms == -1)
 		start = (long)k - 1;
@@ -1464,7 +855,8 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 	k = i;
 	for (i = 0; i < k; i++) {
 		log->bytes -= sn[i].size;
-		seg_unref(log->segs[i]);  /* the snapshot still holds one */
+		/* The snapshot still holds one. */
+		klog_segment_unref(log->segs[i]);
 	}
 	memmove(log->segs, log->segs + k,
 	    (log->nsegs - k) * sizeof(*log->segs));
@@ -1478,7 +870,7 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 		seg_path(log, sn[i].base, sn[i].kafka, path, sizeof(path));
 		if (unlink_files && unlink(path) < 0 && errno != ENOENT) {
 			if (r == 0)
-				r = sys_err(err, "unlink", path);
+				r = klog_err_sys(err, "unlink", path);
 			continue;
 		}
 		*deleted += 1;
@@ -1487,7 +879,7 @@ drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
 	return r;
 }
 
-/* The shared rule (retain.h) over the snapshot.  A file another process
+/* The shared rule (names.h) over the snapshot.  A file another process
  * removed counts as expired.  mtimes are only stat()ed for the age rule. */
 static int
 plan_retain(const klog_log_t *log, const struct snap *sn, size_t n,
@@ -1541,7 +933,7 @@ expire_all(klog_log_t *log, struct snap *active_sn, int *keep_active,
 	if (*keep_active && futimens(active_sn->seg->ent.fd, NULL) < 0) {
 		seg_path(log, active_sn->base, active_sn->kafka, path,
 		    sizeof(path));
-		r = sys_err(err, "touch", path);
+		r = klog_err_sys(err, "touch", path);
 	}
 	pthread_mutex_unlock(&log->mu);
 	return r;

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/loop.h"
 
@@ -43,10 +43,7 @@ struct klog_loop {
 int64_t
 klog_loop_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return klog_clock_mono_ms();
 }
 
 int

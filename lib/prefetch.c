@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/prefetch.h"
 
@@ -51,27 +52,18 @@ struct klog_prefetch {
 	int64_t next_ns;         /* the worker's: when the next read may go */
 };
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
-
 static int
 paced(klog_prefetch_t *p)
 {
 	return p->rate > 0 &&
-	    now_ns() - atomic_load(&p->writing_ns) < WRITES_QUIET_NS;
+	    klog_clock_mono_ns() - atomic_load(&p->writing_ns) < WRITES_QUIET_NS;
 }
 
 /* Wait for n more bytes' turn at p->rate. */
 static void
 pace(klog_prefetch_t *p, size_t n)
 {
-	int64_t now = now_ns();
+	int64_t now = klog_clock_mono_ns();
 	struct timespec ts;
 
 	if (p->next_ns > now) {
@@ -254,7 +246,7 @@ klog_prefetch_submit(klog_prefetch_t *p, int fd, int64_t pos, size_t len,
 void
 klog_prefetch_writing(klog_prefetch_t *p)
 {
-	atomic_store(&p->writing_ns, now_ns());
+	atomic_store(&p->writing_ns, klog_clock_mono_ns());
 }
 
 size_t

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "klog/format.h"
-#include "klog/log.h"
+#include "klog/names.h"
 #include "klog/producer.h"
 
 #define MAX_IOV 64

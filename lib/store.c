@@ -29,6 +29,7 @@
 #include "klog/error.h"
 #include "klog/fdcache.h"
 #include "klog/log.h"
+#include "klog/names.h"
 #include "klog/store.h"
 
 #define LOCK_NAME ".lock"
@@ -82,15 +83,6 @@ klog_store_config_default(klog_store_config_t *cfg)
 }
 
 static int
-sys_err(klog_err_t *err, const char *what, const char *path)
-{
-	int e = errno;
-
-	return klog_err_set(err, klog_errno_code(e), "%s %s: %s", what, path,
-	    strerror(e));
-}
-
-static int
 join(char *buf, size_t len, const char *dir, const char *name)
 {
 	int n = snprintf(buf, len, "%s/%s", dir, name);
@@ -115,7 +107,7 @@ mkdir_p(const char *path, klog_err_t *err)
 		char c = *p;
 		*p = '\0';
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return sys_err(err, "mkdir", buf);
+			return klog_err_sys(err, "mkdir", buf);
 		if ((*p = c) == '\0')
 			break;
 	}
@@ -134,13 +126,13 @@ take_lock(klog_store_t *s, klog_err_t *err)
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
 	if (s->lock_fd < 0)
-		return sys_err(err, "open", path);
+		return klog_err_sys(err, "open", path);
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK)
 		return klog_err_set(err, -KLOG_EBUSY,
 		    "%s: in use by another broker", s->data_dir);
-	return sys_err(err, "lock", path);
+	return klog_err_sys(err, "lock", path);
 }
 
 /*
@@ -197,7 +189,7 @@ take_marker(klog_store_t *s, klog_err_t *err)
 	read_marker(s, path);
 	if (unlink(path) < 0) {
 		if (errno != ENOENT)
-			return sys_err(err, "unlink", path);
+			return klog_err_sys(err, "unlink", path);
 		s->clean = 0;
 		return 0;
 	}
@@ -233,12 +225,12 @@ write_marker(klog_store_t *s, klog_err_t *err)
 	    0644);
 	if (fd < 0) {
 		klog_buf_free(&b);
-		return sys_err(err, "create", path);
+		return klog_err_sys(err, "create", path);
 	}
 	if (write(fd, b.data, b.len) != (ssize_t)b.len)
-		r = sys_err(err, "write", path);
+		r = klog_err_sys(err, "write", path);
 	else if (fsync(fd) < 0)
-		r = sys_err(err, "fsync", path);
+		r = klog_err_sys(err, "fsync", path);
 	close(fd);
 	klog_buf_free(&b);
 	return r < 0 ? r : klog_log_sync_dir(s->data_dir, err);
@@ -507,7 +499,7 @@ parse_entry(DIR *d, const struct dirent *de, struct found *f)
 {
 	struct stat st;
 
-	if (klog_log_parse_dirname(de->d_name, f->topic, sizeof(f->topic),
+	if (klog_names_dir_parse(de->d_name, f->topic, sizeof(f->topic),
 	    &f->partition) < 0)
 		return 0;
 	if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -527,7 +519,7 @@ scan(klog_store_t *s, struct found **out, size_t *n, klog_err_t *err)
 
 	*n = 0;
 	if ((d = opendir(s->data_dir)) == NULL)
-		return sys_err(err, "opendir", s->data_dir);
+		return klog_err_sys(err, "opendir", s->data_dir);
 	errno = 0;
 	while ((de = readdir(d)) != NULL) {
 		if (!parse_entry(d, de, &f))
@@ -551,7 +543,7 @@ scan(klog_store_t *s, struct found **out, size_t *n, klog_err_t *err)
 		errno = 0;
 	}
 	if (r == 0 && errno != 0)
-		r = sys_err(err, "readdir", s->data_dir);
+		r = klog_err_sys(err, "readdir", s->data_dir);
 	closedir(d);
 	if (r < 0) {
 		free(list);

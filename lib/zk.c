@@ -16,6 +16,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "klog/clock.h"
 #include "klog/zk.h"
 
 #define QUEUE_CAP 256
@@ -52,25 +53,6 @@ static void
 quiet_log(const char *message)
 {
 	(void)message;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(int64_t ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-	    .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 /* Under zk->mu. */
@@ -322,7 +304,7 @@ int
 klog_zk_open(const char *connect, int session_ms, int connect_ms,
     klog_zk_t **out, klog_err_t *err)
 {
-	int64_t deadline = mono_ms() + (connect_ms > 0 ? connect_ms : 0);
+	int64_t deadline = klog_clock_mono_ms() + (connect_ms > 0 ? connect_ms : 0);
 	klog_zk_t *root;
 	size_t n = 0;
 	int rc;
@@ -537,7 +519,7 @@ int
 klog_zk_create_ephemeral(klog_zk_t *zk, const char *path,
     const void *data, size_t len, int wait_ms, klog_err_t *err)
 {
-	int64_t deadline = mono_ms() + (wait_ms > 0 ? wait_ms : 0), left;
+	int64_t deadline = klog_clock_mono_ms() + (wait_ms > 0 ? wait_ms : 0), left;
 	klog_zk_stat_t st;
 	char *cur = NULL;
 	size_t curlen;
@@ -555,10 +537,10 @@ klog_zk_create_ephemeral(klog_zk_t *zk, const char *path,
 			return rc;
 		if (st.ephemeral_owner == klog_zk_session_id(zk))
 			return klog_zk_set(zk, path, data, len, -1, err);
-		left = deadline - mono_ms();
+		left = deadline - klog_clock_mono_ms();
 		if (st.ephemeral_owner == 0 || left <= 0)
 			break;
-		sleep_ms(left < ZOMBIE_POLL_MS ? left : ZOMBIE_POLL_MS);
+		klog_clock_sleep_ms(left < ZOMBIE_POLL_MS ? left : ZOMBIE_POLL_MS);
 	}
 	rc = klog_zk_get(zk, path, 0, &cur, &curlen, NULL, NULL);
 	klog_err_set(err, -KLOG_EEXIST, "%s: held by %s (\"%s\")", path,

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "klog/cluster.h"
-#include "klog/log.h"
+#include "klog/names.h"
 #include "klog/zkdiscovery.h"
 
 /* One topic as last read; holders include brokers that are not live. */

@@ -33,7 +33,7 @@
 
 #include "klog/buf.h"
 #include "klog/error.h"
-#include "klog/log.h"
+#include "klog/names.h"
 #include "klog/zk.h"
 
 #define KLOG_CLUSTER_BROKER_IDS "/brokers/ids"

@@ -57,6 +57,14 @@ int klog_err_set(klog_err_t *e, int code, const char *fmt, ...)
 /* Map an errno value from a failed system call to a KLOG_E* code (negative). */
 int klog_errno_code(int errnum);
 
+/*
+ * Record the system call that just failed, as klog_err_set() does: the code
+ * is klog_errno_code(errno), the message "what path: <strerror(errno)>".
+ * Either may be NULL: "path: ...", "what: ...", or the strerror text alone.
+ * Call it before anything else can change errno.
+ */
+int klog_err_sys(klog_err_t *e, const char *what, const char *path);
+
 /* The message in e if any, else klog_strerror(code). */
 const char *klog_err_text(const klog_err_t *e, int code);
 

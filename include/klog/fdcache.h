@@ -6,7 +6,7 @@
  * closed again, least recently used first, when more than max of them are
  * open and unused.
  *
- * The log embeds one klog_fdcache_entry_t per segment.  A descriptor is
+ * Each segment (segment.h) embeds one klog_fdcache_entry_t.  A descriptor is
  * used only while pinned: a pinned one is never closed, whatever the bound,
  * so the count may pass max by the reads in flight.  Only entries the cache
  * owns are ever closed: those it opened itself, and those handed over with
@@ -25,7 +25,7 @@
 
 typedef struct klog_fdcache klog_fdcache_t;
 
-/* Per segment; private fields, declared here so logs can embed it. */
+/* Per segment; private fields, declared here so segments can embed it. */
 typedef struct klog_fdcache_entry {
 	int fd;                 /* -1 while closed */
 	unsigned pins;

@@ -5,7 +5,8 @@
  *                                  00000000001073741917.klog   (base offsets)
  *
  * Each segment is a bare message set (see format.h); its name is the offset
- * of its first byte in the partition, zero-padded to 20 digits.  The log
+ * of its first byte in the partition, zero-padded to 20 digits (names.h has
+ * the names, and the retention rule klog_log_retain() applies).  The log
  * keeps in memory only a sorted array of segments (base offset, size, lazily
  * opened descriptor): O(segments), never O(messages).  The active segment's
  * descriptor stays open; older ones are opened on a read and closed by the
@@ -28,11 +29,7 @@
 
 #include "klog/error.h"
 #include "klog/fdcache.h"
-
-#define KLOG_TOPIC_MAX 249
-#define KLOG_SEGMENT_SUFFIX ".klog"
-#define KLOG_SEGMENT_SUFFIX_KAFKA ".kafka" /* read-only compatibility */
-#define KLOG_CLEAN_MARKER ".klog_cleanshutdown"
+#include "klog/names.h"
 
 typedef struct klog_log klog_log_t;
 
@@ -47,28 +44,6 @@ typedef struct klog_log_config {
 } klog_log_config_t;
 
 void klog_log_config_default(klog_log_config_t *cfg);
-
-/*
- * Topic names: 1 to KLOG_TOPIC_MAX bytes of [A-Za-z0-9._-], neither "." nor
- * "..".  The data directory is a security boundary, so everything that makes
- * a path from a topic calls this first.
- */
-int klog_topic_validate(const char *topic, klog_err_t *err);
-
-/* "<dir>/<topic>-<partition>" into buf; -KLOG_ETOPIC / -KLOG_ETOOBIG. */
-int klog_log_dirname(const char *data_dir, const char *topic, int partition,
-    char *buf, size_t buflen);
-
-/*
- * A segment file name: 20 digits then ".klog" or ".kafka" (*kafka, which may
- * be NULL, tells which).  -KLOG_ERANGE for such a name whose digits pass
- * INT64_MAX, -KLOG_EINVAL for any other name (not a segment).
- */
-int klog_segment_parse_name(const char *name, int64_t *base, int *kafka);
-
-/* Split a directory name "<topic>-<partition>" at its last '-'. */
-int klog_log_parse_dirname(const char *name, char *topic, size_t topiclen,
-    int *partition);
 
 /*
  * Open (creating if needed) the log of topic/partition under data_dir.
@@ -164,23 +139,17 @@ void klog_log_slice_release(klog_log_slice_t *slice);
 int klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
     int max, int *n);
 
-/* One segment, as listed for retention and tools. */
-typedef struct klog_segment_info {
-	int64_t base;
-	int64_t size;
-	int64_t mtime_ms;  /* file modification time, ms since the epoch */
-} klog_segment_info_t;
-
 /* Copy up to max segment infos, oldest first; *n gets the total count. */
 int klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
     size_t *n);
 
 /*
- * Retention: delete whole segments from the oldest end while their mtime is
- * older than max_age_ms (if >= 0) before now_ms, then while the log stays at
- * or above max_bytes (if >= 0) without them.  The active (newest) segment is
- * never deleted: if everything expired, the log rolls to a fresh empty
- * segment first.  Readers holding slices of deleted segments keep working.
+ * Retention by klog_retain_plan() (names.h): delete whole segments from the
+ * oldest end while their mtime is older than max_age_ms (if >= 0) before
+ * now_ms, then while the log stays at or above max_bytes (if >= 0) without
+ * them.  The active (newest) segment is never deleted: if everything
+ * expired, the log rolls to a fresh empty segment first.  Readers holding
+ * slices of deleted segments keep working.
  */
 int klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
     int64_t now_ms, size_t *deleted_segments, int64_t *deleted_bytes,

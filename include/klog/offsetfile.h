@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "klog/error.h"
-#include "klog/log.h"
+#include "klog/names.h"
 
 typedef struct klog_offsetfile_entry {
 	char topic[KLOG_TOPIC_MAX + 1];

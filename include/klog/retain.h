@@ -1,11 +1,10 @@
 /*
- * Retention: which segments to delete, and deleting them from partition
- * directories on disk beside a live broker (klog-retain).
+ * Retention on disk: deleting segments from partition directories beside a
+ * live broker (klog-retain).  Which segments go is klog_retain_plan()
+ * (names.h), the pure rule the broker's own klog_log_retain() applies too,
+ * so both delete the same segments.
  *
- * The rule is klog_retain_plan(), a pure function shared by the broker's own
- * klog_log_retain() and by klog-retain, so both delete the same segments.
- *
- * The rest works on files only, never through klog_log_open() (which would
+ * This works on files only, never through klog_log_open() (which would
  * create, recover or truncate files under a running broker):
  *
  *   <data-dir>/.retain.lock            flock(2)ed by a deleting klog-retain
@@ -22,31 +21,9 @@
 #include <stdint.h>
 
 #include "klog/error.h"
-#include "klog/log.h"
+#include "klog/names.h"
 
 #define KLOG_RETAIN_LOCK ".retain.lock"
-
-/* The mtime_ms of a segment file that is already gone: it counts as
- * expired, so that the age rule walks past it. */
-#define KLOG_RETAIN_GONE INT64_MIN
-
-typedef struct klog_retain_plan {
-	size_t count;        /* segments to delete from the oldest end */
-	int newest_expired;  /* the rules would delete the newest one too */
-} klog_retain_plan_t;
-
-/*
- * The retention rule over n segments, oldest first.  Walking from the
- * oldest: while a segment is older than max_age_ms (if >= 0), that is
- * now_ms - mtime_ms > max_age_ms; then, from where that stopped, while the
- * segments left without it still hold at least max_bytes (if >= 0).  The
- * result's count never includes the newest segment (the one a broker
- * appends to): if the rules reach it too, newest_expired is set instead, and
- * only the log's owner can retire it, by rolling first.
- */
-void klog_retain_plan(const klog_segment_info_t *segs, size_t n,
-    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
-    klog_retain_plan_t *plan);
 
 /* A data directory being worked on, with its lock once taken. */
 typedef struct klog_retain klog_retain_t;

@@ -207,40 +207,6 @@ count_lines(const char *s, const char *prefix)
 	return n;
 }
 
-static void
-test_segment_name(void **state)
-{
-	int64_t base;
-
-	(void)state;
-	assert_int_equal(klog_segment_parse_name("00000000000000000000.klog",
-	    &base, NULL), 0);
-	assert_int_equal(base, 0);
-	assert_int_equal(klog_segment_parse_name("00000000001073741917.kafka",
-	    &base, NULL), 0);
-	assert_int_equal(base, 1073741917);
-	assert_int_equal(klog_segment_parse_name("09223372036854775807.klog",
-	    &base, NULL), 0);
-	assert_int_equal(base, INT64_MAX);
-	assert_int_equal(klog_segment_parse_name("09223372036854775808.klog",
-	    &base, NULL), -KLOG_ERANGE);
-	assert_int_equal(klog_segment_parse_name("99999999999999999999.klog",
-	    &base, NULL), -KLOG_ERANGE);
-	assert_int_equal(klog_segment_parse_name("99999999999999999999.txt",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("0000000000000000000.klog",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("000000000000000000000.klog",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("00000000000000000000.log",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("00000000000000000000.klog~",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("0000000000000000000a.klog",
-	    &base, NULL), -KLOG_EINVAL);
-	assert_int_equal(klog_segment_parse_name("", &base, NULL), -KLOG_EINVAL);
-}
-
 /* The mixed set most tests use: 14 + 9 + 19 + wrapper + 13 bytes. */
 static size_t
 mixed_set(fixture_t *f)
@@ -844,7 +810,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_segment_name),
 		cmocka_unit_test_setup_teardown(test_valid_file, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_sizes, setup,

@@ -218,90 +218,6 @@ check_contents(klog_log_t *log, size_t plen)
 	return next;
 }
 
-/* ---- names ---- */
-
-static void
-test_topic_names(void **state)
-{
-	char longname[KLOG_TOPIC_MAX + 2];
-	klog_err_t err = { 0 };
-	const char *bad[] = {
-		"", ".", "..", "a/b", "../etc", "/abs", "a b", "tab\t",
-		"ctl\x01", "caf\xc3\xa9", "star*", "nl\n",
-	};
-
-	(void)state;
-	assert_int_equal(klog_topic_validate("a", NULL), 0);
-	assert_int_equal(klog_topic_validate("A.b_c-9", NULL), 0);
-	assert_int_equal(klog_topic_validate("...", NULL), 0);
-	assert_int_equal(klog_topic_validate(".hidden", NULL), 0);
-	memset(longname, 'x', KLOG_TOPIC_MAX);
-	longname[KLOG_TOPIC_MAX] = '\0';
-	assert_int_equal(klog_topic_validate(longname, NULL), 0);
-	longname[KLOG_TOPIC_MAX] = 'x';
-	longname[KLOG_TOPIC_MAX + 1] = '\0';
-	assert_int_equal(klog_topic_validate(longname, &err), -KLOG_ETOPIC);
-	assert_non_null(strstr(err.msg, "longer than 249"));
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		memset(&err, 0, sizeof(err));
-		if (klog_topic_validate(bad[i], &err) != -KLOG_ETOPIC)
-			fail_msg("accepted bad topic %zu", i);
-		assert_true(err.msg[0] != '\0');
-		/* Error text never carries raw control bytes. */
-		for (const char *p = err.msg; *p != '\0'; p++)
-			assert_true((unsigned char)*p >= 0x20 &&
-			    (unsigned char)*p < 0x7f);
-	}
-	memset(&err, 0, sizeof(err));
-	klog_topic_validate("ctl\x01", &err);
-	assert_non_null(strstr(err.msg, "ctl\\x01"));
-	assert_int_equal(klog_topic_validate(NULL, NULL), -KLOG_ETOPIC);
-}
-
-static void
-test_dirnames(void **state)
-{
-	char buf[64], topic[KLOG_TOPIC_MAX + 1];
-	int p = -1;
-
-	(void)state;
-	assert_int_equal(klog_log_dirname("/d", "a-b", 12, buf, sizeof(buf)),
-	    0);
-	assert_string_equal(buf, "/d/a-b-12");
-	assert_int_equal(klog_log_dirname("/d", "..", 0, buf, sizeof(buf)),
-	    -KLOG_ETOPIC);
-	assert_int_equal(klog_log_dirname("/d", "a/b", 0, buf, sizeof(buf)),
-	    -KLOG_ETOPIC);
-	assert_int_equal(klog_log_dirname("/d", "abc", 0, buf, 8),
-	    -KLOG_ETOOBIG);
-
-	assert_int_equal(klog_log_parse_dirname("a-b-3", topic, sizeof(topic),
-	    &p), 0);
-	assert_string_equal(topic, "a-b");
-	assert_int_equal(p, 3);
-	assert_int_equal(klog_log_parse_dirname("x--0", topic, sizeof(topic),
-	    &p), 0);
-	assert_string_equal(topic, "x-");
-	assert_int_equal(p, 0);
-	assert_int_equal(klog_log_parse_dirname("t-2147483647", topic,
-	    sizeof(topic), &p), 0);
-	assert_int_equal(p, 2147483647);
-	assert_true(klog_log_parse_dirname("t-2147483648", topic,
-	    sizeof(topic), &p) < 0);
-	assert_true(klog_log_parse_dirname("t-01", topic, sizeof(topic),
-	    &p) < 0);
-	assert_true(klog_log_parse_dirname("t-+1", topic, sizeof(topic),
-	    &p) < 0);
-	assert_true(klog_log_parse_dirname("t-", topic, sizeof(topic), &p)
-	    < 0);
-	assert_true(klog_log_parse_dirname("t", topic, sizeof(topic), &p) < 0);
-	assert_true(klog_log_parse_dirname("-1", topic, sizeof(topic), &p)
-	    < 0);
-	assert_true(klog_log_parse_dirname("..-1", topic, sizeof(topic), &p)
-	    < 0);
-	assert_true(klog_log_parse_dirname(".klog_x-1", topic, 4, &p) < 0);
-}
-
 static void
 test_open_bad_topic(void **state)
 {
@@ -1432,8 +1348,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_topic_names),
-		cmocka_unit_test(test_dirnames),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_open_bad_topic),
 		T(test_empty_log),

@@ -1,0 +1,167 @@
+/*
+ * Names in a data directory, and the retention rule over a partition's list
+ * of segments: what the broker's log (log.h), klog-retain (retain.h) and
+ * klog-dump (dump.h) share about the layout on disk.
+ *
+ *   <data-dir>/.klog_cleanshutdown                 (see store.h)
+ *   <data-dir>/<topic>-<partition>/                 a partition directory
+ *   <data-dir>/<topic>-<partition>/00000000000000000000.klog
+ *                                  00000000001073741917.klog
+ *                                  00000000002147483834.kafka
+ *
+ * A topic is 1 to KLOG_TOPIC_MAX bytes of [A-Za-z0-9._-], neither "." nor
+ * ".."; a partition is a decimal number without sign or leading zero, at most
+ * INT_MAX.  A segment is named after its base offset (the partition offset of
+ * its first byte), zero-padded to 20 digits, then ".klog", or ".kafka" for a
+ * segment left by Kafka 0.7 (klog reads and appends to those, and creates
+ * only .klog ones).  The data directory is a security boundary: everything
+ * that makes a path from a topic checks it here first.
+ *
+ * Only klog_names_segments() touches the file system: it lists one
+ * directory.  Nothing here allocates except what that function returns.
+ */
+#ifndef KLOG_NAMES_H
+#define KLOG_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/error.h"
+
+#define KLOG_TOPIC_MAX 249
+#define KLOG_SEGMENT_SUFFIX ".klog"
+#define KLOG_SEGMENT_SUFFIX_KAFKA ".kafka" /* Kafka 0.7's, still read */
+#define KLOG_CLEAN_MARKER ".klog_cleanshutdown"
+#define KLOG_NAMES_SEGMENT_MAX 32  /* a segment file name, NUL included */
+
+/* ---- topics ---- */
+
+/*
+ * 0 for a valid topic name; else -KLOG_ETOPIC, with err (which may be NULL)
+ * saying why and showing the name escaped (never raw control bytes).
+ */
+int klog_topic_validate(const char *topic, klog_err_t *err);
+
+/* Whether byte c may appear in a topic name (the same set is used for
+ * consumer group names): A-Z a-z 0-9 . _ - */
+int klog_names_topic_char(int c);
+
+/* ---- partition directories: "<topic>-<partition>" ---- */
+
+/*
+ * The directory name of topic's partition into buf: -KLOG_ETOPIC for an
+ * invalid topic, -KLOG_EINVAL for a negative partition, -KLOG_ETOOBIG if
+ * it does not fit (buf then holds a cut copy).
+ */
+int klog_names_dir_format(const char *topic, int partition, char *buf,
+    size_t len);
+
+/* The same with the data directory in front: "<data_dir>/<topic>-<n>". */
+int klog_names_dir_path(const char *data_dir, const char *topic,
+    int partition, char *buf, size_t len);
+
+/*
+ * Split a directory name at its last '-' into a valid topic (into topic,
+ * topiclen bytes) and a partition written as klog_names_dir_format() writes
+ * it.  -KLOG_EINVAL if the part after the dash is not such a number,
+ * -KLOG_ETOPIC if the part before it is not a valid topic, -KLOG_ETOOBIG if
+ * the topic does not fit.
+ */
+int klog_names_dir_parse(const char *name, char *topic, size_t topiclen,
+    int *partition);
+
+/* ---- segment files: "<20 digits>.klog" or ".kafka" ---- */
+
+/*
+ * The file name of the segment at base (.kafka if kafka is non-zero) into
+ * buf, which KLOG_NAMES_SEGMENT_MAX bytes always hold: -KLOG_EINVAL for a
+ * negative base, -KLOG_ETOOBIG if buf is too small.
+ */
+int klog_names_segment_format(int64_t base, int kafka, char *buf,
+    size_t len);
+
+/* The same with the partition directory in front: "<dir>/<name>". */
+int klog_names_segment_path(const char *dir, int64_t base, int kafka,
+    char *buf, size_t len);
+
+/*
+ * Parse a segment file name: exactly 20 digits, then ".klog" or ".kafka"
+ * (*kafka, which may be NULL, tells which).  -KLOG_ERANGE for such a name
+ * whose digits pass INT64_MAX, -KLOG_EINVAL for any other name (not a
+ * segment).  klog_names_segment_format() gives the name back from *base
+ * and *kafka.
+ */
+int klog_names_segment_parse(const char *name, int64_t *base, int *kafka);
+
+/* One segment, as listed for retention and tools. */
+typedef struct klog_segment_info {
+	int64_t base;
+	int64_t size;
+	int64_t mtime_ms;  /* file modification time, ms since the epoch */
+} klog_segment_info_t;
+
+/* One segment file found by klog_names_segments(). */
+typedef struct klog_names_seg {
+	klog_segment_info_t info;
+	int kafka;                /* named .kafka rather than .klog */
+} klog_names_seg_t;
+
+enum klog_names_flags {
+	/*
+	 * Look at a directory the way a tool inspects files it is handed
+	 * (klog-dump), rather than as the owner of a data directory:
+	 * symbolic links are followed, a name that cannot be a segment's (not
+	 * a regular file, a base offset past INT64_MAX, an end past the
+	 * largest offset) is skipped, a link that leads nowhere is an error,
+	 * and errors say "PATH: reason" as for any file the tool opens.
+	 */
+	KLOG_NAMES_INSPECT = 1 << 0,
+};
+
+/*
+ * The segment files of the directory dfd refers to (dir is its path, for
+ * messages), sorted by base offset, then by size (so that a stray empty
+ * file sharing a base comes first, contiguous with both neighbours), then
+ * .kafka before .klog (the order of the names).  One readdir and one stat
+ * per entry, in directory order; no segment is opened or read, and dfd is
+ * neither moved nor closed.
+ *
+ * Without flags: links are not followed; other names are ignored; a file
+ * removed since the listing (klog-retain at work) is left out; a segment
+ * name that is not a regular file, whose base offset cannot be, or whose
+ * end would pass INT64_MAX is -KLOG_ECORRUPT, named in err; a failed
+ * system call is its code with "stat PATH: reason" (or opendir, readdir).
+ *
+ * On success *out (n entries; NULL when none) is the caller's to free().
+ * Contiguity is not checked: each caller has its own rule for a gap.
+ */
+int klog_names_segments(int dfd, const char *dir, unsigned flags,
+    klog_names_seg_t **out, size_t *n, klog_err_t *err);
+
+/* ---- retention ---- */
+
+/* The mtime_ms of a segment file that is already gone: it counts as
+ * expired, so that the age rule walks past it. */
+#define KLOG_RETAIN_GONE INT64_MIN
+
+typedef struct klog_retain_plan {
+	size_t count;        /* segments to delete from the oldest end */
+	int newest_expired;  /* the rules would delete the newest one too */
+} klog_retain_plan_t;
+
+/*
+ * The retention rule over n segments, oldest first, shared by the broker's
+ * own klog_log_retain() and by klog-retain, so both delete the same
+ * segments.  Walking from the oldest: while a segment is older than
+ * max_age_ms (if >= 0), that is now_ms - mtime_ms > max_age_ms; then, from
+ * where that stopped, while the segments left without it still hold at
+ * least max_bytes (if >= 0).  The result's count never includes the newest
+ * segment (the one a broker appends to): if the rules reach it too,
+ * newest_expired is set instead, and only the log's owner can retire it, by
+ * rolling first.
+ */
+void klog_retain_plan(const klog_segment_info_t *segs, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
+    klog_retain_plan_t *plan);
+
+#endif

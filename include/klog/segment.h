@@ -1,0 +1,126 @@
+/*
+ * One segment of a partition log (log.h): a file holding a bare message set
+ * (format.h), named after its base offset (names.h), and the object the log
+ * keeps for it in its array.
+ *
+ * The object is reference counted.  The log's array holds one reference;
+ * every slice and every flush in flight holds another.  The count is atomic,
+ * so that a reference can be dropped without the log, even after
+ * klog_log_close().  base, size and kafka are the log's to read and change
+ * under its lock.
+ *
+ * The descriptor lives in a descriptor cache entry (fdcache.h).  The active
+ * segment's is opened read-write and stays open; a sealed segment's is opened
+ * read-only on a read, and the cache may close it whenever it is unpinned
+ * once the segment is synced.  So ent.fd is used directly only for the
+ * active segment under the log's lock, and through a pin everywhere else.
+ * Every segment descriptor is opened with kernel readahead off: see
+ * klog_segment_open().
+ *
+ * Nothing here takes a lock: the log serializes what needs it.  Paths are
+ * made from the partition directory (dir) only when a file is opened or an
+ * error is worded.
+ */
+#ifndef KLOG_SEGMENT_H
+#define KLOG_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/uio.h>
+
+#include "klog/error.h"
+#include "klog/fdcache.h"
+
+typedef struct klog_segment {
+	int64_t base;
+	int64_t size;              /* bytes written */
+	klog_fdcache_entry_t ent;  /* the descriptor (see above) */
+	klog_fdcache_t *cache;     /* referenced */
+	int kafka;                 /* named .kafka rather than .klog */
+	atomic_int refs;
+} klog_segment_t;
+
+/*
+ * A segment object with one reference (the caller's) and no descriptor, for
+ * the file at base holding size bytes; it takes a reference on cache.  NULL
+ * when out of memory.
+ */
+klog_segment_t *klog_segment_new(klog_fdcache_t *cache, int64_t base,
+    int64_t size, int kafka);
+void klog_segment_ref(klog_segment_t *s);
+
+/* Drop a reference; the last one closes the descriptor and frees s. */
+void klog_segment_unref(klog_segment_t *s);
+
+/* "<dir>/<s's file name>" into buf; -KLOG_ETOOBIG if it does not fit. */
+int klog_segment_path(const klog_segment_t *s, const char *dir, char *buf,
+    size_t len);
+
+/*
+ * open(2) a segment file (never through a link, close-on-exec) and turn
+ * kernel readahead off on it (POSIX_FADV_RANDOM; the descriptor cache does
+ * the same): readers either send bytes that are in the page cache, or read
+ * cold ranges in whole (one pread, or the broker's prefetch thread).  Left
+ * on, a sendfile(2) of warm pages next to cold ones starts readahead windows
+ * of up to read_ahead_kb (8 MiB on the VMs measured) from the event loop, and
+ * the disk serves them ahead of the flusher's fsyncs.  The descriptor, or -1
+ * with errno set.
+ */
+int klog_segment_open(const char *path, int flags);
+
+/*
+ * A new, empty .klog segment at base in dir: the file is created (it must
+ * not exist) and opened read-write, and *out gets the object with its
+ * descriptor, one reference the caller's.  -KLOG_ETOOBIG if the path does
+ * not fit, -KLOG_ENOMEM, or the code of the failed open.
+ */
+int klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
+    klog_segment_t **out, klog_err_t *err);
+
+/*
+ * Pin s's descriptor and return it, opening a closed one read-only first.
+ * -KLOG_ERANGE if the file is gone (another process deleted it), else the
+ * code of the failed open.  Every pin is undone by klog_segment_unpin().
+ */
+int klog_segment_pin(klog_segment_t *s, const char *dir, klog_err_t *err);
+void klog_segment_unpin(klog_segment_t *s);
+
+/*
+ * Write the len bytes of iov[0..n) (each one a whole message set) at the end
+ * of s (at s->size, which the caller advances), resuming after short
+ * writes.  On success *kept is n and *kept_bytes len.  On failure
+ * (-KLOG_ENOSPC, or -KLOG_EIO for anything else) the whole sets that were
+ * written stay, *kept of them and *kept_bytes bytes, and the file is
+ * truncated after them, so no part of a set stays; a truncation that fails
+ * too leaves bytes past s->size that the next write overwrites.
+ */
+int klog_segment_write(klog_segment_t *s, const char *dir,
+    const struct iovec *iov, size_t n, size_t len, size_t *kept,
+    size_t *kept_bytes, klog_err_t *err);
+
+/*
+ * Recovery of the active segment after an unclean stop, through its open
+ * read-write descriptor: find the end of its valid prefix (whole top-level
+ * entries with good CRCs; inner messages are not opened), reading a chunk
+ * at a time, and truncate the file there and fsync it.  *cut gets the
+ * bytes cut (0 if none) and s->size the new size.
+ */
+int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
+    klog_err_t *err);
+
+/*
+ * Does an entry start at byte pos of the segment file fd (partition offset
+ * offset, for messages)?  readable bytes of it may be read, written bytes
+ * exist.  One read of up to 4 KiB readable bytes, from the page cache if it
+ * holds the header: the header must be sane and the entry must end inside
+ * the written bytes; if all of it was read, its CRC must match too, unless
+ * it is a corrupt message that is to be served for the reader to report
+ * (the segment's end or another whole valid entry follows it).
+ * -KLOG_ENOTBOUNDARY if not, -KLOG_EIO if the read fails.
+ */
+int klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
+    int64_t written, int64_t offset, klog_err_t *err);
+
+#endif

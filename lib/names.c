@@ -1,0 +1,376 @@
+/*
+ * Names in a data directory: topics, partition directories, segment files,
+ * the one segment lister, and the retention rule.  See names.h.
+ *
+ * Choices made here:
+ *  - Parsing is exact, so that a name parses only if formatting what it
+ *    gave writes the same name back: 20 digits and a known suffix for a
+ *    segment, no sign and no leading zero for a partition.  Two spellings
+ *    of one segment or partition can then never both be taken for it.
+ *  - The lister reads the directory through a descriptor of its own
+ *    (openat "."), so the caller's descriptor keeps its offset, and stats
+ *    each name relative to it: a directory swapped for a link after the
+ *    caller opened it cannot lead the stats elsewhere.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "klog/clock.h"
+#include "klog/error.h"
+#include "klog/names.h"
+
+#define BASE_DIGITS 20
+
+/* ---- topics ---- */
+
+int
+klog_names_topic_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+/* A printable, bounded rendering of a rejected name for error messages. */
+static void
+show_name(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s != '\0' && o + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+	}
+	if (*s != '\0')
+		o += (size_t)snprintf(buf + o, len - o, "...");
+	buf[o] = '\0';
+}
+
+int
+klog_topic_validate(const char *topic, klog_err_t *err)
+{
+	char shown[64];
+	size_t len;
+
+	if (topic == NULL || topic[0] == '\0')
+		return klog_err_set(err, -KLOG_ETOPIC, "empty topic name");
+	show_name(topic, shown, sizeof(shown));
+	len = strlen(topic);
+	if (len > KLOG_TOPIC_MAX)
+		return klog_err_set(err, -KLOG_ETOPIC,
+		    "topic \"%s\": longer than %d bytes", shown,
+		    KLOG_TOPIC_MAX);
+	if (strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0)
+		return klog_err_set(err, -KLOG_ETOPIC,
+		    "topic \"%s\": not a valid name", shown);
+	for (const char *p = topic; *p != '\0'; p++)
+		if (!klog_names_topic_char((unsigned char)*p))
+			return klog_err_set(err, -KLOG_ETOPIC,
+			    "topic \"%s\": byte 0x%02x not allowed "
+			    "(only A-Z a-z 0-9 . _ -)", shown,
+			    (unsigned char)*p);
+	return 0;
+}
+
+/* ---- partition directories ---- */
+
+static int
+fit(int n, size_t len)
+{
+	return n < 0 || (size_t)n >= len ? -KLOG_ETOOBIG : 0;
+}
+
+int
+klog_names_dir_format(const char *topic, int partition, char *buf,
+    size_t len)
+{
+	if (klog_topic_validate(topic, NULL) < 0)
+		return -KLOG_ETOPIC;
+	if (partition < 0)
+		return -KLOG_EINVAL;
+	return fit(snprintf(buf, len, "%s-%d", topic, partition), len);
+}
+
+int
+klog_names_dir_path(const char *data_dir, const char *topic, int partition,
+    char *buf, size_t len)
+{
+	if (klog_topic_validate(topic, NULL) < 0)
+		return -KLOG_ETOPIC;
+	if (partition < 0)
+		return -KLOG_EINVAL;
+	return fit(snprintf(buf, len, "%s/%s-%d", data_dir, topic, partition),
+	    len);
+}
+
+/* A partition number written the way klog writes it: no sign, no leading
+ * zero, at most INT_MAX. */
+static int
+parse_partition(const char *s, int *out)
+{
+	long long v = 0;
+
+	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return -KLOG_EINVAL;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -KLOG_EINVAL;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -KLOG_EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int
+klog_names_dir_parse(const char *name, char *topic, size_t topiclen,
+    int *partition)
+{
+	const char *dash = strrchr(name, '-');
+	size_t tlen;
+	int p;
+
+	if (dash == NULL || parse_partition(dash + 1, &p) < 0)
+		return -KLOG_EINVAL;
+	tlen = (size_t)(dash - name);
+	if (tlen == 0 || tlen > KLOG_TOPIC_MAX)
+		return -KLOG_ETOPIC;
+	if (tlen >= topiclen)
+		return -KLOG_ETOOBIG;
+	memcpy(topic, name, tlen);
+	topic[tlen] = '\0';
+	if (klog_topic_validate(topic, NULL) < 0)
+		return -KLOG_ETOPIC;
+	*partition = p;
+	return 0;
+}
+
+/* ---- segment files ---- */
+
+static const char *
+suffix(int kafka)
+{
+	return kafka ? KLOG_SEGMENT_SUFFIX_KAFKA : KLOG_SEGMENT_SUFFIX;
+}
+
+int
+klog_names_segment_format(int64_t base, int kafka, char *buf, size_t len)
+{
+	if (base < 0)
+		return -KLOG_EINVAL;
+	return fit(snprintf(buf, len, "%020lld%s", (long long)base,
+	    suffix(kafka)), len);
+}
+
+int
+klog_names_segment_path(const char *dir, int64_t base, int kafka,
+    char *buf, size_t len)
+{
+	if (base < 0)
+		return -KLOG_EINVAL;
+	return fit(snprintf(buf, len, "%s/%020lld%s", dir, (long long)base,
+	    suffix(kafka)), len);
+}
+
+int
+klog_names_segment_parse(const char *name, int64_t *base, int *kafka)
+{
+	int64_t v = 0;
+	int i, overflow = 0, k;
+
+	for (i = 0; i < BASE_DIGITS; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -KLOG_EINVAL;
+		if (v > (INT64_MAX - (name[i] - '0')) / 10)
+			overflow = 1;
+		else
+			v = v * 10 + (name[i] - '0');
+	}
+	if (strcmp(name + i, KLOG_SEGMENT_SUFFIX) == 0)
+		k = 0;
+	else if (strcmp(name + i, KLOG_SEGMENT_SUFFIX_KAFKA) == 0)
+		k = 1;
+	else
+		return -KLOG_EINVAL;
+	if (overflow)
+		return -KLOG_ERANGE;
+	*base = v;
+	if (kafka != NULL)
+		*kafka = k;
+	return 0;
+}
+
+/* ---- the lister ---- */
+
+static int
+cmp_seg(const void *a, const void *b)
+{
+	const klog_names_seg_t *x = a, *y = b;
+
+	if (x->info.base != y->info.base)
+		return x->info.base < y->info.base ? -1 : 1;
+	if (x->info.size != y->info.size)
+		return x->info.size < y->info.size ? -1 : 1;
+	return x->kafka > y->kafka ? -1 : x->kafka < y->kafka;
+}
+
+/* A failed system call, worded for the flags (see names.h). */
+static int
+sys_fail(klog_err_t *err, unsigned flags, const char *what,
+    const char *path)
+{
+	return klog_err_sys(err, (flags & KLOG_NAMES_INSPECT) ? NULL : what,
+	    path);
+}
+
+/* A name that cannot be a segment's: -KLOG_ECORRUPT, or skipped (0) when
+ * inspecting. */
+static int
+not_segment(klog_err_t *err, unsigned flags, const char *path,
+    const char *why)
+{
+	if (flags & KLOG_NAMES_INSPECT)
+		return 0;
+	return klog_err_set(err, -KLOG_ECORRUPT, "%s: %s", path, why);
+}
+
+/* Stat one directory entry into *s: 1 if it is a segment, 0 if it is to be
+ * left out, or an error. */
+static int
+stat_entry(int dfd, const char *dir, const char *name, unsigned flags,
+    klog_names_seg_t *s, klog_err_t *err)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+	int inspect = flags & KLOG_NAMES_INSPECT;
+	struct stat st;
+	int r;
+
+	if ((r = klog_names_segment_parse(name, &s->info.base, &s->kafka)) ==
+	    -KLOG_EINVAL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (r < 0)
+		return not_segment(err, flags, path, "base offset too large");
+	if (fstatat(dfd, name, &st, inspect ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+		/* Listed, then removed by klog-retain before the stat. */
+		if (errno == ENOENT && !inspect)
+			return 0;
+		return sys_fail(err, flags, "stat", path);
+	}
+	if (!S_ISREG(st.st_mode))
+		return not_segment(err, flags, path, "not a regular file");
+	if (st.st_size > INT64_MAX - s->info.base)
+		return not_segment(err, flags, path,
+		    "segment ends past the largest offset");
+	s->info.size = st.st_size;
+	s->info.mtime_ms = klog_clock_ts_ms(&st.st_mtim);
+	return 1;
+}
+
+/* An opendir of the directory dfd refers to, not sharing its offset. */
+static DIR *
+reopen_dir(int dfd)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
+}
+
+int
+klog_names_segments(int dfd, const char *dir, unsigned flags,
+    klog_names_seg_t **out, size_t *n, klog_err_t *err)
+{
+	klog_names_seg_t s, *list = NULL, *grown;
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if ((d = reopen_dir(dfd)) == NULL)
+		return sys_fail(err, flags, "opendir", dir);
+	while (rc == 0) {
+		/* Reset each time: stat_entry() may leave errno set. */
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0)
+				rc = sys_fail(err, flags, "readdir", dir);
+			break;
+		}
+		rc = stat_entry(dfd, dir, de->d_name, flags, &s, err);
+		if (rc <= 0)
+			continue;
+		rc = 0;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((grown = realloc(list, cap * sizeof(*list))) ==
+			    NULL) {
+				rc = klog_err_set(err, -KLOG_ENOMEM,
+				    "%s: out of memory", dir);
+				break;
+			}
+			list = grown;
+		}
+		list[(*n)++] = s;
+	}
+	closedir(d);
+	if (rc < 0) {
+		free(list);
+		*n = 0;
+		return rc;
+	}
+	if (*n > 1)
+		qsort(list, *n, sizeof(*list), cmp_seg);
+	*out = list;
+	return 0;
+}
+
+/* ---- retention ---- */
+
+static int
+expired(const klog_segment_info_t *s, int64_t max_age_ms, int64_t now_ms)
+{
+	/* now - mtime > max_age without overflow, whatever the values. */
+	return s->mtime_ms < now_ms &&
+	    (uint64_t)now_ms - (uint64_t)s->mtime_ms > (uint64_t)max_age_ms;
+}
+
+void
+klog_retain_plan(const klog_segment_info_t *segs, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
+    klog_retain_plan_t *plan)
+{
+	int64_t left = 0;
+	size_t k = 0;
+
+	if (max_age_ms >= 0)
+		while (k < n && expired(&segs[k], max_age_ms, now_ms))
+			k++;
+	if (max_bytes >= 0) {
+		for (size_t i = k; i < n; i++)
+			left += segs[i].size;
+		for (; k < n && left - segs[k].size >= max_bytes; k++)
+			left -= segs[k].size;
+	}
+	plan->newest_expired = n > 0 && k == n;
+	plan->count = plan->newest_expired ? n - 1 : k;
+}

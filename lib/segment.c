@@ -1,0 +1,440 @@
+/*
+ * One segment of a partition log: the refcounted object, and the file work
+ * on one segment (create, open, pin, append, recover, the boundary check of
+ * a read).  See segment.h for the model.
+ *
+ * Choices made here:
+ *  - Appends pwrite() at the segment's known size: a failed write that
+ *    could not even be truncated away is overwritten by the next append.
+ *  - Recovery reads RECOVER_CHUNK at a time and only ever allocates that
+ *    one buffer: an entry larger than it is checked by streaming its
+ *    payload through crc32.
+ *  - A read's boundary check is one pread into a BOUNDARY_READ buffer on
+ *    the stack, so a fetch allocates nothing.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "klog/error.h"
+#include "klog/fdcache.h"
+#include "klog/format.h"
+#include "klog/names.h"
+#include "klog/segment.h"
+
+#define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much */
+/*
+ * The one pread of a read: enough for the header and, for entries up to about
+ * this size, the whole entry so its CRC can be checked.  Small enough for the
+ * stack, so a fetch allocates nothing.
+ */
+#define BOUNDARY_READ ((size_t)4 << 10)
+/* How many iovecs one pwritev() takes from the caller's array. */
+#define IOV_BATCH 256
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- the object ---- */
+
+klog_segment_t *
+klog_segment_new(klog_fdcache_t *cache, int64_t base, int64_t size,
+    int kafka)
+{
+	klog_segment_t *s = malloc(sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->base = base;
+	s->size = size;
+	klog_fdcache_entry_init(&s->ent, -1);
+	s->cache = cache;
+	klog_fdcache_ref(s->cache);
+	s->kafka = kafka;
+	atomic_init(&s->refs, 1);
+	return s;
+}
+
+void
+klog_segment_ref(klog_segment_t *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+}
+
+void
+klog_segment_unref(klog_segment_t *s)
+{
+	if (atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	klog_fdcache_drop(s->cache, &s->ent);
+	klog_fdcache_unref(s->cache);
+	free(s);
+}
+
+/* ---- the file ---- */
+
+int
+klog_segment_open(const char *path, int flags)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd >= 0)
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	return fd;
+}
+
+int
+klog_segment_path(const klog_segment_t *s, const char *dir, char *buf,
+    size_t len)
+{
+	return klog_names_segment_path(dir, s->base, s->kafka, buf, len);
+}
+
+int
+klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
+    klog_segment_t **out, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	klog_segment_t *s;
+	int fd, r;
+
+	*out = NULL;
+	if (klog_names_segment_path(dir, base, 0, path, sizeof(path)) < 0)
+		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+		    dir);
+	if ((s = klog_segment_new(cache, base, 0, 0)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	fd = klog_segment_open(path, O_RDWR | O_CREAT | O_EXCL);
+	if (fd < 0) {
+		r = klog_err_sys(err, "create", path);
+		klog_segment_unref(s);
+		return r;
+	}
+	s->ent.fd = fd;
+	*out = s;
+	return 0;
+}
+
+int
+klog_segment_pin(klog_segment_t *s, const char *dir, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	klog_segment_path(s, dir, path, sizeof(path));
+	if ((fd = klog_fdcache_pin(s->cache, &s->ent, path)) >= 0)
+		return fd;
+	if (errno == ENOENT)  /* removed by another process */
+		return klog_err_set(err, -KLOG_ERANGE,
+		    "%s: segment was deleted", path);
+	return klog_err_sys(err, "open", path);
+}
+
+void
+klog_segment_unpin(klog_segment_t *s)
+{
+	klog_fdcache_unpin(s->cache, &s->ent);
+}
+
+/* ---- append ---- */
+
+int
+klog_segment_write(klog_segment_t *s, const char *dir,
+    const struct iovec *iov, size_t n, size_t len, size_t *kept,
+    size_t *kept_bytes, klog_err_t *err)
+{
+	struct iovec v[IOV_BATCH];
+	char path[PATH_MAX];
+	size_t done = 0, i = 0, skip = 0, k;
+	ssize_t w;
+	int e, code;
+
+	while (done < len) {
+		for (k = 0; k < IOV_BATCH && i + k < n; k++)
+			v[k] = iov[i + k];
+		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
+		v[0].iov_len -= skip;
+		w = pwritev(s->ent.fd, v, (int)k, s->size + (int64_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		done += (size_t)w;
+		for (w += (ssize_t)skip; i < n && (size_t)w >= iov[i].iov_len;
+		    i++)
+			w -= (ssize_t)iov[i].iov_len;
+		skip = (size_t)w;
+	}
+	*kept = n;
+	*kept_bytes = len;
+	return 0;
+fail:
+	e = w < 0 ? errno : EIO;
+	*kept = i;
+	*kept_bytes = done - skip;
+	while (ftruncate(s->ent.fd, s->size + (int64_t)*kept_bytes) < 0 &&
+	    errno == EINTR)
+		;
+	klog_segment_path(s, dir, path, sizeof(path));
+	code = klog_errno_code(e) == -KLOG_ENOSPC ? -KLOG_ENOSPC : -KLOG_EIO;
+	return klog_err_set(err, code, "write %s: %s", path, strerror(e));
+}
+
+/* ---- recovery ---- */
+
+/*
+ * The entry at pos fills the whole recovery buffer (buf holds have bytes of
+ * it): check it by streaming its payload through crc32.  Returns 1 if it is
+ * whole and valid, 0 if not, or an I/O error.
+ */
+static int
+check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
+    int64_t fsize, int64_t *next)
+{
+	uint32_t length = klog_be32(buf), want;
+	size_t hdr;
+	uLong crc;
+	int64_t at, end;
+	ssize_t n;
+
+	if (buf[4] > 1 || (buf[4] == 1 && (buf[5] & KLOG_CODEC_MASK) == 3))
+		return 0;
+	hdr = buf[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
+	end = pos + KLOG_LENGTH_SIZE + length;
+	if (end > fsize)
+		return 0;
+	want = klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4);
+	crc = crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
+	    (uInt)(have - KLOG_LENGTH_SIZE - hdr));
+	for (at = pos + (int64_t)have; at < end; at += n) {
+		n = pread(fd, buf, (size_t)min64(end - at, (int64_t)have), at);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0)
+			return n < 0 ? -KLOG_EIO : 0;
+		crc = crc32(crc, buf, (uInt)n);
+	}
+	*next = end;
+	return (uint32_t)crc == want;
+}
+
+/* Fill buf[have..) from the file at pos + have, up to cap or *size (which
+ * shrinks if the file turns out shorter). */
+static int
+fill(int fd, uint8_t *buf, size_t cap, size_t *have, int64_t pos,
+    int64_t *size)
+{
+	ssize_t n;
+
+	while (*have < cap && pos + (int64_t)*have < *size) {
+		n = pread(fd, buf + *have,
+		    (size_t)min64((int64_t)(cap - *have),
+		    *size - pos - (int64_t)*have), pos + (int64_t)*have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -KLOG_EIO;
+		if (n == 0)
+			*size = pos + (int64_t)*have;
+		*have += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Find the end of the valid prefix of segment s: whole top-level entries
+ * with good CRCs (inner messages are not opened), read a chunk at a time.
+ */
+static int
+scan_valid(klog_segment_t *s, uint8_t *buf, int64_t *good)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int64_t pos = 0, next, size = s->size;
+	size_t have = 0, keep;
+	int r;
+
+	*good = 0;
+	for (;;) {
+		if (fill(s->ent.fd, buf, RECOVER_CHUNK, &have, pos, &size) < 0)
+			return -KLOG_EIO;
+		if (have == 0)
+			return 0;
+		klog_iter_init(&it, buf, have, pos, 0, 0);
+		while ((r = klog_iter_next(&it, &m)) == 1 && m.valid)
+			*good = m.next_offset;
+		klog_iter_free(&it);
+		if (r == 0) {
+			pos += (int64_t)have;
+			have = 0;
+			continue;
+		}
+		/* A bad CRC, a corrupt entry, or one cut by the file end. */
+		if (r != -KLOG_EPARTIAL || pos + (int64_t)have >= size)
+			return 0;
+		if (*good > pos) {
+			keep = (size_t)(pos + (int64_t)have - *good);
+			memmove(buf, buf + (*good - pos), keep);
+			have = keep;
+			pos = *good;
+			continue;
+		}
+		r = check_large_entry(s->ent.fd, buf, have, pos, size, &next);
+		if (r <= 0)
+			return r;
+		*good = pos = next;
+		have = 0;
+	}
+}
+
+int
+klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
+    klog_err_t *err)
+{
+	char path[PATH_MAX];
+	uint8_t *buf;
+	int64_t good;
+	int r;
+
+	*cut = 0;
+	klog_segment_path(s, dir, path, sizeof(path));
+	if (s->size == 0)
+		return 0;
+	if ((buf = malloc(RECOVER_CHUNK)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
+		    path);
+	r = scan_valid(s, buf, &good);
+	free(buf);
+	if (r < 0)
+		return klog_err_set(err, r, "read %s: %s", path,
+		    strerror(errno));
+	if (good == s->size)
+		return 0;
+	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
+		return klog_err_sys(err, "truncate", path);
+	*cut = s->size - good;
+	s->size = good;
+	return 0;
+}
+
+/* ---- the boundary check of a read ---- */
+
+static int
+not_boundary(klog_err_t *err, int64_t offset, const char *why)
+{
+	return klog_err_set(err, -KLOG_ENOTBOUNDARY,
+	    "offset %lld: not a message boundary (%s)", (long long)offset,
+	    why);
+}
+
+/* Whether the entry at p (whose length field is length, and whose bytes
+ * are all there) has the CRC it says. */
+static int
+crc_ok(const uint8_t *p, uint32_t length)
+{
+	uint32_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+
+	return crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
+	    klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
+}
+
+/*
+ * A sane header with a bad CRC is either a corrupt message or bytes inside
+ * one that look like a header.  It is taken for a corrupt message (served,
+ * so that the reader reports the CRC mismatch at its offset rather than a
+ * wrong offset) when it ends exactly at the segment's end or at another
+ * whole entry, read in the same buffer, whose CRC is good.
+ */
+static int
+followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
+    int64_t written)
+{
+	size_t next = KLOG_LENGTH_SIZE + (size_t)length;
+	uint32_t len2;
+
+	if (pos + (int64_t)next == written)
+		return 1;
+	if (next + KLOG_MSG_OVERHEAD > n)
+		return 0;
+	len2 = klog_be32(buf + next);
+	if (buf[next + 4] > 1 || len2 < (buf[next + 4] == 1 ?
+	    KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
+	    len2 > n - next - KLOG_LENGTH_SIZE)
+		return 0;
+	return crc_ok(buf + next, len2);
+}
+
+/*
+ * Up to want bytes at pos: what the page cache holds now, if that covers
+ * an entry's header, else a read that waits.  A consumer's next fetch
+ * after a cold read starts near the end of the last page sent; reading on
+ * into the next page would wait for the disk on the broker's event loop,
+ * ahead of the prefetch thread.  Without the rest, the entry's CRC is
+ * just not checked here.
+ */
+static ssize_t
+read_header(int fd, uint8_t *buf, size_t want, int64_t pos)
+{
+	struct iovec iov = { buf, want };
+	ssize_t n;
+
+	while ((n = preadv2(fd, &iov, 1, pos, RWF_NOWAIT)) < 0 &&
+	    errno == EINTR)
+		;
+	if (n >= (ssize_t)(KLOG_LENGTH_SIZE + KLOG_MAGIC1_HEADER) ||
+	    (n > 0 && (size_t)n == want))
+		return n;
+	while ((n = pread(fd, buf, want, pos)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
+/*
+ * One read of up to BOUNDARY_READ readable bytes (read_header()): the
+ * header must be sane and the entry must end inside the segment; if all of
+ * it was read, its CRC must match too, unless it is a corrupt message
+ * (followed_by_entry()).
+ */
+int
+klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
+    int64_t written, int64_t offset, klog_err_t *err)
+{
+	size_t want = (size_t)min64((int64_t)BOUNDARY_READ, readable - pos);
+	uint32_t length, hdr;
+	uint8_t buf[BOUNDARY_READ];
+	ssize_t n = read_header(fd, buf, want, pos);
+
+	if (n < 0)
+		return klog_err_set(err, -KLOG_EIO, "offset %lld: read: %s",
+		    (long long)offset, strerror(errno));
+	if (n < KLOG_LENGTH_SIZE + 1)
+		return not_boundary(err, offset, "entry header cut");
+	length = klog_be32(buf);
+	hdr = buf[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	if (length < hdr || length > KLOG_MAX_ENTRY_LENGTH)
+		return not_boundary(err, offset, "impossible length");
+	if (buf[4] > 1)
+		return not_boundary(err, offset, "bad magic byte");
+	if (pos + KLOG_LENGTH_SIZE + length > written)
+		return not_boundary(err, offset, "entry runs past the segment");
+	if (KLOG_LENGTH_SIZE + (size_t)length <= (size_t)n &&
+	    !crc_ok(buf, length) &&
+	    !followed_by_entry(buf, (size_t)n, pos, length, written))
+		return not_boundary(err, offset, "crc mismatch");
+	return 0;
+}
