@@ -121,6 +121,7 @@ lint:
 		mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); fi
 	@bash -n completions/klog.bash
 	@if command -v zsh >/dev/null; then zsh -n completions/_klog; fi
+	@tests/layers.sh
 
 run: all
 	@if [ -x bin/klog-serve ]; then exec bin/klog-serve; \

@@ -1,24 +1,14 @@
 /* Retention and rescans on the loop's timers; see upkeep.h. */
-#include <time.h>
-
+#include "klog/clock.h"
 #include "klog/error.h"
 #include "klog/log.h"
 #include "klog/upkeep.h"
-
-static int64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 on_clean(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
 	klog_upkeep_t *u = arg;
-	int64_t now = wall_ms(), bytes;
+	int64_t now = klog_clock_wall_ms(), bytes;
 	klog_log_t *log;
 	klog_err_t err;
 	size_t segs;
