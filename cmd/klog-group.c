@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "klog/buf.h"
+#include "klog/client.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
 #include "klog/json.h"
@@ -509,7 +510,9 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
     int timeout_ms, int64_t *off, klog_err_t *err)
 {
 	const klog_cluster_broker_t *br;
+	klog_client_addr_t addr;
 	klog_err_t e = { 0, "" };
+	char what[KLOG_CLUSTER_HOST_MAX + KLOG_TOPIC_MAX + 32];
 	size_t i;
 	int rc;
 
@@ -521,8 +524,12 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
 		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
 		    "%d-%d: broker %d: unavailable", topic, (int)p->broker,
 		    (int)p->part, (int)p->broker);
-	rc = klog_cluster_query_offset(br->host, br->port, topic, p->part,
-	    time, timeout_ms, off, &e);
+	snprintf(addr.host, sizeof(addr.host), "%s", br->host);
+	snprintf(addr.port, sizeof(addr.port), "%d", br->port);
+	snprintf(what, sizeof(what), "%s:%d: %s %d", br->host, br->port, topic,
+	    (int)p->part);
+	rc = klog_client_query_offset_at(&addr, topic, p->part, time,
+	    timeout_ms, what, off, &e);
 	if (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_ECLOSED)
 		b->dead[i] = 1;
 	if (rc < 0)

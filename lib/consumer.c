@@ -78,44 +78,6 @@ klog_consumer_config_default(klog_consumer_config_t *cfg)
 
 /* ---- OFFSETS ---- */
 
-static int
-query(klog_client_t *c, const char *topic, int32_t partition, int64_t time,
-    int timeout_ms, int64_t *offset, klog_err_t *err)
-{
-	klog_offsets_part_t q = { { topic, (uint16_t)strlen(topic) },
-	    partition, time, 1 };
-	klog_offsets_result_t res;
-	const uint8_t *body;
-	int16_t error;
-	uint32_t n = 0;
-	size_t len;
-	int32_t id = klog_client_next_id(c);
-	int rc;
-
-	if ((rc = klog_proto_encode_offsets(klog_client_out(c), id, &q, 1)) <
-	    0)
-		return klog_err_set(err, rc, "offsets request: %s",
-		    klog_strerror(rc));
-	if ((rc = klog_client_call(c, id, timeout_ms, &error, &body, &len,
-	    err)) < 0)
-		return rc;
-	if (error != KLOG_WIRE_NONE || klog_proto_decode_offsets_resp(body,
-	    len, &res, 1, &n) < 0 || n != 1)
-		return klog_err_set(err, -KLOG_EPROTO,
-		    "%s: bad offsets response (%s)", klog_client_name(c),
-		    klog_wire_error_name(error));
-	if (res.error != KLOG_WIRE_NONE)
-		return klog_err_set(err, klog_wire_error_to_klog(res.error),
-		    "topic \"%s\" partition %d: %s", topic, (int)partition,
-		    klog_wire_error_name(res.error));
-	if (res.count < 1)
-		return klog_err_set(err, -KLOG_ENOENT,
-		    "topic \"%s\" partition %d: no offset that old", topic,
-		    (int)partition);
-	*offset = klog_proto_offset_at(&res, 0);
-	return 0;
-}
-
 int
 klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
     int32_t index, int64_t time, int timeout_ms, int64_t *offset,
@@ -129,7 +91,8 @@ klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
 		return rc;
 	if ((rc = klog_client_open(&where.addr, timeout_ms, &c, err)) < 0)
 		return rc;
-	rc = query(c, topic, where.partition, time, timeout_ms, offset, err);
+	rc = klog_client_query_offset(c, topic, where.partition, time,
+	    timeout_ms, NULL, offset, err);
 	klog_client_close(c);
 	return rc;
 }
@@ -602,8 +565,8 @@ resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	int64_t start = o ? o->offset : c->cfg.start, time;
 	int rc;
 
-	if (c->cfg.exit_at_end && (rc = query(cl, c->topic, p->partition,
-	    KLOG_OFFSET_LATEST, tmo, &p->end, err)) < 0)
+	if (c->cfg.exit_at_end && (rc = klog_client_query_offset(cl, c->topic,
+	    p->partition, KLOG_OFFSET_LATEST, tmo, NULL, &p->end, err)) < 0)
 		return rc;
 	if (start >= 0) {
 		set_position(c, p, start);
@@ -613,11 +576,12 @@ resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	time = start == KLOG_CONSUMER_END ? KLOG_OFFSET_LATEST :
 	    start == KLOG_CONSUMER_BEGINNING ? KLOG_OFFSET_EARLIEST :
 	    c->cfg.start_time_ms;
-	rc = query(cl, c->topic, p->partition, time, tmo, &start, err);
+	rc = klog_client_query_offset(cl, c->topic, p->partition, time, tmo,
+	    NULL, &start, err);
 	/* Every segment is newer than the time: start at the beginning. */
 	if (rc == -KLOG_ENOENT && time >= 0)
-		rc = query(cl, c->topic, p->partition, KLOG_OFFSET_EARLIEST,
-		    tmo, &start, err);
+		rc = klog_client_query_offset(cl, c->topic, p->partition,
+		    KLOG_OFFSET_EARLIEST, tmo, NULL, &start, err);
 	if (rc < 0)
 		return rc;
 	set_position(c, p, start);
