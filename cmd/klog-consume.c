@@ -30,7 +30,6 @@
 #include "klog/zkdiscovery.h"
 
 #define PROG "klog-consume"
-#define DEFAULT_BROKERS "127.0.0.1:9092"
 #define OUT_FLUSH ((size_t)1 << 20)
 #define SAVE_EVERY_MS 1000
 #define COMMIT_EVERY_MS 1000
@@ -43,15 +42,11 @@ enum {
 	OPT_RESET,
 	OPT_RETRY_FOR,
 	OPT_VERSION,
-	OPT_ZK_SESSION,
 };
 
 typedef struct opts {
-	const char *brokers;
-	const char *zookeeper;     /* cluster mode, or NULL */
+	cli_where_t where;         /* -b, -Z, --zk-session-timeout */
 	const char *group;         /* -G */
-	int brokers_given;
-	int zk_session_ms;
 	int64_t commit_ms;
 	const char *topic;
 	const char *format;
@@ -89,7 +84,7 @@ usage(FILE *f)
 	    "\n"
 	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
 	    "$KLOG_BROKERS or\n"
-	    "                         " DEFAULT_BROKERS ")\n"
+	    "                         " CLI_DEFAULT_BROKERS ")\n"
 	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
 	    "ZooKeeper at\n"
 	    "                         host:port[,...][/chroot] (default: "
@@ -198,35 +193,25 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "zk-session-timeout", required_argument, NULL,
-		    OPT_ZK_SESSION },
+		    CLI_OPT_ZK_SESSION },
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, formats = 0, zk_given = 0, commit_given = 0;
+	int ch, formats = 0, commit_given = 0;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
+		if (cli_where_option(&o->where, ch, optarg))
+			continue;
 		switch (ch) {
-		case 'b':
-			o->brokers = optarg;
-			o->brokers_given = 1;
-			break;
 		case 'G':
 			o->group = optarg;
-			break;
-		case 'Z':
-			o->zookeeper = optarg;
-			zk_given = 1;
 			break;
 		case OPT_COMMIT_INTERVAL:
 			o->commit_ms = duration("--commit-interval", optarg, 10,
 			    24 * 3600000LL);
 			commit_given = 1;
-			break;
-		case OPT_ZK_SESSION:
-			o->zk_session_ms = (int)duration("--zk-session-timeout",
-			    optarg, 100, 3600000);
 			break;
 		case 'c':
 			o->count = cli_number("-c", optarg, 1, INT64_MAX);
@@ -307,13 +292,8 @@ parse_args(int argc, char **argv, opts_t *o)
 	}
 	if (optind < argc)
 		cli_misuse("%s: unexpected argument", argv[optind]);
-	if (o->brokers_given && zk_given)
-		cli_misuse("-b and -Z cannot be used together");
-	if (o->brokers_given)
-		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
-	if (o->zookeeper != NULL && *o->zookeeper == '\0')
-		o->zookeeper = NULL;
-	if (o->group != NULL && o->zookeeper == NULL)
+	cli_where_check(&o->where);
+	if (o->group != NULL && o->where.zookeeper == NULL)
 		cli_misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's "
 		    "offsets live in ZooKeeper");
 	if (o->group != NULL && o->list)
@@ -930,10 +910,7 @@ main(int argc, char **argv)
 	klog_consumer_config_default(&o.cc);
 	o.count = -1;
 	o.commit_ms = COMMIT_EVERY_MS;
-	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
-	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
-		o.brokers = DEFAULT_BROKERS;
-	o.zookeeper = getenv("KLOG_ZOOKEEPER");
+	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
 	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
@@ -942,8 +919,8 @@ main(int argc, char **argv)
 	r.o = &o;
 	klog_buf_init(&r.out);
 	set_signals();
-	if ((status = cli_open_discovery(o.brokers, o.zookeeper,
-	    o.zk_session_ms, o.cc.connect_timeout_ms, &r.zk, &r.d)) != 0)
+	if ((status = cli_where_open(&o.where, o.cc.connect_timeout_ms, &r.zk,
+	    &r.d)) != 0)
 		goto out;
 	if (o.list) {
 		status = list(&r, r.d);

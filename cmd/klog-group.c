@@ -51,7 +51,7 @@ enum reset_to {
 };
 
 typedef struct opts {
-	const char *zk;
+	cli_where_t where;   /* -Z */
 	const char *group;
 	const char *topic;
 	int header;
@@ -183,6 +183,8 @@ parse_opts(int argc, char **argv, opts_t *o)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":fg:hHJnt:T:Z:", longopts,
 	    NULL)) != -1) {
+		if (cli_where_option(&o->where, ch, optarg))
+			continue;
 		switch (ch) {
 		case 'f':
 			o->force = 1;
@@ -211,9 +213,6 @@ parse_opts(int argc, char **argv, opts_t *o)
 			/* A bare number is seconds. */
 			o->timeout_ms = cli_duration("-T", optarg, 1000, 1,
 			    3600000);
-			break;
-		case 'Z':
-			o->zk = optarg;
 			break;
 		case OPT_EXECUTE:
 			o->execute = 1;
@@ -290,7 +289,8 @@ check_opts(const char *cmd, opts_t *o)
 		cli_misuse("%s", err.msg);
 	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
 		cli_misuse("%s", err.msg);
-	if (o->zk == NULL || o->zk[0] == '\0')
+	cli_where_check(&o->where);
+	if (o->where.zookeeper == NULL)
 		cli_misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER");
 }
 
@@ -880,15 +880,12 @@ main(int argc, char **argv)
 	int rc, status;
 
 	cli_init(PROG);
-	o.zk = getenv("KLOG_ZOOKEEPER");
+	cli_where_init(&o.where);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
-	rc = klog_zk_open(o.zk, KLOG_ZK_DEFAULT_SESSION_MS, (int)o.timeout_ms,
-	    &zk, &err);
-	if (rc == -KLOG_EINVAL)
-		cli_misuse("-Z %s", klog_err_text(&err, rc));
-	if (rc < 0)
-		return fail(rc, &err);
+	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_session_ms,
+	    (int)o.timeout_ms, &zk)) < 0)
+		return klog_exit_for(rc);
 	klog_buf_init(&line);
 	if (strcmp(cmd, "list") == 0)
 		rc = cmd_list(zk, &o, &line, &err);
