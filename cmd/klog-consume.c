@@ -7,9 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +20,11 @@
 #include "klog/consumer.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
-#include "klog/group.h"
 #include "klog/log.h"
+#include "klog/member.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
 #include "klog/zk.h"
-#include "klog/zkdiscovery.h"
 
 #define PROG "klog-consume"
 #define OUT_FLUSH ((size_t)1 << 20)
@@ -356,9 +353,7 @@ typedef struct run {
 	klog_consumer_t *c;
 	klog_zk_t *zk;             /* cluster mode */
 	klog_discovery_t *d;
-	klog_group_t *g;           /* -G */
-	int64_t committed_ms;
-	int commit_failed;         /* said once until one succeeds */
+	klog_member_t *mb;         /* -G */
 	klog_outfmt_t *fmt;
 	klog_buf_t out;
 	klog_offsetfile_t of;
@@ -476,201 +471,21 @@ consume(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* ---- -G: a member of a consumer group ---- */
+/* ---- -G: a member of a consumer group (lib/member.c) ---- */
 
-/* Transient: ZooKeeper or a broker away for now; retried. */
 static int
-transient(int rc)
+member_flush(void *arg)
 {
-	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+	return flush_out(arg);
 }
 
 static void
-say(const run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-say(const run_t *r, const char *fmt, ...)
+member_say(void *arg, int detail, const char *line)
 {
-	va_list ap;
+	const run_t *r = arg;
 
-	if (r->o->quiet)
-		return;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* Tell the group how far stdout got (after a flush only). */
-static void
-note_positions(run_t *r)
-{
-	for (size_t i = 0; r->c != NULL && i < klog_consumer_count(r->c); i++)
-		klog_group_set_position(r->g, klog_consumer_partition(r->c, i),
-		    klog_consumer_position(r->c, i));
-}
-
-/* Commit what was written: flush stdout, then the positions. */
-static int
-group_commit(run_t *r, int64_t now)
-{
-	klog_err_t err = { 0 };
-	int rc;
-
-	if (flush_out(r) < 0)
-		return -1;
-	note_positions(r);
-	r->committed_ms = now;
-	if ((rc = klog_group_commit(r->g, &err)) < 0) {
-		if (!r->commit_failed)
-			say(r, "committing offsets: %s (will retry)",
-			    klog_err_text(&err, rc));
-		r->commit_failed = 1;
-		return rc;
-	}
-	r->commit_failed = 0;
-	return 0;
-}
-
-/* Stop reading: what was written is noted, what was fetched dropped. */
-static int
-stop_reading(run_t *r)
-{
-	if (r->c == NULL)
-		return 0;
-	if (flush_out(r) < 0)
-		return -1;
-	note_positions(r);
-	klog_consumer_close(r->c);
-	r->c = NULL;
-	return 0;
-}
-
-/* Read what the group gave us, from where the group got to. */
-static int
-start_reading(run_t *r, klog_err_t *err)
-{
-	size_t n = klog_group_count(r->g), k = 0;
-	const klog_group_part_t *gp;
-	klog_consumer_config_t cc = r->o->cc;
-	int32_t *parts;
-	klog_consumer_pos_t *starts;
-	struct stat sb;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	parts = calloc(n, sizeof(*parts));
-	starts = calloc(n, sizeof(*starts));
-	if (parts == NULL || starts == NULL) {
-		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		gp = klog_group_part(r->g, i);
-		parts[i] = gp->index;
-		if (gp->position >= 0) {
-			starts[k].partition = gp->index;
-			starts[k++].offset = gp->position;
-		}
-	}
-	cc.topic = r->o->topic;
-	cc.partitions = parts;
-	cc.npartitions = n;
-	cc.starts = starts;
-	cc.nstarts = k;
-	if ((rc = klog_consumer_open(r->d, &cc, &r->c, err)) < 0)
-		goto out;
-	klog_consumer_wake_on(r->c, klog_zk_event_fd(r->zk));
-	if (fstat(STDOUT_FILENO, &sb) == 0 &&
-	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
-		klog_consumer_watch(r->c, STDOUT_FILENO);
-	/* A new group's start (the end, say) is a position to commit. */
-	note_positions(r);
-out:
-	free(parts);
-	free(starts);
-	return rc;
-}
-
-/* Take ZooKeeper's news, for the discovery and the group. */
-static void
-group_events(run_t *r)
-{
-	klog_zk_event_t ev;
-	int changed;
-
-	while (klog_zk_next_event(r->zk, &ev) > 0) {
-		changed = klog_zkdiscovery_event(r->d, &ev);
-		klog_group_event(r->g, &ev, changed);
-		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED)
-			say(r, "zookeeper: connection lost; not reading until "
-			    "it is back");
-		else if (ev.type == KLOG_ZK_EVENT_EXPIRED)
-			say(r, "zookeeper: session expired; joining the group "
-			    "again");
-	}
-}
-
-static void
-say_assignment(run_t *r)
-{
-	char line[512], name[32];
-	size_t n = klog_group_count(r->g), len = 0;
-	const klog_group_part_t *p;
-
-	if (!r->o->verbose)
-		return;
-	line[0] = '\0';
-	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
-		p = klog_group_part(r->g, i);
-		snprintf(name, sizeof(name), " %d-%d", (int)p->broker_id,
-		    (int)p->partition);
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
-		    name);
-	}
-	say(r, "group \"%s\": member %s reads%s", r->o->group,
-	    klog_group_member_id(r->g), n ? line : " nothing");
-}
-
-/* A rebalance, then reading what is ours.  <0 only for a fatal error. */
-static int
-rebalance(run_t *r, klog_err_t *err)
-{
-	int moved = 0, rc;
-
-	if (stop_reading(r) < 0)
-		return 0;
-	rc = klog_group_rebalance(r->g, &moved, err);
-	if (rc < 0 && !transient(rc) && rc != -KLOG_ENOTOPIC)
-		return rc;
-	if (rc < 0 && r->o->verbose)
-		say(r, "rebalance: %s (will retry)", klog_err_text(err, rc));
-	if (moved)
-		say_assignment(r);
-	if (!klog_group_live(r->g))
-		return 0;
-	if ((rc = start_reading(r, err)) < 0) {
-		if (!transient(rc))
-			return rc;
-		say(r, "%s; trying again", klog_err_text(err, rc));
-		klog_group_later(r->g);
-	}
-	return 0;
-}
-
-/* Nothing to read: wait for ZooKeeper's news or the next retry. */
-static void
-idle(run_t *r)
-{
-	struct pollfd pfd = { .fd = klog_zk_event_fd(r->zk), .events = POLLIN };
-	int64_t wait = klog_group_wait_ms(r->g, klog_client_now_ms());
-
-	if (wait < 0 || wait > 1000)
-		wait = 1000;
-	if (poll(&pfd, 1, (int)wait) > 0)
-		group_events(r);
+	if (!r->o->quiet && (!detail || r->o->verbose))
+		fprintf(stderr, PROG ": %s\n", line);
 }
 
 /*
@@ -681,58 +496,17 @@ idle(run_t *r)
 static int
 consume_group(run_t *r, klog_err_t *err)
 {
-	const opts_t *o = r->o;
 	klog_consumer_msg_t m;
-	int64_t now;
 	int rc;
 
 	while (!stop && !r->stdout_errno) {
-		now = klog_client_now_ms();
-		if (!klog_group_live(r->g) && stop_reading(r) < 0)
-			return 0;
-		if (klog_group_due(r->g, now)) {
-			if ((rc = rebalance(r, err)) < 0)
-				return rc;
-			continue;
-		}
-		if (r->c == NULL) {
-			if (o->cc.exit_at_end && klog_group_live(r->g) &&
-			    klog_group_wait_ms(r->g, now) < 0)
-				return 0;
-			idle(r);
-			continue;
-		}
-		rc = klog_consumer_next(r->c, &m, err);
-		if (rc < 0 && transient(rc)) {
-			say(r, "%s; rebalancing", klog_err_text(err, rc));
-			stop_reading(r);
-			klog_group_later(r->g);
-			continue;
-		}
-		if (rc < 0)
+		if ((rc = klog_member_next(r->mb, &m, err)) < 0)
 			return rc;
-		if (rc == KLOG_CONSUMER_MSG) {
-			if (emit(r, &m) < 0)
-				return 0;
-			if (o->count > 0 && r->messages >= (uint64_t)o->count)
-				return 0;
-			continue;
-		}
-		if (rc == KLOG_CONSUMER_NOTICE) {
-			say(r, "%s", err->msg);
-			continue;
-		}
-		if (flush_out(r) < 0)
-			return 0;
-		group_events(r);
-		if (rc == KLOG_CONSUMER_DONE &&
-		    klog_group_wait_ms(r->g, now) < 0)
-			return 0;
 		if (rc == KLOG_CONSUMER_DONE)
-			stop_reading(r);
-		now = klog_client_now_ms();
-		if (now - r->committed_ms >= o->commit_ms)
-			group_commit(r, now);
+			return 0;
+		if (rc == KLOG_CONSUMER_MSG && (emit(r, &m) < 0 ||
+		    (r->o->count > 0 && r->messages >= (uint64_t)r->o->count)))
+			return 0;
 	}
 	return 0;
 }
@@ -845,6 +619,19 @@ open_consumer(run_t *r, opts_t *o, klog_discovery_t *d)
 	return status;
 }
 
+/* Stdout if it is a pipe or a socket, whose reader may go (| head): the
+ * consumer watches it then.  -1 otherwise. */
+static int
+stdout_pipe(void)
+{
+	struct stat sb;
+
+	if (fstat(STDOUT_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+		return STDOUT_FILENO;
+	return -1;
+}
+
 static void
 set_signals(void)
 {
@@ -864,17 +651,21 @@ set_signals(void)
 static int
 join_group(run_t *r, const opts_t *o)
 {
-	klog_group_config_t gc = { .group = o->group, .topic = o->topic };
+	klog_member_config_t mc = {
+		.group = { .group = o->group, .topic = o->topic },
+		.read = o->cc, .commit_ms = o->commit_ms,
+		.watch_fd = stdout_pipe(), .flush = member_flush,
+		.say = member_say, .arg = r,
+	};
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_group_open(r->zk, r->d, &gc, &r->g, &err)) < 0) {
+	if ((rc = klog_member_open(r->zk, r->d, &mc, &r->mb, &err)) < 0) {
 		if (rc == -KLOG_EINVAL)
 			cli_misuse("-G %s", err.msg);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
-	r->committed_ms = klog_client_now_ms();
 	return 0;
 }
 
@@ -883,15 +674,11 @@ static int
 leave_group(run_t *r)
 {
 	klog_err_t err = { 0 };
-	int rc = 0;
+	int rc;
 
-	if (r->g == NULL)
-		return 0;
-	if (stop_reading(r) == 0 && (rc = klog_group_commit(r->g, &err)) < 0)
+	if ((rc = klog_member_leave(r->mb, &err)) < 0)
 		fprintf(stderr, PROG ": committing offsets: %s\n",
 		    klog_err_text(&err, rc));
-	klog_group_close(r->g);
-	r->g = NULL;
 	return rc < 0 ? klog_exit_for(rc) : 0;
 }
 
@@ -899,7 +686,6 @@ int
 main(int argc, char **argv)
 {
 	klog_err_t err = { 0 };
-	struct stat sb;
 	opts_t o;
 	run_t r;
 	int rc = 0, status;
@@ -942,8 +728,7 @@ main(int argc, char **argv)
 	if ((status = open_consumer(&r, &o, r.d)) != 0)
 		goto out;
 	r.saved_ms = klog_client_now_ms();
-	if (fstat(STDOUT_FILENO, &sb) == 0 &&
-	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+	if (stdout_pipe() >= 0)
 		klog_consumer_watch(r.c, STDOUT_FILENO);
 	rc = consume(&r, &err);
 done:
@@ -968,7 +753,7 @@ out:
 		cli_stdout_error(r.stdout_errno);
 		status = KLOG_EXIT_IOERR;
 	}
-	klog_group_close(r.g);
+	klog_member_close(r.mb);
 	klog_consumer_close(r.c);
 	klog_discovery_close(r.d);
 	klog_zk_close(r.zk);
