@@ -57,15 +57,6 @@ typedef struct opts {
 	int json, list, unbuffered, quiet, verbose;
 } opts_t;
 
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 static void
 usage(FILE *f)
 {
@@ -442,7 +433,7 @@ consume(run_t *r, klog_err_t *err)
 	int64_t now;
 	int rc;
 
-	while (!stop) {
+	while (!cli_stopped()) {
 		rc = klog_consumer_next(r->c, &m, err);
 		if (rc < 0)
 			return rc;
@@ -499,7 +490,7 @@ consume_group(run_t *r, klog_err_t *err)
 	klog_consumer_msg_t m;
 	int rc;
 
-	while (!stop && !r->stdout_errno) {
+	while (!cli_stopped() && !r->stdout_errno) {
 		if ((rc = klog_member_next(r->mb, &m, err)) < 0)
 			return rc;
 		if (rc == KLOG_CONSUMER_DONE)
@@ -632,22 +623,6 @@ stdout_pipe(void)
 	return -1;
 }
 
-static void
-set_signals(void)
-{
-	struct sigaction sa;
-
-	/* The first signal stops cleanly; the second one kills. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* | head ends us quietly, like cat. */
-	signal(SIGPIPE, SIG_DFL);
-}
-
 static int
 join_group(run_t *r, const opts_t *o)
 {
@@ -704,7 +679,10 @@ main(int argc, char **argv)
 		cli_misuse("-G %s", err.msg);
 	r.o = &o;
 	klog_buf_init(&r.out);
-	set_signals();
+	/* The first signal stops cleanly; the second one kills.  | head
+	 * ends us quietly, like cat. */
+	cli_catch_stop();
+	signal(SIGPIPE, SIG_DFL);
 	if ((status = cli_where_open(&o.where, o.cc.connect_timeout_ms, &r.zk,
 	    &r.d)) != 0)
 		goto out;

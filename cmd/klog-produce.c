@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +41,6 @@ typedef struct opts {
 	klog_buf_t keydelim;       /* empty: no -K */
 	int strip_key, json, verbose, quiet;
 } opts_t;
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void
 usage(FILE *f)
@@ -378,7 +368,7 @@ pump(run_t *r, klog_err_t *err)
 {
 	int idle = 1, rc;
 
-	while (!stop) {
+	while (!cli_stopped()) {
 		rc = klog_producer_poll(r->p,
 		    klog_producer_busy(r->p) ? -1 : STDIN_FILENO,
 		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
@@ -468,7 +458,6 @@ connect_producer(run_t *r)
 int
 main(int argc, char **argv)
 {
-	struct sigaction sa;
 	klog_err_t err = { 0 };
 	opts_t o;
 	run_t r;
@@ -488,12 +477,7 @@ main(int argc, char **argv)
 		cli_misuse("%s", err.msg);
 
 	/* The first signal drains and exits; the second one kills. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop();
 
 	r.o = &o;
 	klog_buf_init(&r.payload);

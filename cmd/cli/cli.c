@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "klog/zkdiscovery.h"
 
 static const char *prog = "klog";
+static volatile sig_atomic_t stopped;
 
 void
 cli_init(const char *name)
@@ -99,6 +101,32 @@ cli_version(void)
 {
 	printf("%s " CLI_VERSION "\n", prog);
 	exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR : KLOG_EXIT_OK);
+}
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+void
+cli_catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int
+cli_stopped(void)
+{
+	return stopped;
 }
 
 int

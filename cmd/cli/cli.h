@@ -53,6 +53,14 @@ void cli_help(void (*usage)(FILE *)) __attribute__((noreturn));
 void cli_version(void) __attribute__((noreturn));
 
 /*
+ * Catch SIGINT and SIGTERM once: the first one makes cli_stopped() true,
+ * for the main to end its run cleanly (drain, commit, save); the second
+ * one kills, since the handler resets itself.
+ */
+void cli_catch_stop(void);
+int cli_stopped(void);
+
+/*
  * At the end of a run: flush stdout and check that every write to it
  * worked.  Returns 0, or says "prog: stdout: <reason>" and returns 74.
  */
