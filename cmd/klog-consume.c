@@ -503,51 +503,27 @@ consume_group(run_t *r, klog_err_t *err)
 }
 
 /* -L: one line per partition: topic, partition, earliest, latest. */
-typedef struct lister {
-	klog_discovery_t *d;
-	const opts_t *o;
-	klog_buf_t *out;
-	int rc;
-	klog_err_t err;
-} lister_t;
-
 static int
-list_topic(void *arg, const char *topic, int partitions)
+list_line(void *arg, const char *topic, int32_t index, int64_t lo, int64_t hi)
 {
-	lister_t *l = arg;
-	int64_t lo, hi;
 	char line[KLOG_TOPIC_MAX + 80];
 	int n;
 
-	if (l->o->topic != NULL && strcmp(topic, l->o->topic) != 0)
-		return 0;
-	for (int i = 0; i < partitions; i++) {
-		if ((l->rc = klog_consumer_query_offset(l->d, topic, i,
-		    KLOG_OFFSET_EARLIEST, l->o->cc.connect_timeout_ms, &lo,
-		    &l->err)) < 0 || (l->rc = klog_consumer_query_offset(l->d,
-		    topic, i, KLOG_OFFSET_LATEST, l->o->cc.connect_timeout_ms,
-		    &hi, &l->err)) < 0)
-			return 1;
-		n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%"
-		    PRId64 "\n", topic, i, lo, hi);
-		klog_buf_put(l->out, line, (size_t)n);
-	}
+	n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%" PRId64 "\n",
+	    topic, (int)index, lo, hi);
+	klog_buf_put(arg, line, (size_t)n);
 	return 0;
 }
 
 static int
-list(run_t *r, klog_discovery_t *d)
+list(run_t *r)
 {
-	lister_t l = { .d = d, .o = r->o, .out = &r->out };
+	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_discovery_topics(d, list_topic, &l, &l.err)) == 0)
-		rc = l.rc;
-	if (rc == 0 && r->o->topic != NULL && r->out.len == 0)
-		rc = klog_err_set(&l.err, -KLOG_ENOTOPIC,
-		    "topic \"%s\" does not exist", r->o->topic);
-	if (rc < 0) {
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&l.err, rc));
+	if ((rc = klog_consumer_list(r->d, r->o->topic,
+	    r->o->cc.connect_timeout_ms, list_line, &r->out, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
 	return 0;
@@ -687,7 +663,7 @@ main(int argc, char **argv)
 	    &r.d)) != 0)
 		goto out;
 	if (o.list) {
-		status = list(&r, r.d);
+		status = list(&r);
 		goto out;
 	}
 	r.fmt = compile_format(&o);

@@ -78,10 +78,11 @@ klog_consumer_config_default(klog_consumer_config_t *cfg)
 
 /* ---- OFFSETS ---- */
 
-int
-klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
-    int32_t index, int64_t time, int timeout_ms, int64_t *offset,
-    klog_err_t *err)
+/* One offset of partition index, asked of the broker the discovery names:
+ * the connect and the answer each within timeout_ms. */
+static int
+ask_offset(klog_discovery_t *d, const char *topic, int32_t index,
+    int64_t time, int timeout_ms, int64_t *offset, klog_err_t *err)
 {
 	klog_discovery_part_t where;
 	klog_client_t *c;
@@ -94,6 +95,54 @@ klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
 	rc = klog_client_query_offset(c, topic, where.partition, time,
 	    timeout_ms, NULL, offset, err);
 	klog_client_close(c);
+	return rc;
+}
+
+struct lister {
+	klog_discovery_t *d;
+	const char *topic;          /* the one to list, or NULL */
+	int timeout_ms;
+	klog_consumer_list_fn fn;
+	void *arg;
+	size_t listed;              /* partitions handed to fn */
+	int rc;                     /* why it stopped */
+	klog_err_t *err;
+};
+
+static int
+list_topic(void *arg, const char *topic, int partitions)
+{
+	struct lister *l = arg;
+	int64_t lo, hi;
+
+	if (l->topic != NULL && strcmp(topic, l->topic) != 0)
+		return 0;
+	for (int i = 0; i < partitions; i++) {
+		if ((l->rc = ask_offset(l->d, topic, i, KLOG_OFFSET_EARLIEST,
+		    l->timeout_ms, &lo, l->err)) < 0 ||
+		    (l->rc = ask_offset(l->d, topic, i, KLOG_OFFSET_LATEST,
+		    l->timeout_ms, &hi, l->err)) < 0)
+			return 1;
+		l->listed++;
+		if (l->fn(l->arg, topic, i, lo, hi) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
+    klog_consumer_list_fn fn, void *arg, klog_err_t *err)
+{
+	struct lister l = { .d = d, .topic = topic, .timeout_ms = timeout_ms,
+	    .fn = fn, .arg = arg, .err = err };
+	int rc;
+
+	if ((rc = klog_discovery_topics(d, list_topic, &l, err)) == 0)
+		rc = l.rc;
+	if (rc == 0 && topic != NULL && l.listed == 0)
+		rc = klog_err_set(err, -KLOG_ENOTOPIC,
+		    "topic \"%s\" does not exist", topic);
 	return rc;
 }
 
