@@ -127,13 +127,6 @@ usage(FILE *f)
 	    "74 I/O error.\n");
 }
 
-/* A bare number is milliseconds. */
-static int64_t
-duration(const char *opt, const char *s, int64_t min, int64_t max)
-{
-	return cli_duration(opt, s, 1, min, max);
-}
-
 static void
 parse_offset(opts_t *o, const char *s)
 {
@@ -187,6 +180,7 @@ parse_args(int argc, char **argv, opts_t *o)
 	};
 	int ch, formats = 0, commit_given = 0;
 
+	/* Durations: a bare number is milliseconds (unit 1). */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
@@ -197,8 +191,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->group = optarg;
 			break;
 		case OPT_COMMIT_INTERVAL:
-			o->commit_ms = duration("--commit-interval", optarg, 10,
-			    24 * 3600000LL);
+			o->commit_ms = cli_duration("--commit-interval", optarg,
+			    1, 10, 24 * 3600000LL);
 			commit_given = 1;
 			break;
 		case 'c':
@@ -225,8 +219,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->list = 1;
 			break;
 		case 'm':
-			o->cc.connect_timeout_ms = (int)duration("-m", optarg,
-			    1, 3600000);
+			o->cc.connect_timeout_ms = (int)cli_duration("-m",
+			    optarg, 1, 1, 3600000);
 			break;
 		case 'o':
 			parse_offset(o, optarg);
@@ -269,8 +263,8 @@ parse_args(int argc, char **argv, opts_t *o)
 				    "latest or fail", optarg);
 			break;
 		case OPT_RETRY_FOR:
-			o->cc.retry_for_ms = duration("--retry-for", optarg, 0,
-			    INT32_MAX);
+			o->cc.retry_for_ms = cli_duration("--retry-for",
+			    optarg, 1, 0, INT32_MAX);
 			break;
 		case OPT_VERSION:
 			cli_version();
@@ -309,30 +303,17 @@ compile_format(const opts_t *o)
 {
 	klog_outfmt_t *f = NULL;
 	klog_err_t err = { 0 };
-	klog_buf_t fmt;
 	int rc;
 
-	if (o->json) {
-		if (klog_outfmt_json(&f) < 0)
-			cli_misuse("out of memory");
-		return f;
-	}
-	klog_buf_init(&fmt);
-	if (o->delim != NULL) {
-		/* -D D is -f '%sD' with D's '%' taken literally. */
-		klog_buf_put(&fmt, "%s", 2);
-		for (const char *p = o->delim; *p != '\0'; p++)
-			klog_buf_put(&fmt, *p == '%' ? "%%" : p, *p == '%' ?
-			    2 : 1);
-	} else {
-		klog_buf_put(&fmt, o->format ? o->format : "%s\\n",
-		    strlen(o->format ? o->format : "%s\\n"));
-	}
-	klog_buf_put(&fmt, "", 1);
-	if (fmt.failed)
+	if (o->json)
+		rc = klog_outfmt_json(&f);
+	else if (o->delim != NULL)
+		rc = klog_outfmt_delimited(o->delim, &f, &err);
+	else
+		rc = klog_outfmt_compile(o->format ? o->format : "%s\\n", &f,
+		    &err);
+	if (rc == -KLOG_ENOMEM)
 		cli_misuse("out of memory");
-	rc = klog_outfmt_compile((const char *)fmt.data, &f, &err);
-	klog_buf_free(&fmt);
 	if (rc < 0)
 		cli_misuse("%s %s: %s", o->delim ? "-D" : "-f",
 		    o->delim ? o->delim : o->format, err.msg);
@@ -407,6 +388,7 @@ fail:
 	return -1;
 }
 
+/* Render m; 1 if the run ends with it (stdout failed, or -c is reached). */
 static int
 emit(run_t *r, const klog_consumer_msg_t *m)
 {
@@ -420,9 +402,9 @@ emit(run_t *r, const klog_consumer_msg_t *m)
 	klog_outfmt_render(r->fmt, &rec, &r->out);
 	r->messages++;
 	r->bytes += m->payload_len;
-	if (r->o->unbuffered || r->out.len >= OUT_FLUSH)
-		return flush_out(r);
-	return 0;
+	if ((r->o->unbuffered || r->out.len >= OUT_FLUSH) && flush_out(r) < 0)
+		return 1;
+	return r->o->count > 0 && r->messages >= (uint64_t)r->o->count;
 }
 
 /* Consume until the end, the count, a signal or an error (returned). */
@@ -438,10 +420,7 @@ consume(run_t *r, klog_err_t *err)
 		if (rc < 0)
 			return rc;
 		if (rc == KLOG_CONSUMER_MSG) {
-			if (emit(r, &m) < 0)
-				return 0;
-			if (r->o->count > 0 &&
-			    r->messages >= (uint64_t)r->o->count)
+			if (emit(r, &m))
 				return 0;
 			continue;
 		}
@@ -495,8 +474,7 @@ consume_group(run_t *r, klog_err_t *err)
 			return rc;
 		if (rc == KLOG_CONSUMER_DONE)
 			return 0;
-		if (rc == KLOG_CONSUMER_MSG && (emit(r, &m) < 0 ||
-		    (r->o->count > 0 && r->messages >= (uint64_t)r->o->count)))
+		if (rc == KLOG_CONSUMER_MSG && emit(r, &m))
 			return 0;
 	}
 	return 0;
