@@ -7,9 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,20 +15,19 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "klog/clock.h"
 #include "klog/client.h"
 #include "klog/cluster.h"
 #include "klog/consumer.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
-#include "klog/group.h"
 #include "klog/log.h"
+#include "klog/member.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
 #include "klog/zk.h"
-#include "klog/zkdiscovery.h"
 
 #define PROG "klog-consume"
-#define DEFAULT_BROKERS "127.0.0.1:9092"
 #define OUT_FLUSH ((size_t)1 << 20)
 #define SAVE_EVERY_MS 1000
 #define COMMIT_EVERY_MS 1000
@@ -43,15 +40,11 @@ enum {
 	OPT_RESET,
 	OPT_RETRY_FOR,
 	OPT_VERSION,
-	OPT_ZK_SESSION,
 };
 
 typedef struct opts {
-	const char *brokers;
-	const char *zookeeper;     /* cluster mode, or NULL */
+	cli_where_t where;         /* -b, -Z, --zk-session-timeout */
 	const char *group;         /* -G */
-	int brokers_given;
-	int zk_session_ms;
 	int64_t commit_ms;
 	const char *topic;
 	const char *format;
@@ -64,15 +57,6 @@ typedef struct opts {
 	int64_t count;             /* -c, or -1 */
 	int json, list, unbuffered, quiet, verbose;
 } opts_t;
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void
 usage(FILE *f)
@@ -89,7 +73,7 @@ usage(FILE *f)
 	    "\n"
 	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
 	    "$KLOG_BROKERS or\n"
-	    "                         " DEFAULT_BROKERS ")\n"
+	    "                         " CLI_DEFAULT_BROKERS ")\n"
 	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
 	    "ZooKeeper at\n"
 	    "                         host:port[,...][/chroot] (default: "
@@ -144,13 +128,6 @@ usage(FILE *f)
 	    "74 I/O error.\n");
 }
 
-/* A bare number is milliseconds. */
-static int64_t
-duration(const char *opt, const char *s, int64_t min, int64_t max)
-{
-	return cli_duration(opt, s, 1, min, max);
-}
-
 static void
 parse_offset(opts_t *o, const char *s)
 {
@@ -198,35 +175,26 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "zk-session-timeout", required_argument, NULL,
-		    OPT_ZK_SESSION },
+		    CLI_OPT_ZK_SESSION },
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, formats = 0, zk_given = 0, commit_given = 0;
+	int ch, formats = 0, commit_given = 0;
 
+	/* Durations: a bare number is milliseconds (unit 1). */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
+		if (cli_where_option(&o->where, ch, optarg))
+			continue;
 		switch (ch) {
-		case 'b':
-			o->brokers = optarg;
-			o->brokers_given = 1;
-			break;
 		case 'G':
 			o->group = optarg;
 			break;
-		case 'Z':
-			o->zookeeper = optarg;
-			zk_given = 1;
-			break;
 		case OPT_COMMIT_INTERVAL:
-			o->commit_ms = duration("--commit-interval", optarg, 10,
-			    24 * 3600000LL);
+			o->commit_ms = cli_duration("--commit-interval", optarg,
+			    1, 10, 24 * 3600000LL);
 			commit_given = 1;
-			break;
-		case OPT_ZK_SESSION:
-			o->zk_session_ms = (int)duration("--zk-session-timeout",
-			    optarg, 100, 3600000);
 			break;
 		case 'c':
 			o->count = cli_number("-c", optarg, 1, INT64_MAX);
@@ -252,8 +220,8 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->list = 1;
 			break;
 		case 'm':
-			o->cc.connect_timeout_ms = (int)duration("-m", optarg,
-			    1, 3600000);
+			o->cc.connect_timeout_ms = (int)cli_duration("-m",
+			    optarg, 1, 1, 3600000);
 			break;
 		case 'o':
 			parse_offset(o, optarg);
@@ -296,8 +264,8 @@ parse_args(int argc, char **argv, opts_t *o)
 				    "latest or fail", optarg);
 			break;
 		case OPT_RETRY_FOR:
-			o->cc.retry_for_ms = duration("--retry-for", optarg, 0,
-			    INT32_MAX);
+			o->cc.retry_for_ms = cli_duration("--retry-for",
+			    optarg, 1, 0, INT32_MAX);
 			break;
 		case OPT_VERSION:
 			cli_version();
@@ -307,13 +275,8 @@ parse_args(int argc, char **argv, opts_t *o)
 	}
 	if (optind < argc)
 		cli_misuse("%s: unexpected argument", argv[optind]);
-	if (o->brokers_given && zk_given)
-		cli_misuse("-b and -Z cannot be used together");
-	if (o->brokers_given)
-		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
-	if (o->zookeeper != NULL && *o->zookeeper == '\0')
-		o->zookeeper = NULL;
-	if (o->group != NULL && o->zookeeper == NULL)
+	cli_where_check(&o->where);
+	if (o->group != NULL && o->where.zookeeper == NULL)
 		cli_misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's "
 		    "offsets live in ZooKeeper");
 	if (o->group != NULL && o->list)
@@ -341,30 +304,17 @@ compile_format(const opts_t *o)
 {
 	klog_outfmt_t *f = NULL;
 	klog_err_t err = { 0 };
-	klog_buf_t fmt;
 	int rc;
 
-	if (o->json) {
-		if (klog_outfmt_json(&f) < 0)
-			cli_misuse("out of memory");
-		return f;
-	}
-	klog_buf_init(&fmt);
-	if (o->delim != NULL) {
-		/* -D D is -f '%sD' with D's '%' taken literally. */
-		klog_buf_put(&fmt, "%s", 2);
-		for (const char *p = o->delim; *p != '\0'; p++)
-			klog_buf_put(&fmt, *p == '%' ? "%%" : p, *p == '%' ?
-			    2 : 1);
-	} else {
-		klog_buf_put(&fmt, o->format ? o->format : "%s\\n",
-		    strlen(o->format ? o->format : "%s\\n"));
-	}
-	klog_buf_put(&fmt, "", 1);
-	if (fmt.failed)
+	if (o->json)
+		rc = klog_outfmt_json(&f);
+	else if (o->delim != NULL)
+		rc = klog_outfmt_delimited(o->delim, &f, &err);
+	else
+		rc = klog_outfmt_compile(o->format ? o->format : "%s\\n", &f,
+		    &err);
+	if (rc == -KLOG_ENOMEM)
 		cli_misuse("out of memory");
-	rc = klog_outfmt_compile((const char *)fmt.data, &f, &err);
-	klog_buf_free(&fmt);
 	if (rc < 0)
 		cli_misuse("%s %s: %s", o->delim ? "-D" : "-f",
 		    o->delim ? o->delim : o->format, err.msg);
@@ -376,9 +326,7 @@ typedef struct run {
 	klog_consumer_t *c;
 	klog_zk_t *zk;             /* cluster mode */
 	klog_discovery_t *d;
-	klog_group_t *g;           /* -G */
-	int64_t committed_ms;
-	int commit_failed;         /* said once until one succeeds */
+	klog_member_t *mb;         /* -G */
 	klog_outfmt_t *fmt;
 	klog_buf_t out;
 	klog_offsetfile_t of;
@@ -441,6 +389,7 @@ fail:
 	return -1;
 }
 
+/* Render m; 1 if the run ends with it (stdout failed, or -c is reached). */
 static int
 emit(run_t *r, const klog_consumer_msg_t *m)
 {
@@ -454,9 +403,9 @@ emit(run_t *r, const klog_consumer_msg_t *m)
 	klog_outfmt_render(r->fmt, &rec, &r->out);
 	r->messages++;
 	r->bytes += m->payload_len;
-	if (r->o->unbuffered || r->out.len >= OUT_FLUSH)
-		return flush_out(r);
-	return 0;
+	if ((r->o->unbuffered || r->out.len >= OUT_FLUSH) && flush_out(r) < 0)
+		return 1;
+	return r->o->count > 0 && r->messages >= (uint64_t)r->o->count;
 }
 
 /* Consume until the end, the count, a signal or an error (returned). */
@@ -467,15 +416,12 @@ consume(run_t *r, klog_err_t *err)
 	int64_t now;
 	int rc;
 
-	while (!stop) {
+	while (!cli_stopped()) {
 		rc = klog_consumer_next(r->c, &m, err);
 		if (rc < 0)
 			return rc;
 		if (rc == KLOG_CONSUMER_MSG) {
-			if (emit(r, &m) < 0)
-				return 0;
-			if (r->o->count > 0 &&
-			    r->messages >= (uint64_t)r->o->count)
+			if (emit(r, &m))
 				return 0;
 			continue;
 		}
@@ -488,7 +434,7 @@ consume(run_t *r, klog_err_t *err)
 			return 0;
 		if (rc == KLOG_CONSUMER_DONE)
 			return 0;
-		now = klog_client_now_ms();
+		now = klog_clock_mono_ms();
 		if (now - r->saved_ms >= SAVE_EVERY_MS &&
 		    save_offsets(r, now) < 0)
 			return 0;
@@ -496,201 +442,21 @@ consume(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* ---- -G: a member of a consumer group ---- */
+/* ---- -G: a member of a consumer group (lib/member.c) ---- */
 
-/* Transient: ZooKeeper or a broker away for now; retried. */
 static int
-transient(int rc)
+member_flush(void *arg)
 {
-	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+	return flush_out(arg);
 }
 
 static void
-say(const run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-say(const run_t *r, const char *fmt, ...)
+member_say(void *arg, int detail, const char *line)
 {
-	va_list ap;
+	const run_t *r = arg;
 
-	if (r->o->quiet)
-		return;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* Tell the group how far stdout got (after a flush only). */
-static void
-note_positions(run_t *r)
-{
-	for (size_t i = 0; r->c != NULL && i < klog_consumer_count(r->c); i++)
-		klog_group_set_position(r->g, klog_consumer_partition(r->c, i),
-		    klog_consumer_position(r->c, i));
-}
-
-/* Commit what was written: flush stdout, then the positions. */
-static int
-group_commit(run_t *r, int64_t now)
-{
-	klog_err_t err = { 0 };
-	int rc;
-
-	if (flush_out(r) < 0)
-		return -1;
-	note_positions(r);
-	r->committed_ms = now;
-	if ((rc = klog_group_commit(r->g, &err)) < 0) {
-		if (!r->commit_failed)
-			say(r, "committing offsets: %s (will retry)",
-			    klog_err_text(&err, rc));
-		r->commit_failed = 1;
-		return rc;
-	}
-	r->commit_failed = 0;
-	return 0;
-}
-
-/* Stop reading: what was written is noted, what was fetched dropped. */
-static int
-stop_reading(run_t *r)
-{
-	if (r->c == NULL)
-		return 0;
-	if (flush_out(r) < 0)
-		return -1;
-	note_positions(r);
-	klog_consumer_close(r->c);
-	r->c = NULL;
-	return 0;
-}
-
-/* Read what the group gave us, from where the group got to. */
-static int
-start_reading(run_t *r, klog_err_t *err)
-{
-	size_t n = klog_group_count(r->g), k = 0;
-	const klog_group_part_t *gp;
-	klog_consumer_config_t cc = r->o->cc;
-	int32_t *parts;
-	klog_consumer_pos_t *starts;
-	struct stat sb;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	parts = calloc(n, sizeof(*parts));
-	starts = calloc(n, sizeof(*starts));
-	if (parts == NULL || starts == NULL) {
-		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		gp = klog_group_part(r->g, i);
-		parts[i] = gp->index;
-		if (gp->position >= 0) {
-			starts[k].partition = gp->index;
-			starts[k++].offset = gp->position;
-		}
-	}
-	cc.topic = r->o->topic;
-	cc.partitions = parts;
-	cc.npartitions = n;
-	cc.starts = starts;
-	cc.nstarts = k;
-	if ((rc = klog_consumer_open(r->d, &cc, &r->c, err)) < 0)
-		goto out;
-	klog_consumer_wake_on(r->c, klog_zk_event_fd(r->zk));
-	if (fstat(STDOUT_FILENO, &sb) == 0 &&
-	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
-		klog_consumer_watch(r->c, STDOUT_FILENO);
-	/* A new group's start (the end, say) is a position to commit. */
-	note_positions(r);
-out:
-	free(parts);
-	free(starts);
-	return rc;
-}
-
-/* Take ZooKeeper's news, for the discovery and the group. */
-static void
-group_events(run_t *r)
-{
-	klog_zk_event_t ev;
-	int changed;
-
-	while (klog_zk_next_event(r->zk, &ev) > 0) {
-		changed = klog_zkdiscovery_event(r->d, &ev);
-		klog_group_event(r->g, &ev, changed);
-		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED)
-			say(r, "zookeeper: connection lost; not reading until "
-			    "it is back");
-		else if (ev.type == KLOG_ZK_EVENT_EXPIRED)
-			say(r, "zookeeper: session expired; joining the group "
-			    "again");
-	}
-}
-
-static void
-say_assignment(run_t *r)
-{
-	char line[512], name[32];
-	size_t n = klog_group_count(r->g), len = 0;
-	const klog_group_part_t *p;
-
-	if (!r->o->verbose)
-		return;
-	line[0] = '\0';
-	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
-		p = klog_group_part(r->g, i);
-		snprintf(name, sizeof(name), " %d-%d", (int)p->broker_id,
-		    (int)p->partition);
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
-		    name);
-	}
-	say(r, "group \"%s\": member %s reads%s", r->o->group,
-	    klog_group_member_id(r->g), n ? line : " nothing");
-}
-
-/* A rebalance, then reading what is ours.  <0 only for a fatal error. */
-static int
-rebalance(run_t *r, klog_err_t *err)
-{
-	int moved = 0, rc;
-
-	if (stop_reading(r) < 0)
-		return 0;
-	rc = klog_group_rebalance(r->g, &moved, err);
-	if (rc < 0 && !transient(rc) && rc != -KLOG_ENOTOPIC)
-		return rc;
-	if (rc < 0 && r->o->verbose)
-		say(r, "rebalance: %s (will retry)", klog_err_text(err, rc));
-	if (moved)
-		say_assignment(r);
-	if (!klog_group_live(r->g))
-		return 0;
-	if ((rc = start_reading(r, err)) < 0) {
-		if (!transient(rc))
-			return rc;
-		say(r, "%s; trying again", klog_err_text(err, rc));
-		klog_group_later(r->g);
-	}
-	return 0;
-}
-
-/* Nothing to read: wait for ZooKeeper's news or the next retry. */
-static void
-idle(run_t *r)
-{
-	struct pollfd pfd = { .fd = klog_zk_event_fd(r->zk), .events = POLLIN };
-	int64_t wait = klog_group_wait_ms(r->g, klog_client_now_ms());
-
-	if (wait < 0 || wait > 1000)
-		wait = 1000;
-	if (poll(&pfd, 1, (int)wait) > 0)
-		group_events(r);
+	if (!r->o->quiet && (!detail || r->o->verbose))
+		fprintf(stderr, PROG ": %s\n", line);
 }
 
 /*
@@ -701,108 +467,42 @@ idle(run_t *r)
 static int
 consume_group(run_t *r, klog_err_t *err)
 {
-	const opts_t *o = r->o;
 	klog_consumer_msg_t m;
-	int64_t now;
 	int rc;
 
-	while (!stop && !r->stdout_errno) {
-		now = klog_client_now_ms();
-		if (!klog_group_live(r->g) && stop_reading(r) < 0)
-			return 0;
-		if (klog_group_due(r->g, now)) {
-			if ((rc = rebalance(r, err)) < 0)
-				return rc;
-			continue;
-		}
-		if (r->c == NULL) {
-			if (o->cc.exit_at_end && klog_group_live(r->g) &&
-			    klog_group_wait_ms(r->g, now) < 0)
-				return 0;
-			idle(r);
-			continue;
-		}
-		rc = klog_consumer_next(r->c, &m, err);
-		if (rc < 0 && transient(rc)) {
-			say(r, "%s; rebalancing", klog_err_text(err, rc));
-			stop_reading(r);
-			klog_group_later(r->g);
-			continue;
-		}
-		if (rc < 0)
+	while (!cli_stopped() && !r->stdout_errno) {
+		if ((rc = klog_member_next(r->mb, &m, err)) < 0)
 			return rc;
-		if (rc == KLOG_CONSUMER_MSG) {
-			if (emit(r, &m) < 0)
-				return 0;
-			if (o->count > 0 && r->messages >= (uint64_t)o->count)
-				return 0;
-			continue;
-		}
-		if (rc == KLOG_CONSUMER_NOTICE) {
-			say(r, "%s", err->msg);
-			continue;
-		}
-		if (flush_out(r) < 0)
-			return 0;
-		group_events(r);
-		if (rc == KLOG_CONSUMER_DONE &&
-		    klog_group_wait_ms(r->g, now) < 0)
-			return 0;
 		if (rc == KLOG_CONSUMER_DONE)
-			stop_reading(r);
-		now = klog_client_now_ms();
-		if (now - r->committed_ms >= o->commit_ms)
-			group_commit(r, now);
+			return 0;
+		if (rc == KLOG_CONSUMER_MSG && emit(r, &m))
+			return 0;
 	}
 	return 0;
 }
 
 /* -L: one line per partition: topic, partition, earliest, latest. */
-typedef struct lister {
-	klog_discovery_t *d;
-	const opts_t *o;
-	klog_buf_t *out;
-	int rc;
-	klog_err_t err;
-} lister_t;
-
 static int
-list_topic(void *arg, const char *topic, int partitions)
+list_line(void *arg, const char *topic, int32_t index, int64_t lo, int64_t hi)
 {
-	lister_t *l = arg;
-	int64_t lo, hi;
 	char line[KLOG_TOPIC_MAX + 80];
 	int n;
 
-	if (l->o->topic != NULL && strcmp(topic, l->o->topic) != 0)
-		return 0;
-	for (int i = 0; i < partitions; i++) {
-		if ((l->rc = klog_consumer_query_offset(l->d, topic, i,
-		    KLOG_OFFSET_EARLIEST, l->o->cc.connect_timeout_ms, &lo,
-		    &l->err)) < 0 || (l->rc = klog_consumer_query_offset(l->d,
-		    topic, i, KLOG_OFFSET_LATEST, l->o->cc.connect_timeout_ms,
-		    &hi, &l->err)) < 0)
-			return 1;
-		n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%"
-		    PRId64 "\n", topic, i, lo, hi);
-		klog_buf_put(l->out, line, (size_t)n);
-	}
+	n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%" PRId64 "\n",
+	    topic, (int)index, lo, hi);
+	klog_buf_put(arg, line, (size_t)n);
 	return 0;
 }
 
 static int
-list(run_t *r, klog_discovery_t *d)
+list(run_t *r)
 {
-	lister_t l = { .d = d, .o = r->o, .out = &r->out };
+	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_discovery_topics(d, list_topic, &l, &l.err)) == 0)
-		rc = l.rc;
-	if (rc == 0 && r->o->topic != NULL && r->out.len == 0)
-		rc = klog_err_set(&l.err, -KLOG_ENOTOPIC,
-		    "topic \"%s\" does not exist", r->o->topic);
-	if (rc < 0) {
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&l.err, rc));
+	if ((rc = klog_consumer_list(r->d, r->o->topic,
+	    r->o->cc.connect_timeout_ms, list_line, &r->out, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
 	return 0;
@@ -865,36 +565,37 @@ open_consumer(run_t *r, opts_t *o, klog_discovery_t *d)
 	return status;
 }
 
-static void
-set_signals(void)
+/* Stdout if it is a pipe or a socket, whose reader may go (| head): the
+ * consumer watches it then.  -1 otherwise. */
+static int
+stdout_pipe(void)
 {
-	struct sigaction sa;
+	struct stat sb;
 
-	/* The first signal stops cleanly; the second one kills. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* | head ends us quietly, like cat. */
-	signal(SIGPIPE, SIG_DFL);
+	if (fstat(STDOUT_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+		return STDOUT_FILENO;
+	return -1;
 }
 
 static int
 join_group(run_t *r, const opts_t *o)
 {
-	klog_group_config_t gc = { .group = o->group, .topic = o->topic };
+	klog_member_config_t mc = {
+		.group = { .group = o->group, .topic = o->topic },
+		.read = o->cc, .commit_ms = o->commit_ms,
+		.watch_fd = stdout_pipe(), .flush = member_flush,
+		.say = member_say, .arg = r,
+	};
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_group_open(r->zk, r->d, &gc, &r->g, &err)) < 0) {
+	if ((rc = klog_member_open(r->zk, r->d, &mc, &r->mb, &err)) < 0) {
 		if (rc == -KLOG_EINVAL)
 			cli_misuse("-G %s", err.msg);
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
-	r->committed_ms = klog_client_now_ms();
 	return 0;
 }
 
@@ -903,15 +604,11 @@ static int
 leave_group(run_t *r)
 {
 	klog_err_t err = { 0 };
-	int rc = 0;
+	int rc;
 
-	if (r->g == NULL)
-		return 0;
-	if (stop_reading(r) == 0 && (rc = klog_group_commit(r->g, &err)) < 0)
+	if ((rc = klog_member_leave(r->mb, &err)) < 0)
 		fprintf(stderr, PROG ": committing offsets: %s\n",
 		    klog_err_text(&err, rc));
-	klog_group_close(r->g);
-	r->g = NULL;
 	return rc < 0 ? klog_exit_for(rc) : 0;
 }
 
@@ -919,7 +616,6 @@ int
 main(int argc, char **argv)
 {
 	klog_err_t err = { 0 };
-	struct stat sb;
 	opts_t o;
 	run_t r;
 	int rc = 0, status;
@@ -930,10 +626,7 @@ main(int argc, char **argv)
 	klog_consumer_config_default(&o.cc);
 	o.count = -1;
 	o.commit_ms = COMMIT_EVERY_MS;
-	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
-	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
-		o.brokers = DEFAULT_BROKERS;
-	o.zookeeper = getenv("KLOG_ZOOKEEPER");
+	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
 	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
@@ -941,12 +634,15 @@ main(int argc, char **argv)
 		cli_misuse("-G %s", err.msg);
 	r.o = &o;
 	klog_buf_init(&r.out);
-	set_signals();
-	if ((status = cli_open_discovery(o.brokers, o.zookeeper,
-	    o.zk_session_ms, o.cc.connect_timeout_ms, &r.zk, &r.d)) != 0)
+	/* The first signal stops cleanly; the second one kills.  | head
+	 * ends us quietly, like cat. */
+	cli_catch_stop();
+	signal(SIGPIPE, SIG_DFL);
+	if ((status = cli_where_open(&o.where, o.cc.connect_timeout_ms, &r.zk,
+	    &r.d)) != 0)
 		goto out;
 	if (o.list) {
-		status = list(&r, r.d);
+		status = list(&r);
 		goto out;
 	}
 	r.fmt = compile_format(&o);
@@ -964,9 +660,8 @@ main(int argc, char **argv)
 	}
 	if ((status = open_consumer(&r, &o, r.d)) != 0)
 		goto out;
-	r.saved_ms = klog_client_now_ms();
-	if (fstat(STDOUT_FILENO, &sb) == 0 &&
-	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+	r.saved_ms = klog_clock_mono_ms();
+	if (stdout_pipe() >= 0)
 		klog_consumer_watch(r.c, STDOUT_FILENO);
 	rc = consume(&r, &err);
 done:
@@ -978,7 +673,7 @@ done:
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		status = klog_exit_for(rc);
 	}
-	if (flush_out(&r) == 0 && save_offsets(&r, klog_client_now_ms()) < 0 &&
+	if (flush_out(&r) == 0 && save_offsets(&r, klog_clock_mono_ms()) < 0 &&
 	    status == 0)
 		status = KLOG_EXIT_IOERR;
 	if ((rc = leave_group(&r)) != 0 && status == 0)
@@ -991,7 +686,7 @@ out:
 		cli_stdout_error(r.stdout_errno);
 		status = KLOG_EXIT_IOERR;
 	}
-	klog_group_close(r.g);
+	klog_member_close(r.mb);
 	klog_consumer_close(r.c);
 	klog_discovery_close(r.d);
 	klog_zk_close(r.zk);

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "klog/buf.h"
+#include "klog/client.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
 #include "klog/json.h"
@@ -50,7 +51,7 @@ enum reset_to {
 };
 
 typedef struct opts {
-	const char *zk;
+	cli_where_t where;   /* -Z */
 	const char *group;
 	const char *topic;
 	int header;
@@ -182,6 +183,8 @@ parse_opts(int argc, char **argv, opts_t *o)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":fg:hHJnt:T:Z:", longopts,
 	    NULL)) != -1) {
+		if (cli_where_option(&o->where, ch, optarg))
+			continue;
 		switch (ch) {
 		case 'f':
 			o->force = 1;
@@ -210,9 +213,6 @@ parse_opts(int argc, char **argv, opts_t *o)
 			/* A bare number is seconds. */
 			o->timeout_ms = cli_duration("-T", optarg, 1000, 1,
 			    3600000);
-			break;
-		case 'Z':
-			o->zk = optarg;
 			break;
 		case OPT_EXECUTE:
 			o->execute = 1;
@@ -289,7 +289,8 @@ check_opts(const char *cmd, opts_t *o)
 		cli_misuse("%s", err.msg);
 	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
 		cli_misuse("%s", err.msg);
-	if (o->zk == NULL || o->zk[0] == '\0')
+	cli_where_check(&o->where);
+	if (o->where.zookeeper == NULL)
 		cli_misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER");
 }
 
@@ -509,7 +510,9 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
     int timeout_ms, int64_t *off, klog_err_t *err)
 {
 	const klog_cluster_broker_t *br;
+	klog_client_addr_t addr;
 	klog_err_t e = { 0, "" };
+	char what[KLOG_CLUSTER_HOST_MAX + KLOG_TOPIC_MAX + 32];
 	size_t i;
 	int rc;
 
@@ -521,8 +524,12 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
 		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
 		    "%d-%d: broker %d: unavailable", topic, (int)p->broker,
 		    (int)p->part, (int)p->broker);
-	rc = klog_cluster_query_offset(br->host, br->port, topic, p->part,
-	    time, timeout_ms, off, &e);
+	snprintf(addr.host, sizeof(addr.host), "%s", br->host);
+	snprintf(addr.port, sizeof(addr.port), "%d", br->port);
+	snprintf(what, sizeof(what), "%s:%d: %s %d", br->host, br->port, topic,
+	    (int)p->part);
+	rc = klog_client_query_offset_at(&addr, topic, p->part, time,
+	    timeout_ms, what, off, &e);
 	if (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_ECLOSED)
 		b->dead[i] = 1;
 	if (rc < 0)
@@ -873,15 +880,12 @@ main(int argc, char **argv)
 	int rc, status;
 
 	cli_init(PROG);
-	o.zk = getenv("KLOG_ZOOKEEPER");
+	cli_where_init(&o.where);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
-	rc = klog_zk_open(o.zk, KLOG_ZK_DEFAULT_SESSION_MS, (int)o.timeout_ms,
-	    &zk, &err);
-	if (rc == -KLOG_EINVAL)
-		cli_misuse("-Z %s", klog_err_text(&err, rc));
-	if (rc < 0)
-		return fail(rc, &err);
+	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_session_ms,
+	    (int)o.timeout_ms, &zk)) < 0)
+		return klog_exit_for(rc);
 	klog_buf_init(&line);
 	if (strcmp(cmd, "list") == 0)
 		rc = cmd_list(zk, &o, &line, &err);

@@ -6,13 +6,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "klog/clock.h"
 #include "klog/client.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
@@ -25,7 +25,6 @@
 #include "klog/zkdiscovery.h"
 
 #define PROG "klog-produce"
-#define DEFAULT_BROKERS "127.0.0.1:9092"
 
 enum {
 	OPT_BATCH = 256,
@@ -34,28 +33,15 @@ enum {
 	OPT_RETRY_FOR,
 	OPT_STRIP_KEY,
 	OPT_VERSION,
-	OPT_ZK_SESSION,
 };
 
 typedef struct opts {
-	const char *brokers;
-	const char *zookeeper;     /* cluster mode, or NULL */
-	int brokers_given;
-	int zk_session_ms;
+	cli_where_t where;         /* -b, -Z, --zk-session-timeout */
 	klog_producer_config_t pc;
 	klog_buf_t delim;
 	klog_buf_t keydelim;       /* empty: no -K */
 	int strip_key, json, verbose, quiet;
 } opts_t;
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void
 usage(FILE *f)
@@ -73,7 +59,7 @@ usage(FILE *f)
 	    "\n"
 	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
 	    "$KLOG_BROKERS or\n"
-	    "                         " DEFAULT_BROKERS ")\n"
+	    "                         " CLI_DEFAULT_BROKERS ")\n"
 	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
 	    "ZooKeeper at\n"
 	    "                         host:port[,...][/chroot] (default: "
@@ -159,15 +145,17 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "zk-session-timeout", required_argument, NULL,
-		    OPT_ZK_SESSION },
+		    CLI_OPT_ZK_SESSION },
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, zk_given = 0;
+	int ch;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vZ:z:",
 	    longopts, NULL)) != -1) {
+		if (cli_where_option(&o->where, ch, optarg))
+			continue;
 		switch (ch) {
 		case '0':
 			klog_buf_reset(&o->delim);
@@ -182,21 +170,6 @@ parse_args(int argc, char **argv, opts_t *o)
 				o->pc.acks = optarg[0] - '0';
 			else
 				cli_misuse("-a %s: expected 0, 1 or all",
-				    optarg);
-			break;
-		case 'b':
-			o->brokers = optarg;
-			o->brokers_given = 1;
-			break;
-		case 'Z':
-			o->zookeeper = optarg;
-			zk_given = 1;
-			break;
-		case OPT_ZK_SESSION:
-			o->zk_session_ms = (int)duration("--zk-session-timeout",
-			    optarg, 3600000);
-			if (o->zk_session_ms < 100)
-				cli_misuse("--zk-session-timeout %s: too small",
 				    optarg);
 			break;
 		case 'D':
@@ -265,12 +238,7 @@ parse_args(int argc, char **argv, opts_t *o)
 	}
 	if (optind < argc)
 		cli_misuse("%s: unexpected argument", argv[optind]);
-	if (o->brokers_given && zk_given)
-		cli_misuse("-b and -Z cannot be used together");
-	if (o->brokers_given)
-		o->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
-	if (o->zookeeper != NULL && *o->zookeeper == '\0')
-		o->zookeeper = NULL;
+	cli_where_check(&o->where);
 	if (o->pc.topic == NULL)
 		cli_misuse("no topic given (-t)");
 	if (o->quiet && o->verbose)
@@ -401,7 +369,7 @@ pump(run_t *r, klog_err_t *err)
 {
 	int idle = 1, rc;
 
-	while (!stop) {
+	while (!cli_stopped()) {
 		rc = klog_producer_poll(r->p,
 		    klog_producer_busy(r->p) ? -1 : STDIN_FILENO,
 		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
@@ -445,7 +413,7 @@ report(const run_t *r, int64_t start_ms)
 		    " reconnects, %.3f s\n", st.records, st.acked, verb,
 		    st.failed, st.bytes, st.requests, st.resent,
 		    st.reconnects,
-		    (double)(klog_client_now_ms() - start_ms) / 1000.0);
+		    (double)(klog_clock_mono_ms() - start_ms) / 1000.0);
 	if (klog_producer_error(r->p) != NULL)
 		fprintf(stderr, PROG ": %s\n", klog_producer_error(r->p));
 	if (missing > 0)
@@ -475,9 +443,8 @@ connect_producer(run_t *r)
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = cli_open_discovery(r->o->brokers, r->o->zookeeper,
-	    r->o->zk_session_ms, r->o->pc.connect_timeout_ms, &r->zk,
-	    &r->d)) != 0)
+	if ((rc = cli_where_open(&r->o->where, r->o->pc.connect_timeout_ms,
+	    &r->zk, &r->d)) != 0)
 		return rc;
 	if ((rc = klog_producer_open(r->d, &r->o->pc, &r->p, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
@@ -492,11 +459,10 @@ connect_producer(run_t *r)
 int
 main(int argc, char **argv)
 {
-	struct sigaction sa;
 	klog_err_t err = { 0 };
 	opts_t o;
 	run_t r;
-	int64_t start_ms = klog_client_now_ms();
+	int64_t start_ms = klog_clock_mono_ms();
 	int rc, status;
 
 	cli_init(PROG);
@@ -506,21 +472,13 @@ main(int argc, char **argv)
 	klog_buf_init(&o.delim);
 	klog_buf_init(&o.keydelim);
 	klog_buf_put(&o.delim, "\n", 1);
-	if ((o.brokers = getenv("KLOG_BROKERS")) == NULL || *o.brokers == '\0')
-		o.brokers = DEFAULT_BROKERS;
-	o.zookeeper = getenv("KLOG_ZOOKEEPER");
-	o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
+	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
 	if (klog_topic_validate(o.pc.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
 
 	/* The first signal drains and exits; the second one kills. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop();
 
 	r.o = &o;
 	klog_buf_init(&r.payload);

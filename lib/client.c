@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "klog/clock.h"
 #include "klog/client.h"
 #include "klog/format.h"
 #include "klog/parse.h"
@@ -27,15 +27,6 @@ struct klog_client {
 	size_t last_len;     /* the response handed out last, dropped later */
 	size_t max_response;
 };
-
-int64_t
-klog_client_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int
 klog_client_parse_brokers(const char *list, klog_client_addr_t **out,
@@ -82,7 +73,7 @@ wait_fd(int fd, short events, int64_t deadline)
 	int n;
 
 	for (;;) {
-		left = deadline - klog_client_now_ms();
+		left = deadline - klog_clock_mono_ms();
 		if (left <= 0)
 			return -KLOG_ETIMEDOUT;
 		n = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
@@ -132,7 +123,7 @@ klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 	    .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int64_t deadline = klog_client_now_ms() + timeout_ms;
+	int64_t deadline = klog_clock_mono_ms() + timeout_ms;
 	klog_client_t *c;
 	int fd = -1, gai, e = ECONNREFUSED;
 
@@ -360,7 +351,7 @@ int
 klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
     int16_t *error, const uint8_t **body, size_t *len, klog_err_t *err)
 {
-	int64_t deadline = klog_client_now_ms() + timeout_ms;
+	int64_t deadline = klog_clock_mono_ms() + timeout_ms;
 	klog_resp_header_t h;
 	int rc;
 
@@ -387,4 +378,72 @@ klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
 timeout:
 	return klog_err_set(err, -KLOG_ETIMEDOUT, "%s: no answer within %d ms",
 	    c->name, timeout_ms);
+}
+
+/* A line about the broker's answer: "<what>: why". */
+static int
+answer_error(klog_err_t *err, int rc, const char *what, const char *topic,
+    int32_t part, const char *why)
+{
+	if (what == NULL)
+		return klog_err_set(err, rc, "topic \"%s\" partition %d: %s",
+		    topic, (int)part, why);
+	return klog_err_set(err, rc, "%s: %s", what, why);
+}
+
+int
+klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
+    int64_t time, int timeout_ms, const char *what, int64_t *offset,
+    klog_err_t *err)
+{
+	klog_offsets_part_t q = { { topic, (uint16_t)strlen(topic) }, part,
+	    time, 1 };
+	klog_offsets_result_t res;
+	const uint8_t *body;
+	int16_t error;
+	uint32_t n = 0;
+	size_t len;
+	int32_t id = klog_client_next_id(c);
+	int rc;
+
+	if ((rc = klog_proto_encode_offsets(&c->out, id, &q, 1)) < 0)
+		return klog_err_set(err, rc, "%s: offsets request: %s",
+		    c->name, klog_strerror(rc));
+	if ((rc = klog_client_call(c, id, timeout_ms, &error, &body, &len,
+	    err)) < 0)
+		return rc;
+	/* A refusal of the whole request has no body to decode. */
+	if (error == KLOG_WIRE_NONE) {
+		if (klog_proto_decode_offsets_resp(body, len, &res, 1, &n) < 0 ||
+		    n != 1)
+			return klog_err_set(err, -KLOG_EPROTO,
+			    "%s: malformed offsets response", c->name);
+		error = res.error;
+	}
+	if (error != KLOG_WIRE_NONE)
+		return answer_error(err, klog_wire_error_to_klog(error), what,
+		    topic, part, klog_wire_error_name(error));
+	if (res.count < 1)
+		return answer_error(err, -KLOG_ENOENT, what, topic, part,
+		    "no offset that old");
+	*offset = klog_proto_offset_at(&res, 0);
+	return 0;
+}
+
+int
+klog_client_query_offset_at(const klog_client_addr_t *addr,
+    const char *topic, int32_t part, int64_t time, int timeout_ms,
+    const char *what, int64_t *offset, klog_err_t *err)
+{
+	int64_t deadline = klog_clock_mono_ms() + timeout_ms, left;
+	klog_client_t *c;
+	int rc;
+
+	if ((rc = klog_client_open(addr, timeout_ms, &c, err)) < 0)
+		return rc;
+	left = deadline - klog_clock_mono_ms();
+	rc = klog_client_query_offset(c, topic, part, time,
+	    left > 0 ? (int)left : 1, what, offset, err);
+	klog_client_close(c);
+	return rc;
 }

@@ -11,12 +11,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "klog/client.h"
 #include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/json.h"
 #include "klog/names.h"
-#include "klog/proto.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 
@@ -922,74 +920,4 @@ klog_cluster_group_delete(klog_zk_t *zk, const char *group, klog_err_t *err)
 	if (rc < 0)
 		return rc;
 	return klog_zk_delete_tree(zk, path, err);
-}
-
-int
-klog_cluster_query_offset(const char *host, int port, const char *topic,
-    int32_t part, int64_t time, int timeout_ms, int64_t *offset,
-    klog_err_t *err)
-{
-	klog_client_addr_t addr;
-	klog_client_t *c = NULL;
-	klog_offsets_part_t req;
-	klog_offsets_result_t res;
-	const uint8_t *body;
-	size_t len;
-	uint32_t n;
-	int16_t error;
-	int32_t id;
-	int64_t deadline = klog_client_now_ms() + timeout_ms, left;
-	int rc;
-
-	if (klog_topic_validate(topic, err) < 0)
-		return -KLOG_ETOPIC;
-	if (fmt(addr.host, sizeof(addr.host), "%s", host) < 0)
-		return klog_err_set(err, -KLOG_EINVAL, "host name too long");
-	snprintf(addr.port, sizeof(addr.port), "%d", port);
-	if ((rc = klog_client_open(&addr, timeout_ms, &c, err)) < 0)
-		return rc;
-	req.topic.p = topic;
-	req.topic.len = (uint16_t)strlen(topic);
-	req.partition = part;
-	req.time = time;
-	req.max = 1;
-	id = klog_client_next_id(c);
-	if ((rc = klog_proto_encode_offsets(klog_client_out(c), id, &req,
-	    1)) < 0) {
-		klog_err_set(err, rc, "%s: encode offsets request",
-		    klog_client_name(c));
-		goto out;
-	}
-	left = deadline - klog_client_now_ms();
-	rc = klog_client_call(c, id, left > 0 ? (int)left : 1, &error, &body,
-	    &len, err);
-	if (rc < 0)
-		goto out;
-	if (error == KLOG_WIRE_NONE) {
-		rc = klog_proto_decode_offsets_resp(body, len, &res, 1, &n);
-		if (rc == 0 && n != 1)
-			rc = -KLOG_EPROTO;
-		if (rc < 0) {
-			rc = klog_err_set(err, -KLOG_EPROTO, "%s: malformed "
-			    "offsets response", klog_client_name(c));
-			goto out;
-		}
-		error = res.error;
-	}
-	if (error != KLOG_WIRE_NONE) {
-		rc = klog_err_set(err, klog_wire_error_to_klog(error),
-		    "%s: %s %d: %s", klog_client_name(c), topic, (int)part,
-		    klog_wire_error_name(error));
-		goto out;
-	}
-	if (res.count < 1) {
-		rc = klog_err_set(err, -KLOG_ENOENT, "%s: %s %d: no offset "
-		    "that old", klog_client_name(c), topic, (int)part);
-		goto out;
-	}
-	*offset = klog_proto_offset_at(&res, 0);
-	rc = 0;
-out:
-	klog_client_close(c);
-	return rc;
 }

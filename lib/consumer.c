@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "klog/clock.h"
 #include "klog/consumer.h"
 #include "klog/names.h"
 #include "klog/verify.h"
@@ -78,48 +79,11 @@ klog_consumer_config_default(klog_consumer_config_t *cfg)
 
 /* ---- OFFSETS ---- */
 
+/* One offset of partition index, asked of the broker the discovery names:
+ * the connect and the answer each within timeout_ms. */
 static int
-query(klog_client_t *c, const char *topic, int32_t partition, int64_t time,
-    int timeout_ms, int64_t *offset, klog_err_t *err)
-{
-	klog_offsets_part_t q = { { topic, (uint16_t)strlen(topic) },
-	    partition, time, 1 };
-	klog_offsets_result_t res;
-	const uint8_t *body;
-	int16_t error;
-	uint32_t n = 0;
-	size_t len;
-	int32_t id = klog_client_next_id(c);
-	int rc;
-
-	if ((rc = klog_proto_encode_offsets(klog_client_out(c), id, &q, 1)) <
-	    0)
-		return klog_err_set(err, rc, "offsets request: %s",
-		    klog_strerror(rc));
-	if ((rc = klog_client_call(c, id, timeout_ms, &error, &body, &len,
-	    err)) < 0)
-		return rc;
-	if (error != KLOG_WIRE_NONE || klog_proto_decode_offsets_resp(body,
-	    len, &res, 1, &n) < 0 || n != 1)
-		return klog_err_set(err, -KLOG_EPROTO,
-		    "%s: bad offsets response (%s)", klog_client_name(c),
-		    klog_wire_error_name(error));
-	if (res.error != KLOG_WIRE_NONE)
-		return klog_err_set(err, klog_wire_error_to_klog(res.error),
-		    "topic \"%s\" partition %d: %s", topic, (int)partition,
-		    klog_wire_error_name(res.error));
-	if (res.count < 1)
-		return klog_err_set(err, -KLOG_ENOENT,
-		    "topic \"%s\" partition %d: no offset that old", topic,
-		    (int)partition);
-	*offset = klog_proto_offset_at(&res, 0);
-	return 0;
-}
-
-int
-klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
-    int32_t index, int64_t time, int timeout_ms, int64_t *offset,
-    klog_err_t *err)
+ask_offset(klog_discovery_t *d, const char *topic, int32_t index,
+    int64_t time, int timeout_ms, int64_t *offset, klog_err_t *err)
 {
 	klog_discovery_part_t where;
 	klog_client_t *c;
@@ -129,8 +93,57 @@ klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
 		return rc;
 	if ((rc = klog_client_open(&where.addr, timeout_ms, &c, err)) < 0)
 		return rc;
-	rc = query(c, topic, where.partition, time, timeout_ms, offset, err);
+	rc = klog_client_query_offset(c, topic, where.partition, time,
+	    timeout_ms, NULL, offset, err);
 	klog_client_close(c);
+	return rc;
+}
+
+struct lister {
+	klog_discovery_t *d;
+	const char *topic;          /* the one to list, or NULL */
+	int timeout_ms;
+	klog_consumer_list_fn fn;
+	void *arg;
+	size_t listed;              /* partitions handed to fn */
+	int rc;                     /* why it stopped */
+	klog_err_t *err;
+};
+
+static int
+list_topic(void *arg, const char *topic, int partitions)
+{
+	struct lister *l = arg;
+	int64_t lo, hi;
+
+	if (l->topic != NULL && strcmp(topic, l->topic) != 0)
+		return 0;
+	for (int i = 0; i < partitions; i++) {
+		if ((l->rc = ask_offset(l->d, topic, i, KLOG_OFFSET_EARLIEST,
+		    l->timeout_ms, &lo, l->err)) < 0 ||
+		    (l->rc = ask_offset(l->d, topic, i, KLOG_OFFSET_LATEST,
+		    l->timeout_ms, &hi, l->err)) < 0)
+			return 1;
+		l->listed++;
+		if (l->fn(l->arg, topic, i, lo, hi) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
+    klog_consumer_list_fn fn, void *arg, klog_err_t *err)
+{
+	struct lister l = { .d = d, .topic = topic, .timeout_ms = timeout_ms,
+	    .fn = fn, .arg = arg, .err = err };
+	int rc;
+
+	if ((rc = klog_discovery_topics(d, list_topic, &l, err)) == 0)
+		rc = l.rc;
+	if (rc == 0 && topic != NULL && l.listed == 0)
+		rc = klog_err_set(err, -KLOG_ENOTOPIC,
+		    "topic \"%s\" does not exist", topic);
 	return rc;
 }
 
@@ -362,7 +375,7 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 	if (l->c == NULL && now >= l->retry_at && link_active(c, li)) {
 		if (klog_client_open(&l->addr, c->cfg.connect_timeout_ms,
 		    &l->c, &e) < 0) {
-			now = klog_client_now_ms();
+			now = klog_clock_mono_ms();
 			link_down(l, now, e.msg);
 			if (now - l->down_since >= c->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
@@ -388,7 +401,7 @@ static int
 wait_response(klog_consumer_t *c, klog_err_t *err)
 {
 	struct pollfd pfd[c->nlinks + 2];
-	int64_t now = klog_client_now_ms(), next = -1;
+	int64_t now = klog_clock_mono_ms(), next = -1;
 	const uint8_t *body;
 	klog_resp_header_t h;
 	klog_err_t e = { 0 };
@@ -422,7 +435,7 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ECLOSED, "output closed");
 	if (pfd[c->nlinks + 1].revents != 0)
 		n--;
-	now = klog_client_now_ms();
+	now = klog_clock_mono_ms();
 	for (int i = 0; i < c->nlinks && n > 0; i++) {
 		l = &c->links[i];
 		if (l->c == NULL || pfd[i].revents == 0)
@@ -602,8 +615,8 @@ resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	int64_t start = o ? o->offset : c->cfg.start, time;
 	int rc;
 
-	if (c->cfg.exit_at_end && (rc = query(cl, c->topic, p->partition,
-	    KLOG_OFFSET_LATEST, tmo, &p->end, err)) < 0)
+	if (c->cfg.exit_at_end && (rc = klog_client_query_offset(cl, c->topic,
+	    p->partition, KLOG_OFFSET_LATEST, tmo, NULL, &p->end, err)) < 0)
 		return rc;
 	if (start >= 0) {
 		set_position(c, p, start);
@@ -613,11 +626,12 @@ resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	time = start == KLOG_CONSUMER_END ? KLOG_OFFSET_LATEST :
 	    start == KLOG_CONSUMER_BEGINNING ? KLOG_OFFSET_EARLIEST :
 	    c->cfg.start_time_ms;
-	rc = query(cl, c->topic, p->partition, time, tmo, &start, err);
+	rc = klog_client_query_offset(cl, c->topic, p->partition, time, tmo,
+	    NULL, &start, err);
 	/* Every segment is newer than the time: start at the beginning. */
 	if (rc == -KLOG_ENOENT && time >= 0)
-		rc = query(cl, c->topic, p->partition, KLOG_OFFSET_EARLIEST,
-		    tmo, &start, err);
+		rc = klog_client_query_offset(cl, c->topic, p->partition,
+		    KLOG_OFFSET_EARLIEST, tmo, NULL, &start, err);
 	if (rc < 0)
 		return rc;
 	set_position(c, p, start);

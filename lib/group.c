@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/group.h"
 #include "klog/names.h"
@@ -85,7 +86,7 @@ static void
 schedule(klog_group_t *g, int64_t delay_ms)
 {
 	g->pending = 1;
-	g->retry_at = klog_client_now_ms() + delay_ms;
+	g->retry_at = klog_clock_mono_ms() + delay_ms;
 }
 
 static void

@@ -200,6 +200,26 @@ out:
 }
 
 int
+klog_outfmt_delimited(const char *delim, klog_outfmt_t **out,
+    klog_err_t *err)
+{
+	klog_buf_t fmt;
+	int rc;
+
+	klog_buf_init(&fmt);
+	klog_buf_put(&fmt, "%s", 2);
+	for (const char *p = delim; *p != '\0'; p++)
+		klog_buf_put(&fmt, *p == '%' ? "%%" : p, *p == '%' ? 2 : 1);
+	klog_buf_put(&fmt, "", 1);
+	if (fmt.failed)
+		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	else
+		rc = klog_outfmt_compile((const char *)fmt.data, out, err);
+	klog_buf_free(&fmt);
+	return rc;
+}
+
+int
 klog_outfmt_json(klog_outfmt_t **out)
 {
 	klog_outfmt_t *f;

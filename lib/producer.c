@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/clock.h"
 #include "klog/format.h"
 #include "klog/names.h"
 #include "klog/producer.h"
@@ -338,7 +339,7 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 			return 0;
 		if (klog_client_open(&l->addr, p->cfg.connect_timeout_ms,
 		    &l->c, &e) < 0) {
-			now = klog_client_now_ms();
+			now = klog_clock_mono_ms();
 			link_down(l, now, &e);
 			if (now - l->down_since >= p->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
@@ -459,7 +460,7 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 			return rc;
 	}
 	if (r == NULL) {
-		if ((r = req_new(p, idx, klog_client_now_ms())) == NULL)
+		if ((r = req_new(p, idx, klog_clock_mono_ms())) == NULL)
 			return -KLOG_ENOMEM;
 		p->open[idx] = r;
 		p->nopen++;
@@ -527,7 +528,7 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
     klog_err_t *err)
 {
 	struct pollfd pfd[p->nlinks + 2];
-	int64_t now = klog_client_now_ms(), next;
+	int64_t now = klog_clock_mono_ms(), next;
 	struct link *l;
 	int n = 0, rc, wait;
 
@@ -569,7 +570,7 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 		return klog_err_set(err, -KLOG_EIO, "poll: %s",
 		    strerror(errno));
 	}
-	now = klog_client_now_ms();
+	now = klog_clock_mono_ms();
 	for (int i = 0; i < p->nlinks && n > 0; i++) {
 		l = &p->links[i];
 		if (l->c == NULL || pfd[i].revents == 0)
@@ -798,7 +799,7 @@ move_requests(klog_producer_t *p, struct link *l, int64_t now)
 int
 klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
 {
-	int64_t now = klog_client_now_ms();
+	int64_t now = klog_clock_mono_ms();
 	int n, rc;
 
 	if ((n = klog_discovery_partitions(p->d, p->topic, err)) < 0)
@@ -856,7 +857,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	}
 	if ((rc = map_partitions(p, rc, err)) < 0)
 		goto fail;
-	p->sticky = (int)(klog_client_now_ms() % p->npart);
+	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
 	*out = p;
 	return 0;
 fail:

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "klog/zkdiscovery.h"
 
 static const char *prog = "klog";
+static volatile sig_atomic_t stopped;
 
 void
 cli_init(const char *name)
@@ -101,6 +103,32 @@ cli_version(void)
 	exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR : KLOG_EXIT_OK);
 }
 
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+void
+cli_catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int
+cli_stopped(void)
+{
+	return stopped;
+}
+
 int
 cli_stdout_check(void)
 {
@@ -116,29 +144,84 @@ cli_stdout_error(int errnum)
 	fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errnum));
 }
 
+void
+cli_where_init(cli_where_t *w)
+{
+	memset(w, 0, sizeof(*w));
+	if ((w->brokers = getenv("KLOG_BROKERS")) == NULL ||
+	    *w->brokers == '\0')
+		w->brokers = CLI_DEFAULT_BROKERS;
+	w->zookeeper = getenv("KLOG_ZOOKEEPER");
+	w->zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
+}
+
 int
-cli_open_discovery(const char *brokers, const char *zookeeper,
-    int zk_session_ms, int connect_timeout_ms, klog_zk_t **zk,
+cli_where_option(cli_where_t *w, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'b':
+		w->brokers = arg;
+		w->brokers_given = 1;
+		return 1;
+	case 'Z':
+		w->zookeeper = arg;
+		w->zk_given = 1;
+		return 1;
+	case CLI_OPT_ZK_SESSION:
+		/* A bare number is milliseconds. */
+		w->zk_session_ms = (int)cli_duration("--zk-session-timeout",
+		    arg, 1, 100, 3600000);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void
+cli_where_check(cli_where_t *w)
+{
+	if (w->brokers_given && w->zk_given)
+		cli_misuse("-b and -Z cannot be used together");
+	if (w->brokers_given)
+		w->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
+	if (w->zookeeper != NULL && *w->zookeeper == '\0')
+		w->zookeeper = NULL;
+}
+
+int
+cli_zk_open(const char *connect, int session_ms, int connect_timeout_ms,
+    klog_zk_t **zk)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if ((rc = klog_zk_open(connect, session_ms, connect_timeout_ms, zk,
+	    &err)) < 0) {
+		if (rc == -KLOG_EINVAL)
+			cli_misuse("-Z %s", klog_err_text(&err, rc));
+		fprintf(stderr, "%s: %s\n", prog, klog_err_text(&err, rc));
+	}
+	return rc;
+}
+
+int
+cli_where_open(const cli_where_t *w, int connect_timeout_ms, klog_zk_t **zk,
     klog_discovery_t **d)
 {
 	klog_err_t err = { 0 };
 	int rc;
 
-	if (zookeeper == NULL) {
-		if (klog_discovery_open_static(brokers, connect_timeout_ms, d,
-		    &err) < 0)
-			cli_misuse("-b %s: %s", brokers, err.msg);
+	if (w->zookeeper == NULL) {
+		if (klog_discovery_open_static(w->brokers, connect_timeout_ms,
+		    d, &err) < 0)
+			cli_misuse("-b %s: %s", w->brokers, err.msg);
 		return 0;
 	}
-	if ((rc = klog_zk_open(zookeeper, zk_session_ms, connect_timeout_ms,
-	    zk, &err)) < 0) {
-		if (rc == -KLOG_EINVAL)
-			cli_misuse("-Z %s", err.msg);
-		fprintf(stderr, "%s: %s\n", cli_prog(), klog_err_text(&err, rc));
+	if (cli_zk_open(w->zookeeper, w->zk_session_ms, connect_timeout_ms,
+	    zk) < 0)
 		return KLOG_EXIT_UNAVAILABLE;
-	}
 	if ((rc = klog_zkdiscovery_open(*zk, d, &err)) < 0) {
-		fprintf(stderr, "%s: %s\n", cli_prog(), klog_err_text(&err, rc));
+		fprintf(stderr, "%s: %s\n", prog, klog_err_text(&err, rc));
 		return KLOG_EXIT_FAIL;
 	}
 	return 0;

@@ -1,7 +1,8 @@
 /*
  * What every klog main shares: the program name in messages, usage errors,
- * strict option values, --version, -h, and the final check of stdout.
- * These print and exit, so they belong to the mains, not to the library.
+ * strict option values, --version, -h, the final check of stdout, and for
+ * the client tools where the brokers are (-b, -Z).  These print and exit,
+ * so they belong to the mains, not to the library.
  *
  * A main calls cli_init("klog-x") first; every message then starts with
  * "klog-x: ".  A usage error is one line plus "Try 'klog-x -h'" on stderr
@@ -52,6 +53,14 @@ void cli_help(void (*usage)(FILE *)) __attribute__((noreturn));
 void cli_version(void) __attribute__((noreturn));
 
 /*
+ * Catch SIGINT and SIGTERM once: the first one makes cli_stopped() true,
+ * for the main to end its run cleanly (drain, commit, save); the second
+ * one kills, since the handler resets itself.
+ */
+void cli_catch_stop(void);
+int cli_stopped(void);
+
+/*
  * At the end of a run: flush stdout and check that every write to it
  * worked.  Returns 0, or says "prog: stdout: <reason>" and returns 74.
  */
@@ -61,13 +70,52 @@ int cli_stdout_check(void);
 void cli_stdout_error(int errnum);
 
 /*
- * Where a client tool finds its brokers: the -b list when zookeeper is
- * NULL (*zk stays NULL), else a ZooKeeper session and the discovery over
- * it.  Returns 0, or an exit status after saying why; a malformed -b or -Z
- * is a usage error.
+ * Where a client tool finds its brokers: -b/--broker HOST:PORT[,...]
+ * (default $KLOG_BROKERS, else CLI_DEFAULT_BROKERS), or -Z/--zookeeper
+ * CONNECT (default $KLOG_ZOOKEEPER, unless -b is given) with
+ * --zk-session-timeout.  A main calls cli_where_init() before its getopt
+ * loop, offers every option to cli_where_option() first, and calls
+ * cli_where_check() once after the loop, where its other conflicts are
+ * checked.  A tool takes only the options its optstring and longopts name
+ * (klog-group: -Z alone).
  */
-int cli_open_discovery(const char *brokers, const char *zookeeper,
-    int zk_session_ms, int connect_timeout_ms, klog_zk_t **zk,
-    klog_discovery_t **d);
+#define CLI_DEFAULT_BROKERS "127.0.0.1:9092"
+/* getopt_long()'s value for --zk-session-timeout: above every main's own
+ * long-only options, which count up from 256. */
+#define CLI_OPT_ZK_SESSION 0x1000
+
+typedef struct cli_where {
+	const char *brokers;
+	const char *zookeeper;     /* after cli_where_check(): NULL unless
+	                              cluster mode */
+	int zk_session_ms;
+	int brokers_given;
+	int zk_given;
+} cli_where_t;
+
+void cli_where_init(cli_where_t *w);
+/* Take option ch of getopt_long() with its argument: 1 if it was one of
+ * these (a bad value is a usage error), 0 if it is the main's. */
+int cli_where_option(cli_where_t *w, int ch, const char *arg);
+/* -b and -Z together is a usage error; -b wins over $KLOG_ZOOKEEPER; an
+ * empty -Z is none. */
+void cli_where_check(cli_where_t *w);
+
+/*
+ * Open what w names: the -b list when w->zookeeper is NULL (*zk stays
+ * NULL), else a ZooKeeper session and the discovery over it.  Returns 0,
+ * or an exit status after saying why; a malformed -b or -Z is a usage
+ * error.
+ */
+int cli_where_open(const cli_where_t *w, int connect_timeout_ms,
+    klog_zk_t **zk, klog_discovery_t **d);
+
+/*
+ * A ZooKeeper session for -Z connect: 0, or the error code after saying
+ * why ("prog: zookeeper ...: not connected in time"); a malformed connect
+ * string is a usage error.  The caller picks the exit status.
+ */
+int cli_zk_open(const char *connect, int session_ms, int connect_timeout_ms,
+    klog_zk_t **zk);
 
 #endif

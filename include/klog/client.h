@@ -2,9 +2,10 @@
  * One TCP connection to a broker, speaking the framing of proto.h.
  *
  * The connection is non-blocking and does no waiting of its own except in
- * klog_client_open() and klog_client_call(): the producer and the consumer
- * drive it from their poll loops, which is what lets a producer keep many
- * requests in flight (pipelining) while it reads stdin.  Requests on one
+ * klog_client_open() and klog_client_call() (and the one-off OFFSETS
+ * question built on it, klog_client_query_offset()): the producer and the
+ * consumer drive it from their poll loops, which is what lets a producer
+ * keep many requests in flight (pipelining) while it reads stdin.  Requests on one
  * connection are answered in order, each response carrying the correlation
  * id of its request.  Writes use MSG_NOSIGNAL, so a broker that goes away
  * is an error return, never a SIGPIPE.
@@ -121,7 +122,31 @@ int klog_client_detach(klog_client_t *c, klog_buf_t *spare);
 int klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
     int16_t *error, const uint8_t **body, size_t *len, klog_err_t *err);
 
-/* CLOCK_MONOTONIC in milliseconds, for deadlines. */
-int64_t klog_client_now_ms(void);
+/*
+ * Ask c's broker for one offset of partition part (the broker's own
+ * number) of topic, one OFFSETS round trip within timeout_ms: time
+ * KLOG_OFFSET_LATEST, KLOG_OFFSET_EARLIEST, or ms since the epoch for the
+ * newest segment start at or before it.  The answer maps one way for every
+ * caller: a broker's error, whether for the whole request or for the
+ * partition, as klog_wire_error_to_klog() says (the same as for a FETCH);
+ * -KLOG_ENOENT if the broker has no offset that old; -KLOG_EPROTO for an
+ * answer that does not parse; else the connection's errors, as
+ * klog_client_call() returns them.  err's lines about the answer start with
+ * what, or with "topic \"T\" partition P" if what is NULL, so that a caller
+ * that knows more (which broker, under which name) words it for its users.
+ * topic must be a valid name.
+ */
+int klog_client_query_offset(klog_client_t *c, const char *topic,
+    int32_t part, int64_t time, int timeout_ms, const char *what,
+    int64_t *offset, klog_err_t *err);
+
+/*
+ * The same question on a connection of its own to addr, opened and closed
+ * here: the connect and the round trip together take at most timeout_ms.
+ */
+int klog_client_query_offset_at(const klog_client_addr_t *addr,
+    const char *topic, int32_t part, int64_t time, int timeout_ms,
+    const char *what, int64_t *offset, klog_err_t *err);
+
 
 #endif

@@ -252,16 +252,4 @@ int klog_cluster_owner_release(klog_zk_t *zk, const char *group,
 int klog_cluster_group_delete(klog_zk_t *zk, const char *group,
     klog_err_t *err);
 
-/*
- * Ask broker host:port for one offset of topic/part with an OFFSETS request
- * (time KLOG_OFFSET_LATEST, KLOG_OFFSET_EARLIEST, or ms since the epoch: the
- * newest segment start at or before it), one blocking round trip bounded by
- * timeout_ms.  -KLOG_ENOENT if the broker has no offset that old;
- * -KLOG_ECONN/-KLOG_ETIMEDOUT/-KLOG_EPROTO, or the broker's error mapped by
- * klog_wire_error_to_klog().
- */
-int klog_cluster_query_offset(const char *host, int port, const char *topic,
-    int32_t part, int64_t time, int timeout_ms, int64_t *offset,
-    klog_err_t *err);
-
 #endif

@@ -133,13 +133,18 @@ int64_t klog_consumer_position(const klog_consumer_t *c, size_t i);
 
 void klog_consumer_close(klog_consumer_t *c);
 
+/* Called by klog_consumer_list() per partition; non-zero stops. */
+typedef int (*klog_consumer_list_fn)(void *arg, const char *topic,
+    int32_t index, int64_t earliest, int64_t latest);
+
 /*
- * One OFFSETS question for partition index of topic: time
- * KLOG_OFFSET_LATEST, KLOG_OFFSET_EARLIEST or ms since the epoch (the
- * newest segment start at or before it; -KLOG_ENOENT if none).
+ * The earliest and the latest offset of every partition of every topic d
+ * knows (of topic alone, if not NULL), in topic order, each asked of the
+ * partition's broker with a connect and an OFFSETS call that take up to
+ * timeout_ms each.  The first failed question ends it with its error;
+ * -KLOG_ENOTOPIC if topic has no partition.
  */
-int klog_consumer_query_offset(klog_discovery_t *d, const char *topic,
-    int32_t index, int64_t time, int timeout_ms, int64_t *offset,
-    klog_err_t *err);
+int klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
+    klog_consumer_list_fn fn, void *arg, klog_err_t *err);
 
 #endif

@@ -49,6 +49,14 @@ typedef struct klog_outfmt_rec {
  */
 int klog_outfmt_compile(const char *fmt, klog_outfmt_t **out, klog_err_t *err);
 
+/*
+ * klog-consume -D: each payload followed by delim, whose backslash escapes
+ * are decoded and whose '%' is a '%' (the format "%s" then delim, '%'
+ * doubled).  *out and errors as klog_outfmt_compile().
+ */
+int klog_outfmt_delimited(const char *delim, klog_outfmt_t **out,
+    klog_err_t *err);
+
 /* The -J envelope as a compiled format; *out as above. */
 int klog_outfmt_json(klog_outfmt_t **out);
 

@@ -42,6 +42,10 @@ typedef struct fake {
 	                                  before appending; 0 never */
 	int drop_after_append_at;      /* append the Nth, close unanswered */
 	uint32_t fetch_cap;            /* cut fetch replies at this (0: no) */
+	int16_t offsets_error;         /* refuse OFFSETS as a whole with this
+	                                  wire error (0: answer) */
+	int offsets_garbage;           /* answer OFFSETS with a body that
+	                                  does not parse */
 	/* Counters. */
 	int produces;
 	int fetches;
@@ -227,7 +231,15 @@ fake_offsets(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 	const int64_t *offs[FAKE_MAX_PARTS];
 	int32_t counts[FAKE_MAX_PARTS];
 	uint32_t n = 0;
+	size_t start;
 
+	if (f->offsets_error != KLOG_WIRE_NONE || f->offsets_garbage) {
+		start = klog_proto_resp_begin(out, id, f->offsets_error);
+		if (f->offsets_garbage)
+			klog_buf_put_i32(out, 7);  /* 7 results, none there */
+		klog_proto_end(out, start);
+		return;
+	}
 	klog_proto_decode_offsets(body, len, parts, FAKE_MAX_PARTS, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		int p = parts[i].partition;

@@ -210,6 +210,83 @@ test_closed_by_broker(void **state)
 	fake_stop(f);
 }
 
+/* One OFFSETS question, and how each kind of answer maps. */
+static void
+test_query_offset(void **state)
+{
+	fake_t *f = fake_start(2, 0);
+	klog_client_t *c = connect_fake(f);
+	klog_err_t err = { 0 };
+	char want[96];
+	int64_t off = -1;
+
+	(void)state;
+	fake_append(f, 1, "hello");
+	assert_int_equal(klog_client_query_offset(c, "t", 1,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(off, klog_entry_size(5));
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_EARLIEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(off, 0);
+	/* The partition refused: its wire error, mapped. */
+	assert_int_equal(klog_client_query_offset(c, "t", 5,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), -KLOG_ENOPARTITION);
+	assert_string_equal(err.msg, "topic \"t\" partition 5: "
+	    "WRONG_PARTITION");
+	/* Nothing that old (the fake has no segment times): ENOENT, and
+	 * the caller's own words for the partition. */
+	assert_int_equal(klog_client_query_offset(c, "t", 0, 1000, 2000,
+	    "b1: t 0", &off, &err), -KLOG_ENOENT);
+	assert_string_equal(err.msg, "b1: t 0: no offset that old");
+	/* The whole request refused: mapped as a partition's refusal
+	 * would be, not as a malformed answer. */
+	f->offsets_error = KLOG_WIRE_STORAGE_ERROR;
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), -KLOG_EIO);
+	assert_string_equal(err.msg, "topic \"t\" partition 0: "
+	    "STORAGE_ERROR");
+	f->offsets_error = KLOG_WIRE_UNKNOWN_TOPIC;
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), -KLOG_ENOTOPIC);
+	f->offsets_error = 0;
+	f->offsets_garbage = 1;
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), -KLOG_EPROTO);
+	snprintf(want, sizeof(want), "%s: malformed offsets response",
+	    f->addr);
+	assert_string_equal(err.msg, want);
+	f->offsets_garbage = 0;
+	/* The connection still serves after every refusal. */
+	assert_int_equal(klog_client_query_offset(c, "t", 1,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(off, klog_entry_size(5));
+	klog_client_close(c);
+	fake_stop(f);
+}
+
+/* The same on a connection of its own; a dead broker is ECONN. */
+static void
+test_query_offset_at(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_err_t err = { 0 };
+	int64_t off = -1;
+
+	(void)state;
+	fake_append(f, 0, "x");
+	snprintf(a.port, sizeof(a.port), "%d", f->port);
+	assert_int_equal(klog_client_query_offset_at(&a, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(off, klog_entry_size(1));
+	assert_int_equal(f->connections, 1);
+	snprintf(a.port, sizeof(a.port), "%d", dead_port());
+	assert_int_equal(klog_client_query_offset_at(&a, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, "x", &off, &err), -KLOG_ECONN);
+	assert_non_null(strstr(err.msg, "Connection refused"));
+	fake_stop(f);
+}
+
 static int
 count_topic(void *arg, const char *topic, int partitions)
 {
@@ -276,6 +353,8 @@ main(void)
 		cmocka_unit_test(test_pipelined_calls),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_closed_by_broker),
+		cmocka_unit_test(test_query_offset),
+		cmocka_unit_test(test_query_offset_at),
 		cmocka_unit_test(test_discovery_static),
 		cmocka_unit_test(test_discovery_unavailable),
 	};

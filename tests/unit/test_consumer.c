@@ -363,6 +363,64 @@ test_unknown(void **state)
 	fake_stop(f);
 }
 
+/* What klog_consumer_list() reported, stopping after stop_after. */
+typedef struct listed {
+	int n, stop_after;
+	char line[8][64];
+} listed_t;
+
+static int
+list_one(void *arg, const char *topic, int32_t index, int64_t lo,
+    int64_t hi)
+{
+	listed_t *l = arg;
+
+	assert_true(l->n < 8);
+	snprintf(l->line[l->n++], sizeof(l->line[0]), "%s %d %lld %lld",
+	    topic, (int)index, (long long)lo, (long long)hi);
+	return l->n == l->stop_after;
+}
+
+static void
+test_list(void **state)
+{
+	fake_t *f = fake_start(2, 0);
+	klog_discovery_t *d = discover(f);
+	klog_err_t err = { 0 };
+	listed_t l = { 0 };
+	char want[32];
+
+	(void)state;
+	fake_append(f, 1, "abc");
+	snprintf(want, sizeof(want), "t 1 0 %zu", klog_entry_size(3));
+	assert_int_equal(klog_consumer_list(d, NULL, 1000, list_one, &l,
+	    &err), 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.line[0], "t 0 0 0");
+	assert_string_equal(l.line[1], want);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(klog_consumer_list(d, "t", 1000, list_one, &l,
+	    &err), 0);
+	assert_int_equal(l.n, 2);
+	/* The callback stops it, and that is no error. */
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 1;
+	assert_int_equal(klog_consumer_list(d, "t", 1000, list_one, &l,
+	    &err), 0);
+	assert_int_equal(l.n, 1);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(klog_consumer_list(d, "nope", 1000, list_one, &l,
+	    &err), -KLOG_ENOTOPIC);
+	assert_string_equal(err.msg, "topic \"nope\" does not exist");
+	assert_int_equal(l.n, 0);
+	/* A broker gone: the first failed question ends it. */
+	fake_stop(f);
+	assert_int_equal(klog_consumer_list(d, "t", 1000, list_one, &l,
+	    &err), -KLOG_ECONN);
+	assert_non_null(strstr(err.msg, "Connection refused"));
+	klog_discovery_close(d);
+}
+
 int
 main(void)
 {
@@ -374,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_gzip_offsets),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,30 @@ test_tokens(void **state)
 	CHECK("100%% %s%%", &r, "100% hello%");
 }
 
+/* -D: the payload, then the delimiter with its escapes and a literal %. */
+static void
+test_delimited(void **state)
+{
+	klog_outfmt_rec_t r = rec("hi", 2);
+	klog_outfmt_t *f = NULL;
+	klog_err_t err = { 0 };
+	klog_buf_t out;
+
+	(void)state;
+	klog_buf_init(&out);
+	assert_int_equal(klog_outfmt_delimited("%s|\\t%%\\0", &f, &err), 0);
+	klog_outfmt_render(f, &r, &out);
+	assert_int_equal(out.len, 9);
+	assert_memory_equal(out.data, "hi%s|\t%%\0", 9);
+	klog_outfmt_free(f);
+	klog_buf_free(&out);
+	f = NULL;
+	assert_int_equal(klog_outfmt_delimited("\\q", &f, &err),
+	    -KLOG_EINVAL);
+	assert_null(f);
+	assert_string_equal(err.msg, "\\q: unknown escape");
+}
+
 static void
 test_default_and_empty(void **state)
 {
@@ -227,6 +251,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_delimited),
 		cmocka_unit_test(test_default_and_empty),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_large_values),

@@ -1,13 +1,10 @@
 /*
  * Tests for lib/zk.c, and the cluster operations of lib/cluster.c built on
- * it, against a real ZooKeeper: the group setup starts a
- * throwaway standalone server (tickTime=500, so sessions of 1-10 s) on a
- * free port in a temp dir, and the teardown kills it by its pid.  Without
+ * it, against a real ZooKeeper: the group setup starts a throwaway
+ * standalone server (zkserver.h), the teardown kills it.  Without
  * zkServer.sh every test is skipped.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -17,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,116 +22,26 @@
 
 #include "klog/cluster.h"
 #include "klog/zk.h"
+#include "zkserver.h"
 
-#define ZK_SERVER "/usr/share/zookeeper/bin/zkServer.sh"
-
-typedef struct server {
-	pid_t pid;
-	char dir[64];
-	char connect[64];
-} server_t;
-
-static int
-free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-static int
-start_server(server_t *s)
-{
-	char cfg[128];
-	FILE *f;
-	int port = free_port(), fd;
-
-	snprintf(s->dir, sizeof(s->dir), "/tmp/klog-test-zk.XXXXXX");
-	if (port < 0 || mkdtemp(s->dir) == NULL)
-		return -1;
-	snprintf(cfg, sizeof(cfg), "%s/zoo.cfg", s->dir);
-	if ((f = fopen(cfg, "w")) == NULL)
-		return -1;
-	fprintf(f, "tickTime=500\ndataDir=%s/data\nclientPort=%d\n"
-	    "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
-	    "minSessionTimeout=1000\nmaxSessionTimeout=10000\n"
-	    "maxClientCnxns=0\nforceSync=no\n", s->dir, port);
-	if (fclose(f) != 0)
-		return -1;
-	snprintf(s->connect, sizeof(s->connect), "127.0.0.1:%d", port);
-	if ((s->pid = fork()) < 0)
-		return -1;
-	if (s->pid == 0) {
-		/* zkServer.sh execs java, so this pid is the server's; it
-		 * dies with the test even if the test crashes. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((fd = open("/dev/null", O_RDWR)) >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		setenv("JMXDISABLE", "true", 1);
-		execl(ZK_SERVER, ZK_SERVER, "start-foreground", cfg,
-		    (char *)NULL);
-		_exit(127);
-	}
-	return 0;
-}
-
-static void
-stop_server(server_t *s)
-{
-	char cmd[96];
-
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-	}
-	if (s->dir[0] != '\0') {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "test_zk: could not remove %s\n",
-			    s->dir);
-	}
-}
-
-static server_t server;
+static zkserver_t server;
 static int have_server;
 
 static int
 group_setup(void **state)
 {
-	klog_zk_t *zk;
-	klog_err_t err;
+	int rc = zkserver_start(&server);
 
 	(void)state;
-	if (access(ZK_SERVER, X_OK) != 0)
-		return 0;
-	if (start_server(&server) < 0)
-		return -1;
-	/* The client retries until the JVM serves: one long bounded wait. */
-	if (klog_zk_open(server.connect, 4000, 30000, &zk, &err) < 0) {
-		fprintf(stderr, "test_zk: server did not start: %s\n",
-		    err.msg);
-		return -1;
-	}
-	klog_zk_close(zk);
-	have_server = 1;
-	return 0;
+	have_server = rc == 1;
+	return rc < 0 ? -1 : 0;
 }
 
 static int
 group_teardown(void **state)
 {
 	(void)state;
-	stop_server(&server);
+	zkserver_stop(&server);
 	return 0;
 }
 
@@ -197,7 +102,7 @@ test_open_errors(void **state)
 	    -KLOG_EINVAL);
 	assert_int_equal(klog_zk_open("h:1,", 1000, 100, &zk, &err),
 	    -KLOG_EINVAL);
-	snprintf(conn, sizeof(conn), "127.0.0.1:%d", free_port());
+	snprintf(conn, sizeof(conn), "127.0.0.1:%d", zkserver_free_port());
 	assert_int_equal(klog_zk_open(conn, 1000, 300, &zk, &err),
 	    -KLOG_ETIMEDOUT);
 	assert_null(zk);
