@@ -1,6 +1,7 @@
 #!/bin/sh
-# The library's layering: no lib/*.c over a line limit, and no cycle among
-# the library's modules.  Module M's dependencies are the "klog/X.h"
+# The library's layering: no lib/*.c over a line limit, no cycle among
+# the library's modules, and every module in the map for newcomers
+# (doc/modules.md, when the tree has one).  Module M's dependencies are the "klog/X.h"
 # includes of lib/M.c and include/klog/M.h together; a cycle is M reaching
 # M again through them.  Prints each problem on a line of its own, then a
 # one-line summary; exits 0 when there is none, 1 when there is one, 64 on
@@ -75,7 +76,20 @@ records=$(
 		sed -n "s|$inc|edge $m \\1|p" "$f" || exit 1
 	done
 ) || { echo "layers.sh: cannot read the sources under $root" >&2; exit 64; }
-printf '%s\n' "$records" | LC_ALL=C sort -u | awk -v max="$max" '
+unmapped=0
+if [ -f "$root/doc/modules.md" ]; then
+	for f in "$root"/lib/*.c; do
+		m=${f##*/}
+		m=${m%.c}
+		# A row of its own: the module first, or among the first cell's.
+		grep -Eq "^\| (\`[a-z]+\` / )*\`$m\`( / \`[a-z]+\`)* \|" \
+		    "$root/doc/modules.md" && continue
+		echo "layers: $m: not in doc/modules.md"
+		unmapped=$((unmapped + 1))
+	done
+fi
+printf '%s\n' "$records" | LC_ALL=C sort -u | awk -v max="$max" \
+    -v unmapped="$unmapped" '
 $1 == "size" {
 	if ($3 + 0 > max + 0) {
 		printf "layers: %s: %d line%s, over %d\n", $2, $3,
@@ -130,9 +144,10 @@ END {
 	for (i = 1; i <= nnodes; i++)
 		if (state[nodes[i]] == 0)
 			visit(nodes[i])
-	printf "layers: %d modules, %s over %d lines, %s: %s\n", nnodes,
-	    over ? over " file" (over > 1 ? "s" : "") : "no file", max,
+	printf "layers: %d modules, %s over %d lines, %s, %s: %s\n",
+	    nnodes, over ? over " file" (over > 1 ? "s" : "") : "no file", max,
 	    cycles ? cycles " cycle" (cycles > 1 ? "s" : "") : "no cycle",
-	    over || cycles ? "FAIL" : "ok"
-	exit over || cycles ? 1 : 0
+	    unmapped ? unmapped " not in the map" : "all in the map",
+	    over || cycles || unmapped ? "FAIL" : "ok"
+	exit over || cycles || unmapped ? 1 : 0
 }'
