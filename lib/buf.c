@@ -49,6 +49,26 @@ fail:
 	return -KLOG_ENOMEM;
 }
 
+int
+klog_buf_grow(void **p, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 4096;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -KLOG_ENOMEM;
+		n *= 2;
+	}
+	if ((q = realloc(*p, n)) == NULL)
+		return -KLOG_ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
 void
 klog_buf_consume(klog_buf_t *b, size_t n)
 {

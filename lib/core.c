@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/buf.h"
 #include "klog/core.h"
 #include "klog/flusher.h"
 #include "klog/format.h"
@@ -56,7 +57,7 @@ struct klog_core_part {
 	/* Sets staged by the current read (see core.h). */
 	struct iovec *siov;
 	struct stage_ref *sref;
-	size_t sn, scap, srcap;   /* caps in bytes, as grow() keeps them */
+	size_t sn, scap, srcap;   /* caps in bytes, as klog_buf_grow() keeps them */
 	int64_t sbytes;
 	uint32_t smsgs;
 	int staged;               /* in c->staged */
@@ -80,23 +81,6 @@ struct klog_core {
 	int appended;              /* since the last before_sleep */
 	int stopping;
 };
-
-static int
-grow(void **p, size_t *cap, size_t need)
-{
-	size_t n = *cap ? *cap : 4096;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if ((q = realloc(*p, n)) == NULL)
-		return -KLOG_ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 static int16_t
 wire_storage(int rc)
@@ -298,9 +282,9 @@ part_get(klog_core_t *c, struct topic *t, int32_t id, int16_t *werr)
 		*werr = klog_wire_error_from_klog(rc);
 		return NULL;
 	}
-	if (grow((void **)&c->parts, &c->parts_cap,
+	if (klog_buf_grow((void **)&c->parts, &c->parts_cap,
 	    (c->nparts + 1) * sizeof(*c->parts)) < 0 ||
-	    grow((void **)&c->staged, &c->staged_cap,
+	    klog_buf_grow((void **)&c->staged, &c->staged_cap,
 	    (c->nparts + 1) * sizeof(*c->staged)) < 0 ||
 	    klog_flusher_reserve(c->fl, c->nparts + 1) < 0 ||
 	    (p = calloc(1, sizeof(*p))) == NULL) {
@@ -726,8 +710,8 @@ static int16_t
 stage(klog_core_t *c, klog_core_part_t *p, const uint8_t *set, uint32_t len,
     uint32_t msgs, int64_t *first, int64_t *idx)
 {
-	if (grow((void **)&p->siov, &p->scap, (p->sn + 1) *
-	    sizeof(*p->siov)) < 0 || grow((void **)&p->sref, &p->srcap,
+	if (klog_buf_grow((void **)&p->siov, &p->scap, (p->sn + 1) *
+	    sizeof(*p->siov)) < 0 || klog_buf_grow((void **)&p->sref, &p->srcap,
 	    (p->sn + 1) * sizeof(*p->sref)) < 0)
 		return KLOG_WIRE_STORAGE_ERROR;
 	*first = klog_log_end(p->log) + p->sbytes;

@@ -280,9 +280,8 @@ stat_entry(int dfd, const char *dir, const char *name, unsigned flags,
 	return 1;
 }
 
-/* An opendir of the directory dfd refers to, not sharing its offset. */
-static DIR *
-reopen_dir(int dfd)
+DIR *
+klog_names_reopen_dir(int dfd)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d;
@@ -306,7 +305,7 @@ klog_names_segments(int dfd, const char *dir, unsigned flags,
 
 	*out = NULL;
 	*n = 0;
-	if ((d = reopen_dir(dfd)) == NULL)
+	if ((d = klog_names_reopen_dir(dfd)) == NULL)
 		return sys_fail(err, flags, "opendir", dir);
 	while (rc == 0) {
 		/* Reset each time: stat_entry() may leave errno set. */

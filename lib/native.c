@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/buf.h"
 #include "klog/format.h"
 #include "klog/native.h"
 #include "klog/proto.h"
@@ -56,27 +57,10 @@ struct klog_native {
 	size_t vnext;              /* the next set the decoder hands over */
 };
 
-static int
-grow(void **p, size_t *cap, size_t need)
-{
-	size_t n = *cap ? *cap : 4096;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if ((q = realloc(*p, n)) == NULL)
-		return -KLOG_ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static klog_core_item_t *
 scratch_items(klog_native_t *n, uint32_t count)
 {
-	if (grow((void **)&n->s.items, &n->s.items_cap,
+	if (klog_buf_grow((void **)&n->s.items, &n->s.items_cap,
 	    (size_t)count * sizeof(klog_core_item_t)) < 0)
 		return NULL;
 	return n->s.items;
@@ -99,7 +83,7 @@ encode_produce(klog_native_t *n, klog_buf_t *out, int32_t corr,
 {
 	klog_produce_result_t *r;
 
-	if (grow((void **)&n->s.results, &n->s.results_cap,
+	if (klog_buf_grow((void **)&n->s.results, &n->s.results_cap,
 	    (size_t)count * sizeof(*r)) < 0) {
 		out->failed = 1;
 		return;
@@ -168,15 +152,15 @@ encode_offsets(klog_native_t *n, klog_buf_t *out, int32_t corr,
 
 	for (uint32_t i = 0; i < count; i++)
 		total += items[i].error ? 0 : (size_t)items[i].max;
-	if (grow((void **)&s->oparts, &s->oparts_cap,
+	if (klog_buf_grow((void **)&s->oparts, &s->oparts_cap,
 	    count * sizeof(*s->oparts)) < 0 ||
-	    grow((void **)&s->errors, &s->errors_cap,
+	    klog_buf_grow((void **)&s->errors, &s->errors_cap,
 	    count * sizeof(*s->errors)) < 0 ||
-	    grow((void **)&s->counts, &s->counts_cap,
+	    klog_buf_grow((void **)&s->counts, &s->counts_cap,
 	    count * sizeof(*s->counts)) < 0 ||
-	    grow((void **)&s->offp, &s->offp_cap,
+	    klog_buf_grow((void **)&s->offp, &s->offp_cap,
 	    count * sizeof(*s->offp)) < 0 ||
-	    grow((void **)&s->offsets, &s->offsets_cap,
+	    klog_buf_grow((void **)&s->offsets, &s->offsets_cap,
 	    (total + 1) * sizeof(*s->offsets)) < 0) {
 		out->failed = 1;
 		return;
@@ -267,7 +251,7 @@ answer_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
 {
 	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
 
-	if (grow((void **)&n->s.errpos, &n->s.errpos_cap,
+	if (klog_buf_grow((void **)&n->s.errpos, &n->s.errpos_cap,
 	    ((size_t)count + 1) * sizeof(*n->s.errpos)) < 0) {
 		out->failed = 1;
 		return;
@@ -398,7 +382,7 @@ handle_metadata(klog_native_t *n, klog_conn_t *c, int32_t corr,
 	}
 	names = n->s.parts.p;
 	nt = got > 0 ? got : klog_core_topic_count(n->core);
-	if (grow((void **)&n->s.mtopics, &n->s.mtopics_cap,
+	if (klog_buf_grow((void **)&n->s.mtopics, &n->s.mtopics_cap,
 	    (nt + 1) * sizeof(*n->s.mtopics)) < 0) {
 		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
@@ -466,7 +450,7 @@ note_sets(klog_native_t *n, const uint8_t *body, size_t len, size_t *count,
 	if ((rc = klog_proto_decode_produce_grow(body, len, &req,
 	    &n->vparts)) < 0)
 		return rc == -KLOG_ENOMEM ? -1 : 0;  /* else refused whole */
-	if (grow((void **)&n->vsets, &n->vsets_cap, (*count + req.count) *
+	if (klog_buf_grow((void **)&n->vsets, &n->vsets_cap, (*count + req.count) *
 	    sizeof(*n->vsets)) < 0)
 		return -1;
 	for (uint32_t i = 0; i < req.count; i++) {

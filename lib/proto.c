@@ -824,20 +824,9 @@ peek_count(const uint8_t *body, size_t len, size_t off, size_t min)
 static int
 array_fit(klog_proto_array_t *a, int64_t n, size_t elem)
 {
-	size_t need = (size_t)(n + 1) * elem, cap = a->cap ? a->cap : 4096;
-	void *q;
-
 	if (n < 0)
 		return -KLOG_EPROTO;
-	if (need <= a->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	if ((q = realloc(a->p, cap)) == NULL)
-		return -KLOG_ENOMEM;
-	a->p = q;
-	a->cap = cap;
-	return 0;
+	return klog_buf_grow(&a->p, &a->cap, (size_t)(n + 1) * elem);
 }
 
 int

@@ -153,20 +153,6 @@ parse_part(int dfd, const char *name, klog_retain_part_t *p)
 	return S_ISDIR(st.st_mode);
 }
 
-/* An opendir of the directory dfd refers to, not sharing its offset. */
-static DIR *
-reopen_dir(int dfd)
-{
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
-
-	if (fd < 0)
-		return NULL;
-	if ((d = fdopendir(fd)) == NULL)
-		close(fd);
-	return d;
-}
-
 int
 klog_retain_parts(klog_retain_t *r, klog_retain_part_t **out, size_t *n,
     klog_err_t *err)
@@ -179,7 +165,7 @@ klog_retain_parts(klog_retain_t *r, klog_retain_part_t **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if ((d = reopen_dir(r->fd)) == NULL)
+	if ((d = klog_names_reopen_dir(r->fd)) == NULL)
 		return klog_err_sys(err, "opendir", r->data_dir);
 	errno = 0;
 	while ((de = readdir(d)) != NULL) {

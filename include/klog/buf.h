@@ -33,6 +33,13 @@ void klog_buf_put_str(klog_buf_t *b, const char *s, size_t n);
 /* Overwrite 4 bytes at pos (for a size known only at the end). */
 void klog_buf_patch_i32(klog_buf_t *b, size_t pos, int32_t v);
 
+/*
+ * Grow the caller's array *p (*cap bytes; both zero at first) to hold at
+ * least need bytes, doubling from 4 KiB; the contents are kept.  0, or
+ * -KLOG_ENOMEM with the array as it was.
+ */
+int klog_buf_grow(void **p, size_t *cap, size_t need);
+
 typedef struct klog_rd {
 	const uint8_t *p;
 	size_t len;

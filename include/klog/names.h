@@ -17,12 +17,14 @@
  * only .klog ones).  The data directory is a security boundary: everything
  * that makes a path from a topic checks it here first.
  *
- * Only klog_names_segments() touches the file system: it lists one
- * directory.  Nothing here allocates except what that function returns.
+ * Only klog_names_segments() and klog_names_reopen_dir() touch the file
+ * system: the one lists a directory, the other opens one to list.  Nothing
+ * here allocates except what they return.
  */
 #ifndef KLOG_NAMES_H
 #define KLOG_NAMES_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -137,6 +139,10 @@ enum klog_names_flags {
  */
 int klog_names_segments(int dfd, const char *dir, unsigned flags,
     klog_names_seg_t **out, size_t *n, klog_err_t *err);
+
+/* An opendir(3) of the directory dfd refers to, with its own descriptor
+ * and offset (dfd is neither moved nor closed); NULL with errno. */
+DIR *klog_names_reopen_dir(int dfd);
 
 /* ---- retention ---- */
 
