@@ -5,7 +5,6 @@
  */
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include <errno.h>
@@ -15,22 +14,11 @@
 
 #include "klog/error.h"
 #include "klog/outq.h"
+#include "klog/segment.h"
 
 /* Bytes in one page for the fallback probes; a larger real page costs at
  * most an extra probe. */
 #define PROBE_PAGE 4096
-
-/* cachestat(2), Linux 6.5: older C libraries' headers lack its number,
- * which is the same on most architectures (not alpha or mips; where it is
- * wrong the call fails with ENOSYS and the byte probes stand in). */
-#if !defined(SYS_cachestat) && !defined(__alpha__)
-#define SYS_cachestat 451
-#endif
-struct probe_range { uint64_t off, len; };
-struct probe_stat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
-	    nr_recently_evicted;
-};
 
 /* Past this, an emptied buffer is given back instead of kept for reuse. */
 #define OUTQ_KEEP_CAP ((size_t)64 << 10)
@@ -245,20 +233,15 @@ cached_byte(int fd, int64_t pos)
 static int
 cached(klog_outq_t *top, int fd, int64_t pos, int64_t end)
 {
-#ifdef SYS_cachestat
-	struct probe_range r = { (uint64_t)pos, (uint64_t)(end - pos) };
-	struct probe_stat st;
-	int64_t page = sysconf(_SC_PAGESIZE);
+	int rc;
 
 	if (!top->probe_by_reading) {
-		if (syscall(SYS_cachestat, fd, &r, &st, 0) == 0)
-			return st.nr_cache >= (uint64_t)((end - 1) / page -
-			    pos / page + 1) && cached_byte(fd, end - 1);
+		if ((rc = klog_segment_cached(fd, pos, end - pos)) >= 0)
+			return rc && cached_byte(fd, end - 1);
 		if (errno != ENOSYS && errno != EPERM)
 			return 1;
 		top->probe_by_reading = 1;
 	}
-#endif
 	return cached_byte(fd, pos) && ((end - 1) / PROBE_PAGE ==
 	    pos / PROBE_PAGE || cached_byte(fd, end - 1));
 }

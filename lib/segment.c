@@ -13,6 +13,7 @@
  *    the stack, so a fetch allocates nothing.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -39,6 +40,13 @@
  * stack, so a fetch allocates nothing.
  */
 #define BOUNDARY_READ ((size_t)4 << 10)
+
+/* cachestat(2), Linux 6.5: older C libraries' headers lack its number,
+ * which is the same on most architectures (not alpha or mips; where it is
+ * wrong the call fails with ENOSYS and the callers do without). */
+#if !defined(SYS_cachestat) && !defined(__alpha__)
+#define SYS_cachestat 451
+#endif
 /* How many iovecs one pwritev() takes from the caller's array. */
 #define IOV_BATCH 256
 
@@ -379,20 +387,53 @@ followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
 	return crc_ok(buf + next, len2);
 }
 
+int
+klog_segment_cached(int fd, int64_t pos, int64_t len)
+{
+#ifdef SYS_cachestat
+	struct { uint64_t off, len; } r = { (uint64_t)pos, (uint64_t)len };
+	struct {
+		uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+		    nr_recently_evicted;
+	} st;
+	int64_t page = sysconf(_SC_PAGESIZE);
+
+	if (len <= 0)
+		return 1;
+	if (syscall(SYS_cachestat, fd, &r, &st, 0) == 0)
+		return st.nr_cache >= (uint64_t)((pos + len - 1) / page -
+		    pos / page + 1);
+	return -1;
+#else
+	(void)fd;
+	(void)pos;
+	(void)len;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 /*
  * Up to want bytes at pos: what the page cache holds now, if that covers
  * an entry's header, else a read that waits.  A consumer's next fetch
  * after a cold read starts near the end of the last page sent; reading on
  * into the next page would wait for the disk on the broker's event loop,
- * ahead of the prefetch thread.  Without the rest, the entry's CRC is
+ * ahead of the prefetch thread.  A read that would not wait still starts
+ * reading a page it finds missing, so the pages after pos's own are asked
+ * for only if they are all cached.  Without the rest, the entry's CRC is
  * just not checked here.
  */
 static ssize_t
 read_header(int fd, uint8_t *buf, size_t want, int64_t pos)
 {
+	int64_t page = sysconf(_SC_PAGESIZE);
+	size_t own = (size_t)(page - pos % page);
 	struct iovec iov = { buf, want };
 	ssize_t n;
 
+	if (want > own && klog_segment_cached(fd, pos + (int64_t)own,
+	    (int64_t)(want - own)) != 1)
+		iov.iov_len = own;
 	while ((n = preadv2(fd, &iov, 1, pos, RWF_NOWAIT)) < 0 &&
 	    errno == EINTR)
 		;

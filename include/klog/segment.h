@@ -114,7 +114,8 @@ int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
  * Does an entry start at byte pos of the segment file fd (partition offset
  * offset, for messages)?  readable bytes of it may be read, written bytes
  * exist.  One read of up to 4 KiB readable bytes, from the page cache if it
- * holds the header: the header must be sane and the entry must end inside
+ * holds the header (pages past pos's own are read only if all are cached,
+ * so that no read of a cold page is even started): the header must be sane and the entry must end inside
  * the written bytes; if all of it was read, its CRC must match too, unless
  * it is a corrupt message that is to be served for the reader to report
  * (the segment's end or another whole valid entry follows it).
@@ -122,5 +123,13 @@ int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
  */
 int klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
     int64_t written, int64_t offset, klog_err_t *err);
+
+/*
+ * Whether every page of [pos, pos + len) of fd is in the page cache, by
+ * cachestat(2), which touches nothing (it counts pages still being read
+ * in as well): 1 or 0; -1 with errno where the kernel cannot tell (ENOSYS
+ * without cachestat, EPERM where a filter forbids it).
+ */
+int klog_segment_cached(int fd, int64_t pos, int64_t len);
 
 #endif
