@@ -28,6 +28,15 @@ serve() {
 	PIDS+=("$SERVE_PID")
 	export KLOG_BROKERS="127.0.0.1:$SERVE_PORT"
 	wait_port "$SERVE_PORT" 5 || { cat "$TMP/serve.log" >&2; return 1; }
+	# The port accepts once bound; "listening on" is logged a moment
+	# later, as the loop starts: tests that look for it wait for it.
+	local i=0
+	[[ " $* " == *" -q "* ]] && return 0
+	until grep -q "listening on .*:$SERVE_PORT, " "$TMP/serve.log" ||
+		[ "$i" -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # stop_serve: SIGTERM, and the exit status it ends with in $serve_rc.
