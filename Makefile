@@ -121,7 +121,7 @@ lint:
 		mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); fi
 	@bash -n completions/klog.bash
 	@if command -v zsh >/dev/null; then zsh -n completions/_klog; fi
-	@tests/layers.sh
+	@out=$$(tests/layers.sh) || { echo "$$out"; exit 1; }
 
 run: all
 	@if [ -x bin/klog-serve ]; then exec bin/klog-serve; \
