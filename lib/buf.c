@@ -50,13 +50,11 @@ fail:
 }
 
 int
-klog_buf_grow(void **p, size_t *cap, size_t need)
+klog_buf_grow_to(void **p, size_t *cap, size_t need)
 {
 	size_t n = *cap ? *cap : 4096;
 	void *q;
 
-	if (need <= *cap)
-		return 0;
 	while (n < need) {
 		if (n > SIZE_MAX / 2)
 			return -KLOG_ENOMEM;

@@ -74,6 +74,8 @@ struct klog_core {
 	size_t nparts, parts_cap;
 	klog_core_part_t **staged; /* parts with staged sets */
 	size_t nstaged, staged_cap;
+	int stage_full;            /* a staged part passed STAGE_SETS or
+	                              STAGE_BYTES since the last commit */
 	klog_core_park_t *parks;
 	klog_core_park_t *recheck;
 	klog_timer_t flush_timer;
@@ -700,6 +702,7 @@ klog_core_commit(klog_core_t *c, klog_core_patch_fn *patch, void *arg)
 			commit_part(c, c->staged[i], patch, arg);
 	}
 	c->nstaged = 0;
+	c->stage_full = 0;
 }
 
 /*
@@ -720,6 +723,8 @@ stage(klog_core_t *c, klog_core_part_t *p, const uint8_t *set, uint32_t len,
 	p->sref[p->sn++] = (struct stage_ref){ NULL, 0, SIZE_MAX };
 	p->sbytes += len;
 	p->smsgs += msgs;
+	if (p->sn >= STAGE_SETS || p->sbytes >= STAGE_BYTES)
+		c->stage_full = 1;
 	if (!p->staged) {
 		p->staged = 1;
 		c->staged[c->nstaged++] = p;
@@ -730,11 +735,7 @@ stage(klog_core_t *c, klog_core_part_t *p, const uint8_t *set, uint32_t len,
 int
 klog_core_stage_full(const klog_core_t *c)
 {
-	for (size_t i = 0; i < c->nstaged; i++)
-		if (c->staged[i]->sn >= STAGE_SETS ||
-		    c->staged[i]->sbytes >= STAGE_BYTES)
-			return 1;
-	return 0;
+	return c->stage_full;
 }
 
 void

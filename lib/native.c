@@ -55,6 +55,9 @@ struct klog_native {
 	size_t vsets_cap;
 	size_t nchecked;           /* vsets whose CRCs all matched */
 	size_t vnext;              /* the next set the decoder hands over */
+	/* The connection process() works for, and its output queue. */
+	klog_conn_t *conn;
+	klog_outq_t *q;
 };
 
 static klog_core_item_t *
@@ -215,16 +218,20 @@ patch_result(void *arg, size_t pos, int16_t error)
 
 /* Write what this read staged; results the log refused become errors. */
 static void
-commit(klog_native_t *n, klog_conn_t *c)
+commit(klog_native_t *n)
 {
-	klog_core_commit(n->core, patch_result,
-	    klog_outq_buf(klog_conn_out(c)));
+	klog_core_commit(n->core, patch_result, klog_outq_buf(n->q));
 }
 
-static klog_core_reply_t
-reply_to(klog_native_t *n, klog_conn_t *c)
+/* Park a request in line on the connection's output. */
+static klog_core_park_t *
+park(klog_native_t *n, int kind, int32_t corr, const klog_core_item_t *items,
+    uint32_t count, int link_all)
 {
-	return (klog_core_reply_t){ klog_conn_out(c), finish, n, c };
+	klog_core_reply_t reply = { n->q, finish, n, n->conn };
+
+	return klog_core_park(n->core, kind, corr, items, count, link_all,
+	    &reply);
 }
 
 /* Whether pp's set is the next one the precheck found matching. */
@@ -246,30 +253,30 @@ trusted(void *arg, const klog_produce_part_t *pp)
 /* Encode a produce response now and note where each staged set's result
  * is, so that a write that fails can still turn it into an error. */
 static void
-answer_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
-    klog_core_item_t *items, uint32_t count)
+answer_produce(klog_native_t *n, int32_t corr, klog_core_item_t *items,
+    uint32_t count)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_buf_t *out = klog_outq_buf(n->q);
 
 	if (klog_buf_grow((void **)&n->s.errpos, &n->s.errpos_cap,
 	    ((size_t)count + 1) * sizeof(*n->s.errpos)) < 0) {
 		out->failed = 1;
 		return;
 	}
-	/* Results the encoder did not reach (out of memory) have none. */
-	for (uint32_t i = 0; i < count; i++)
-		n->s.errpos[i] = SIZE_MAX;
 	encode_produce(n, out, corr, items, count, n->s.errpos);
+	/* A response that could not be encoded closes the connection: there
+	 * is no result to patch then. */
+	if (out->failed)
+		return;
 	for (uint32_t i = 0; i < count; i++)
 		klog_core_note_result(&items[i], n->s.errpos[i]);
 }
 
 static void
-handle_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
-    const uint8_t *body, size_t len)
+handle_produce(klog_native_t *n, int32_t corr, const uint8_t *body,
+    size_t len)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
-	klog_core_reply_t reply = reply_to(n, c);
+	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_produce_req_t req;
 	klog_core_item_t *items;
 	int waits;
@@ -284,21 +291,19 @@ handle_produce(klog_native_t *n, klog_conn_t *c, int32_t corr,
 	}
 	waits = klog_core_produce(n->core, &req, trusted, n, items);
 	if (req.acks != KLOG_ACKS_NONE && waits == 0)
-		answer_produce(n, c, corr, items, req.count);
+		answer_produce(n, corr, items, req.count);
 	else if (req.acks != KLOG_ACKS_NONE &&
-	    klog_core_park(n->core, KLOG_CORE_PRODUCE, corr, items, req.count,
-	    0, &reply) == NULL)
+	    park(n, KLOG_CORE_PRODUCE, corr, items, req.count, 0) == NULL)
 		out->failed = 1;
 	if (klog_core_stage_full(n->core))
-		commit(n, c);
+		commit(n);
 }
 
 static void
-handle_fetch(klog_native_t *n, klog_conn_t *c, int32_t corr,
-    const uint8_t *body, size_t len)
+handle_fetch(klog_native_t *n, int32_t corr, const uint8_t *body,
+    size_t len)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
-	klog_core_reply_t reply = reply_to(n, c);
+	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_fetch_req_t req;
 	klog_core_item_t *items;
 	klog_core_park_t *pk;
@@ -312,11 +317,11 @@ handle_fetch(klog_native_t *n, klog_conn_t *c, int32_t corr,
 		return;
 	}
 	if (klog_core_fetch(n->core, &req, items)) {
-		encode_fetch(n, klog_conn_out(c), corr, items, req.count);
+		encode_fetch(n, n->q, corr, items, req.count);
 		return;
 	}
-	if ((pk = klog_core_park(n->core, KLOG_CORE_FETCH, corr, items,
-	    req.count, 1, &reply)) == NULL) {
+	if ((pk = park(n, KLOG_CORE_FETCH, corr, items, req.count,
+	    1)) == NULL) {
 		out->failed = 1;
 		return;
 	}
@@ -324,11 +329,10 @@ handle_fetch(klog_native_t *n, klog_conn_t *c, int32_t corr,
 }
 
 static void
-handle_offsets(klog_native_t *n, klog_conn_t *c, int32_t corr,
-    const uint8_t *body, size_t len)
+handle_offsets(klog_native_t *n, int32_t corr, const uint8_t *body,
+    size_t len)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
-	klog_core_reply_t reply = reply_to(n, c);
+	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_core_item_t *items;
 	uint32_t got;
 
@@ -342,8 +346,7 @@ handle_offsets(klog_native_t *n, klog_conn_t *c, int32_t corr,
 	}
 	if (klog_core_offsets(n->core, n->s.parts.p, got, items) == 0)
 		encode_offsets(n, out, corr, items, got);
-	else if (klog_core_park(n->core, KLOG_CORE_OFFSETS, corr, items, got,
-	    0, &reply) == NULL)
+	else if (park(n, KLOG_CORE_OFFSETS, corr, items, got, 0) == NULL)
 		out->failed = 1;
 }
 
@@ -362,10 +365,10 @@ meta_topic(klog_native_t *n, klog_str_t name, klog_meta_topic_t *mt)
 }
 
 static void
-handle_metadata(klog_native_t *n, klog_conn_t *c, int32_t corr,
-    const uint8_t *body, size_t len)
+handle_metadata(klog_native_t *n, int32_t corr, const uint8_t *body,
+    size_t len)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_meta_broker_t self = { n->cfg.broker_id,
 	    { n->adv_host, (uint16_t)strlen(n->adv_host) },
 	    n->cfg.advertised_port };
@@ -406,10 +409,10 @@ handle_metadata(klog_native_t *n, klog_conn_t *c, int32_t corr,
 }
 
 static void
-dispatch(klog_native_t *n, klog_conn_t *c, const klog_req_header_t *h,
+dispatch(klog_native_t *n, const klog_req_header_t *h,
     const uint8_t *body, size_t len)
 {
-	klog_buf_t *out = klog_outq_buf(klog_conn_out(c));
+	klog_buf_t *out = klog_outq_buf(n->q);
 
 	if (h->version != KLOG_PROTO_VERSION) {
 		encode_error(out, h->correlation,
@@ -417,19 +420,19 @@ dispatch(klog_native_t *n, klog_conn_t *c, const klog_req_header_t *h,
 		return;
 	}
 	if (h->api != KLOG_API_PRODUCE)
-		commit(n, c);
+		commit(n);
 	switch (h->api) {
 	case KLOG_API_PRODUCE:
-		handle_produce(n, c, h->correlation, body, len);
+		handle_produce(n, h->correlation, body, len);
 		break;
 	case KLOG_API_FETCH:
-		handle_fetch(n, c, h->correlation, body, len);
+		handle_fetch(n, h->correlation, body, len);
 		break;
 	case KLOG_API_OFFSETS:
-		handle_offsets(n, c, h->correlation, body, len);
+		handle_offsets(n, h->correlation, body, len);
 		break;
 	case KLOG_API_METADATA:
-		handle_metadata(n, c, h->correlation, body, len);
+		handle_metadata(n, h->correlation, body, len);
 		break;
 	default:
 		encode_error(out, h->correlation, KLOG_WIRE_UNKNOWN_API);
@@ -508,7 +511,7 @@ refuse(klog_native_t *n, klog_conn_t *c, const uint8_t *p, size_t len,
 	else
 		snprintf(why, sizeof(why), "bad request size %d",
 		    (int32_t)klog_be32(p));
-	encode_error(klog_outq_buf(klog_conn_out(c)),
+	encode_error(klog_outq_buf(n->q),
 	    klog_proto_peek_correlation(p, len), rc == -KLOG_ETOOBIG ?
 	    KLOG_WIRE_REQUEST_TOO_LARGE : KLOG_WIRE_INVALID_REQUEST);
 	klog_conn_refuse(c, why);
@@ -523,6 +526,8 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	size_t pos = 0, total;
 	int rc;
 
+	n->conn = c;
+	n->q = klog_conn_out(c);
 	precheck(n, data, len);
 	while (pos < len && !klog_conn_stalled(c)) {
 		rc = klog_proto_req_header(data + pos, len - pos,
@@ -530,7 +535,7 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 		if (rc == -KLOG_EPARTIAL)
 			break;
 		if (rc < 0) {
-			commit(n, c);
+			commit(n);
 			refuse(n, c, data + pos, len - pos, rc);
 			n->nchecked = 0;
 			return len;
@@ -538,13 +543,13 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 		total = 4 + (size_t)h.size;
 		if (len - pos < total)
 			break;
-		dispatch(n, c, &h, data + pos + KLOG_REQ_HEADER_SIZE,
+		dispatch(n, &h, data + pos + KLOG_REQ_HEADER_SIZE,
 		    total - KLOG_REQ_HEADER_SIZE);
 		pos += total;
 		klog_conn_answered(c);
 	}
 	/* The staged sets point into data, which the caller reuses. */
-	commit(n, c);
+	commit(n);
 	n->nchecked = 0;
 	return pos;
 }

@@ -36,9 +36,16 @@ void klog_buf_patch_i32(klog_buf_t *b, size_t pos, int32_t v);
 /*
  * Grow the caller's array *p (*cap bytes; both zero at first) to hold at
  * least need bytes, doubling from 4 KiB; the contents are kept.  0, or
- * -KLOG_ENOMEM with the array as it was.
+ * -KLOG_ENOMEM with the array as it was.  Inline for the common case, an
+ * array already large enough (the broker asks once or more per request).
  */
-int klog_buf_grow(void **p, size_t *cap, size_t need);
+int klog_buf_grow_to(void **p, size_t *cap, size_t need);
+
+static inline int
+klog_buf_grow(void **p, size_t *cap, size_t need)
+{
+	return need <= *cap ? 0 : klog_buf_grow_to(p, cap, need);
+}
 
 typedef struct klog_rd {
 	const uint8_t *p;
