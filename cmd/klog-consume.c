@@ -450,13 +450,13 @@ member_flush(void *arg)
 	return flush_out(arg);
 }
 
+/* -q: no line; -v: the details as well (debug). */
 static void
-member_say(void *arg, int detail, const char *line)
+member_log(void *arg, int level, const char *line)
 {
-	const run_t *r = arg;
-
-	if (!r->o->quiet && (!detail || r->o->verbose))
-		fprintf(stderr, PROG ": %s\n", line);
+	(void)arg;
+	(void)level;
+	fprintf(stderr, PROG ": %s\n", line);
 }
 
 /*
@@ -584,8 +584,9 @@ join_group(run_t *r, const opts_t *o)
 	klog_member_config_t mc = {
 		.group = { .group = o->group, .topic = o->topic },
 		.read = o->cc, .commit_ms = o->commit_ms,
-		.watch_fd = stdout_pipe(), .flush = member_flush,
-		.say = member_say, .arg = r,
+		.watch_fd = stdout_pipe(), .flush = member_flush, .arg = r,
+		.log = { member_log, NULL, o->quiet ? KLOG_LEVEL_WARN :
+		    o->verbose ? KLOG_LEVEL_DEBUG : KLOG_LEVEL_INFO },
 	};
 	klog_err_t err = { 0 };
 	int rc;

@@ -24,7 +24,7 @@ klog_logger_wants(const klog_logger_t *lg, int level)
 void
 klog_logger_say(const klog_logger_t *lg, int level, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[2048];
 	va_list ap;
 
 	if (!klog_logger_wants(lg, level))

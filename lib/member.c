@@ -4,7 +4,6 @@
  * signal flags between turns.
  */
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,8 +11,6 @@
 #include "klog/member.h"
 #include "klog/zkdiscovery.h"
 
-/* The longest line said: a group name, a member id, an error message. */
-#define LINE_MAX_BYTES 2048
 /* The longest wait for news when there is nothing to read. */
 #define IDLE_MAX_MS 1000
 
@@ -33,23 +30,6 @@ static int
 transient(int rc)
 {
 	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
-}
-
-static void say(const klog_member_t *mb, int detail, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(const klog_member_t *mb, int detail, const char *fmt, ...)
-{
-	char line[LINE_MAX_BYTES];
-	va_list ap;
-
-	if (mb->cfg.say == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	mb->cfg.say(mb->cfg.arg, detail, line);
 }
 
 /* Have the caller write out what it was handed; the first failure sticks,
@@ -86,7 +66,8 @@ commit(klog_member_t *mb, int64_t now)
 	mb->committed_ms = now;
 	if ((rc = klog_group_commit(mb->g, &err)) < 0) {
 		if (!mb->commit_failed)
-			say(mb, 0, "committing offsets: %s (will retry)",
+			klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO,
+			    "committing offsets: %s (will retry)",
 			    klog_err_text(&err, rc));
 		mb->commit_failed = 1;
 		return rc;
@@ -165,11 +146,13 @@ take_events(klog_member_t *mb)
 		changed = klog_zkdiscovery_event(mb->d, &ev);
 		klog_group_event(mb->g, &ev, changed);
 		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED)
-			say(mb, 0, "zookeeper: connection lost; not reading "
-			    "until it is back");
+			klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO,
+			    "zookeeper: connection lost; not reading until "
+			    "it is back");
 		else if (ev.type == KLOG_ZK_EVENT_EXPIRED)
-			say(mb, 0, "zookeeper: session expired; joining the "
-			    "group again");
+			klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO,
+			    "zookeeper: session expired; joining the group "
+			    "again");
 	}
 }
 
@@ -181,7 +164,7 @@ say_assignment(klog_member_t *mb)
 	size_t n = klog_group_count(mb->g), len = 0;
 	const klog_group_part_t *p;
 
-	if (mb->cfg.say == NULL)
+	if (!klog_logger_wants(&mb->cfg.log, KLOG_LEVEL_DEBUG))
 		return;
 	line[0] = '\0';
 	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
@@ -191,8 +174,9 @@ say_assignment(klog_member_t *mb)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
 		    name);
 	}
-	say(mb, 1, "group \"%s\": member %s reads%s", mb->cfg.group.group,
-	    klog_group_member_id(mb->g), n ? line : " nothing");
+	klog_logger_say(&mb->cfg.log, KLOG_LEVEL_DEBUG, "group \"%s\": member "
+	    "%s reads%s", mb->cfg.group.group, klog_group_member_id(mb->g),
+	    n ? line : " nothing");
 }
 
 /* A rebalance, then reading what is ours.  <0 only for a fatal error. */
@@ -207,7 +191,8 @@ rebalance(klog_member_t *mb, klog_err_t *err)
 	if (rc < 0 && !transient(rc) && rc != -KLOG_ENOTOPIC)
 		return rc;
 	if (rc < 0)
-		say(mb, 1, "rebalance: %s (will retry)", klog_err_text(err, rc));
+		klog_logger_say(&mb->cfg.log, KLOG_LEVEL_DEBUG, "rebalance: %s "
+		    "(will retry)", klog_err_text(err, rc));
 	if (moved)
 		say_assignment(mb);
 	if (!klog_group_live(mb->g))
@@ -215,7 +200,8 @@ rebalance(klog_member_t *mb, klog_err_t *err)
 	if ((rc = start_reading(mb, err)) < 0) {
 		if (!transient(rc))
 			return rc;
-		say(mb, 0, "%s; trying again", klog_err_text(err, rc));
+		klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO, "%s; trying again",
+		    klog_err_text(err, rc));
 		klog_group_later(mb->g);
 	}
 	return KLOG_CONSUMER_BATCH;
@@ -256,7 +242,8 @@ klog_member_next(klog_member_t *mb, klog_consumer_msg_t *m, klog_err_t *err)
 	}
 	rc = klog_consumer_next(mb->c, m, err);
 	if (rc < 0 && transient(rc)) {
-		say(mb, 0, "%s; rebalancing", klog_err_text(err, rc));
+		klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO, "%s; rebalancing",
+		    klog_err_text(err, rc));
 		stop_reading(mb);
 		klog_group_later(mb->g);
 		return KLOG_CONSUMER_BATCH;
@@ -264,7 +251,7 @@ klog_member_next(klog_member_t *mb, klog_consumer_msg_t *m, klog_err_t *err)
 	if (rc < 0 || rc == KLOG_CONSUMER_MSG)
 		return rc;
 	if (rc == KLOG_CONSUMER_NOTICE) {
-		say(mb, 0, "%s", err->msg);
+		klog_logger_say(&mb->cfg.log, KLOG_LEVEL_INFO, "%s", err->msg);
 		return KLOG_CONSUMER_BATCH;
 	}
 	/* A batch used up, or the end of what we own: a moment to write

@@ -25,7 +25,8 @@ typedef struct klog_logger {
 	int level;                 /* lines above it are dropped */
 } klog_logger_t;
 
-/* Format and hand one line to lg->fn, if its level is wanted. */
+/* Format and hand one line to lg->fn, if its level is wanted; a line is
+ * cut at 2 KiB. */
 void klog_logger_say(const klog_logger_t *lg, int level, const char *fmt,
     ...) __attribute__((format(printf, 3, 4)));
 

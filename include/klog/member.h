@@ -17,8 +17,8 @@
  * said that everything handed out so far is written: a message can come
  * twice (at-least-once), but none is committed that was not written.  What
  * the member has to tell (a lost session, a retry, a new assignment) goes
- * to the say hook, one line without its newline; detail lines are for a
- * verbose caller.  The library prints nothing itself.
+ * to the caller's logger: news at KLOG_LEVEL_INFO, details for a verbose
+ * caller at KLOG_LEVEL_DEBUG.  The library prints nothing itself.
  */
 #ifndef KLOG_MEMBER_H
 #define KLOG_MEMBER_H
@@ -29,6 +29,7 @@
 #include "klog/discovery.h"
 #include "klog/error.h"
 #include "klog/group.h"
+#include "klog/logger.h"
 #include "klog/zk.h"
 
 typedef struct klog_member klog_member_t;
@@ -43,9 +44,8 @@ typedef struct klog_member_config {
 	/* Write out everything handed out so far: 0, or < 0 if it could not
 	 * be (the member then stops).  NULL: nothing is kept back. */
 	int (*flush)(void *arg);
-	/* One line to tell; detail: for a verbose caller only.  NULL. */
-	void (*say)(void *arg, int detail, const char *line);
-	void *arg;
+	void *arg;                    /* flush's */
+	klog_logger_t log;            /* what the member has to tell */
 } klog_member_config_t;
 
 /*

@@ -59,13 +59,13 @@ sink_flush(void *arg)
 }
 
 static void
-sink_say(void *arg, int detail, const char *line)
+sink_say(void *arg, int level, const char *line)
 {
 	sink_t *s = arg;
 
 	if (s->nsaid == 64)
 		return;
-	s->detail[s->nsaid] = detail;
+	s->detail[s->nsaid] = level == KLOG_LEVEL_DEBUG;
 	snprintf(s->said[s->nsaid++], sizeof(s->said[0]), "%s", line);
 }
 
@@ -186,7 +186,7 @@ mem_open(mem_t *m, const env_t *e, int exit_at_end, int64_t commit_ms)
 	mc.commit_ms = commit_ms;
 	mc.watch_fd = -1;
 	mc.flush = sink_flush;
-	mc.say = sink_say;
+	mc.log = (klog_logger_t){ sink_say, &m->s, KLOG_LEVEL_DEBUG };
 	mc.arg = &m->s;
 	m->zk = zk_open(e->connect);
 	assert_int_equal(klog_zkdiscovery_open(m->zk, &m->d, &err), 0);
