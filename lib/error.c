@@ -29,6 +29,9 @@ static const char *const messages[KLOG_E_MAX] = {
 	[KLOG_EBUSY] = "busy",
 	[KLOG_EBROKER] = "broker error",
 	[KLOG_ECLOSED] = "closed",
+	[KLOG_ENOTLEADER] = "not the leader of that partition",
+	[KLOG_ENOREPLICAS] = "not enough in-sync replicas",
+	[KLOG_EFENCED] = "stale or unknown leader epoch",
 };
 
 const char *

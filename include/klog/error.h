@@ -35,6 +35,9 @@ enum klog_error {
 	KLOG_EBUSY,        /* resource in use (locked, live group members) */
 	KLOG_EBROKER,      /* the broker answered with an error code */
 	KLOG_ECLOSED,      /* the peer closed or the object is shut down */
+	KLOG_ENOTLEADER,   /* the broker does not lead that partition */
+	KLOG_ENOREPLICAS,  /* fewer in-sync replicas than the topic's minimum */
+	KLOG_EFENCED,      /* a leader epoch other than the current one */
 	KLOG_E_MAX
 };
 

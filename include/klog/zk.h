@@ -182,4 +182,28 @@ int klog_zk_delete_tree(klog_zk_t *zk, const char *path, klog_err_t *err);
 int klog_zk_children(klog_zk_t *zk, const char *path, int watch,
     klog_zk_list_t *out, klog_err_t *err);
 
+/* One operation of klog_zk_multi(). */
+typedef struct klog_zk_op {
+	int type;                  /* KLOG_ZK_OP_* */
+	const char *path;
+	const void *data;          /* create, set */
+	size_t len;
+	int version;               /* set, check: -1 any */
+	int flags;                 /* create: KLOG_ZK_EPHEMERAL */
+} klog_zk_op_t;
+
+enum klog_zk_op_type {
+	KLOG_ZK_OP_CREATE = 1,
+	KLOG_ZK_OP_SET,
+	KLOG_ZK_OP_CHECK,
+};
+
+/*
+ * Run n operations as one transaction (ZooKeeper's multi): all of them or
+ * none.  -KLOG_EEXIST (a create found its node), -KLOG_EBUSY (a version
+ * moved), -KLOG_ENOENT (a node missing), err naming the failing op's path.
+ */
+int klog_zk_multi(klog_zk_t *zk, const klog_zk_op_t *ops, int n,
+    klog_err_t *err);
+
 #endif
