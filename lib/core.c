@@ -24,65 +24,11 @@
 #include "klog/flusher.h"
 #include "klog/format.h"
 
+#include "core_impl.h"
+
 #define MAX_OFFSETS 1024                /* offsets per OFFSETS partition */
 #define STAGE_SETS 1024                 /* staged sets per partition ... */
 #define STAGE_BYTES ((int64_t)8 << 20)  /* ... and bytes, before a write */
-
-/* Where a staged set's result lives until its write is done. */
-struct stage_ref {
-	klog_core_park_t *park;   /* the park holding it, or NULL... */
-	uint32_t item;            /* ...its item there */
-	size_t pos;               /* else: where the front end encoded it;
-	                             SIZE_MAX: no response (acks 0) */
-};
-
-struct topic {
-	char *name;
-	uint16_t len;
-	uint32_t hash;
-	int nparts;
-	klog_core_part_t **parts; /* nparts, made on first use */
-	uint32_t rr;              /* round robin for partition -1 */
-	struct topic *hnext;
-};
-
-struct klog_core_part {
-	klog_log_t *log;
-	struct topic *topic;
-	int32_t id;
-	klog_core_item_t *waiters;
-	klog_flusher_entry_t fl;
-	int append_failing;       /* the last write failed (for the log) */
-	int flush_failing;
-	/* Sets staged by the current read (see core.h). */
-	struct iovec *siov;
-	struct stage_ref *sref;
-	size_t sn, scap, srcap;   /* caps in bytes, as klog_buf_grow() keeps them */
-	int64_t sbytes;
-	uint32_t smsgs;
-	int staged;               /* in c->staged */
-};
-
-struct klog_core {
-	klog_core_config_t cfg;
-	klog_loop_t *loop;
-	klog_store_t *store;
-	klog_flusher_t *fl;
-	struct topic **buckets;
-	size_t nbuckets, ntopics;
-	klog_core_part_t **parts;  /* every part made, for the flush timer */
-	size_t nparts, parts_cap;
-	klog_core_part_t **staged; /* parts with staged sets */
-	size_t nstaged, staged_cap;
-	int stage_full;            /* a staged part passed STAGE_SETS or
-	                              STAGE_BYTES since the last commit */
-	klog_core_park_t *parks;
-	klog_core_park_t *recheck;
-	klog_timer_t flush_timer;
-	int eager;
-	int appended;              /* since the last before_sleep */
-	int stopping;
-};
 
 static int16_t
 wire_storage(int rc)
@@ -190,6 +136,7 @@ topics_free(klog_core_t *c)
 	}
 	free(c->buckets);
 	for (size_t i = 0; i < c->nparts; i++) {
+		core_rep_free_part(c->parts[i]);
 		free(c->parts[i]->siov);
 		free(c->parts[i]->sref);
 		free(c->parts[i]);
@@ -304,12 +251,37 @@ part_get(klog_core_t *c, struct topic *t, int32_t id, int16_t *werr)
 }
 
 /* The partition a request names, or NULL with *werr. */
-static klog_core_part_t *
-part_lookup(klog_core_t *c, klog_str_t topic, int32_t id, int16_t *werr)
+klog_core_part_t *
+core_part_lookup(klog_core_t *c, klog_str_t topic, int32_t id, int16_t *werr)
 {
 	struct topic *t = topic_lookup(c, topic, 0, werr);
 
 	return t == NULL ? NULL : part_get(c, t, id, werr);
+}
+
+/* Partition id of a topic by name (created with nparts if missing). */
+klog_core_part_t *
+core_part_named(klog_core_t *c, const char *topic, int id, int nparts,
+    klog_err_t *err)
+{
+	klog_str_t name = { topic, (uint16_t)strlen(topic) };
+	struct topic *t;
+	int16_t werr;
+	int have = klog_store_partitions(c->store, topic);
+
+	if (have < nparts && klog_core_create_topic(c, topic, nparts, err) < 0)
+		return NULL;
+	if ((t = topic_lookup(c, name, 0, &werr)) == NULL) {
+		klog_err_set(err, -KLOG_EIO, "topic \"%s\": %s", topic,
+		    klog_wire_error_name(werr));
+		return NULL;
+	}
+	klog_core_part_t *p = part_get(c, t, id, &werr);
+
+	if (p == NULL)
+		klog_err_set(err, -KLOG_EIO, "topic \"%s\" partition %d: %s",
+		    topic, id, klog_wire_error_name(werr));
+	return p;
 }
 
 /* ---- parks ---- */
@@ -318,6 +290,12 @@ static void
 want_flush(klog_core_t *c, klog_core_part_t *p)
 {
 	klog_flusher_want(c->fl, &p->fl);
+}
+
+void
+core_want_flush(klog_core_t *c, klog_core_part_t *p)
+{
+	want_flush(c, p);
 }
 
 static void
@@ -379,6 +357,15 @@ park_done(klog_outq_hold_t *h)
 	free(pk);
 }
 
+/* Where a fetch item may read to: a follower to the flushed end, others
+ * to what is visible. */
+static int64_t
+item_end(const klog_core_item_t *it)
+{
+	return it->is_replica ? klog_log_flushed_end(it->part->log) :
+	    core_visible_end(it->part);
+}
+
 /* Bytes a fetch could return now, counting each partition up to its max;
  * an item that would now be an error counts as enough. */
 static int64_t
@@ -391,7 +378,7 @@ fetch_available(const klog_core_item_t *items, uint32_t n, int32_t min_bytes)
 
 		if (it->error != KLOG_WIRE_NONE || it->part == NULL)
 			continue;
-		fe = klog_log_flushed_end(it->part->log);
+		fe = item_end(it);
 		if (it->offset < klog_log_start(it->part->log))
 			return min_bytes;
 		if (it->offset < fe)
@@ -407,7 +394,8 @@ park_check(klog_core_park_t *pk)
 {
 	if (pk->complete || pk->flushes > 0)
 		return;
-	if (pk->kind == KLOG_CORE_FETCH && !pk->expired &&
+	if ((pk->kind == KLOG_CORE_FETCH || pk->kind == KLOG_CORE_RFETCH) &&
+	    !pk->expired &&
 	    !pk->core->stopping &&
 	    fetch_available(pk->items, pk->n, pk->min_bytes) < pk->min_bytes)
 		return;
@@ -545,7 +533,7 @@ klog_core_stop(klog_core_t *c)
 	c->stopping = 1;
 	for (pk = c->parks; pk != NULL; pk = next) {
 		next = pk->next;
-		if (pk->kind == KLOG_CORE_FETCH) {
+		if (pk->kind == KLOG_CORE_FETCH || pk->kind == KLOG_CORE_RFETCH) {
 			pk->expired = 1;
 			park_check(pk);
 		}
@@ -565,7 +553,6 @@ part_flushed(void *arg, void *owner, int rc, const klog_err_t *err)
 {
 	klog_core_t *c = arg;
 	klog_core_part_t *p = owner;
-	int64_t fe = klog_log_flushed_end(p->log);
 
 	if (rc < 0 && !p->flush_failing)
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_ERROR, "topic \"%s\" "
@@ -576,6 +563,17 @@ part_flushed(void *arg, void *owner, int rc, const klog_err_t *err)
 		    "partition %d: flushing again", p->topic->name,
 		    (int)p->id);
 	p->flush_failing = rc < 0;
+	core_rep_flushed(c, p);
+	core_part_moved(c, p, rc);
+}
+
+/* What p's waiters wait for may have happened: its visible end moved, or
+ * (rc < 0) its flush failed. */
+void
+core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc)
+{
+	int64_t fe = core_visible_end(p);
+
 	for (klog_core_item_t *it = p->waiters; it != NULL; it = it->next) {
 		if (it->target >= 0 && (fe >= it->target || rc < 0)) {
 			if (fe < it->target &&
@@ -607,8 +605,8 @@ klog_core_before_sleep(klog_core_t *c)
 
 /* ---- staging ---- */
 
-static void
-after_append(klog_core_t *c, klog_core_part_t *p)
+void
+core_after_append(klog_core_t *c, klog_core_part_t *p)
 {
 	c->appended = 1;
 	if (c->eager)
@@ -641,7 +639,7 @@ append_ok(klog_core_t *c, klog_core_part_t *p, int all)
 		    (int)p->id);
 	if (all)
 		p->append_failing = 0;
-	after_append(c, p);
+	core_after_append(c, p);
 	/* A park waiting on staged data asked for its flush before the data
 	 * was written; ask again now that it is. */
 	if (p->waiters != NULL)
@@ -776,8 +774,8 @@ validate_set(klog_core_t *c, const uint8_t *set, uint32_t len, int trusted,
 }
 
 static void
-produce_part(klog_core_t *c, const klog_produce_part_t *pp, int trusted,
-    klog_core_item_t *it)
+produce_part(klog_core_t *c, const klog_produce_part_t *pp, int acks,
+    int trusted, klog_core_item_t *it)
 {
 	klog_msgset_info_t info;
 	klog_core_part_t *p;
@@ -792,6 +790,8 @@ produce_part(klog_core_t *c, const klog_produce_part_t *pp, int trusted,
 	if (pp->partition == -1)
 		it->partition = (int32_t)(t->rr++ % (uint32_t)t->nparts);
 	if ((p = part_get(c, t, it->partition, &it->error)) == NULL)
+		return;
+	if ((it->error = core_rep_check(p, acks)) != KLOG_WIRE_NONE)
 		return;
 	it->part = p;
 	if (pp->set_len == 0) {
@@ -817,12 +817,11 @@ klog_core_produce(klog_core_t *c, const klog_produce_req_t *req,
 	for (uint32_t i = 0; i < req->count; i++) {
 		const klog_produce_part_t *pp = &req->parts[i];
 
-		produce_part(c, pp, trust != NULL && trust(arg, pp),
+		produce_part(c, pp, req->acks, trust != NULL && trust(arg, pp),
 		    &items[i]);
 		if (req->acks != KLOG_ACKS_ALL || items[i].target < 0)
 			continue;
-		if (klog_log_flushed_end(items[i].part->log) >=
-		    items[i].target)
+		if (core_visible_end(items[i].part) >= items[i].target)
 			items[i].target = -1;
 		else
 			waits++;
@@ -843,16 +842,20 @@ fetch_item(klog_core_t *c, const klog_fetch_part_t *fp, klog_core_item_t *it)
 		it->error = KLOG_WIRE_INVALID_FETCH_SIZE;
 		return 0;
 	}
-	if ((it->part = part_lookup(c, fp->topic, fp->partition,
+	if ((it->part = core_part_lookup(c, fp->topic, fp->partition,
 	    &it->error)) == NULL)
 		return 0;
+	if ((it->error = core_rep_check(it->part, 0)) != KLOG_WIRE_NONE) {
+		it->part = NULL;
+		return 0;
+	}
 	start = klog_log_start(it->part->log);
-	fe = klog_log_flushed_end(it->part->log);
+	fe = core_visible_end(it->part);
 	we = klog_log_end(it->part->log);
 	if (fp->offset < start || fp->offset > we) {
 		/* The range it reports must cover every acknowledged record. */
 		it->error = KLOG_WIRE_OFFSET_OUT_OF_RANGE;
-		if (we > fe)
+		if (we > fe && it->part->rep == NULL)
 			it->target = we;
 		return 0;
 	}
@@ -860,8 +863,9 @@ fetch_item(klog_core_t *c, const klog_fetch_part_t *fp, klog_core_item_t *it)
 		return fe - fp->offset < fp->max_bytes ? fe - fp->offset :
 		    fp->max_bytes;
 	/* Written but not flushed where this consumer reads: it waits for
-	 * one flush, not for the policy. */
-	if (we > fp->offset)
+	 * one flush, not for the policy.  (A replicated partition's reader
+	 * waits as a long poll for the HW instead, which may stand still.) */
+	if (we > fp->offset && it->part->rep == NULL)
 		it->target = we;
 	return 0;
 }
@@ -893,8 +897,10 @@ klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
 	*r = (klog_core_read_t){ .error = it->error, .log_start = -1,
 	    .log_end = -1 };
 	if (it->part != NULL) {
+		if (!it->is_replica && r->error == KLOG_WIRE_NONE)
+			r->error = core_rep_check(it->part, 0);
 		r->log_start = klog_log_start(it->part->log);
-		r->log_end = klog_log_flushed_end(it->part->log);
+		r->log_end = item_end(it);
 	}
 	if (r->error != KLOG_WIRE_NONE || it->offset >= r->log_end) {
 		/* Past the flushed end but written: not visible yet, no error
@@ -935,11 +941,16 @@ klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,
 		    .partition = parts[i].partition, .offset = parts[i].time,
 		    .max = parts[i].max < MAX_OFFSETS ? parts[i].max :
 		    MAX_OFFSETS, .target = -1 };
-		if ((it->part = part_lookup(c, it->topic, it->partition,
+		if ((it->part = core_part_lookup(c, it->topic, it->partition,
 		    &it->error)) == NULL)
 			continue;
-		/* Every answer but "earliest" shows the flushed end. */
-		if (it->offset == KLOG_OFFSET_EARLIEST)
+		if ((it->error = core_rep_check(it->part, 0)) != 0) {
+			it->part = NULL;
+			continue;
+		}
+		/* Every answer but "earliest" shows the flushed end (a
+		 * replicated partition's committed end, as it is). */
+		if (it->offset == KLOG_OFFSET_EARLIEST || it->part->rep != NULL)
 			continue;
 		we = klog_log_end(it->part->log);
 		if (we > klog_log_flushed_end(it->part->log)) {
@@ -948,6 +959,21 @@ klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,
 		}
 	}
 	return flushes;
+}
+
+/* Offsets (descending) past the committed end become it, once. */
+static void
+cap_offsets(int64_t end, int64_t *v, int *n)
+{
+	int k = 0;
+
+	for (int i = 0; i < *n; i++) {
+		int64_t x = v[i] > end ? end : v[i];
+
+		if (k == 0 || v[k - 1] != x)
+			v[k++] = x;
+	}
+	*n = k;
 }
 
 int16_t
@@ -961,6 +987,8 @@ klog_core_offsets_read(const klog_core_item_t *it, int64_t *out, int *count)
 		*count = 0;
 		return KLOG_WIRE_STORAGE_ERROR;
 	}
+	if (it->part->rep != NULL)
+		cap_offsets(core_visible_end(it->part), out, count);
 	return KLOG_WIRE_NONE;
 }
 
@@ -1097,6 +1125,7 @@ klog_core_free(klog_core_t *c)
 		return;
 	klog_flusher_free(c->fl);
 	klog_loop_timer_stop(c->loop, &c->flush_timer);
+	core_rep_stop(c);
 	topics_free(c);
 	free(c);
 }

@@ -58,6 +58,8 @@ struct klog_log {
 	int64_t last_flush_ms;  /* CLOCK_MONOTONIC */
 	int64_t recovered;      /* bytes cut at open */
 	int dirty;              /* DIRTY_* */
+	uint64_t cuts;          /* truncations and resets: a flush begun
+	                           before one must not move flushed_end */
 };
 
 /* A segment as copied out under the lock, with a reference held. */
@@ -360,6 +362,12 @@ klog_log_close(klog_log_t *log)
 }
 
 const char *
+klog_log_dir(const klog_log_t *log)
+{
+	return log->dir;
+}
+
+const char *
 klog_log_topic(const klog_log_t *log)
 {
 	return log->topic;
@@ -544,11 +552,12 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 {
 	klog_segment_t **segs;
 	size_t n = 0;
-	uint64_t msgs;
+	uint64_t msgs, cuts;
 	int64_t end;
 	int dirty, r;
 
 	pthread_mutex_lock(&log->mu);
+	cuts = log->cuts;
 	end = log->end;
 	msgs = log->unflushed;
 	dirty = log->dirty;
@@ -567,13 +576,13 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 		goto out;
 out:
 	pthread_mutex_lock(&log->mu);
-	if (r == 0) {
+	if (r == 0 && cuts == log->cuts) {
 		if (end > log->flushed_end)
 			log->flushed_end = end;
 		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
 		log->last_flush_ms = klog_clock_mono_ms();
 		adopt_synced(log, segs, n);
-	} else {
+	} else if (r < 0) {
 		log->dirty |= dirty;
 	}
 	pthread_mutex_unlock(&log->mu);
@@ -582,6 +591,117 @@ out:
 		klog_segment_unref(segs[i]);
 	}
 	free(segs);
+	return r;
+}
+
+/* ---- truncation (a follower's) ---- */
+
+/* Drop segs[k..) from the array, deleting the files of those after
+ * keep_file (the index whose file stays, or nsegs for none).  Under the
+ * lock. */
+static int
+drop_tail(klog_log_t *log, size_t k, size_t keep_file, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	int r = 0;
+
+	for (size_t i = k; i < log->nsegs; i++) {
+		klog_segment_t *s = log->segs[i];
+
+		log->bytes -= s->size;
+		seg_path(log, s->base, s->kafka, path, sizeof(path));
+		if (i != keep_file && unlink(path) < 0 && errno != ENOENT &&
+		    r == 0)
+			r = klog_err_sys(err, "unlink", path);
+		klog_segment_unref(s);
+	}
+	log->nsegs = k;
+	log->dirty |= DIRTY_PARTITION;
+	log->cuts++;
+	return r;
+}
+
+/*
+ * The fsync of a truncation runs under the lock: it is rare (a follower
+ * after a leader change), and the flusher must not sync the segment
+ * meanwhile.
+ */
+int
+klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
+    klog_err_t *err)
+{
+	char path[PATH_MAX];
+	klog_segment_t *old, *n = NULL;
+	int64_t rel;
+	size_t k;
+	int fd, r;
+
+	pthread_mutex_lock(&log->mu);
+	*landed = log->end;
+	if (offset >= log->end) {
+		pthread_mutex_unlock(&log->mu);
+		return 0;
+	}
+	if (offset < log->segs[0]->base) {
+		pthread_mutex_unlock(&log->mu);
+		return klog_err_set(err, -KLOG_ERANGE, "%s: offset %lld is "
+		    "before the log start", log->dir, (long long)offset);
+	}
+	k = seg_find(log, offset);
+	old = log->segs[k];
+	seg_path(log, old->base, old->kafka, path, sizeof(path));
+	if ((fd = klog_segment_open(path, O_RDWR)) < 0) {
+		r = klog_err_sys(err, "open", path);
+		goto out;
+	}
+	if ((n = klog_segment_new(log->cache, old->base, old->size,
+	    old->kafka)) == NULL) {
+		close(fd);
+		r = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto out;
+	}
+	n->ent.fd = fd;
+	if ((r = klog_segment_truncate(n, log->dir, offset - old->base, &rel,
+	    err)) < 0) {
+		klog_segment_unref(n);
+		goto out;
+	}
+	r = drop_tail(log, k, k, err);
+	log->segs[log->nsegs++] = n;
+	log->bytes += n->size;
+	log->end = n->base + n->size;
+	if (log->flushed_end > log->end)
+		log->flushed_end = log->end;
+	log->unflushed = 0;
+	*landed = log->end;
+out:
+	pthread_mutex_unlock(&log->mu);
+	if (r == 0)
+		r = klog_log_sync_dir(log->dir, err);
+	return r;
+}
+
+int
+klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
+{
+	klog_segment_t *s;
+	int r;
+
+	pthread_mutex_lock(&log->mu);
+	if (reserve_segs(log, 1) < 0) {
+		pthread_mutex_unlock(&log->mu);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	if ((r = drop_tail(log, 0, log->nsegs, err)) == 0 &&
+	    (r = klog_segment_create(log->cache, log->dir, base, &s,
+	    err)) == 0) {
+		log->segs[log->nsegs++] = s;
+		log->end = log->flushed_end = base;
+		log->unflushed = 0;
+	}
+	pthread_mutex_unlock(&log->mu);
+	if (r == 0)
+		r = klog_log_sync_dir(log->dir, err);
 	return r;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "klog/buf.h"
+#include "klog/corerep.h"
 #include "klog/format.h"
 #include "klog/native.h"
 #include "klog/proto.h"
@@ -184,6 +185,31 @@ encode_offsets(klog_native_t *n, klog_buf_t *out, int32_t corr,
 		out->failed = 1;
 }
 
+/* A follower's fetch: the header, then the bytes by sendfile (none when
+ * it must cut its log first). */
+static void
+encode_rfetch(klog_native_t *n, klog_outq_t *q, int32_t corr,
+    const klog_core_item_t *it)
+{
+	klog_buf_t *out = klog_outq_buf(q);
+	size_t start = klog_proto_resp_begin(out, corr, KLOG_WIRE_NONE);
+	klog_rfetch_resp_t resp;
+	klog_core_read_t r = { 0 };
+
+	klog_core_rfetch_state(n->core, it, &resp);
+	if (resp.error == KLOG_WIRE_NONE && it->max > 0) {
+		klog_core_fetch_read(n->core, it, FETCH_BUDGET, &r);
+		if (!r.has_slice && r.error != KLOG_WIRE_NONE)
+			resp.error = r.error;
+	}
+	resp.set_len = r.has_slice ? (uint32_t)r.slice.len : 0;
+	klog_proto_put_rfetch_header(out, &resp);
+	if (r.has_slice && klog_outq_file(q, &r.slice) < 0)
+		out->failed = 1;
+	klog_buf_patch_i32(out, start,
+	    (int32_t)(out->len - start - 4 + resp.set_len));
+}
+
 /* A parked request is answered: encode it where it waited in line. */
 static void
 finish(klog_core_park_t *pk)
@@ -198,6 +224,9 @@ finish(klog_core_park_t *pk)
 	case KLOG_CORE_FETCH:
 		encode_fetch(n, &pk->hold.q, pk->correlation, pk->items,
 		    pk->n);
+		break;
+	case KLOG_CORE_RFETCH:
+		encode_rfetch(n, &pk->hold.q, pk->correlation, pk->items);
 		break;
 	default:
 		encode_offsets(n, klog_outq_buf(&pk->hold.q), pk->correlation,
@@ -329,6 +358,35 @@ handle_fetch(klog_native_t *n, int32_t corr, const uint8_t *body,
 }
 
 static void
+handle_rfetch(klog_native_t *n, int32_t corr, const uint8_t *body,
+    size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(n->q);
+	klog_rfetch_req_t req;
+	klog_rfetch_resp_t resp;
+	klog_core_item_t *it;
+	klog_core_park_t *pk;
+
+	if (klog_proto_decode_rfetch(body, len, &req) < 0) {
+		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	if ((it = scratch_items(n, 1)) == NULL) {
+		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		return;
+	}
+	if (klog_core_rfetch(n->core, &req, it, &resp)) {
+		encode_rfetch(n, n->q, corr, it);
+		return;
+	}
+	if ((pk = park(n, KLOG_CORE_RFETCH, corr, it, 1, 1)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	klog_core_park_fetch(pk, 1, req.max_wait_ms);
+}
+
+static void
 handle_offsets(klog_native_t *n, int32_t corr, const uint8_t *body,
     size_t len)
 {
@@ -433,6 +491,9 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 		break;
 	case KLOG_API_METADATA:
 		handle_metadata(n, h->correlation, body, len);
+		break;
+	case KLOG_API_REPLICA_FETCH:
+		handle_rfetch(n, h->correlation, body, len);
 		break;
 	default:
 		encode_error(out, h->correlation, KLOG_WIRE_UNKNOWN_API);

@@ -160,6 +160,8 @@ klog_proto_api_name(int api)
 		return "OFFSETS";
 	case KLOG_API_METADATA:
 		return "METADATA";
+	case KLOG_API_REPLICA_FETCH:
+		return "REPLICA_FETCH";
 	default:
 		return "UNKNOWN";
 	}
@@ -577,6 +579,97 @@ klog_proto_decode_fetch_resp(const uint8_t *body, size_t len,
 	if ((rc = rd_end(&r)) < 0)
 		return rc;
 	*n = count;
+	return 0;
+}
+
+/* ---- REPLICA_FETCH ---- */
+
+int
+klog_proto_encode_rfetch(klog_buf_t *b, int32_t correlation,
+    const klog_rfetch_req_t *req)
+{
+	size_t start;
+
+	if (!str_ok(req->topic))
+		return -KLOG_EINVAL;
+	start = klog_proto_req_begin(b, KLOG_API_REPLICA_FETCH, correlation);
+	klog_buf_put_i32(b, req->replica_id);
+	klog_buf_put_i32(b, req->leader_epoch);
+	klog_buf_put_i32(b, req->max_wait_ms);
+	put_str(b, req->topic);
+	klog_buf_put_i32(b, req->partition);
+	klog_buf_put_i64(b, req->offset);
+	klog_buf_put_i64(b, req->flushed);
+	klog_buf_put_i32(b, req->last_epoch);
+	klog_buf_put_i32(b, req->max_bytes);
+	return finish(b, start);
+}
+
+int
+klog_proto_decode_rfetch(const uint8_t *body, size_t len,
+    klog_rfetch_req_t *req)
+{
+	klog_rd_t r;
+	int rc;
+
+	klog_rd_init(&r, body, len);
+	req->replica_id = klog_rd_i32(&r);
+	req->leader_epoch = klog_rd_i32(&r);
+	req->max_wait_ms = klog_rd_i32(&r);
+	rd_topic(&r, &req->topic);
+	req->partition = klog_rd_i32(&r);
+	req->offset = klog_rd_i64(&r);
+	req->flushed = klog_rd_i64(&r);
+	req->last_epoch = klog_rd_i32(&r);
+	req->max_bytes = (int32_t)rd_size(&r);
+	if ((rc = rd_end(&r)) < 0)
+		return rc;
+	if (req->replica_id < 0 || req->leader_epoch < 0 ||
+	    req->max_wait_ms < 0 || req->offset < 0 || req->flushed < 0 ||
+	    req->last_epoch < -1)
+		return -KLOG_EPROTO;
+	return 0;
+}
+
+void
+klog_proto_put_rfetch_header(klog_buf_t *b, const klog_rfetch_resp_t *r)
+{
+	if (r->set_len > INT32_MAX) {
+		b->failed = 1;
+		return;
+	}
+	klog_buf_put_i16(b, r->error);
+	klog_buf_put_i32(b, r->leader_epoch);
+	klog_buf_put_i64(b, r->hw);
+	klog_buf_put_i64(b, r->log_start);
+	klog_buf_put_i64(b, r->log_end);
+	klog_buf_put_i32(b, r->chunk_epoch);
+	klog_buf_put_i32(b, r->diverging_epoch);
+	klog_buf_put_i64(b, r->diverging_end);
+	klog_buf_put_i32(b, (int32_t)r->set_len);
+}
+
+int
+klog_proto_decode_rfetch_resp(const uint8_t *body, size_t len,
+    klog_rfetch_resp_t *out)
+{
+	klog_rd_t r;
+	int rc;
+
+	klog_rd_init(&r, body, len);
+	out->error = klog_rd_i16(&r);
+	out->leader_epoch = klog_rd_i32(&r);
+	out->hw = klog_rd_i64(&r);
+	out->log_start = klog_rd_i64(&r);
+	out->log_end = klog_rd_i64(&r);
+	out->chunk_epoch = klog_rd_i32(&r);
+	out->diverging_epoch = klog_rd_i32(&r);
+	out->diverging_end = klog_rd_i64(&r);
+	out->set = rd_set(&r, &out->set_len);
+	if ((rc = rd_end(&r)) < 0)
+		return rc;
+	if (out->diverging_epoch >= 0 && out->diverging_end < 0)
+		return -KLOG_EPROTO;
 	return 0;
 }
 

@@ -269,11 +269,11 @@ fill(int fd, uint8_t *buf, size_t cap, size_t *have, int64_t pos,
  * with good CRCs (inner messages are not opened), read a chunk at a time.
  */
 static int
-scan_valid(klog_segment_t *s, uint8_t *buf, int64_t *good)
+scan_valid(klog_segment_t *s, uint8_t *buf, int64_t size, int64_t *good)
 {
 	klog_iter_t it;
 	klog_msg_t m;
-	int64_t pos = 0, next, size = s->size;
+	int64_t pos = 0, next;
 	size_t have = 0, keep;
 	int r;
 
@@ -326,7 +326,7 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 	if ((buf = malloc(RECOVER_CHUNK)) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
 		    path);
-	r = scan_valid(s, buf, &good);
+	r = scan_valid(s, buf, s->size, &good);
 	free(buf);
 	if (r < 0)
 		return klog_err_set(err, r, "read %s: %s", path,
@@ -337,6 +337,36 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 		return klog_err_sys(err, "truncate", path);
 	*cut = s->size - good;
 	s->size = good;
+	return 0;
+}
+
+int
+klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
+    int64_t *landed, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	uint8_t *buf;
+	int64_t good = 0;
+	int r = 0;
+
+	klog_segment_path(s, dir, path, sizeof(path));
+	if (pos > s->size)
+		pos = s->size;
+	if (pos > 0) {
+		if ((buf = malloc(RECOVER_CHUNK)) == NULL)
+			return klog_err_set(err, -KLOG_ENOMEM,
+			    "%s: out of memory", path);
+		/* The bytes up to pos scanned as if the file ended there. */
+		r = scan_valid(s, buf, pos, &good);
+		free(buf);
+		if (r < 0)
+			return klog_err_set(err, r, "read %s: %s", path,
+			    strerror(errno));
+	}
+	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
+		return klog_err_sys(err, "truncate", path);
+	s->size = good;
+	*landed = good;
 	return 0;
 }
 

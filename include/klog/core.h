@@ -49,6 +49,18 @@ typedef struct klog_core_park klog_core_park_t;
  */
 typedef int klog_core_topic_fn(void *arg, const char *topic, int partitions);
 
+/*
+ * A leader's ISR change for partition of topic at epoch, to be made
+ * durable (ZooKeeper) before it is used: 0, or -KLOG_EBUSY if the leader
+ * was deposed (the change is then not made and the partition goes
+ * offline until its new role is set), or another error (retried later).
+ */
+typedef int klog_core_isr_fn(void *arg, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n);
+
+/* A partition-level event for the replication layer. */
+typedef void klog_core_part_fn(void *arg, klog_core_part_t *p);
+
 typedef struct klog_core_config {
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */
@@ -58,6 +70,13 @@ typedef struct klog_core_config {
 	klog_logger_t log;
 	klog_core_topic_fn *topic_created;
 	void *topic_arg;
+	int32_t broker_id;             /* this broker, for replication */
+	int64_t replica_lag_ms;        /* a follower behind this long leaves
+	                                  the ISR */
+	klog_core_isr_fn *isr_change;  /* NULL: ISRs never change */
+	void *isr_arg;
+	klog_core_part_fn *follower_flushed;  /* a follower's log flushed */
+	void *follower_arg;
 } klog_core_config_t;
 
 /*
@@ -79,12 +98,18 @@ typedef struct klog_core_item {
 	int64_t target;           /* flushed end awaited, or -1 */
 	int64_t staged;           /* produce: index among the partition's
 	                             staged sets, or -1 */
+	int is_replica;           /* a follower's fetch: reads to the flushed
+	                             end, not the committed one */
+	int32_t replica_id;
+	int32_t div_epoch;        /* rfetch: where the follower diverges */
+	int64_t div_end;
 } klog_core_item_t;
 
 enum klog_core_kind {
 	KLOG_CORE_PRODUCE,        /* acks=all: until every target is flushed */
 	KLOG_CORE_FETCH,          /* until min_bytes are visible or timeout */
 	KLOG_CORE_OFFSETS,        /* until the log end is flushed */
+	KLOG_CORE_RFETCH,         /* a follower's: as FETCH */
 };
 
 /* Encode pk's response into pk->hold.q, set pk->hold.ready and have its

@@ -60,6 +60,8 @@ int klog_log_open(const char *data_dir, const char *topic, int partition,
 void klog_log_close(klog_log_t *log);
 
 const char *klog_log_topic(const klog_log_t *log);
+/* The partition directory. */
+const char *klog_log_dir(const klog_log_t *log);
 int klog_log_partition(const klog_log_t *log);
 int64_t klog_log_recovered_bytes(const klog_log_t *log);
 
@@ -93,6 +95,21 @@ int klog_log_sync_dir(const char *path, klog_err_t *err);
 
 /* fsync everything written so far and advance the flushed end to it. */
 int klog_log_flush(klog_log_t *log, klog_err_t *err);
+
+/*
+ * A follower's cut: drop everything from offset on (segments after the one
+ * holding it deleted, that one truncated and fsynced, the directory
+ * fsynced).  If offset is not a message boundary the cut lands on the last
+ * one before it.  *landed gets the new end (the old one if offset is past
+ * it).  -KLOG_ERANGE below the log start.  No other append or truncation
+ * may run meanwhile; a flush may.
+ */
+int klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
+    klog_err_t *err);
+
+/* Delete every segment and start the log empty at base (a follower whose
+ * log the leader's retention has passed). */
+int klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err);
 
 int64_t klog_log_start(klog_log_t *log);       /* first retained offset */
 int64_t klog_log_end(klog_log_t *log);         /* written end */

@@ -32,6 +32,17 @@
  *              resp: count:4 count x [topic:str partition:4 error:2
  *                    n:4 n x offset:8]      (descending)
  *   time -1 latest, -2 earliest, else ms since the epoch.
+ * REPLICA_FETCH (6)  a follower broker's fetch of one replicated partition
+ *              body: replica_id:4 leader_epoch:4 max_wait_ms:4 topic:str
+ *                    partition:4 offset:8 flushed:8 last_epoch:4 max_bytes:4
+ *              resp: error:2 leader_epoch:4 hw:8 log_start:8 log_end:8
+ *                    chunk_epoch:4 diverging_epoch:4 diverging_end:8
+ *                    set_size:4 set
+ *   offset is the follower's log end, flushed its flushed end, last_epoch
+ *   the newest epoch in its epoch file (-1: none).  log_end is the leader's
+ *   flushed end; the set never crosses a leader epoch (chunk_epoch is the
+ *   one it was written in).  diverging_epoch >= 0: the follower must cut
+ *   its log to diverging_end (KIP-279) before fetching again.
  * METADATA (5) body: count:4 count x topic:str   (0 topics: all of them)
  *              resp: broker_id:4 nbrokers:4 nbrokers x [id:4 host:str port:4]
  *                    ntopics:4 ntopics x [error:2 topic:str partitions:4
@@ -56,6 +67,7 @@ enum klog_api {
 	KLOG_API_FETCH = 1,
 	KLOG_API_OFFSETS = 4,
 	KLOG_API_METADATA = 5,
+	KLOG_API_REPLICA_FETCH = 6,
 };
 
 enum klog_acks {
@@ -231,6 +243,42 @@ void klog_proto_put_fetch_part_header(klog_buf_t *b, klog_str_t topic,
     uint32_t set_len);
 int klog_proto_decode_fetch_resp(const uint8_t *body, size_t len,
     klog_fetch_result_t *res, uint32_t max, uint32_t *n);
+
+/* ---- REPLICA_FETCH ---- */
+typedef struct klog_rfetch_req {
+	int32_t replica_id;
+	int32_t leader_epoch;
+	int32_t max_wait_ms;
+	klog_str_t topic;
+	int32_t partition;
+	int64_t offset;
+	int64_t flushed;
+	int32_t last_epoch;
+	int32_t max_bytes;
+} klog_rfetch_req_t;
+
+typedef struct klog_rfetch_resp {
+	int16_t error;
+	int32_t leader_epoch;
+	int64_t hw;
+	int64_t log_start;
+	int64_t log_end;
+	int32_t chunk_epoch;
+	int32_t diverging_epoch;   /* -1: none */
+	int64_t diverging_end;
+	const uint8_t *set;        /* view into the response */
+	uint32_t set_len;
+} klog_rfetch_resp_t;
+
+int klog_proto_encode_rfetch(klog_buf_t *b, int32_t correlation,
+    const klog_rfetch_req_t *req);
+int klog_proto_decode_rfetch(const uint8_t *body, size_t len,
+    klog_rfetch_req_t *req);
+/* Everything of r but the set, whose set_len bytes follow (by sendfile);
+ * the frame's size must then be patched as for FETCH. */
+void klog_proto_put_rfetch_header(klog_buf_t *b, const klog_rfetch_resp_t *r);
+int klog_proto_decode_rfetch_resp(const uint8_t *body, size_t len,
+    klog_rfetch_resp_t *r);
 
 /* ---- OFFSETS ---- */
 typedef struct klog_offsets_part {

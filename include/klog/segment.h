@@ -111,6 +111,15 @@ int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
     klog_err_t *err);
 
 /*
+ * Cut s (open read-write) to pos, or, if no entry ends exactly there, to
+ * the last whole valid entry before it; *landed gets where it was cut
+ * (== pos when pos is a boundary), s->size follows, and the file is
+ * fsynced.
+ */
+int klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
+    int64_t *landed, klog_err_t *err);
+
+/*
  * Does an entry start at byte pos of the segment file fd (partition offset
  * offset, for messages)?  readable bytes of it may be read, written bytes
  * exist.  One read of up to 4 KiB readable bytes, from the page cache if it

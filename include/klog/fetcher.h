@@ -1,0 +1,50 @@
+/*
+ * A follower's side of replication: for each partition this broker
+ * follows, one connection to its leader over the klog protocol, driven
+ * from the broker's loop (klog_client_t is non-blocking), asking
+ * REPLICA_FETCH from the local log's end.
+ *
+ *   send fetch (offset = local end, flushed = local flushed end, the
+ *   newest local epoch) -> the leader answers at once or when it has
+ *   flushed more (a long poll) -> append the whole, CRC-checked entries
+ *   verbatim (a new epoch recorded first) -> wait for the flush -> again
+ *
+ * A follower sends its next fetch only once what it appended is on disk,
+ * so the flushed end it reports, which the leader's high watermark and
+ * acks=all wait for, is never older than one round trip.  When the leader
+ * says the logs diverge, the local log is cut where it says (as KIP-279
+ * says, to the end of the largest local epoch at or below the one named)
+ * and the fetch starts again; when the leader no longer has the local end
+ * (its retention passed it) the local log starts over at the leader's
+ * start.  A lost connection or a NOT_LEADER answer is retried every
+ * quarter second with whatever leader the cluster layer set last.
+ */
+#ifndef KLOG_FETCHER_H
+#define KLOG_FETCHER_H
+
+#include <stdint.h>
+
+#include "klog/client.h"
+#include "klog/core.h"
+#include "klog/error.h"
+#include "klog/logger.h"
+#include "klog/loop.h"
+
+typedef struct klog_fetcher klog_fetcher_t;
+
+int klog_fetcher_new(klog_loop_t *loop, klog_core_t *core, int32_t me,
+    const klog_logger_t *log, klog_fetcher_t **out, klog_err_t *err);
+/* Stop every fetch and free f.  NULL is fine. */
+void klog_fetcher_free(klog_fetcher_t *f);
+
+/* Follow p (whose role the core has as follower) from broker leader at
+ * addr in epoch; a change of any of them restarts the fetch. */
+int klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p,
+    int32_t leader, int32_t epoch, const klog_client_addr_t *addr);
+/* Stop following p (it leads now, or has no role). */
+void klog_fetcher_stop(klog_fetcher_t *f, klog_core_part_t *p);
+
+/* The core's follower_flushed hook (arg: the fetcher). */
+void klog_fetcher_flushed(void *arg, klog_core_part_t *p);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * The broker core's insides, shared by its two files: core.c (topics,
+ * parts, parks, staging, requests) and corerep.c (replicated partitions).
+ * Nothing else includes this.
+ */
+#ifndef KLOG_CORE_IMPL_H
+#define KLOG_CORE_IMPL_H
+
+#include <sys/uio.h>
+
+#include "klog/core.h"
+#include "klog/corerep.h"
+#include "klog/flusher.h"
+#include "klog/replica.h"
+
+/* Where a staged set's result lives until its write is done. */
+struct stage_ref {
+	klog_core_park_t *park;   /* the park holding it, or NULL... */
+	uint32_t item;            /* ...its item there */
+	size_t pos;               /* else: where the front end encoded it;
+	                             SIZE_MAX: no response (acks 0) */
+};
+
+struct topic {
+	char *name;
+	uint16_t len;
+	uint32_t hash;
+	int nparts;
+	klog_core_part_t **parts; /* nparts, made on first use */
+	uint32_t rr;              /* round robin for partition -1 */
+	struct topic *hnext;
+};
+
+struct klog_core_part {
+	klog_log_t *log;
+	struct topic *topic;
+	int32_t id;
+	klog_core_item_t *waiters;
+	klog_flusher_entry_t fl;
+	int append_failing;       /* the last write failed (for the log) */
+	int flush_failing;
+	/* Sets staged by the current read (see core.h). */
+	struct iovec *siov;
+	struct stage_ref *sref;
+	size_t sn, scap, srcap;   /* caps in bytes, as klog_buf_grow() keeps them */
+	int64_t sbytes;
+	uint32_t smsgs;
+	int staged;               /* in c->staged */
+	klog_replica_t *rep;      /* NULL: not replicated */
+	void *follower;           /* the fetcher's, while following */
+	int caught_up;            /* fetched up to a leader's HW since the
+	                             broker started */
+};
+
+struct klog_core {
+	klog_core_config_t cfg;
+	klog_loop_t *loop;
+	klog_store_t *store;
+	klog_flusher_t *fl;
+	struct topic **buckets;
+	size_t nbuckets, ntopics;
+	klog_core_part_t **parts;  /* every part made, for the flush timer */
+	size_t nparts, parts_cap;
+	klog_core_part_t **staged; /* parts with staged sets */
+	size_t nstaged, staged_cap;
+	int stage_full;            /* a staged part passed STAGE_SETS or
+	                              STAGE_BYTES since the last commit */
+	klog_core_park_t *parks;
+	klog_core_park_t *recheck;
+	klog_timer_t flush_timer;
+	int eager;
+	int appended;              /* since the last before_sleep */
+	int stopping;
+	klog_timer_t isr_timer;    /* leaders' ISR checks */
+	int isr_timer_on;
+};
+
+
+/* core.c, for corerep.c */
+klog_core_part_t *core_part_lookup(klog_core_t *c, klog_str_t topic,
+    int32_t id, int16_t *werr);
+klog_core_part_t *core_part_named(klog_core_t *c, const char *topic, int id,
+    int nparts, klog_err_t *err);
+void core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc);
+void core_after_append(klog_core_t *c, klog_core_part_t *p);
+void core_want_flush(klog_core_t *c, klog_core_part_t *p);
+
+/* corerep.c, for core.c */
+/* What consumers may see of p: its flushed end, or for a replicated
+ * partition the committed end. */
+int64_t core_visible_end(const klog_core_part_t *p);
+/* A wire error if p is replicated and not led here (or acks=all cannot be
+ * taken now). */
+int16_t core_rep_check(const klog_core_part_t *p, int acks);
+/* p's flushed end moved; for a follower, tell the fetcher. */
+void core_rep_flushed(klog_core_t *c, klog_core_part_t *p);
+void core_rep_stop(klog_core_t *c);
+void core_rep_free_part(klog_core_part_t *p);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * Followers' fetches from their leaders; see fetcher.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/corerep.h"
+#include "klog/fetcher.h"
+#include "klog/format.h"
+
+#define RETRY_MS 250
+#define CONNECT_MS 1000
+#define WAIT_MS 500                  /* the leader's long poll */
+#define FIRST_MAX (1 << 20)
+#define MAX_MAX (64 << 20)
+
+enum state { IDLE, SENT, FLUSHING, RETRY };
+
+struct follow {
+	klog_fetcher_t *f;
+	klog_core_part_t *p;
+	int32_t leader, epoch;
+	klog_client_addr_t addr;
+	klog_client_t *cl;
+	int state;
+	int32_t corr;
+	int32_t max_bytes;
+	int failing;                 /* logged the current run of errors */
+	klog_timer_t retry;
+	struct follow *prev, *next;  /* the fetcher's */
+};
+
+struct klog_fetcher {
+	klog_loop_t *loop;
+	klog_core_t *core;
+	int32_t me;
+	klog_logger_t log;
+	struct follow *follows;
+};
+
+static void send_fetch(struct follow *fw);
+
+static void
+disconnect(struct follow *fw)
+{
+	if (fw->cl == NULL)
+		return;
+	klog_loop_watch(fw->f->loop, klog_client_fd(fw->cl), 0, NULL, NULL);
+	klog_client_close(fw->cl);
+	fw->cl = NULL;
+}
+
+static void
+fail(struct follow *fw, const char *what, const char *why)
+{
+	if (!fw->failing)
+		klog_logger_say(&fw->f->log, KLOG_LEVEL_WARN, "topic \"%s\" "
+		    "partition %d: fetching from broker %d: %s%s%s",
+		    klog_core_part_topic(fw->p), klog_core_part_id(fw->p),
+		    (int)fw->leader, what, why ? ": " : "", why ? why : "");
+	fw->failing = 1;
+	disconnect(fw);
+	fw->state = RETRY;
+	klog_loop_timer_start(fw->f->loop, &fw->retry, RETRY_MS, 0);
+}
+
+static void
+on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	struct follow *fw = arg;
+
+	(void)loop;
+	(void)t;
+	fw->state = IDLE;
+	send_fetch(fw);
+}
+
+/* Cut the local log where the leader says it stops agreeing. */
+static int
+diverged(struct follow *fw, const klog_rfetch_resp_t *r)
+{
+	klog_replica_t *rep = klog_core_part_replica(fw->p);
+	klog_log_t *log = klog_core_part_log(fw->p);
+	int64_t end = klog_log_end(log), cut, landed;
+	int32_t found;
+	klog_err_t err;
+	int rc;
+
+	cut = klog_epochs_end_of(rep->epochs, r->diverging_epoch, end, &found);
+	if (r->diverging_end < cut)
+		cut = r->diverging_end;
+	if (cut < klog_log_start(log))
+		cut = klog_log_start(log);
+	if ((rc = klog_core_replica_truncate(fw->f->core, fw->p, cut,
+	    &landed, &err)) < 0) {
+		fail(fw, "truncating", klog_err_text(&err, rc));
+		return rc;
+	}
+	klog_logger_say(&fw->f->log, KLOG_LEVEL_INFO, "topic \"%s\" partition "
+	    "%d: log cut from %lld to %lld (diverged from broker %d at epoch "
+	    "%d)", klog_core_part_topic(fw->p), klog_core_part_id(fw->p),
+	    (long long)end, (long long)landed, (int)fw->leader,
+	    (int)r->diverging_epoch);
+	return 0;
+}
+
+/* The leader no longer has our end: start where it starts. */
+static int
+restart_at(struct follow *fw, const klog_rfetch_resp_t *r)
+{
+	klog_log_t *log = klog_core_part_log(fw->p);
+	int64_t end = klog_log_end(log), landed;
+	klog_err_t err;
+	int rc;
+
+	if (end > r->log_end && r->log_end >= klog_log_start(log))
+		rc = klog_core_replica_truncate(fw->f->core, fw->p, r->log_end,
+		    &landed, &err);
+	else
+		rc = klog_core_replica_reset(fw->f->core, fw->p,
+		    r->log_start, &err);
+	if (rc < 0)
+		fail(fw, "starting over", klog_err_text(&err, rc));
+	return rc;
+}
+
+/* Append what the leader sent; 1 if the next fetch waits for a flush. */
+static int
+take(struct follow *fw, const klog_rfetch_resp_t *r)
+{
+	klog_msgset_info_t info;
+	klog_err_t err;
+	int rc;
+
+	rc = klog_msgset_validate(r->set, r->set_len, 0, &info);
+	if (rc < 0 && rc != -KLOG_EPARTIAL) {
+		fail(fw, "a corrupt entry from the leader", klog_strerror(rc));
+		return -1;
+	}
+	if (info.valid_bytes == 0) {
+		/* One entry is larger than we asked for. */
+		if (r->set_len > 0 && fw->max_bytes < MAX_MAX)
+			fw->max_bytes *= 2;
+		return 0;
+	}
+	if ((rc = klog_core_replica_append(fw->f->core, fw->p, r->set,
+	    info.valid_bytes, info.entries, r->chunk_epoch, &err)) < 0) {
+		fail(fw, "appending", klog_err_text(&err, rc));
+		return -1;
+	}
+	return 1;
+}
+
+static void
+handle(struct follow *fw, const klog_rfetch_resp_t *r)
+{
+	int rc;
+
+	fw->state = IDLE;
+	switch (r->error) {
+	case KLOG_WIRE_NONE:
+		break;
+	case KLOG_WIRE_OFFSET_OUT_OF_RANGE:
+		if (restart_at(fw, r) == 0)
+			send_fetch(fw);
+		return;
+	default:
+		fail(fw, "the leader answered", klog_wire_error_name(r->error));
+		return;
+	}
+	if (fw->failing)
+		klog_logger_say(&fw->f->log, KLOG_LEVEL_INFO, "topic \"%s\" "
+		    "partition %d: fetching from broker %d again",
+		    klog_core_part_topic(fw->p), klog_core_part_id(fw->p),
+		    (int)fw->leader);
+	fw->failing = 0;
+	if (r->diverging_epoch >= 0) {
+		if (diverged(fw, r) == 0)
+			send_fetch(fw);
+		return;
+	}
+	if ((rc = take(fw, r)) < 0)
+		return;
+	klog_core_replica_hw(fw->f->core, fw->p, r->hw);
+	if (rc == 1)
+		fw->state = FLUSHING;   /* klog_fetcher_flushed() goes on */
+	else
+		send_fetch(fw);
+}
+
+static void
+on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
+{
+	struct follow *fw = arg;
+	klog_resp_header_t h;
+	klog_rfetch_resp_t r;
+	const uint8_t *body;
+	klog_err_t err;
+	size_t len;
+	int rc;
+
+	(void)loop;
+	(void)fd;
+	(void)mask;
+	if ((rc = klog_client_read(fw->cl, &err)) < 0) {
+		fail(fw, "connection lost", klog_err_text(&err, rc));
+		return;
+	}
+	if ((rc = klog_client_response(fw->cl, &h, &body, &len, &err)) <= 0) {
+		if (rc < 0)
+			fail(fw, "bad response", klog_err_text(&err, rc));
+		return;
+	}
+	if (h.correlation != fw->corr || h.error != KLOG_WIRE_NONE ||
+	    klog_proto_decode_rfetch_resp(body, len, &r) < 0) {
+		fail(fw, "bad response", h.error ?
+		    klog_wire_error_name(h.error) : NULL);
+		return;
+	}
+	handle(fw, &r);
+}
+
+static int
+connect_leader(struct follow *fw)
+{
+	klog_err_t err;
+	int rc;
+
+	if (fw->cl != NULL)
+		return 0;
+	if ((rc = klog_client_open(&fw->addr, CONNECT_MS, &fw->cl,
+	    &err)) < 0) {
+		fail(fw, "connecting", klog_err_text(&err, rc));
+		return rc;
+	}
+	klog_client_set_max_response(fw->cl, (size_t)MAX_MAX + 4096);
+	if (klog_loop_watch(fw->f->loop, klog_client_fd(fw->cl),
+	    KLOG_LOOP_READABLE, on_readable, fw) < 0) {
+		fail(fw, "watching the connection", NULL);
+		return -KLOG_EIO;
+	}
+	return 0;
+}
+
+static void
+send_fetch(struct follow *fw)
+{
+	klog_replica_t *rep = klog_core_part_replica(fw->p);
+	klog_log_t *log = klog_core_part_log(fw->p);
+	const char *topic = klog_core_part_topic(fw->p);
+	klog_rfetch_req_t q;
+	klog_err_t err;
+	int rc;
+
+	if (fw->state != IDLE || connect_leader(fw) < 0)
+		return;
+	fw->corr = klog_client_next_id(fw->cl);
+	q = (klog_rfetch_req_t){ .replica_id = fw->f->me,
+	    .leader_epoch = fw->epoch, .max_wait_ms = WAIT_MS,
+	    .topic = { topic, (uint16_t)strlen(topic) },
+	    .partition = klog_core_part_id(fw->p),
+	    .offset = klog_log_end(log), .flushed = klog_log_flushed_end(log),
+	    .last_epoch = klog_epochs_latest(rep->epochs),
+	    .max_bytes = fw->max_bytes };
+	if (klog_proto_encode_rfetch(klog_client_out(fw->cl), fw->corr,
+	    &q) < 0 || (rc = klog_client_write(fw->cl, &err)) < 0) {
+		fail(fw, "sending", NULL);
+		return;
+	}
+	/* A small request: it leaves in one write or the connection is
+	 * gone, so the loop only ever waits to read. */
+	if (klog_client_pending(fw->cl)) {
+		fail(fw, "sending", "the socket would block");
+		return;
+	}
+	fw->state = SENT;
+}
+
+int
+klog_fetcher_new(klog_loop_t *loop, klog_core_t *core, int32_t me,
+    const klog_logger_t *log, klog_fetcher_t **out, klog_err_t *err)
+{
+	klog_fetcher_t *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (f == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	f->loop = loop;
+	f->core = core;
+	f->me = me;
+	f->log = *log;
+	*out = f;
+	return 0;
+}
+
+void
+klog_fetcher_stop(klog_fetcher_t *f, klog_core_part_t *p)
+{
+	struct follow *fw = klog_core_part_follower(p);
+
+	if (fw == NULL)
+		return;
+	disconnect(fw);
+	klog_loop_timer_stop(f->loop, &fw->retry);
+	klog_core_part_set_follower(p, NULL);
+	if (fw->prev != NULL)
+		fw->prev->next = fw->next;
+	else
+		f->follows = fw->next;
+	if (fw->next != NULL)
+		fw->next->prev = fw->prev;
+	free(fw);
+}
+
+int
+klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p, int32_t leader,
+    int32_t epoch, const klog_client_addr_t *addr)
+{
+	struct follow *fw = klog_core_part_follower(p);
+
+	if (fw != NULL && fw->leader == leader && fw->epoch == epoch &&
+	    memcmp(&fw->addr, addr, sizeof(*addr)) == 0)
+		return 0;
+	klog_fetcher_stop(f, p);
+	if ((fw = calloc(1, sizeof(*fw))) == NULL)
+		return -KLOG_ENOMEM;
+	fw->f = f;
+	fw->p = p;
+	fw->leader = leader;
+	fw->epoch = epoch;
+	fw->addr = *addr;
+	fw->max_bytes = FIRST_MAX;
+	klog_timer_init(&fw->retry, on_retry, fw);
+	klog_core_part_set_follower(p, fw);
+	fw->next = f->follows;
+	if (f->follows != NULL)
+		f->follows->prev = fw;
+	f->follows = fw;
+	send_fetch(fw);
+	return 0;
+}
+
+void
+klog_fetcher_flushed(void *arg, klog_core_part_t *p)
+{
+	struct follow *fw = klog_core_part_follower(p);
+
+	(void)arg;
+	if (fw == NULL || fw->state != FLUSHING)
+		return;
+	/* A flush begun before the append ended first: wait for ours. */
+	if (klog_log_flushed_end(klog_core_part_log(p)) <
+	    klog_log_end(klog_core_part_log(p)))
+		return;
+	fw->state = IDLE;
+	send_fetch(fw);
+}
+
+void
+klog_fetcher_free(klog_fetcher_t *f)
+{
+	if (f == NULL)
+		return;
+	while (f->follows != NULL)
+		klog_fetcher_stop(f, f->follows->p);
+	free(f);
+}
