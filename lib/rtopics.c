@@ -847,6 +847,37 @@ out:
 }
 
 int
+klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
+    int rf, int min_insync, uint32_t start, klog_rtopic_t *out,
+    klog_err_t *err)
+{
+	klog_cluster_broker_t *brs = NULL;
+	int32_t *ids = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if ((rc = klog_cluster_brokers(zk, 0, &brs, &n, err)) < 0)
+		return rc;
+	if (n > 0 && (ids = calloc(n, sizeof(*ids))) == NULL) {
+		free(brs);
+		return klog_err_set(err, -KLOG_ENOMEM, "%s",
+		    klog_strerror(KLOG_ENOMEM));
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = brs[i].id;  /* ascending, as klog_cluster_brokers() */
+	free(brs);
+	rc = klog_rtopic_assign(ids, n, nparts, rf, min_insync, start, out,
+	    err);
+	free(ids);
+	if (rc == 0)
+		rc = klog_rtopics_create(zk, topic, out, err);
+	return rc;
+}
+
+int
 klog_rtopics_list(klog_zk_t *zk, int watch, klog_zk_list_t *out,
     klog_err_t *err)
 {
