@@ -41,10 +41,12 @@ enum {
 	OPT_MAX_REQUEST,
 	OPT_NO_AUTO_CREATE,
 	OPT_PARTITIONS,
+	OPT_REPLICA_LAG,
 	OPT_RETENTION_BYTES,
 	OPT_RETENTION_HOURS,
 	OPT_SEGMENT_BYTES,
 	OPT_TOPIC,
+	OPT_UNCLEAN,
 	OPT_VERSION,
 	OPT_ZK_CONNECT,
 	OPT_ZK_SESSION,
@@ -70,10 +72,12 @@ static const struct option longopts[] = {
 	{ "no-auto-create", no_argument, NULL, OPT_NO_AUTO_CREATE },
 	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "replica-lag-time", required_argument, NULL, OPT_REPLICA_LAG },
 	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
 	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
 	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
 	{ "topic", required_argument, NULL, OPT_TOPIC },
+	{ "unclean-leader-election", no_argument, NULL, OPT_UNCLEAN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "zk-connect-timeout", required_argument, NULL, OPT_ZK_CONNECT },
@@ -97,6 +101,8 @@ typedef struct opts {
 	int data_dir_given;         /* by either source */
 	const char *zookeeper;      /* cluster mode, or NULL */
 	int zk_session_ms, zk_connect_ms;
+	int64_t replica_lag_ms;
+	int unclean;
 	unsigned char set[OPT_END]; /* given on the command line */
 } opts_t;
 
@@ -177,6 +183,13 @@ usage(FILE *f)
 	    "      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
 	    "start after\n"
 	    "                             TIME (default 30s)\n"
+	    "      --replica-lag-time TIME  a follower not caught up for TIME "
+	    "leaves the\n"
+	    "                             ISR (default 10s)\n"
+	    "      --unclean-leader-election  elect a replica outside the ISR "
+	    "when no\n"
+	    "                             ISR member lives (may lose "
+	    "acknowledged records)\n"
 	    "  -q, --quiet                log only warnings and errors\n"
 	    "  -v, --verbose              log debugging detail too\n"
 	    "  -h, --help                 print this help\n"
@@ -255,7 +268,8 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	const char *why;
 	int b = 1;
 
-	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == 'q' ||
+	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == OPT_UNCLEAN ||
+	    id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z') &&
@@ -283,6 +297,12 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		break;
 	case OPT_ZK_SESSION:
 		o->zk_session_ms = (int)cli_duration(what, v, 1, 100, 3600000);
+		break;
+	case OPT_REPLICA_LAG:
+		o->replica_lag_ms = cli_duration(what, v, 1, 100, DAY_MS);
+		break;
+	case OPT_UNCLEAN:
+		o->unclean = b;
 		break;
 	case OPT_ADVERTISE:
 		advertise(o, what, v);
@@ -516,6 +536,8 @@ join_cluster(const opts_t *o, klog_broker_t *b, klog_zkbroker_t **zb,
 		.log = o->cfg.log,
 		.log_arg = o->cfg.log_arg,
 		.log_level = o->cfg.log_level,
+		.replica_lag_ms = o->replica_lag_ms,
+		.unclean_election = o->unclean,
 	};
 
 	return klog_zkbroker_open(b, &zc, zb, err);

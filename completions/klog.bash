@@ -245,8 +245,9 @@ _klog_serve()
 	local opts='--advertise --broker-id -c --config --cleanup-interval
 		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help -l --listen
 		--max-connections --max-message-bytes --max-open-segments
-		--max-request-bytes --no-auto-create --partitions -q --quiet --retention-bytes
-		--retention-hours --segment-bytes --topic -v --verbose --version
+		--max-request-bytes --no-auto-create --partitions -q --quiet --replica-lag-time
+		--retention-bytes --retention-hours --segment-bytes --topic --unclean-leader-election
+		-v --verbose --version
 		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
 
 	COMPREPLY=()

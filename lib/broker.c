@@ -165,6 +165,7 @@ open_core(klog_broker_t *b, klog_err_t *err)
 		.log = b->log,
 		.topic_created = b->cfg.topic_created,
 		.topic_arg = b->cfg.topic_arg,
+		.broker_id = b->cfg.broker_id,
 	};
 
 	klog_upkeep_config_t uc = {
@@ -333,6 +334,12 @@ klog_loop_t *
 klog_broker_loop(klog_broker_t *b)
 {
 	return b->loop;
+}
+
+klog_core_t *
+klog_broker_core(klog_broker_t *b)
+{
+	return b->core;
 }
 
 void

@@ -55,6 +55,21 @@ core_rep_free_part(klog_core_part_t *p)
 	klog_replica_free(p->rep);
 }
 
+void
+klog_core_set_replication(klog_core_t *c, int64_t lag_ms,
+    klog_core_isr_fn *isr_change, void *isr_arg,
+    klog_core_part_fn *follower_flushed, void *follower_arg)
+{
+	c->cfg.replica_lag_ms = lag_ms;
+	c->cfg.isr_change = isr_change;
+	c->cfg.isr_arg = isr_arg;
+	c->cfg.follower_flushed = follower_flushed;
+	c->cfg.follower_arg = follower_arg;
+	for (size_t i = 0; i < c->nparts; i++)
+		if (c->parts[i]->rep != NULL)
+			c->parts[i]->rep->lag_ms = lag_ms;
+}
+
 /* ---- roles ---- */
 
 static void

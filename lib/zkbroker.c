@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "klog/cluster.h"
+#include "klog/fetcher.h"
 #include "klog/zkbroker.h"
+#include "klog/zkrepl.h"
 
 #define RETRY_MS 1000
 #define ZOMBIE_SLACK_MS 1000
@@ -19,6 +21,8 @@ struct klog_zkbroker {
 	int dirty;              /* a registration failed: retry */
 	int warned;             /* the current outage was logged */
 	klog_timer_t retry;
+	klog_fetcher_t *fetcher;
+	klog_zkrepl_t *repl;
 };
 
 static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
@@ -69,6 +73,8 @@ topic_one(void *arg, const char *topic, int partitions)
 	char what[KLOG_TOPIC_MAX + 16];
 	int rc;
 
+	if (zb->repl != NULL && klog_zkrepl_has(zb->repl, topic))
+		return 0;
 	rc = klog_cluster_register_topic(zb->zk, zb->cfg.broker_id, topic,
 	    partitions, &err);
 	if (rc < 0) {
@@ -116,6 +122,8 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 static void
 on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
+	if (klog_zkrepl_event(zb->repl, ev))
+		return;
 	switch (ev->type) {
 	case KLOG_ZK_EVENT_DISCONNECTED:
 		zlog(zb, KLOG_LEVEL_WARN, "zookeeper: connection lost; "
@@ -175,6 +183,26 @@ klog_zkbroker_topic(klog_zkbroker_t *zb, const char *topic, int partitions)
 	(void)topic_one(zb, topic, partitions);
 }
 
+static int
+open_repl(klog_zkbroker_t *zb, klog_err_t *err)
+{
+	klog_logger_t log = { zb->cfg.log, zb->cfg.log_arg, zb->cfg.log_level };
+	klog_zkrepl_config_t rc = { .broker_id = zb->cfg.broker_id,
+	    .unclean = zb->cfg.unclean_election, .log = log };
+	klog_core_t *core = klog_broker_core(zb->b);
+	int r;
+
+	if ((r = klog_fetcher_new(zb->loop, core, zb->cfg.broker_id, &log,
+	    &zb->fetcher, err)) < 0 ||
+	    (r = klog_zkrepl_new(zb->zk, zb->loop, core, zb->fetcher, &rc,
+	    &zb->repl, err)) < 0)
+		return r;
+	klog_core_set_replication(core, zb->cfg.replica_lag_ms > 0 ?
+	    zb->cfg.replica_lag_ms : 10000, klog_zkrepl_isr_change, zb->repl,
+	    klog_fetcher_flushed, zb->fetcher);
+	return 0;
+}
+
 int
 klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
     klog_zkbroker_t **out, klog_err_t *err)
@@ -200,8 +228,11 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	if ((rc = register_broker(zb, klog_zk_session_ms(zb->zk) +
 	    ZOMBIE_SLACK_MS, err)) < 0)
 		goto fail;
+	if ((rc = open_repl(zb, err)) < 0)
+		goto fail;
 	/* A topic that fails here is retried like any other. */
 	(void)klog_broker_topics(b, topic_one, zb);
+	klog_zkrepl_sync(zb->repl);
 	if ((rc = klog_loop_watch(zb->loop, klog_zk_event_fd(zb->zk),
 	    KLOG_LOOP_READABLE, on_readable, zb)) < 0) {
 		rc = klog_err_set(err, rc, "zookeeper: watching the session: "
@@ -225,6 +256,11 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	if (zb == NULL)
 		return;
 	klog_loop_timer_stop(zb->loop, &zb->retry);
+	if (zb->repl != NULL)
+		klog_core_set_replication(klog_broker_core(zb->b), 10000, NULL,
+		    NULL, NULL, NULL);
+	klog_zkrepl_free(zb->repl);
+	klog_fetcher_free(zb->fetcher);
 	if (zb->watching)
 		klog_loop_watch(zb->loop, klog_zk_event_fd(zb->zk), 0, NULL,
 		    NULL);

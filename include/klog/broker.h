@@ -142,6 +142,9 @@ int klog_broker_topics(klog_broker_t *b, klog_broker_topic_fn *fn,
  */
 klog_loop_t *klog_broker_loop(klog_broker_t *b);
 
+/* Its core, for the cluster layer's replicated partitions (corerep.h). */
+klog_core_t *klog_broker_core(klog_broker_t *b);
+
 /*
  * Serve until klog_broker_stop(); then stop accepting and reading, answer
  * what is pending (flushing what acks=all waits for), write out responses

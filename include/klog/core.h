@@ -163,6 +163,12 @@ typedef int klog_core_trust_fn(void *arg, const klog_produce_part_t *pp);
 int klog_core_new(klog_loop_t *loop, klog_store_t *store,
     const klog_core_config_t *cfg, klog_core_t **out, klog_err_t *err);
 
+/* Set (or with NULLs clear) the replication hooks of the config and the
+ * ISR lag; on the loop thread. */
+void klog_core_set_replication(klog_core_t *c, int64_t lag_ms,
+    klog_core_isr_fn *isr_change, void *isr_arg,
+    klog_core_part_fn *follower_flushed, void *follower_arg);
+
 /* Stop the flusher and the timer and free c; parks must be gone (their
  * connections closed).  NULL is fine. */
 void klog_core_free(klog_core_t *c);

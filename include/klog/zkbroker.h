@@ -1,6 +1,8 @@
 /*
  * A broker's place in a cluster: its registrations in ZooKeeper (cluster.h's
- * Kafka 0.7 layout), kept up for as long as it serves.
+ * Kafka 0.7 layout), kept up for as long as it serves, and its replicated
+ * partitions (zkrepl.h: elections, following, ISR writes), which are not
+ * registered in the 0.7 layout.
  *
  *   /brokers/ids/<id>               "<host>-<ms>:<host>:<port>"  ephemeral
  *   /brokers/topics/<topic>/<id>    partition count             ephemeral
@@ -35,6 +37,8 @@ typedef struct klog_zkbroker_config {
 	klog_broker_log_fn *log;    /* NULL: silent */
 	void *log_arg;
 	int log_level;              /* as klog_broker_config_t's */
+	int64_t replica_lag_ms;     /* --replica-lag-time */
+	int unclean_election;       /* --unclean-leader-election */
 } klog_zkbroker_config_t;
 
 /*

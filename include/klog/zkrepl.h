@@ -1,0 +1,58 @@
+/*
+ * A broker's part in its replicated topics (rtopics.h's layout): which
+ * partitions it holds a replica of, who leads each, elections, and the
+ * leader's ISR writes.  Runs on the broker's loop thread over the
+ * zkbroker's session; its events come through klog_zkrepl_event().
+ *
+ * For each partition of a replicated topic that names this broker:
+ *  - a leader node held by another broker: follow it (the core's role,
+ *    the fetcher fetching from it) in the state's epoch;
+ *  - the leader node is ours: lead;
+ *  - no leader node: if this broker is live, in the state's isr and may
+ *    lead (klog_core_may_lead()), it claims the partition (rtopics.h's
+ *    multi, leader_epoch + 1, isr = isr with only live brokers) when it is
+ *    the first live isr member, or once the partition has been without a
+ *    leader for a second (so a first member that cannot lead does not
+ *    stall it); meanwhile nobody takes requests for it.  With unclean
+ *    election on, a live replica outside the isr claims it when no isr
+ *    member is live, with isr = [itself].
+ * Losing the session steps every partition down at once (the leader
+ * nodes go with it); the new session re-reads everything.
+ */
+#ifndef KLOG_ZKREPL_H
+#define KLOG_ZKREPL_H
+
+#include <stdint.h>
+
+#include "klog/core.h"
+#include "klog/error.h"
+#include "klog/fetcher.h"
+#include "klog/logger.h"
+#include "klog/loop.h"
+#include "klog/zk.h"
+
+typedef struct klog_zkrepl klog_zkrepl_t;
+
+typedef struct klog_zkrepl_config {
+	int32_t broker_id;
+	int unclean;                /* --unclean-leader-election */
+	klog_logger_t log;
+} klog_zkrepl_config_t;
+
+int klog_zkrepl_new(klog_zk_t *zk, klog_loop_t *loop, klog_core_t *core,
+    klog_fetcher_t *fetcher, const klog_zkrepl_config_t *cfg,
+    klog_zkrepl_t **out, klog_err_t *err);
+void klog_zkrepl_free(klog_zkrepl_t *zr);
+
+/* Read every replicated topic and act on it (at open, on a new session). */
+void klog_zkrepl_sync(klog_zkrepl_t *zr);
+/* A session event; 1 if it was replication's. */
+int klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev);
+/* Whether topic is replicated (not to be registered in the 0.7 layout). */
+int klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic);
+
+/* The core's isr_change hook (arg: zr). */
+int klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n);
+
+#endif

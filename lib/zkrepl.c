@@ -1,0 +1,485 @@
+/*
+ * A broker's replicated partitions in ZooKeeper; see zkrepl.h.
+ *
+ * Per partition held here: its topic's assignment, the state version this
+ * broker last read or wrote, and since when it has seen it leaderless.
+ * Every decision re-reads the partition's state and leader node (arming
+ * their watches), so a missed or coalesced event costs nothing but the
+ * next one; a retry timer re-reads the partitions still without a leader.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/clock.h"
+#include "klog/cluster.h"
+#include "klog/corerep.h"
+#include "klog/rtopics.h"
+#include "klog/zkrepl.h"
+
+#define RETRY_MS 500
+#define OTHERS_WAIT_MS 1000     /* before a later isr member claims */
+
+struct rpart {
+	char topic[KLOG_TOPIC_MAX + 1];
+	int p, nparts, min_insync, nrep;
+	int32_t replicas[KLOG_RTOPICS_MAX_REPLICAS];
+	int32_t version;            /* of the state, as last known */
+	int64_t leaderless_since;   /* 0: has a leader */
+	int role;                   /* what was set: KLOG_REPLICA_* */
+	int32_t epoch;
+};
+
+struct klog_zkrepl {
+	klog_zkrepl_config_t cfg;
+	klog_zk_t *zk;
+	klog_loop_t *loop;
+	klog_core_t *core;
+	klog_fetcher_t *fetcher;
+	struct rpart *parts;
+	size_t nparts, cap;
+	klog_zk_list_t topics;      /* known replicated topics */
+	klog_cluster_broker_t *live;
+	size_t nlive;
+	klog_timer_t retry;
+};
+
+static void
+say_err(klog_zkrepl_t *zr, const char *what, int rc, const klog_err_t *err)
+{
+	klog_logger_say(&zr->cfg.log, KLOG_LEVEL_WARN, "zookeeper: %s: %s",
+	    what, klog_err_text(err, rc));
+}
+
+static const klog_cluster_broker_t *
+live_broker(const klog_zkrepl_t *zr, int32_t id)
+{
+	for (size_t i = 0; i < zr->nlive; i++)
+		if (zr->live[i].id == id)
+			return &zr->live[i];
+	return NULL;
+}
+
+static int
+read_live(klog_zkrepl_t *zr)
+{
+	klog_cluster_broker_t *v;
+	klog_err_t err;
+	size_t n;
+	int rc;
+
+	if ((rc = klog_cluster_brokers(zr->zk, 1, &v, &n, &err)) < 0) {
+		say_err(zr, "reading the live brokers", rc, &err);
+		return rc;
+	}
+	free(zr->live);
+	zr->live = v;
+	zr->nlive = n;
+	return 0;
+}
+
+static void
+arm_retry(klog_zkrepl_t *zr)
+{
+	if (!klog_timer_active(&zr->retry))
+		klog_loop_timer_start(zr->loop, &zr->retry, RETRY_MS, 0);
+}
+
+/* Nobody leads rp as far as this broker can tell. */
+static void
+go_offline(klog_zkrepl_t *zr, struct rpart *rp)
+{
+	klog_core_part_t *p = klog_core_rpart(zr->core, rp->topic, rp->p);
+
+	if (p != NULL) {
+		klog_fetcher_stop(zr->fetcher, p);
+		klog_core_step_down(zr->core, p);
+	}
+	rp->role = KLOG_REPLICA_OFFLINE;
+}
+
+static void
+lead(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st)
+{
+	klog_core_part_t *p;
+	klog_err_t err;
+	int rc;
+
+	if (rp->role == KLOG_REPLICA_LEADER && rp->epoch == st->leader_epoch)
+		return;
+	if ((p = klog_core_rpart(zr->core, rp->topic, rp->p)) != NULL)
+		klog_fetcher_stop(zr->fetcher, p);
+	rc = klog_core_lead(zr->core, rp->topic, rp->p, rp->nparts,
+	    st->leader_epoch, rp->replicas, rp->nrep, st->isr, st->nisr,
+	    rp->min_insync, &err);
+	if (rc < 0) {
+		say_err(zr, "taking the lead", rc, &err);
+		return;
+	}
+	rp->role = KLOG_REPLICA_LEADER;
+	rp->epoch = st->leader_epoch;
+	rp->version = st->version;
+}
+
+static void
+follow(klog_zkrepl_t *zr, struct rpart *rp, int32_t leader, int32_t epoch)
+{
+	const klog_cluster_broker_t *b = live_broker(zr, leader);
+	klog_client_addr_t addr;
+	klog_core_part_t *p;
+	klog_err_t err;
+	int rc;
+
+	if (b == NULL) {
+		/* Its registration is not read yet. */
+		read_live(zr);
+		if ((b = live_broker(zr, leader)) == NULL) {
+			arm_retry(zr);
+			return;
+		}
+	}
+	if (rp->role != KLOG_REPLICA_FOLLOWER || rp->epoch != epoch) {
+		if ((rc = klog_core_follow(zr->core, rp->topic, rp->p,
+		    rp->nparts, epoch, leader, &err)) < 0) {
+			say_err(zr, "following", rc, &err);
+			return;
+		}
+	}
+	if ((p = klog_core_rpart(zr->core, rp->topic, rp->p)) == NULL)
+		return;
+	memset(&addr, 0, sizeof(addr));
+	snprintf(addr.host, sizeof(addr.host), "%s", b->host);
+	snprintf(addr.port, sizeof(addr.port), "%d", b->port);
+	if (klog_fetcher_follow(zr->fetcher, p, leader, epoch, &addr) < 0)
+		return;
+	rp->role = KLOG_REPLICA_FOLLOWER;
+	rp->epoch = epoch;
+}
+
+/* The candidate rule of zkrepl.h; 1 if this broker should claim now. */
+static int
+should_claim(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st,
+    int *unclean)
+{
+	int64_t now = klog_clock_mono_ms();
+	int32_t me = zr->cfg.broker_id;
+
+	*unclean = 0;
+	if (rp->leaderless_since == 0)
+		rp->leaderless_since = now;
+	if (live_broker(zr, me) == NULL ||
+	    !klog_core_may_lead(zr->core, rp->topic, rp->p))
+		return 0;
+	if (klog_rstate_in_isr(st, me)) {
+		for (int i = 0; i < st->nisr; i++)
+			if (live_broker(zr, st->isr[i]) != NULL)
+				return st->isr[i] == me ||
+				    now - rp->leaderless_since >=
+				    OTHERS_WAIT_MS;
+		return 0;
+	}
+	for (int i = 0; i < st->nisr; i++)
+		if (live_broker(zr, st->isr[i]) != NULL)
+			return 0;
+	*unclean = zr->cfg.unclean;
+	return *unclean;
+}
+
+static void
+claim(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st,
+    int unclean)
+{
+	klog_rstate_t next = *st;
+	klog_err_t err;
+	int rc;
+
+	next.leader = zr->cfg.broker_id;
+	next.leader_epoch = st->leader_epoch + 1;
+	next.nisr = 0;
+	if (unclean) {
+		next.isr[next.nisr++] = zr->cfg.broker_id;
+	} else {
+		for (int i = 0; i < st->nisr; i++)
+			if (live_broker(zr, st->isr[i]) != NULL)
+				next.isr[next.nisr++] = st->isr[i];
+	}
+	rc = klog_rtopics_claim(zr->zk, rp->topic, rp->p, zr->cfg.broker_id,
+	    &next, &err);
+	if (rc == -KLOG_EBUSY || rc == -KLOG_EEXIST)
+		return;   /* another won: its leader node's event follows */
+	if (rc < 0) {
+		say_err(zr, "claiming a partition", rc, &err);
+		arm_retry(zr);
+		return;
+	}
+	klog_logger_say(&zr->cfg.log, KLOG_LEVEL_INFO, "topic \"%s\" partition "
+	    "%d: elected leader (epoch %d%s)", rp->topic, rp->p,
+	    (int)next.leader_epoch, unclean ? ", unclean" : "");
+	rp->leaderless_since = 0;
+	lead(zr, rp, &next);
+}
+
+/* Read rp's state and leader and act on them. */
+static void
+evaluate(klog_zkrepl_t *zr, struct rpart *rp)
+{
+	klog_rstate_t st;
+	klog_err_t err;
+	int32_t leader;
+	int rc, unclean;
+
+	if ((rc = klog_rtopics_state(zr->zk, rp->topic, rp->p, 1, &st,
+	    &err)) < 0) {
+		say_err(zr, "reading a partition's state", rc, &err);
+		arm_retry(zr);
+		return;
+	}
+	rc = klog_rtopics_leader(zr->zk, rp->topic, rp->p, 1, &leader, &err);
+	if (rc == 0 && leader == zr->cfg.broker_id && st.leader == leader) {
+		rp->leaderless_since = 0;
+		lead(zr, rp, &st);
+		return;
+	}
+	if (rc == 0 && leader != zr->cfg.broker_id) {
+		rp->leaderless_since = 0;
+		follow(zr, rp, leader, st.leader_epoch);
+		return;
+	}
+	if (rc < 0 && rc != -KLOG_ENOENT) {
+		say_err(zr, "reading a partition's leader", rc, &err);
+		arm_retry(zr);
+		return;
+	}
+	if (rp->role != KLOG_REPLICA_OFFLINE)
+		go_offline(zr, rp);
+	if (should_claim(zr, rp, &st, &unclean))
+		claim(zr, rp, &st, unclean);
+	else
+		arm_retry(zr);
+}
+
+static struct rpart *
+find(klog_zkrepl_t *zr, const char *topic, int p)
+{
+	for (size_t i = 0; i < zr->nparts; i++)
+		if (zr->parts[i].p == p && strcmp(zr->parts[i].topic,
+		    topic) == 0)
+			return &zr->parts[i];
+	return NULL;
+}
+
+/* Take topic's assignment: the partitions with a replica here. */
+static void
+add_topic(klog_zkrepl_t *zr, const char *topic)
+{
+	klog_rtopic_t t;
+	klog_err_t err;
+	struct rpart *rp;
+	int rc;
+
+	if ((rc = klog_rtopics_read(zr->zk, topic, 0, &t, &err)) < 0) {
+		say_err(zr, "reading a replicated topic", rc, &err);
+		return;
+	}
+	for (int p = 0; p < t.nparts; p++) {
+		if (!klog_rtopic_has(&t, p, zr->cfg.broker_id) ||
+		    find(zr, topic, p) != NULL)
+			continue;
+		if (zr->nparts == zr->cap) {
+			size_t cap = zr->cap ? zr->cap * 2 : 16;
+			struct rpart *v = realloc(zr->parts, cap * sizeof(*v));
+
+			if (v == NULL)
+				break;
+			zr->parts = v;
+			zr->cap = cap;
+		}
+		rp = &zr->parts[zr->nparts++];
+		memset(rp, 0, sizeof(*rp));
+		snprintf(rp->topic, sizeof(rp->topic), "%s", topic);
+		rp->p = p;
+		rp->nparts = t.nparts;
+		rp->min_insync = t.min_insync;
+		rp->nrep = t.rf;
+		memcpy(rp->replicas, &t.replicas[p * t.rf],
+		    (size_t)t.rf * sizeof(int32_t));
+		rp->version = -1;
+		rp->epoch = -1;
+		evaluate(zr, rp);
+	}
+	klog_rtopic_free(&t);
+}
+
+static void
+read_topics(klog_zkrepl_t *zr)
+{
+	klog_zk_list_t l;
+	klog_err_t err;
+	int rc;
+
+	if ((rc = klog_rtopics_list(zr->zk, 1, &l, &err)) < 0) {
+		say_err(zr, "listing replicated topics", rc, &err);
+		arm_retry(zr);
+		return;
+	}
+	klog_zk_list_free(&zr->topics);
+	zr->topics = l;
+	for (size_t i = 0; i < l.n; i++)
+		add_topic(zr, l.names[i]);
+}
+
+void
+klog_zkrepl_sync(klog_zkrepl_t *zr)
+{
+	read_live(zr);
+	read_topics(zr);
+	for (size_t i = 0; i < zr->nparts; i++)
+		evaluate(zr, &zr->parts[i]);
+}
+
+static void
+on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	klog_zkrepl_t *zr = arg;
+
+	(void)loop;
+	(void)t;
+	for (size_t i = 0; i < zr->nparts; i++)
+		if (zr->parts[i].role == KLOG_REPLICA_OFFLINE ||
+		    zr->parts[i].leaderless_since != 0)
+			evaluate(zr, &zr->parts[i]);
+}
+
+/* The partition whose state or leader node path is. */
+static struct rpart *
+by_path(klog_zkrepl_t *zr, const char *path)
+{
+	char a[KLOG_ZK_PATH_MAX], b[KLOG_ZK_PATH_MAX];
+
+	for (size_t i = 0; i < zr->nparts; i++) {
+		struct rpart *rp = &zr->parts[i];
+
+		klog_rtopics_state_path(a, sizeof(a), rp->topic, rp->p);
+		klog_rtopics_leader_path(b, sizeof(b), rp->topic, rp->p);
+		if (strcmp(path, a) == 0 || strcmp(path, b) == 0)
+			return rp;
+	}
+	return NULL;
+}
+
+int
+klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
+{
+	struct rpart *rp;
+
+	switch (ev->type) {
+	case KLOG_ZK_EVENT_EXPIRED:
+		for (size_t i = 0; i < zr->nparts; i++)
+			go_offline(zr, &zr->parts[i]);
+		return 0;
+	case KLOG_ZK_EVENT_SESSION:
+	case KLOG_ZK_EVENT_OVERFLOW:
+		klog_zkrepl_sync(zr);
+		return 0;
+	case KLOG_ZK_EVENT_CHILD:
+		if (strcmp(ev->path, KLOG_RTOPICS_ROOT) == 0) {
+			read_topics(zr);
+			return 1;
+		}
+		if (strcmp(ev->path, KLOG_CLUSTER_BROKER_IDS) == 0) {
+			read_live(zr);
+			for (size_t i = 0; i < zr->nparts; i++)
+				if (zr->parts[i].role != KLOG_REPLICA_LEADER)
+					evaluate(zr, &zr->parts[i]);
+			return 0;   /* others may watch it too */
+		}
+		return 0;
+	case KLOG_ZK_EVENT_DATA:
+		if ((rp = by_path(zr, ev->path)) == NULL)
+			return 0;
+		evaluate(zr, rp);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
+klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic)
+{
+	klog_rtopic_t t;
+	klog_err_t err;
+
+	for (size_t i = 0; i < zr->topics.n; i++)
+		if (strcmp(zr->topics.names[i], topic) == 0)
+			return 1;
+	if (klog_rtopics_read(zr->zk, topic, 0, &t, &err) < 0)
+		return 0;
+	klog_rtopic_free(&t);
+	return 1;
+}
+
+int
+klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n)
+{
+	klog_zkrepl_t *zr = arg;
+	struct rpart *rp = find(zr, topic, partition);
+	klog_rstate_t next = { 0 };
+	klog_err_t err;
+	int rc;
+
+	if (rp == NULL || rp->role != KLOG_REPLICA_LEADER ||
+	    rp->epoch != epoch || n > KLOG_RTOPICS_MAX_REPLICAS)
+		return -KLOG_EBUSY;
+	next.leader = zr->cfg.broker_id;
+	next.leader_epoch = epoch;
+	next.controller_epoch = -1;
+	next.nisr = n;
+	memcpy(next.isr, isr, (size_t)n * sizeof(*isr));
+	next.version = rp->version;
+	rc = klog_rtopics_set_state(zr->zk, topic, partition, &next, &err);
+	if (rc == -KLOG_EBUSY) {
+		rp->role = KLOG_REPLICA_OFFLINE;
+		arm_retry(zr);
+		return rc;
+	}
+	if (rc < 0) {
+		say_err(zr, "writing the ISR", rc, &err);
+		return rc;
+	}
+	rp->version = next.version;
+	return 0;
+}
+
+int
+klog_zkrepl_new(klog_zk_t *zk, klog_loop_t *loop, klog_core_t *core,
+    klog_fetcher_t *fetcher, const klog_zkrepl_config_t *cfg,
+    klog_zkrepl_t **out, klog_err_t *err)
+{
+	klog_zkrepl_t *zr = calloc(1, sizeof(*zr));
+
+	*out = NULL;
+	if (zr == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	zr->cfg = *cfg;
+	zr->zk = zk;
+	zr->loop = loop;
+	zr->core = core;
+	zr->fetcher = fetcher;
+	klog_timer_init(&zr->retry, on_retry, zr);
+	*out = zr;
+	return 0;
+}
+
+void
+klog_zkrepl_free(klog_zkrepl_t *zr)
+{
+	if (zr == NULL)
+		return;
+	klog_loop_timer_stop(zr->loop, &zr->retry);
+	klog_zk_list_free(&zr->topics);
+	free(zr->live);
+	free(zr->parts);
+	free(zr);
+}
