@@ -15,6 +15,10 @@ Subcommands (run with Debian's /usr/bin/python3; standard library only):
   get P KEY              (klog-group topics -t T -J on stdin)
       Print KEY of partition P: a number, or a list joined by commas.
 
+  settled TOPIC LISTFILE DIR...
+      Exit 0 iff every replica (DIR/TOPIC-p) of every partition in LISTFILE
+      (klog-consume -L) ends at its committed end: HW = LEO everywhere.
+
   check --topic T --list FILE --final FILE --sent P=N... [--consumed FILE...]
         [--dirs DIR...] [--wait SECONDS]
       After healing, with the producers stopped:
@@ -113,11 +117,15 @@ def get(argv):
     return 0
 
 
-def read_records(path):
-    """(partition, offset, next, payload) lines of -f '%p\t%o\t%O\t%s\n'."""
+def read_records(path, torn_ok=False):
+    """(partition, offset, next, payload) lines of -f '%p\t%o\t%O\t%s\n'.
+    With torn_ok, a last line without its newline (a consumer stopped while
+    writing it) is left out."""
     out = []
     with open(path, "rb") as f:
         for raw in f:
+            if torn_ok and not raw.endswith(b"\n"):
+                break
             raw = raw.rstrip(b"\n")
             if not raw:
                 continue
@@ -284,7 +292,7 @@ def check(argv):
     consumed = 0
     for path in opts["--consumed"]:
         bad = 0
-        for p, off, nxt, payload in read_records(path):
+        for p, off, nxt, payload in read_records(path, True):
             consumed += 1
             if at.get(p, {}).get(off) != payload:
                 bad += 1
@@ -304,6 +312,8 @@ def check(argv):
         dirs = [os.path.join(d, "%s-%d" % (topic, p)) for d in opts["--dirs"]]
         dirs = [d for d in dirs if os.path.isdir(d)]
         if not opts["--dirs"]:
+            continue
+        if len(dirs) < 2 and hi == 0:
             continue
         if len(dirs) < 2:
             fail("partition %d: %d replica directories" % (p, len(dirs)))
@@ -364,6 +374,24 @@ def check(argv):
     return 0
 
 
+def settled(argv):
+    """settled TOPIC LISTFILE DIR...: every replica of every listed
+    partition ends at the committed end (HW = LEO everywhere)."""
+    topic, listfile, dirs = argv[0], argv[1], argv[2:]
+    n = 0
+    with open(listfile) as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 4 or fields[0] != topic:
+                continue
+            n += 1
+            for d in dirs:
+                d = os.path.join(d, "%s-%s" % (topic, fields[1]))
+                if os.path.isdir(d) and replica(d)[1] != int(fields[3]):
+                    return 1
+    return 0 if n else 1
+
+
 def main():
     if len(sys.argv) < 2:
         sys.stderr.write(__doc__)
@@ -375,6 +403,8 @@ def main():
         return isr_full(argv)
     if cmd == "get":
         return get(argv)
+    if cmd == "settled":
+        return settled(argv)
     if cmd == "check":
         return check(argv)
     sys.stderr.write("repcheck: unknown command %s\n" % cmd)
