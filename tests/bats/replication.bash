@@ -65,7 +65,7 @@ rep_registered() {
 rep_kill() {
 	local pid=${BROKER_PIDS[$1]}
 	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || :
 	rep_log "broker $1 killed -9"
 	return 0
 }
