@@ -154,11 +154,11 @@ rep_produce_start() {
 	for ((p = 0; p < n; p++)); do
 		rm -f "$TMP/sent-$p"
 		"$REP_PY" "$REPCHECK" gen "$p" "$rate" "$TMP/produce.stop" \
-			"$TMP/sent-$p" |
+			"$TMP/sent-$p" 3>&- |
 			klog-produce -Z "$(rep_zk)" -t "$t" -p "$p" -a all \
 				--zk-session-timeout "$REP_ZKS" \
 				--retry-for "$REP_RETRY" --linger 20ms \
-				2>"$TMP/produce-$p.err" &
+				2>"$TMP/produce-$p.err" 3>&- &
 		PROD_PIDS[$p]=$!
 		PIDS+=("$!")
 	done
@@ -198,7 +198,7 @@ rep_consume_start() {
 	local f="$TMP/consumed-${#REP_CONSUMED[@]}"
 	klog-consume -Z "$(rep_zk)" -t "$1" -o beginning -u -f "$REP_FMT" \
 		--zk-session-timeout "$REP_ZKS" --retry-for "$REP_RETRY" \
-		>"$f" 2>"$f.err" &
+		>"$f" 2>"$f.err" 3>&- &
 	PIDS+=("$!")
 	REP_CONSUMED+=("$f")
 	REP_CONSUMER_PID=$!
