@@ -3,6 +3,7 @@
 #   make check      install missing packages, build, run every test
 #   make run        start a standalone broker on its defaults
 #   make bench      benchmarks (never part of check)
+#   make soak       replication kill loop for SOAK_SECONDS (never part of check)
 #   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS)
 #   make install    PREFIX/DESTDIR-aware install; make uninstall
 
@@ -48,7 +49,7 @@ MAN5 := $(sort $(wildcard man/*.5))
 MAN7 := $(sort $(wildcard man/*.7))
 HEADERS := $(sort $(wildcard include/klog/*.h))
 
-.PHONY: all check deps unit unit-asan bats lint run bench fuzz install \
+.PHONY: all check deps unit unit-asan bats lint run bench soak fuzz install \
 	uninstall clean
 
 all: lib/libklog.a $(BINS)
@@ -129,6 +130,11 @@ run: all
 
 bench: all $(BENCH_BINS)
 	@bench/run.sh $(SCENARIO)
+
+# A longer version of tests/bats/112's kill loop, with its figures.
+SOAK_SECONDS ?= 300
+soak: all
+	@SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/replication.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: $(FUZZ_BINS)

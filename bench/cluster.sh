@@ -21,65 +21,6 @@ if [ ! -x "$ZKSERVER" ]; then
 fi
 bench_setup cluster
 
-# zk_up PORT: whether the server there answers srvr with a Mode.
-zk_up() {
-	python3 - "$1" <<-'PY' 2>/dev/null
-	import socket, sys
-	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)
-	s.sendall(b"srvr\n")
-	data = b""
-	while True:
-	    chunk = s.recv(4096)
-	    if not chunk:
-	        break
-	    data += chunk
-	sys.exit(0 if b"Mode:" in data else 1)
-	PY
-}
-
-# zk_start: a standalone ZooKeeper on a free port in $WORK/zk; sets ZK.
-zk_start() {
-	for _try in 1 2 3; do
-		ZK_PORT=$(python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-		rm -rf "$WORK/zk"
-		mkdir -p "$WORK/zk/data"
-		cat >"$WORK/zk/zoo.cfg" <<-CFG
-		tickTime=500
-		dataDir=$WORK/zk/data
-		clientPort=$ZK_PORT
-		clientPortAddress=127.0.0.1
-		admin.enableServer=false
-		minSessionTimeout=1000
-		maxSessionTimeout=10000
-		maxClientCnxns=0
-		forceSync=no
-		4lw.commands.whitelist=srvr
-		CFG
-		JMXDISABLE=true "$ZKSERVER" start-foreground "$WORK/zk/zoo.cfg" \
-			>"$WORK/zk/log" 2>&1 &
-		ZK_PID=$!
-		track "$ZK_PID"
-		_n=300
-		while [ "$_n" -gt 0 ] && kill -0 "$ZK_PID" 2>/dev/null; do
-			if zk_up "$ZK_PORT"; then
-				ZK=127.0.0.1:$ZK_PORT
-				return 0
-			fi
-			sleep 0.1
-			_n=$((_n - 1))
-		done
-		kill -KILL "$ZK_PID" 2>/dev/null || :
-		wait "$ZK_PID" 2>/dev/null || :
-		untrack "$ZK_PID"
-	done
-	cat "$WORK/zk/log" >&2
-	echo "cluster: ZooKeeper did not start" >&2
-	exit 1
-}
-
 # zk_broker ID CONNECT: a cluster-mode broker, returned once registered;
 # its pid in BROKER_PID.
 zk_broker() {
