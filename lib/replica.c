@@ -188,6 +188,10 @@ klog_replica_on_fetch(klog_replica_t *r, const klog_rfetch_req_t *q,
 	p->fw = q->flushed < q->offset ? q->flushed : q->offset;
 	if (q->offset >= fw)
 		p->caught_up_ms = now;
+	else if (p->last_fetch_ms > 0 && q->offset >= p->last_fetch_fw)
+		p->caught_up_ms = p->last_fetch_ms;
+	p->last_fetch_ms = now;
+	p->last_fetch_fw = fw;
 	start = klog_epochs_count(r->epochs) ? klog_epochs_get(r->epochs,
 	    klog_epochs_count(r->epochs) - 1).start : 0;
 	if (!p->in_isr && p->fw >= r->hw && p->fw >= start)

@@ -11,7 +11,10 @@
  *    waits for it).  HW only grows within an epoch, and is frozen while
  *    the ISR is smaller than min_insync.
  *  - A follower is caught up when a fetch of its reaches the leader's
- *    flushed end; one not caught up for lag_ms leaves the ISR, and one
+ *    flushed end, or, as Kafka counts it, was caught up at its previous
+ *    fetch when this one reaches where the leader's flushed end was then
+ *    (a follower of a busy leader is never level with it); one not caught
+ *    up for lag_ms leaves the ISR, and one
  *    whose flushed end went backwards (it lost what it had acknowledged)
  *    leaves it at once.  One whose flushed end reaches HW and the current
  *    epoch's start joins it again.  ISR changes are the caller's to make
@@ -43,6 +46,8 @@ typedef struct klog_replica_peer {
 	int64_t leo;              /* its last fetch offset, -1 unknown */
 	int64_t fw;               /* its flushed end, -1 unknown */
 	int64_t caught_up_ms;     /* monotonic */
+	int64_t last_fetch_ms;    /* its previous fetch, and the leader's */
+	int64_t last_fetch_fw;    /* flushed end then */
 } klog_replica_peer_t;
 
 typedef struct klog_replica {
