@@ -98,7 +98,9 @@ int klog_rtopic_assign(const int32_t *brokers, size_t nb, int nparts, int rf,
  * Create topic with assignment t in one multi: the topic node and, per
  * partition, its state (leader: its first replica, isr: every replica,
  * leader_epoch 0), without leader nodes (the brokers elect).  -KLOG_EEXIST
- * if the topic exists, replicated or in the 0.7 layout.
+ * if the topic exists, replicated or in the 0.7 layout.  One multi must
+ * fit the server's jute.maxbuffer (1 MiB by default: about 4000
+ * partitions); a larger one is -KLOG_ETOOBIG, nothing created.
  */
 int klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err);
