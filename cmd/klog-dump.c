@@ -148,6 +148,10 @@ on_event(void *arg, const klog_dump_event_t *ev)
 			klog_dump_render_summary(&st->out, ev, st->json);
 		note_end(st, ev);
 		break;
+	case KLOG_DUMP_EPOCH:
+		if (st->show_messages || st->summary)
+			klog_dump_render_epoch(&st->out, ev, st->json);
+		break;
 	default:
 		rc = report(st, ev);
 		break;

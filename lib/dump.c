@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "klog/dump.h"
+#include "klog/epochs.h"
 #include "klog/json.h"
 #include "klog/names.h"
 
@@ -405,8 +406,133 @@ first_segment(const klog_names_seg_t *s, size_t n, int64_t start)
 	return i;
 }
 
+/* The walk of a directory with epochs: each epoch start must be where an
+ * entry starts. */
+struct epoch_walk {
+	klog_dump_cb cb;
+	void *arg;
+	const klog_epochs_t *e;
+	size_t next;                /* the next epoch to meet */
+	const char *file;
+	int64_t end;                /* after the last entry met */
+	int started;
+};
+
+static int
+epoch_miss(struct epoch_walk *w, int64_t upto)
+{
+	klog_dump_event_t ev;
+	klog_epoch_t ep;
+	int rc;
+
+	while (w->next < klog_epochs_count(w->e) &&
+	    (ep = klog_epochs_get(w->e, w->next)).start < upto) {
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = KLOG_DUMP_CORRUPT;
+		ev.file = w->file;
+		ev.offset = ep.start;
+		ev.need = -1;
+		ev.epoch = ep.epoch;
+		ev.what = "a leader epoch starts inside an entry or past the end";
+		w->next++;
+		if ((rc = w->cb(w->arg, &ev)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+epoch_cb(void *arg, const klog_dump_event_t *ev)
+{
+	struct epoch_walk *w = arg;
+	int rc;
+
+	w->file = ev->file;
+	/* Epochs older than the retained log: nothing left to check. */
+	if (ev->kind == KLOG_DUMP_FILE && !w->started) {
+		w->started = 1;
+		w->end = ev->base;
+		while (w->next < klog_epochs_count(w->e) &&
+		    klog_epochs_get(w->e, w->next).start < ev->base)
+			w->next++;
+	}
+	if (ev->kind == KLOG_DUMP_MESSAGE && ev->msg->depth == 0) {
+		w->end = ev->msg->next_offset;
+		if ((rc = epoch_miss(w, ev->offset)) < 0)
+			return rc;
+		if (w->next < klog_epochs_count(w->e) &&
+		    klog_epochs_get(w->e, w->next).start == ev->offset)
+			w->next++;
+	}
+	return w->cb(w->arg, ev);
+}
+
+/* Report dir's epochs; *e NULL when it has none. */
+static int
+dir_epochs(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
+    void *arg, klog_epochs_t **e, klog_err_t *err)
+{
+	klog_dump_event_t ev;
+	int rc;
+
+	*e = NULL;
+	if ((rc = klog_epochs_open(dir, e, err)) < 0)
+		return rc;
+	if (klog_epochs_count(*e) == 0) {
+		klog_epochs_free(*e);
+		*e = NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < klog_epochs_count(*e); i++) {
+		klog_epoch_t ep = klog_epochs_get(*e, i);
+
+		if (o->start >= 0 && i + 1 < klog_epochs_count(*e) &&
+		    klog_epochs_get(*e, i + 1).start <= o->start)
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = KLOG_DUMP_EPOCH;
+		ev.file = dir;
+		ev.offset = ep.start;
+		ev.epoch = ep.epoch;
+		ev.need = -1;
+		if ((rc = cb(arg, &ev)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int dump_segments(const char *dir, const klog_dump_opts_t *o,
+    klog_dump_cb cb, void *arg, klog_err_t *err);
+
 static int
 dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
+    void *arg, klog_err_t *err)
+{
+	struct epoch_walk w = { cb, arg, NULL, 0, dir, 0, 0 };
+	klog_epochs_t *e;
+	int rc;
+
+	if ((rc = dir_epochs(dir, o, cb, arg, &e, err)) < 0 || e == NULL)
+		return rc < 0 ? rc : dump_segments(dir, o, cb, arg, err);
+	w.e = e;
+	/* Epochs before where the walk starts are not looked for. */
+	while (o->start >= 0 && w.next < klog_epochs_count(e) &&
+	    klog_epochs_get(e, w.next).start < o->start)
+		w.next++;
+	if ((rc = dump_segments(dir, o, epoch_cb, &w, err)) == 0 &&
+	    o->count < 0 && (rc = epoch_miss(&w, w.end)) == 0) {
+		/* A new leader's epoch that has written nothing yet. */
+		while (w.next < klog_epochs_count(e) &&
+		    klog_epochs_get(e, w.next).start == w.end)
+			w.next++;
+		rc = epoch_miss(&w, INT64_MAX);
+	}
+	klog_epochs_free(e);
+	return rc;
+}
+
+static int
+dump_segments(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
     void *arg, klog_err_t *err)
 {
 	const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
@@ -665,6 +791,17 @@ put_json_path(klog_buf_t *b, const char *path)
 	else
 		klog_json_put_string(b, tmp.data, tmp.len);
 	klog_buf_free(&tmp);
+}
+
+void
+klog_dump_render_epoch(klog_buf_t *b, const klog_dump_event_t *ev, int json)
+{
+	if (json)
+		putf(b, "{\"epoch\":%d,\"start\":%" PRId64 "}\n",
+		    (int)ev->epoch, ev->offset);
+	else
+		putf(b, "epoch=%d start=%" PRId64 "\n", (int)ev->epoch,
+		    ev->offset);
 }
 
 void

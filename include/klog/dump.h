@@ -60,6 +60,8 @@ enum klog_dump_kind {
 	KLOG_DUMP_GAP,        /* a segment does not start where the previous
 	                         one ended (a gap, or an overlap) */
 	KLOG_DUMP_END,        /* the file is done: summary */
+	KLOG_DUMP_EPOCH,      /* a partition directory's leader epoch
+	                         (epochs.h): epoch, from offset on */
 };
 
 /* What was read of one file. */
@@ -103,6 +105,7 @@ typedef struct klog_dump_event {
 	                               entry's whole size by its length field,
 	                               or -1 when the length is cut */
 	const klog_dump_summary_t *summary; /* END */
+	int32_t epoch;              /* EPOCH */
 } klog_dump_event_t;
 
 /* Return 0 to go on; a negative code stops the walk and is returned. */
@@ -112,7 +115,9 @@ typedef int (*klog_dump_cb)(void *arg, const klog_dump_event_t *ev);
  * Dump path: a segment file (or any file holding a message set), or a
  * partition directory, whose segments are read in base-offset order and
  * checked for contiguity.  Files in a directory that are not named like
- * segments are skipped.  With o->start, the file or partition must contain
+ * segments are skipped; a replica's leader epochs (its `leader-epochs`)
+ * come first as EPOCH events, and an epoch that does not start on an
+ * entry of the walk is a CORRUPT event at its start.  With o->start, the file or partition must contain
  * that offset (-KLOG_ERANGE) and it must begin an entry
  * (-KLOG_ENOTBOUNDARY); earlier segments are not read.
  *
@@ -152,6 +157,10 @@ void klog_dump_render_text(klog_buf_t *b, const klog_dump_event_t *ev,
 
 /* Append a MESSAGE event as one NDJSON record (see klog-dump(1)). */
 void klog_dump_render_json(klog_buf_t *b, const klog_dump_event_t *ev);
+
+/* "epoch=E start=S" or {"epoch":E,"start":S}, and a newline. */
+void klog_dump_render_epoch(klog_buf_t *b, const klog_dump_event_t *ev,
+    int json);
 
 /* Append an END event's summary as one text line or NDJSON record. */
 void klog_dump_render_summary(klog_buf_t *b, const klog_dump_event_t *ev,
