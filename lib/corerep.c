@@ -110,6 +110,8 @@ fail_waiters(klog_core_t *c, klog_core_part_t *p, int16_t error, int all)
 		it->error = error;
 		if (pk->kind == KLOG_CORE_PRODUCE)
 			it->offset = -1;
+		else
+			pk->expired = 1;   /* answered now, not at max_wait */
 	}
 	core_part_moved(c, p, 0);
 }
