@@ -416,6 +416,7 @@ struct epoch_walk {
 	const char *file;
 	int64_t end;                /* after the last entry met */
 	int started;
+	int check;                  /* every entry is met (no -n) */
 };
 
 static int
@@ -456,7 +457,7 @@ epoch_cb(void *arg, const klog_dump_event_t *ev)
 		    klog_epochs_get(w->e, w->next).start < ev->base)
 			w->next++;
 	}
-	if (ev->kind == KLOG_DUMP_MESSAGE && ev->msg->depth == 0) {
+	if (w->check && ev->kind == KLOG_DUMP_MESSAGE && ev->msg->depth == 0) {
 		w->end = ev->msg->next_offset;
 		if ((rc = epoch_miss(w, ev->offset)) < 0)
 			return rc;
@@ -476,7 +477,16 @@ dir_epochs(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
 	int rc;
 
 	*e = NULL;
-	if ((rc = klog_epochs_open(dir, e, err)) < 0)
+	if ((rc = klog_epochs_open(dir, e, err)) == -KLOG_ECORRUPT) {
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = KLOG_DUMP_CORRUPT;
+		ev.file = dir;
+		ev.offset = -1;
+		ev.need = -1;
+		ev.what = "its " KLOG_EPOCHS_FILE " file does not parse";
+		return cb(arg, &ev);
+	}
+	if (rc < 0)
 		return rc;
 	if (klog_epochs_count(*e) == 0) {
 		klog_epochs_free(*e);
@@ -508,7 +518,7 @@ static int
 dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
     void *arg, klog_err_t *err)
 {
-	struct epoch_walk w = { cb, arg, NULL, 0, dir, 0, 0 };
+	struct epoch_walk w = { cb, arg, NULL, 0, dir, 0, 0, o->count < 0 };
 	klog_epochs_t *e;
 	int rc;
 
@@ -520,7 +530,7 @@ dump_dir(const char *dir, const klog_dump_opts_t *o, klog_dump_cb cb,
 	    klog_epochs_get(e, w.next).start < o->start)
 		w.next++;
 	if ((rc = dump_segments(dir, o, epoch_cb, &w, err)) == 0 &&
-	    o->count < 0 && (rc = epoch_miss(&w, w.end)) == 0) {
+	    w.check && (rc = epoch_miss(&w, w.end)) == 0) {
 		/* A new leader's epoch that has written nothing yet. */
 		while (w.next < klog_epochs_count(e) &&
 		    klog_epochs_get(e, w.next).start == w.end)
@@ -669,6 +679,10 @@ klog_dump_describe(klog_buf_t *b, const klog_dump_event_t *ev)
 			putf(b, "offset %" PRId64 ": overlaps the previous "
 			    "segment, which ends at %" PRId64, ev->offset,
 			    prev_end);
+		return;
+	}
+	if (ev->offset < 0) {   /* about the directory, not an entry */
+		putf(b, "%s", ev->what);
 		return;
 	}
 	putf(b, "offset %" PRId64 " (byte 0x%" PRIx64 "): ", ev->offset,

@@ -121,3 +121,26 @@ teardown() {
 	(cd "$P" && stat -c '%n %s %Y' . * && sha256sum -- *) >"$TMP/after"
 	diff "$TMP/before" "$TMP/after"
 }
+
+@test "partition: a replica's leader epochs come first, and each must start an entry" {
+	printf 'klog-epochs 1\n1 0\n3 183\n4 366\n' >"$P/leader-epochs"
+	run -0 --separate-stderr klog-dump -n 1 "$P"
+	[ "${lines[0]}" = "epoch=1 start=0" ]
+	[ "${lines[1]}" = "epoch=3 start=183" ]
+	[ "${lines[2]}" = "epoch=4 start=366" ]
+	[[ "${lines[3]}" == 'offset=0 pos=0 '* ]]
+	run -0 klog-dump -s -J "$P"
+	[ "${lines[0]}" = '{"epoch":1,"start":0}' ]
+	[ "${#lines[@]}" -eq 6 ]
+	# An epoch at the end, which has written nothing yet, is no problem.
+	run -0 klog-dump --verify "$P"
+	printf 'klog-epochs 1\n1 0\n3 184\n' >"$P/leader-epochs"
+	run -1 --separate-stderr klog-dump --verify "$P"
+	[[ "$stderr" == *"offset 184 "*"a leader epoch starts inside an entry"* ]]
+	printf 'klog-epochs 1\n1 0\n3 400\n' >"$P/leader-epochs"
+	run -1 klog-dump --verify "$P"
+	printf 'not an epoch file\n' >"$P/leader-epochs"
+	run -1 --separate-stderr klog-dump --verify "$P"
+	[[ "$stderr" == *"leader-epochs file does not parse"* ]]
+	run -65 klog-dump -s "$P"
+}
