@@ -158,6 +158,10 @@ int
 klog_epochs_append(klog_epochs_t *e, int32_t epoch, int64_t start,
     klog_err_t *err)
 {
+	size_t n = e->n;
+	klog_epoch_t last = n ? e->v[n - 1] : (klog_epoch_t){ 0, 0 };
+	int rc;
+
 	if (epoch < 0 || (e->n > 0 && (epoch <= e->v[e->n - 1].epoch ||
 	    start < e->v[e->n - 1].start)))
 		return klog_err_set(err, -KLOG_EINVAL, "%s: epoch %d at %lld "
@@ -169,26 +173,42 @@ klog_epochs_append(klog_epochs_t *e, int32_t epoch, int64_t start,
 		e->n--;
 	if (push(e, epoch, start) < 0)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	return save(e, err);
+	/* Not durable: the epochs stay as they were, so a retry writes it. */
+	if ((rc = save(e, err)) < 0) {
+		e->n = n;
+		if (n > 0)
+			e->v[n - 1] = last;
+	}
+	return rc;
 }
 
 int
 klog_epochs_truncate(klog_epochs_t *e, int64_t end, klog_err_t *err)
 {
 	size_t n = e->n;
+	int rc;
 
 	while (e->n > 0 && e->v[e->n - 1].start >= end)
 		e->n--;
-	return e->n == n ? 0 : save(e, err);
+	if (e->n != n && (rc = save(e, err)) < 0) {
+		e->n = n;
+		return rc;
+	}
+	return 0;
 }
 
 int
 klog_epochs_clear(klog_epochs_t *e, klog_err_t *err)
 {
-	if (e->n == 0)
+	size_t n = e->n;
+	int rc;
+
+	if (n == 0)
 		return 0;
 	e->n = 0;
-	return save(e, err);
+	if ((rc = save(e, err)) < 0)
+		e->n = n;
+	return rc;
 }
 
 int64_t

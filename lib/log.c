@@ -672,7 +672,10 @@ klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
 	log->end = n->base + n->size;
 	if (log->flushed_end > log->end)
 		log->flushed_end = log->end;
-	log->unflushed = 0;
+	/* Bytes kept below the cut but past the flushed end still want a
+	 * flush: keep them counted (an overcount only flushes sooner). */
+	if (log->flushed_end == log->end)
+		log->unflushed = 0;
 	*landed = log->end;
 out:
 	pthread_mutex_unlock(&log->mu);

@@ -2,8 +2,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +37,29 @@ struct fixture {
 };
 
 /* ---- helpers ---- */
+
+/*
+ * fsync, interposed: the library is linked into this executable, so
+ * lib/log.c's and lib/segment.c's calls come here.  A test sets fsync_hook
+ * to run code at the point where a flush has captured what to sync and let
+ * go of the log's lock; it runs once, before the first fsync after it is
+ * set (and not for the fsyncs the hook itself makes).  Without a hook this
+ * is the system call.
+ */
+static void (*fsync_hook)(void *);
+static void *fsync_hook_arg;
+
+int
+fsync(int fd)
+{
+	void (*hook)(void *) = fsync_hook;
+
+	if (hook != NULL) {
+		fsync_hook = NULL;
+		hook(fsync_hook_arg);
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 static int
 setup(void **state)
@@ -1283,6 +1308,347 @@ test_appendv_partial(void **state)
 	klog_log_close(log);
 }
 
+/* ---- a follower's truncation and reset ---- */
+
+/* Append messages first..first+n one per set; *every* one 100 bytes. */
+static void
+append_each(klog_log_t *log, uint32_t first, uint32_t n)
+{
+	for (uint32_t m = first; m < first + n; m++)
+		assert_int_equal(append(log, m, 1, 91), (int64_t)m * 100);
+}
+
+/* The names in the partition directory, sorted, space-separated. */
+static void
+part_names(const char *dir, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent **ents;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/" TOPIC "-0", dir);
+	assert_true((n = scandir(path, &ents, NULL, alphasort)) >= 0);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.') {
+			if (buf[0] != '\0')
+				strncat(buf, " ", len - strlen(buf) - 1);
+			strncat(buf, ents[i]->d_name, len - strlen(buf) - 1);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+static void
+truncate_ok(klog_log_t *log, int64_t offset, int64_t want)
+{
+	klog_err_t err = { 0 };
+	int64_t landed = -7;
+	int r = klog_log_truncate(log, offset, &landed, &err);
+
+	if (r != 0)
+		fail_msg("truncate %lld: %s", (long long)offset,
+		    klog_err_text(&err, r));
+	assert_int_equal(landed, want);
+	assert_int_equal(klog_log_end(log), want);
+}
+
+static void
+test_truncate_active(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 15);       /* 0: 1000 bytes, 1000: 500 */
+	flush(log);
+	truncate_ok(log, 1300, 1300);
+	assert_int_equal(klog_log_flushed_end(log), 1300);
+	assert_int_equal(klog_log_segment_count(log), 2);
+	assert_int_equal(klog_log_size_bytes(log), 1300);
+	seg_file(path, sizeof(path), f->dir, 1000, ".klog");
+	assert_int_equal(file_size(path), 300);
+	assert_int_equal(check_contents(log, 91), 13);
+	/* appends go on at the new end */
+	append_each(log, 13, 3);
+	flush(log);
+	assert_int_equal(klog_log_end(log), 1600);
+	assert_int_equal(check_contents(log, 91), 16);
+	klog_log_close(log);
+
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_recovered_bytes(log), 0);
+	assert_int_equal(klog_log_end(log), 1600);
+	assert_int_equal(check_contents(log, 91), 16);
+	klog_log_close(log);
+}
+
+static void
+test_truncate_older(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX], names[512];
+	klog_segment_info_t info[4];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	size_t n;
+
+	append_each(log, 0, 25);       /* 0, 1000, 2000 (500 bytes) */
+	flush(log);
+	assert_int_equal(klog_log_segment_count(log), 3);
+	truncate_ok(log, 600, 600);
+	assert_int_equal(klog_log_flushed_end(log), 600);
+	assert_int_equal(klog_log_segment_count(log), 1);
+	assert_int_equal(klog_log_size_bytes(log), 600);
+	assert_int_equal(klog_log_unflushed_messages(log), 0);
+	part_names(f->dir, names, sizeof(names));
+	assert_string_equal(names, "00000000000000000000.klog");
+	seg_file(path, sizeof(path), f->dir, 0, ".klog");
+	assert_int_equal(file_size(path), 600);
+	assert_int_equal(check_contents(log, 91), 6);
+
+	/* Appendable at 600; the segment fills to 1000 and rolls, making
+	 * the deleted file's name again. */
+	append_each(log, 6, 6);
+	assert_int_equal(klog_log_segments(log, info, 4, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(info[0].size, 1000);
+	assert_int_equal(info[1].base, 1000);
+	assert_int_equal(info[1].size, 200);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 12);
+	klog_log_close(log);
+
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_end(log), 1200);
+	assert_int_equal(check_contents(log, 91), 12);
+	klog_log_close(log);
+}
+
+/* At a segment's base: that segment stays, empty, as the active one. */
+static void
+test_truncate_at_base(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 25);
+	flush(log);
+	truncate_ok(log, 1000, 1000);
+	assert_int_equal(klog_log_segment_count(log), 2);
+	seg_file(path, sizeof(path), f->dir, 1000, ".klog");
+	assert_int_equal(file_size(path), 0);
+	seg_file(path, sizeof(path), f->dir, 2000, ".klog");
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(check_contents(log, 91), 10);
+	append_each(log, 10, 1);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 11);
+	/* and to the start: an empty log at 0 */
+	truncate_ok(log, 0, 0);
+	assert_int_equal(klog_log_segment_count(log), 1);
+	assert_int_equal(klog_log_flushed_end(log), 0);
+	assert_int_equal(klog_log_size_bytes(log), 0);
+	append_each(log, 0, 2);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 2);
+	klog_log_close(log);
+}
+
+static void
+test_truncate_not_boundary(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 25);
+	flush(log);
+	truncate_ok(log, 2250, 2200);     /* in the active segment */
+	truncate_ok(log, 1999, 1900);     /* in an older one */
+	assert_int_equal(klog_log_segment_count(log), 2);
+	truncate_ok(log, 1001, 1000);
+	truncate_ok(log, 99, 0);
+	assert_int_equal(klog_log_flushed_end(log), 0);
+	klog_log_close(log);
+}
+
+static void
+test_truncate_past_end(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 15);
+	flush(log);
+	append_each(log, 15, 2);         /* unflushed: 1500..1700 */
+	truncate_ok(log, 1700, 1700);
+	truncate_ok(log, 5000, 1700);
+	assert_int_equal(klog_log_flushed_end(log), 1500);
+	assert_int_equal(klog_log_unflushed_messages(log), 2);
+	seg_file(path, sizeof(path), f->dir, 1000, ".klog");
+	assert_int_equal(file_size(path), 700);
+	klog_log_close(log);
+}
+
+static void
+test_truncate_below_start(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	klog_err_t err = { 0 };
+	int64_t landed = -7;
+
+	assert_int_equal(klog_log_reset(log, 3000, &err), 0);
+	append_each(log, 30, 2);
+	assert_int_equal(klog_log_truncate(log, 2999, &landed, &err),
+	    -KLOG_ERANGE);
+	assert_non_null(strstr(err.msg, "2999"));
+	assert_int_equal(klog_log_end(log), 3200);
+	assert_int_equal(klog_log_truncate(log, -1, &landed, &err),
+	    -KLOG_ERANGE);
+	truncate_ok(log, 3000, 3000);
+	klog_log_close(log);
+}
+
+/* The flushed end: never raised by a cut, lowered to it. */
+static void
+test_truncate_flushed_end(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 15);
+	flush(log);                      /* flushed 1500 */
+	append_each(log, 15, 10);        /* to 2500, unflushed */
+	truncate_ok(log, 2200, 2200);
+	assert_int_equal(klog_log_flushed_end(log), 1500);
+	/* What is left unflushed is still due for a flush. */
+	assert_true(klog_log_unflushed_messages(log) > 0);
+	flush(log);
+	assert_int_equal(klog_log_flushed_end(log), 2200);
+	assert_int_equal(klog_log_unflushed_messages(log), 0);
+	assert_int_equal(check_contents(log, 91), 22);
+	truncate_ok(log, 1200, 1200);
+	assert_int_equal(klog_log_flushed_end(log), 1200);
+	assert_int_equal(check_contents(log, 91), 12);
+	klog_log_close(log);
+}
+
+struct cut {
+	klog_log_t *log;
+	int64_t offset;     /* truncate here, or reset at base */
+	int reset;
+	int rc;
+	int64_t landed;
+};
+
+static void
+cut_now(void *arg)
+{
+	struct cut *c = arg;
+
+	if (c->reset)
+		c->rc = klog_log_reset(c->log, c->offset, NULL);
+	else
+		c->rc = klog_log_truncate(c->log, c->offset, &c->landed,
+		    NULL);
+}
+
+/*
+ * A flush that captured the written end (1000) and is syncing when a cut
+ * happens must not move the flushed end to what it captured: that would put
+ * it past the new end.  The cut runs from the flush's first fsync, after
+ * the flush has let go of the lock (log.h allows a flush meanwhile).
+ */
+static void
+test_flush_then_truncate(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 0, 0);
+	struct cut c = { .log = log, .offset = 500, .rc = -99 };
+
+	append_each(log, 0, 10);
+	fsync_hook_arg = &c;
+	fsync_hook = cut_now;
+	flush(log);
+	assert_null(fsync_hook);         /* it did run inside the flush */
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.landed, 500);
+	assert_int_equal(klog_log_end(log), 500);
+	assert_int_equal(klog_log_flushed_end(log), 0);
+	/* A flush begun afterwards syncs and publishes the rest. */
+	flush(log);
+	assert_int_equal(klog_log_flushed_end(log), 500);
+	assert_int_equal(check_contents(log, 91), 5);
+	klog_log_close(log);
+}
+
+static void
+test_flush_then_reset(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 0, 0);
+	struct cut c = { .log = log, .offset = 200, .reset = 1, .rc = -99 };
+
+	append_each(log, 0, 10);
+	fsync_hook_arg = &c;
+	fsync_hook = cut_now;
+	flush(log);
+	assert_null(fsync_hook);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(klog_log_start(log), 200);
+	assert_int_equal(klog_log_end(log), 200);
+	assert_int_equal(klog_log_flushed_end(log), 200);
+	append_each(log, 2, 1);
+	flush(log);
+	assert_int_equal(klog_log_flushed_end(log), 300);
+	assert_int_equal(check_contents(log, 91), 3);
+	klog_log_close(log);
+}
+
+static void
+test_reset(void **state)
+{
+	struct fixture *f = *state;
+	char names[512];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	klog_err_t err = { 0 };
+
+	append_each(log, 0, 25);
+	flush(log);
+	append_each(log, 25, 1);         /* and one unflushed */
+	assert_int_equal(klog_log_reset(log, 5000, &err), 0);
+	assert_int_equal(klog_log_segment_count(log), 1);
+	assert_int_equal(klog_log_start(log), 5000);
+	assert_int_equal(klog_log_end(log), 5000);
+	assert_int_equal(klog_log_flushed_end(log), 5000);
+	assert_int_equal(klog_log_size_bytes(log), 0);
+	assert_int_equal(klog_log_unflushed_messages(log), 0);
+	part_names(f->dir, names, sizeof(names));
+	assert_string_equal(names, "00000000000000005000.klog");
+	append_each(log, 50, 12);
+	flush(log);
+	assert_int_equal(klog_log_end(log), 6200);
+	assert_int_equal(klog_log_segment_count(log), 2);
+	assert_int_equal(check_contents(log, 91), 62);
+	klog_log_close(log);
+
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_start(log), 5000);
+	assert_int_equal(check_contents(log, 91), 62);
+	/* Reset at a base whose file exists: made anew, empty. */
+	assert_int_equal(klog_log_reset(log, 5000, &err), 0);
+	part_names(f->dir, names, sizeof(names));
+	assert_string_equal(names, "00000000000000005000.klog");
+	assert_int_equal(klog_log_end(log), 5000);
+	append_each(log, 50, 1);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 51);
+	klog_log_close(log);
+}
+
 /* ---- a flusher thread racing the appender ---- */
 
 struct racer {
@@ -1379,6 +1745,16 @@ main(void)
 		T(test_appendv_roll),
 		T(test_appendv_partial),
 		T(test_flush_race),
+		T(test_truncate_active),
+		T(test_truncate_older),
+		T(test_truncate_at_base),
+		T(test_truncate_not_boundary),
+		T(test_truncate_past_end),
+		T(test_truncate_below_start),
+		T(test_truncate_flushed_end),
+		T(test_flush_then_truncate),
+		T(test_flush_then_reset),
+		T(test_reset),
 #undef T
 	};
 

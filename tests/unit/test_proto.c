@@ -155,6 +155,43 @@ static const uint8_t metadata_resp[] = {
 	0xff, 0xff, 0xff, 0xff,
 };
 
+/* REPLICA_FETCH, correlation 11: broker 2 at epoch 7, waiting 500 ms, of
+ * ("ab", 3) from 0x0102030405060708, flushed to 0x01020304050606ff, its
+ * newest epoch 6, up to 1 MiB. */
+static const uint8_t rfetch_req[] = {
+	0x00, 0x00, 0x00, 0x34,                   /* size 52 */
+	0x00, 0x06,                               /* api REPLICA_FETCH */
+	0x00, 0x01,
+	0x00, 0x00, 0x00, 0x0b,                   /* correlation */
+	0x00, 0x00, 0x00, 0x02,                   /* replica_id */
+	0x00, 0x00, 0x00, 0x07,                   /* leader_epoch */
+	0x00, 0x00, 0x01, 0xf4,                   /* max_wait_ms 500 */
+	0x00, 0x02, 'a', 'b',                     /* topic */
+	0x00, 0x00, 0x00, 0x03,                   /* partition */
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  /* offset */
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x06, 0xff,  /* flushed */
+	0x00, 0x00, 0x00, 0x06,                   /* last_epoch */
+	0x00, 0x10, 0x00, 0x00,                   /* max_bytes */
+};
+
+/* Its answer: epoch 7, HW 0x40, log 0x10..0x50, a 3-byte chunk of epoch
+ * 6, no divergence. */
+static const uint8_t rfetch_resp[] = {
+	0x00, 0x00, 0x00, 0x3b,                   /* size 59 */
+	0x00, 0x00, 0x00, 0x0b,                   /* correlation */
+	0x00, 0x00,                               /* frame error */
+	0x00, 0x00,                               /* error */
+	0x00, 0x00, 0x00, 0x07,                   /* leader_epoch */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40,  /* hw */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10,  /* log_start */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x50,  /* log_end */
+	0x00, 0x00, 0x00, 0x06,                   /* chunk_epoch */
+	0xff, 0xff, 0xff, 0xff,                   /* diverging_epoch -1 */
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,  /* diverging_end */
+	0x00, 0x00, 0x00, 0x03,                   /* set_size */
+	'a', 'b', 'c',
+};
+
 #define REQ_BODY(a) ((a) + KLOG_REQ_HEADER_SIZE)
 #define REQ_BODY_LEN(a) (sizeof(a) - KLOG_REQ_HEADER_SIZE)
 #define RESP_BODY(a) ((a) + KLOG_RESP_HEADER_SIZE)
@@ -251,6 +288,22 @@ dec_metadata_resp(const uint8_t *p, size_t n)
 
 	return klog_proto_decode_metadata_resp(p, n, &md, brokers, MAXN,
 	    topics, MAXN);
+}
+
+static int
+dec_rfetch(const uint8_t *p, size_t n)
+{
+	klog_rfetch_req_t req;
+
+	return klog_proto_decode_rfetch(p, n, &req);
+}
+
+static int
+dec_rfetch_resp(const uint8_t *p, size_t n)
+{
+	klog_rfetch_resp_t r;
+
+	return klog_proto_decode_rfetch_resp(p, n, &r);
 }
 
 /* Decode a copy of exactly len bytes on the heap, so ASan sees any read
@@ -774,6 +827,8 @@ static const struct body_case cases[] = {
 	RESP_CASE(dec_offsets_resp, offsets_resp),
 	REQ_CASE(dec_metadata, metadata_req),
 	RESP_CASE(dec_metadata_resp, metadata_resp),
+	REQ_CASE(dec_rfetch, rfetch_req),
+	RESP_CASE(dec_rfetch_resp, rfetch_resp),
 };
 
 static void
@@ -1143,8 +1198,205 @@ test_api_names(void **state)
 	assert_string_equal(klog_proto_api_name(KLOG_API_OFFSETS), "OFFSETS");
 	assert_string_equal(klog_proto_api_name(KLOG_API_METADATA),
 	    "METADATA");
+	assert_string_equal(klog_proto_api_name(KLOG_API_REPLICA_FETCH),
+	    "REPLICA_FETCH");
+	assert_string_equal(klog_proto_api_name(6), "REPLICA_FETCH");
+	assert_string_equal(klog_proto_api_name(7), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(2), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(-1), "UNKNOWN");
+}
+
+/* ---- REPLICA_FETCH ---- */
+
+static const klog_rfetch_req_t rfetch_in = {
+	.replica_id = 2, .leader_epoch = 7, .max_wait_ms = 500,
+	.topic = STR("ab"), .partition = 3, .offset = 0x0102030405060708,
+	.flushed = 0x01020304050606ff, .last_epoch = 6, .max_bytes = 1 << 20,
+};
+
+static void
+test_rfetch(void **state)
+{
+	klog_rfetch_req_t q = rfetch_in, out;
+	klog_buf_t b;
+	static char big[INT16_MAX + 1];
+
+	(void)state;
+	klog_buf_init(&b);
+	assert_int_equal(klog_proto_encode_rfetch(&b, 11, &q), 0);
+	assert_frame(&b, rfetch_req, sizeof(rfetch_req));
+	/* a topic too long for the wire: nothing written */
+	klog_buf_reset(&b);
+	q.topic = (klog_str_t){ big, INT16_MAX + 1 };
+	assert_int_equal(klog_proto_encode_rfetch(&b, 11, &q), -KLOG_EINVAL);
+	assert_int_equal(b.len, 0);
+	klog_buf_free(&b);
+
+	memset(&out, 0x55, sizeof(out));
+	assert_int_equal(klog_proto_decode_rfetch(REQ_BODY(rfetch_req),
+	    REQ_BODY_LEN(rfetch_req), &out), 0);
+	assert_int_equal(out.replica_id, 2);
+	assert_int_equal(out.leader_epoch, 7);
+	assert_int_equal(out.max_wait_ms, 500);
+	assert_str(out.topic, "ab");
+	assert_ptr_equal(out.topic.p, rfetch_req + KLOG_REQ_HEADER_SIZE + 14);
+	assert_int_equal(out.partition, 3);
+	assert_int_equal(out.offset, 0x0102030405060708);
+	assert_int_equal(out.flushed, 0x01020304050606ff);
+	assert_int_equal(out.last_epoch, 6);
+	assert_int_equal(out.max_bytes, 1 << 20);
+
+	/* zeros and the smallest values allowed round-trip too */
+	q = (klog_rfetch_req_t){ .topic = STR("t"), .last_epoch = -1 };
+	klog_buf_init(&b);
+	assert_int_equal(klog_proto_encode_rfetch(&b, 0, &q), 0);
+	assert_int_equal(klog_proto_decode_rfetch(b.data +
+	    KLOG_REQ_HEADER_SIZE, b.len - KLOG_REQ_HEADER_SIZE, &out), 0);
+	assert_int_equal(out.replica_id, 0);
+	assert_int_equal(out.leader_epoch, 0);
+	assert_int_equal(out.offset, 0);
+	assert_int_equal(out.flushed, 0);
+	assert_int_equal(out.last_epoch, -1);
+	assert_int_equal(out.max_bytes, 0);
+	klog_buf_free(&b);
+}
+
+static const klog_rfetch_resp_t rfetch_out = {
+	.error = KLOG_WIRE_NONE, .leader_epoch = 7, .hw = 0x40,
+	.log_start = 0x10, .log_end = 0x50, .chunk_epoch = 6,
+	.diverging_epoch = -1, .diverging_end = -1, .set_len = 3,
+};
+
+static void
+test_rfetch_resp(void **state)
+{
+	klog_rfetch_resp_t r = rfetch_out, out;
+	klog_buf_t b;
+	size_t start;
+
+	(void)state;
+	/* The leader's way: the header, the set by sendfile, the size
+	 * patched. */
+	klog_buf_init(&b);
+	start = klog_proto_resp_begin(&b, 11, KLOG_WIRE_NONE);
+	klog_proto_put_rfetch_header(&b, &r);
+	klog_buf_patch_i32(&b, start, (int32_t)(b.len - start - 4 + 3));
+	assert_false(b.failed);
+	assert_int_equal(b.len + 3, sizeof(rfetch_resp));
+	assert_memory_equal(b.data, rfetch_resp, b.len);
+	assert_memory_equal(rfetch_resp + b.len, "abc", 3);
+	/* all in the buffer */
+	klog_buf_reset(&b);
+	start = klog_proto_resp_begin(&b, 11, KLOG_WIRE_NONE);
+	klog_proto_put_rfetch_header(&b, &r);
+	klog_buf_put(&b, "abc", 3);
+	klog_proto_end(&b, start);
+	assert_frame(&b, rfetch_resp, sizeof(rfetch_resp));
+	/* a set too large for the wire fails the buffer */
+	klog_buf_reset(&b);
+	r.set_len = (uint32_t)INT32_MAX + 1;
+	klog_proto_put_rfetch_header(&b, &r);
+	assert_true(b.failed);
+	klog_buf_free(&b);
+
+	memset(&out, 0x55, sizeof(out));
+	assert_int_equal(klog_proto_decode_rfetch_resp(RESP_BODY(rfetch_resp),
+	    RESP_BODY_LEN(rfetch_resp), &out), 0);
+	assert_int_equal(out.error, KLOG_WIRE_NONE);
+	assert_int_equal(out.leader_epoch, 7);
+	assert_int_equal(out.hw, 0x40);
+	assert_int_equal(out.log_start, 0x10);
+	assert_int_equal(out.log_end, 0x50);
+	assert_int_equal(out.chunk_epoch, 6);
+	assert_int_equal(out.diverging_epoch, -1);
+	assert_int_equal(out.diverging_end, -1);
+	assert_int_equal(out.set_len, 3);
+	assert_ptr_equal(out.set, rfetch_resp + sizeof(rfetch_resp) - 3);
+
+	/* a divergence and an error answer round-trip */
+	r = rfetch_out;
+	r.error = KLOG_WIRE_FENCED_LEADER_EPOCH;
+	r.diverging_epoch = 5;
+	r.diverging_end = 0x123456789;
+	r.set_len = 0;
+	klog_buf_init(&b);
+	klog_proto_put_rfetch_header(&b, &r);
+	assert_int_equal(b.len, 50);
+	assert_int_equal(klog_proto_decode_rfetch_resp(b.data, b.len, &out),
+	    0);
+	assert_int_equal(out.error, KLOG_WIRE_FENCED_LEADER_EPOCH);
+	assert_int_equal(out.diverging_epoch, 5);
+	assert_int_equal(out.diverging_end, 0x123456789);
+	assert_int_equal(out.set_len, 0);
+	klog_buf_free(&b);
+}
+
+/* Body offsets of the REPLICA_FETCH fields (request, response). */
+enum {
+	RQ_REPLICA = 0, RQ_EPOCH = 4, RQ_WAIT = 8, RQ_PARTITION = 16,
+	RQ_OFFSET = 20, RQ_FLUSHED = 28, RQ_LAST_EPOCH = 36, RQ_MAX = 40,
+	RS_DIV_EPOCH = 34, RS_DIV_END = 38, RS_SET_SIZE = 46,
+};
+
+static void
+test_rfetch_refusals(void **state)
+{
+	const uint8_t *q = REQ_BODY(rfetch_req), *a = RESP_BODY(rfetch_resp);
+	size_t qn = REQ_BODY_LEN(rfetch_req), an = RESP_BODY_LEN(rfetch_resp);
+
+	(void)state;
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_REPLICA,
+	    0xffffffff), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_EPOCH,
+	    0xffffffff), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_WAIT,
+	    0x80000000), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_OFFSET,
+	    0x80000000), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_FLUSHED,
+	    0xffffffff), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_LAST_EPOCH,
+	    0xfffffffe), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_LAST_EPOCH,
+	    0x80000000), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_MAX,
+	    0xffffffff), -KLOG_EPROTO);
+	/* the edges that are allowed */
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_LAST_EPOCH,
+	    0xffffffff), 0);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_REPLICA, 0), 0);
+	assert_int_equal(decode_patched(dec_rfetch, q, qn, RQ_EPOCH,
+	    0x7fffffff), 0);
+
+	/* a divergence needs an end */
+	assert_int_equal(decode_patched(dec_rfetch_resp, a, an, RS_DIV_EPOCH,
+	    0), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch_resp, a, an, RS_DIV_EPOCH,
+	    5), -KLOG_EPROTO);
+	{
+		uint8_t buf[128];
+
+		memcpy(buf, a, an);
+		put_be32(buf + RS_DIV_EPOCH, 5);
+		put_be32(buf + RS_DIV_END, 0);
+		put_be32(buf + RS_DIV_END + 4, 0x20);
+		assert_int_equal(decode_copy(dec_rfetch_resp, buf, an), 0);
+		put_be32(buf + RS_DIV_EPOCH, 0);
+		put_be32(buf + RS_DIV_END + 4, 0);
+		assert_int_equal(decode_copy(dec_rfetch_resp, buf, an), 0);
+	}
+	/* a set size that is negative, or longer than what is there */
+	assert_int_equal(decode_patched(dec_rfetch_resp, a, an, RS_SET_SIZE,
+	    0xffffffff), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch_resp, a, an, RS_SET_SIZE,
+	    4), -KLOG_EPROTO);
+	assert_int_equal(decode_patched(dec_rfetch_resp, a, an, RS_SET_SIZE,
+	    2), -KLOG_EPROTO);
+	/* short bodies and leftover bytes: test_truncations and
+	 * test_trailing_bytes run these frames too */
+	assert_int_equal(decode_copy(dec_rfetch, q, qn - 1), -KLOG_EPROTO);
+	assert_int_equal(decode_copy(dec_rfetch_resp, a, an - 1),
+	    -KLOG_EPROTO);
 }
 
 /* ---- decoders that size their arrays, produce results patched ---- */
@@ -1265,6 +1517,9 @@ main(void)
 		cmocka_unit_test(test_error_names),
 		cmocka_unit_test(test_error_mapping),
 		cmocka_unit_test(test_api_names),
+		cmocka_unit_test(test_rfetch),
+		cmocka_unit_test(test_rfetch_resp),
+		cmocka_unit_test(test_rfetch_refusals),
 	};
 
 	return cmocka_run_group_tests_name("proto", tests, NULL, NULL);
