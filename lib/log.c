@@ -687,18 +687,29 @@ out:
 int
 klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
 {
+	char path[PATH_MAX];
 	klog_segment_t *s;
-	int r;
+	int r = 0;
 
 	pthread_mutex_lock(&log->mu);
-	if (reserve_segs(log, 1) < 0) {
-		pthread_mutex_unlock(&log->mu);
-		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	/* The files go first, so that the new segment may take a name of
+	 * theirs; the objects only once it exists, so that a failure leaves
+	 * the log as it was in memory (and a later reset can try again). */
+	for (size_t i = 0; i < log->nsegs; i++) {
+		seg_path(log, log->segs[i]->base, log->segs[i]->kafka, path,
+		    sizeof(path));
+		if (unlink(path) < 0 && errno != ENOENT && r == 0)
+			r = klog_err_sys(err, "unlink", path);
 	}
-	if ((r = drop_tail(log, 0, log->nsegs, err)) == 0 &&
-	    (r = klog_segment_create(log->cache, log->dir, base, &s,
+	if (r == 0 && (r = klog_segment_create(log->cache, log->dir, base, &s,
 	    err)) == 0) {
-		log->segs[log->nsegs++] = s;
+		for (size_t i = 0; i < log->nsegs; i++)
+			klog_segment_unref(log->segs[i]);
+		log->segs[0] = s;
+		log->nsegs = 1;
+		log->dirty |= DIRTY_PARTITION;
+		log->cuts++;
+		log->bytes = 0;
 		log->end = log->flushed_end = base;
 		log->unflushed = 0;
 	}

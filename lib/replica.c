@@ -156,7 +156,10 @@ diverges(const klog_replica_t *r, const klog_rfetch_req_t *q, int64_t leo,
 
 	if (found == q->last_epoch && q->offset <= end)
 		return 0;
-	resp->diverging_epoch = found < 0 ? 0 : found;
+	/* No epoch here at or below the follower's: its own newest, so that
+	 * it keeps what it has up to where this log's epochs begin. */
+	resp->diverging_epoch = found >= 0 ? found :
+	    q->last_epoch >= 0 ? q->last_epoch : 0;
 	resp->diverging_end = end < q->offset ? end : q->offset;
 	return 1;
 }

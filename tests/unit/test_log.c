@@ -1646,6 +1646,20 @@ test_reset(void **state)
 	append_each(log, 50, 1);
 	flush(log);
 	assert_int_equal(check_contents(log, 91), 51);
+	/* At the base of a later segment: the new file takes its name and
+	 * must not go with the old ones. */
+	append_each(log, 51, 11);
+	flush(log);
+	assert_int_equal(klog_log_segment_count(log), 2);
+	assert_int_equal(klog_log_reset(log, 6000, &err), 0);
+	part_names(f->dir, names, sizeof(names));
+	assert_string_equal(names, "00000000000000006000.klog");
+	append_each(log, 60, 2);
+	flush(log);
+	klog_log_close(log);
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_start(log), 6000);
+	assert_int_equal(klog_log_end(log), 6200);
 	klog_log_close(log);
 }
 
