@@ -125,6 +125,31 @@ running() {
 	rep_check "$T"
 }
 
+@test "replication: acks=all waits for an in-sync follower that stopped fetching; its leader killed, that follower leads and nothing acknowledged is lost" {
+	local l f1 f2
+	running
+	l=$(rep_leader "$T" 0)
+	f1=$(rep_follower "$T" 0)
+	f2=$(rep_get "$T" 0 replicas | tr , '\n' | grep -vx -e "$l" -e "$f1")
+	rep_kill "$f2"
+	rep_wait_gone "$f2"
+	rep_wait "$REP_WAIT" rep_isr_is "$T" 0 "$l,$f1"
+	# f1 stays in the ISR for --replica-lag-time without fetching: what
+	# the leader takes meanwhile is on its disk only, and must not be
+	# acknowledged (Jepsen's 2013 case, without the network partition).
+	kill -STOP "${BROKER_PIDS[$f1]}"
+	sleep 1
+	rep_kill "$l"
+	kill -CONT "${BROKER_PIDS[$f1]}"
+	rep_wait_new_leader "$T" 0 "$l"
+	[ "$(rep_leader "$T" 0)" = "$f1" ]
+	rep_wait_progress 0 10
+	# The old leader comes back as a follower and cuts what it alone had.
+	rep_broker "$l"
+	rep_broker "$f2"
+	rep_check "$T"
+}
+
 @test "replication: with the ISR below --min-insync-replicas no acks=all write is acknowledged; a restarted follower catches up and rejoins" {
 	local l f1 f2 end
 	seq 1 5 | sed 's/^/0:/' |
