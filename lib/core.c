@@ -194,6 +194,11 @@ topic_lookup(klog_core_t *c, klog_str_t name, int create, int16_t *werr)
 			*werr = KLOG_WIRE_UNKNOWN_TOPIC;
 			return NULL;
 		}
+		if (c->replicated_elsewhere != NULL &&
+		    c->replicated_elsewhere(c->replicated_arg, buf)) {
+			*werr = KLOG_WIRE_NOT_LEADER;
+			return NULL;
+		}
 		n = c->cfg.default_partitions;
 		if ((rc = klog_store_create_topic(c->store, buf, n, &err)) < 0) {
 			klog_logger_say(&c->cfg.log, KLOG_LEVEL_ERROR,

@@ -73,6 +73,8 @@ struct klog_core {
 	int stopping;
 	klog_timer_t isr_timer;    /* leaders' ISR checks */
 	int isr_timer_on;
+	klog_core_name_fn *replicated_elsewhere;
+	void *replicated_arg;
 };
 
 

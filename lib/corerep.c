@@ -128,10 +128,29 @@ rpart_make(klog_core_t *c, const char *topic, int id, int nparts,
 	if ((rc = klog_replica_new(klog_log_dir(p->log), c->cfg.broker_id,
 	    c->cfg.replica_lag_ms, &p->rep, err)) < 0)
 		return NULL;
+	/* Bytes cut at recovery may have been acknowledged: this copy must
+	 * not lead before it has them again, even after another restart. */
+	if (klog_log_recovered_bytes(p->log) > 0 &&
+	    (rc = klog_epochs_set_behind(p->rep->epochs, 1, err)) < 0)
+		return NULL;
 	return p;
 }
 
 static void on_isr_tick(klog_loop_t *loop, klog_timer_t *t, void *arg);
+
+int
+klog_core_replicated(klog_core_t *c, const char *topic, int id, int nparts,
+    klog_err_t *err)
+{
+	return rpart_make(c, topic, id, nparts, err) == NULL ? -KLOG_EIO : 0;
+}
+
+void
+klog_core_set_create_check(klog_core_t *c, klog_core_name_fn *fn, void *arg)
+{
+	c->replicated_elsewhere = fn;
+	c->replicated_arg = arg;
+}
 
 int
 klog_core_lead(klog_core_t *c, const char *topic, int id, int nparts,
@@ -234,14 +253,19 @@ klog_core_part_set_follower(klog_core_part_t *p, void *f)
 }
 
 int
-klog_core_may_lead(klog_core_t *c, const char *topic, int id)
+klog_core_may_lead(klog_core_t *c, const char *topic, int id,
+    int32_t state_epoch)
 {
-	klog_str_t name = { topic, (uint16_t)strlen(topic) };
-	int16_t werr;
-	klog_core_part_t *p = core_part_lookup(c, name, id, &werr);
+	klog_core_part_t *p = klog_core_rpart(c, topic, id);
 
-	return p == NULL || p->caught_up ||
-	    klog_log_recovered_bytes(p->log) == 0;
+	if (p == NULL)
+		return state_epoch == 0;
+	if (p->caught_up)
+		return 1;
+	if (klog_epochs_behind(p->rep->epochs))
+		return 0;
+	return state_epoch == 0 || klog_epochs_count(p->rep->epochs) > 0 ||
+	    klog_log_end(p->log) > 0;
 }
 
 /* ---- the ISR ---- */
@@ -435,9 +459,15 @@ void
 klog_core_replica_hw(klog_core_t *c, klog_core_part_t *p, int64_t hw)
 {
 	int64_t end = klog_log_end(p->log);
+	klog_err_t err;
 
-	(void)c;
 	klog_replica_follower_hw(p->rep, hw, end);
-	if (end >= hw)
-		p->caught_up = 1;
+	if (end < hw || p->caught_up)
+		return;
+	p->caught_up = 1;
+	if (klog_epochs_behind(p->rep->epochs) &&
+	    klog_epochs_set_behind(p->rep->epochs, 0, &err) < 0)
+		klog_logger_say(&c->cfg.log, KLOG_LEVEL_WARN, "topic \"%s\" "
+		    "partition %d: %s", p->topic->name, (int)p->id,
+		    klog_err_text(&err, -KLOG_EIO));
 }

@@ -20,6 +20,7 @@ struct klog_epochs {
 	char *dir;
 	klog_epoch_t *v;
 	size_t n, cap;
+	int behind;
 };
 
 static int
@@ -84,6 +85,9 @@ klog_epochs_open(const char *dir, klog_epochs_t **out, klog_err_t *err)
 		free(e);
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
+	snprintf(path, sizeof(path), "%s/" KLOG_EPOCHS_BEHIND_FILE, dir);
+	e->behind = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/" KLOG_EPOCHS_FILE, dir);
 	if ((f = fopen(path, "re")) != NULL) {
 		r = parse(e, f, path, err);
 		fclose(f);
@@ -225,6 +229,32 @@ klog_epochs_end_of(const klog_epochs_t *e, int32_t epoch, int64_t leo,
 	}
 	*found = e->v[i - 1].epoch;
 	return i == e->n ? leo : e->v[i].start;
+}
+
+int
+klog_epochs_behind(const klog_epochs_t *e)
+{
+	return e->behind;
+}
+
+int
+klog_epochs_set_behind(klog_epochs_t *e, int behind, klog_err_t *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (e->behind == behind)
+		return 0;
+	snprintf(path, sizeof(path), "%s/" KLOG_EPOCHS_BEHIND_FILE, e->dir);
+	if (behind) {
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+			return klog_err_sys(err, "create", path);
+		close(fd);
+	} else if (unlink(path) < 0 && errno != ENOENT) {
+		return klog_err_sys(err, "unlink", path);
+	}
+	e->behind = behind;
+	return klog_log_sync_dir(e->dir, err);
 }
 
 int32_t

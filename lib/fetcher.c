@@ -151,6 +151,28 @@ take(struct follow *fw, const klog_rfetch_resp_t *r)
 	return 1;
 }
 
+/*
+ * Level with the leader's current epoch and nothing to append: record the
+ * epoch now (the bytes from our end on will be its), so that a replica of
+ * an empty partition has something to show it is one (klog_core_may_lead).
+ */
+static int
+note_epoch(struct follow *fw, const klog_rfetch_resp_t *r)
+{
+	klog_replica_t *rep = klog_core_part_replica(fw->p);
+	klog_err_t err;
+	int rc;
+
+	if (r->chunk_epoch != r->leader_epoch ||
+	    r->chunk_epoch <= klog_epochs_latest(rep->epochs))
+		return 0;
+	rc = klog_epochs_append(rep->epochs, r->chunk_epoch,
+	    klog_log_end(klog_core_part_log(fw->p)), &err);
+	if (rc < 0)
+		fail(fw, "recording the epoch", klog_err_text(&err, rc));
+	return rc;
+}
+
 static void
 handle(struct follow *fw, const klog_rfetch_resp_t *r)
 {
@@ -179,6 +201,8 @@ handle(struct follow *fw, const klog_rfetch_resp_t *r)
 			send_fetch(fw);
 		return;
 	}
+	if (r->set_len == 0 && note_epoch(fw, r) < 0)
+		return;
 	if ((rc = take(fw, r)) < 0)
 		return;
 	klog_core_replica_hw(fw->f->core, fw->p, r->hw);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "klog/cluster.h"
+#include "klog/corerep.h"
 #include "klog/fetcher.h"
 #include "klog/zkbroker.h"
 #include "klog/zkrepl.h"
@@ -183,6 +184,16 @@ klog_zkbroker_topic(klog_zkbroker_t *zb, const char *topic, int partitions)
 	(void)topic_one(zb, topic, partitions);
 }
 
+/* The core's create check: a produce must not make a local, unreplicated
+ * copy of a replicated topic on a broker that holds none of it. */
+static int
+replicated(void *arg, const char *topic)
+{
+	klog_zkbroker_t *zb = arg;
+
+	return klog_zkrepl_has(zb->repl, topic);
+}
+
 static int
 open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 {
@@ -197,6 +208,7 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	    (r = klog_zkrepl_new(zb->zk, zb->loop, core, zb->fetcher, &rc,
 	    &zb->repl, err)) < 0)
 		return r;
+	klog_core_set_create_check(core, replicated, zb);
 	klog_core_set_replication(core, zb->cfg.replica_lag_ms > 0 ?
 	    zb->cfg.replica_lag_ms : 10000, klog_zkrepl_isr_change, zb->repl,
 	    klog_fetcher_flushed, zb->fetcher);
@@ -256,9 +268,11 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	if (zb == NULL)
 		return;
 	klog_loop_timer_stop(zb->loop, &zb->retry);
-	if (zb->repl != NULL)
+	if (zb->repl != NULL) {
+		klog_core_set_create_check(klog_broker_core(zb->b), NULL, NULL);
 		klog_core_set_replication(klog_broker_core(zb->b), 10000, NULL,
 		    NULL, NULL, NULL);
+	}
 	klog_zkrepl_free(zb->repl);
 	klog_fetcher_free(zb->fetcher);
 	if (zb->watching)

@@ -167,10 +167,12 @@ should_claim(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st,
 	*unclean = 0;
 	if (rp->leaderless_since == 0)
 		rp->leaderless_since = now;
-	if (live_broker(zr, me) == NULL ||
-	    !klog_core_may_lead(zr->core, rp->topic, rp->p))
+	if (live_broker(zr, me) == NULL)
 		return 0;
 	if (klog_rstate_in_isr(st, me)) {
+		if (!klog_core_may_lead(zr->core, rp->topic, rp->p,
+		    st->leader_epoch))
+			return 0;
 		for (int i = 0; i < st->nisr; i++)
 			if (live_broker(zr, st->isr[i]) != NULL)
 				return st->isr[i] == me ||
@@ -305,6 +307,9 @@ add_topic(klog_zkrepl_t *zr, const char *topic)
 		    (size_t)t.rf * sizeof(int32_t));
 		rp->version = -1;
 		rp->epoch = -1;
+		if ((rc = klog_core_replicated(zr->core, topic, p, t.nparts,
+		    &err)) < 0)
+			say_err(zr, "opening a replica", rc, &err);
 		evaluate(zr, rp);
 	}
 	klog_rtopic_free(&t);

@@ -35,6 +35,19 @@ int klog_core_lead(klog_core_t *c, const char *topic, int p, int nparts,
     int nisr, int min_insync, klog_err_t *err);
 int klog_core_follow(klog_core_t *c, const char *topic, int p, int nparts,
     int32_t epoch, int32_t leader, klog_err_t *err);
+/* p of topic is replicated, its role not known yet: it answers
+ * NOT_LEADER until one is set (never as an unreplicated partition). */
+int klog_core_replicated(klog_core_t *c, const char *topic, int p,
+    int nparts, klog_err_t *err);
+
+/*
+ * Refuse to auto-create a topic that fn says is replicated elsewhere (a
+ * produce sent to a broker that holds no replica of it): NOT_LEADER.
+ */
+typedef int klog_core_name_fn(void *arg, const char *topic);
+void klog_core_set_create_check(klog_core_t *c, klog_core_name_fn *fn,
+    void *arg);
+
 /* No role here (deposed, or the session lost): NOT_LEADER to everyone,
  * waiting acks=all answered NOT_LEADER. */
 void klog_core_step_down(klog_core_t *c, klog_core_part_t *p);
@@ -49,11 +62,14 @@ void *klog_core_part_follower(const klog_core_part_t *p);
 void klog_core_part_set_follower(klog_core_part_t *p, void *f);
 
 /*
- * Whether this broker may lead p: its log was not cut by recovery at
- * start, or it has since fetched up to a leader's HW (a replica that lost
- * acknowledged bytes must not lead before it has them again).
+ * Whether this broker may lead p, whose state is at leader epoch
+ * state_epoch: not while it is marked behind (its recovery cut bytes;
+ * epochs.h), and not with nothing to show it ever was a replica of it
+ * (no data, no epoch: a lost disk) once the partition has had a leader,
+ * unless it has since caught up with one.
  */
-int klog_core_may_lead(klog_core_t *c, const char *topic, int p);
+int klog_core_may_lead(klog_core_t *c, const char *topic, int p,
+    int32_t state_epoch);
 
 /* ---- the leader's side ---- */
 

@@ -21,6 +21,7 @@
 #include "klog/error.h"
 
 #define KLOG_EPOCHS_FILE "leader-epochs"
+#define KLOG_EPOCHS_BEHIND_FILE "replica-behind"
 
 typedef struct klog_epochs klog_epochs_t;
 
@@ -60,6 +61,15 @@ int klog_epochs_clear(klog_epochs_t *e, klog_err_t *err);
  */
 int64_t klog_epochs_end_of(const klog_epochs_t *e, int32_t epoch, int64_t leo,
     int32_t *found);
+
+/*
+ * Whether this replica is marked behind: its recovery cut bytes it may
+ * have acknowledged, so it must not lead before it has caught up with a
+ * leader.  The mark is the (empty) file replica-behind, so it outlives a
+ * restart; set and cleared durably.
+ */
+int klog_epochs_behind(const klog_epochs_t *e);
+int klog_epochs_set_behind(klog_epochs_t *e, int behind, klog_err_t *err);
 
 /* The epoch that wrote offset (the newest with start <= offset), -1 if
  * none; *next_start the start of the one after it (INT64_MAX if none). */
