@@ -405,7 +405,10 @@ klog_core_rfetch(klog_core_t *c, const klog_rfetch_req_t *q,
 	(void)klog_epochs_at(p->rep->epochs, q->offset, &next);
 	if (next - q->offset < it->max)
 		it->max = (int32_t)(next - q->offset);
-	return fe > q->offset || q->max_wait_ms == 0 || c->stopping;
+	/* A follower that has not recorded this epoch yet learns it now,
+	 * not after a long poll: until then it could not lead. */
+	return fe > q->offset || q->max_wait_ms == 0 || c->stopping ||
+	    q->last_epoch < p->rep->epoch;
 }
 
 /* ---- a follower's side ---- */

@@ -96,11 +96,12 @@ diverged(struct follow *fw, const klog_rfetch_resp_t *r)
 		fail(fw, "truncating", klog_err_text(&err, rc));
 		return rc;
 	}
-	klog_logger_say(&fw->f->log, KLOG_LEVEL_INFO, "topic \"%s\" partition "
-	    "%d: log cut from %lld to %lld (diverged from broker %d at epoch "
-	    "%d)", klog_core_part_topic(fw->p), klog_core_part_id(fw->p),
-	    (long long)end, (long long)landed, (int)fw->leader,
-	    (int)r->diverging_epoch);
+	if (landed < end)
+		klog_logger_say(&fw->f->log, KLOG_LEVEL_INFO, "topic \"%s\" "
+		    "partition %d: log cut from %lld to %lld (diverged from "
+		    "broker %d at epoch %d)", klog_core_part_topic(fw->p),
+		    klog_core_part_id(fw->p), (long long)end, (long long)landed,
+		    (int)fw->leader, (int)r->diverging_epoch);
 	return 0;
 }
 

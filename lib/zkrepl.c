@@ -172,7 +172,7 @@ should_claim(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st,
 	if (klog_rstate_in_isr(st, me)) {
 		if (!klog_core_may_lead(zr->core, rp->topic, rp->p,
 		    st->leader_epoch))
-			return 0;
+			return *unclean = zr->cfg.unclean;
 		for (int i = 0; i < st->nisr; i++)
 			if (live_broker(zr, st->isr[i]) != NULL)
 				return st->isr[i] == me ||
