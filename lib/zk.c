@@ -718,3 +718,84 @@ klog_zk_children(klog_zk_t *zk, const char *path, int watch,
 		qsort(out->names, out->n, sizeof(char *), cmp_name);
 	return 0;
 }
+
+/* The op a failed multi blames: ZooKeeper reports the real error on the op
+ * that failed and ZRUNTIMEINCONSISTENCY on the others. */
+static int
+multi_culprit(const zoo_op_result_t *res, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (res[i].err != ZOK && res[i].err != ZRUNTIMEINCONSISTENCY)
+			return i;
+	return -1;
+}
+
+int
+klog_zk_multi(klog_zk_t *zk, const klog_zk_op_t *ops, int n,
+    klog_err_t *err)
+{
+	zoo_op_t *zops = NULL;
+	zoo_op_result_t *res = NULL;
+	char *names = NULL, *name;
+	size_t room = 0;
+	int i, rc, bad;
+
+	NEED_HANDLE(zk, n > 0 ? ops[0].path : "multi", err);
+	if (n <= 0)
+		return 0;
+	/* A create hands back the name it made; for a non-sequential node
+	 * that is the path itself, so each gets exactly its path's room. */
+	for (i = 0; i < n; i++) {
+		if (ops[i].path == NULL || ops[i].len > INT32_MAX)
+			return klog_err_set(err, -KLOG_EINVAL,
+			    "multi: op %d: bad path or data", i);
+		if (ops[i].type == KLOG_ZK_OP_CREATE)
+			room += strlen(ops[i].path) + 1;
+	}
+	zops = calloc((size_t)n, sizeof(*zops));
+	res = calloc((size_t)n, sizeof(*res));
+	names = malloc(room + 1);
+	if (zops == NULL || res == NULL || names == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "multi: %s",
+		    klog_strerror(KLOG_ENOMEM));
+		goto out;
+	}
+	name = names;
+	for (i = 0; i < n; i++) {
+		const klog_zk_op_t *o = &ops[i];
+		int dlen = o->data != NULL ? (int)o->len : -1;
+
+		if (o->type == KLOG_ZK_OP_CREATE) {
+			size_t plen = strlen(o->path) + 1;
+
+			zoo_create_op_init(&zops[i], o->path, o->data, dlen,
+			    &ZOO_OPEN_ACL_UNSAFE, o->flags & KLOG_ZK_EPHEMERAL ?
+			    ZOO_EPHEMERAL : ZOO_PERSISTENT, name, (int)plen);
+			name += plen;
+		} else if (o->type == KLOG_ZK_OP_SET) {
+			zoo_set_op_init(&zops[i], o->path, o->data, dlen,
+			    o->version, NULL);
+		} else if (o->type == KLOG_ZK_OP_CHECK) {
+			zoo_check_op_init(&zops[i], o->path, o->version);
+		} else {
+			rc = klog_err_set(err, -KLOG_EINVAL,
+			    "multi: op %d: unknown type %d", i, o->type);
+			goto out;
+		}
+	}
+	rc = zoo_multi(zk->zh, n, zops, res);
+	if (rc == ZOK) {
+		rc = 0;
+		goto out;
+	}
+	bad = multi_culprit(res, n);
+	rc = zk_fail(err, bad >= 0 ? res[bad].err : rc,
+	    bad >= 0 ? ops[bad].path : ops[0].path);
+out:
+	free(names);
+	free(res);
+	free(zops);
+	return rc;
+}

@@ -67,7 +67,8 @@ void klog_rtopic_free(klog_rtopic_t *t);
 int klog_rtopic_has(const klog_rtopic_t *t, int p, int32_t id);
 int klog_rstate_in_isr(const klog_rstate_t *s, int32_t id);
 
-/* Paths; -KLOG_EINVAL if they do not fit len. */
+/* Paths; -KLOG_EINVAL if they do not fit len, if topic is not a valid
+ * topic name or p < 0. */
 int klog_rtopics_topic_path(char *buf, size_t len, const char *topic);
 int klog_rtopics_state_path(char *buf, size_t len, const char *topic, int p);
 int klog_rtopics_leader_path(char *buf, size_t len, const char *topic, int p);
@@ -102,7 +103,10 @@ int klog_rtopic_assign(const int32_t *brokers, size_t nb, int nparts, int rf,
 int klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err);
 
-/* The replicated topics, sorted; watch: a CHILD event when one is made. */
+/* The replicated topics, sorted; watch: a CHILD event when one is made
+ * (the root is made first if missing, so that the watch can be armed).
+ * The operations below take a topic name and return -KLOG_ETOPIC (err
+ * saying why) if it is not a valid one. */
 int klog_rtopics_list(klog_zk_t *zk, int watch, klog_zk_list_t *out,
     klog_err_t *err);
 
@@ -126,7 +130,8 @@ int klog_rtopics_leader(klog_zk_t *zk, const char *topic, int p, int watch,
  * Claim leadership of p for broker me: state set to next (at
  * next->version, which must be what was read) and the leader node created
  * ephemeral, both or neither.  -KLOG_EBUSY: another claim won or the state
- * moved.  On success next->version is the new version.
+ * moved.  On success next->version is the new version.  -KLOG_EINVAL
+ * unless next->leader == me and next->version >= 0.
  */
 int klog_rtopics_claim(klog_zk_t *zk, const char *topic, int p, int32_t me,
     klog_rstate_t *next, klog_err_t *err);

@@ -1,0 +1,1038 @@
+/*
+ * Replicated topics in ZooKeeper (rtopics.h): paths, the two JSON schemas,
+ * Kafka's replica assignment, and the operations on a session.
+ *
+ * json.c reads only flat objects; these schemas have arrays and one nested
+ * object, so a small strict reader for exactly them lives here.  It accepts
+ * unknown keys with scalar values (a later writer may add some, as Kafka
+ * did) and refuses everything else it does not expect.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/cluster.h"
+#include "klog/names.h"
+#include "klog/rtopics.h"
+
+#define PATH_LEN KLOG_ZK_PATH_MAX
+
+void
+klog_rtopic_free(klog_rtopic_t *t)
+{
+	if (t == NULL)
+		return;
+	free(t->replicas);
+	t->replicas = NULL;
+	t->nparts = 0;
+	t->rf = 0;
+}
+
+int
+klog_rtopic_has(const klog_rtopic_t *t, int p, int32_t id)
+{
+	int i;
+
+	if (p < 0 || p >= t->nparts)
+		return 0;
+	for (i = 0; i < t->rf; i++)
+		if (t->replicas[(size_t)p * (size_t)t->rf + (size_t)i] == id)
+			return 1;
+	return 0;
+}
+
+int
+klog_rstate_in_isr(const klog_rstate_t *s, int32_t id)
+{
+	int i;
+
+	for (i = 0; i < s->nisr; i++)
+		if (s->isr[i] == id)
+			return 1;
+	return 0;
+}
+
+/* ---- paths ---- */
+
+static int
+path_fmt(char *buf, size_t len, const char *topic, int p, const char *leaf)
+{
+	int n;
+
+	if (klog_topic_validate(topic, NULL) < 0 || p < -1)
+		return -KLOG_EINVAL;
+	if (p < 0)
+		n = snprintf(buf, len, "%s/%s", KLOG_RTOPICS_ROOT, topic);
+	else
+		n = snprintf(buf, len, "%s/%s/partitions/%d/%s",
+		    KLOG_RTOPICS_ROOT, topic, p, leaf);
+	return n < 0 || (size_t)n >= len ? -KLOG_EINVAL : 0;
+}
+
+int
+klog_rtopics_topic_path(char *buf, size_t len, const char *topic)
+{
+	return path_fmt(buf, len, topic, -1, NULL);
+}
+
+int
+klog_rtopics_state_path(char *buf, size_t len, const char *topic, int p)
+{
+	return p < 0 ? -KLOG_EINVAL : path_fmt(buf, len, topic, p, "state");
+}
+
+int
+klog_rtopics_leader_path(char *buf, size_t len, const char *topic, int p)
+{
+	return p < 0 ? -KLOG_EINVAL : path_fmt(buf, len, topic, p, "leader");
+}
+
+/* ---- encoding ---- */
+
+static void
+put_cstr(klog_buf_t *b, const char *s)
+{
+	klog_buf_put(b, s, strlen(s));
+}
+
+static void
+put_int(klog_buf_t *b, int64_t v)
+{
+	char num[24];
+	int n = snprintf(num, sizeof(num), "%" PRId64, v);
+
+	klog_buf_put(b, num, (size_t)n);
+}
+
+static void
+put_ids(klog_buf_t *b, const int32_t *ids, int n)
+{
+	int i;
+
+	put_cstr(b, "[");
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			put_cstr(b, ",");
+		put_int(b, ids[i]);
+	}
+	put_cstr(b, "]");
+}
+
+/* Ids >= 0, none twice: what every replica list and isr must be. */
+static int
+ids_ok(const int32_t *ids, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (ids[i] < 0)
+			return 0;
+		for (j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return 0;
+	}
+	return 1;
+}
+
+static int
+rtopic_ok(const klog_rtopic_t *t)
+{
+	int p;
+
+	if (t->nparts < 1 || t->nparts > KLOG_RTOPICS_MAX_PARTITIONS ||
+	    t->rf < 1 || t->rf > KLOG_RTOPICS_MAX_REPLICAS ||
+	    t->min_insync < 1 || t->min_insync > t->rf || t->replicas == NULL)
+		return 0;
+	for (p = 0; p < t->nparts; p++)
+		if (!ids_ok(t->replicas + (size_t)p * (size_t)t->rf, t->rf))
+			return 0;
+	return 1;
+}
+
+static int
+rstate_ok(const klog_rstate_t *s)
+{
+	return s->leader >= -1 && s->leader_epoch >= 0 &&
+	    s->controller_epoch >= -1 && s->nisr >= 0 &&
+	    s->nisr <= KLOG_RTOPICS_MAX_REPLICAS && ids_ok(s->isr, s->nisr);
+}
+
+int
+klog_rtopic_encode(klog_buf_t *b, const klog_rtopic_t *t)
+{
+	int p;
+
+	if (!rtopic_ok(t))
+		return -KLOG_EINVAL;
+	put_cstr(b, "{\"version\":1,\"partitions\":{");
+	for (p = 0; p < t->nparts; p++) {
+		put_cstr(b, p > 0 ? ",\"" : "\"");
+		put_int(b, p);
+		put_cstr(b, "\":");
+		put_ids(b, t->replicas + (size_t)p * (size_t)t->rf, t->rf);
+	}
+	put_cstr(b, "},\"min_insync\":");
+	put_int(b, t->min_insync);
+	put_cstr(b, "}");
+	return b->failed ? -KLOG_ENOMEM : 0;
+}
+
+int
+klog_rstate_encode(klog_buf_t *b, const klog_rstate_t *s)
+{
+	if (!rstate_ok(s))
+		return -KLOG_EINVAL;
+	put_cstr(b, "{\"version\":1,\"isr\":");
+	put_ids(b, s->isr, s->nisr);
+	put_cstr(b, ",\"leader\":");
+	put_int(b, s->leader);
+	put_cstr(b, ",\"controller_epoch\":");
+	put_int(b, s->controller_epoch);
+	put_cstr(b, ",\"leader_epoch\":");
+	put_int(b, s->leader_epoch);
+	put_cstr(b, "}");
+	return b->failed ? -KLOG_ENOMEM : 0;
+}
+
+/* ---- the strict reader ---- */
+
+struct rd {
+	const char *s, *end;
+	klog_err_t *err;
+	const char *what;   /* "topic" or "state", for messages */
+};
+
+static int
+bad(struct rd *r, const char *why)
+{
+	return klog_err_set(r->err, -KLOG_EINVAL, "%s JSON: %s", r->what, why);
+}
+
+static void
+ws(struct rd *r)
+{
+	while (r->s < r->end && (*r->s == ' ' || *r->s == '\t' ||
+	    *r->s == '\n' || *r->s == '\r'))
+		r->s++;
+}
+
+/* Consume c after blanks; 1 if it was there. */
+static int
+eat(struct rd *r, char c)
+{
+	ws(r);
+	if (r->s < r->end && *r->s == c) {
+		r->s++;
+		return 1;
+	}
+	return 0;
+}
+
+/* A string; *k and *kn are its raw text without the quotes (escapes left
+ * as they are: no key klog knows has any, so an escaped key is unknown). */
+static int
+string(struct rd *r, const char **k, size_t *kn)
+{
+	const char *start;
+
+	if (!eat(r, '"'))
+		return bad(r, "expected a string");
+	start = r->s;
+	while (r->s < r->end && *r->s != '"') {
+		if ((unsigned char)*r->s < 0x20)
+			return bad(r, "control byte in a string");
+		if (*r->s == '\\' && ++r->s == r->end)
+			break;
+		r->s++;
+	}
+	if (r->s == r->end)
+		return bad(r, "unterminated string");
+	*k = start;
+	*kn = (size_t)(r->s - start);
+	r->s++;
+	return 0;
+}
+
+/* A JSON number's text (RFC 8259 grammar); *integral 0 if it has a
+ * fraction or an exponent. */
+static int
+number(struct rd *r, const char **txt, size_t *n, int *integral)
+{
+	const char *p;
+
+	ws(r);
+	p = r->s;
+	*integral = 1;
+	if (p < r->end && *p == '-')
+		p++;
+	if (p < r->end && *p == '0')
+		p++;
+	else if (p < r->end && *p >= '1' && *p <= '9')
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		return bad(r, "expected a number");
+	if (p < r->end && *p == '.') {
+		*integral = 0;
+		if (++p == r->end || *p < '0' || *p > '9')
+			return bad(r, "malformed number");
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < r->end && (*p == 'e' || *p == 'E')) {
+		*integral = 0;
+		if (++p < r->end && (*p == '+' || *p == '-'))
+			p++;
+		if (p == r->end || *p < '0' || *p > '9')
+			return bad(r, "malformed number");
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	*txt = r->s;
+	*n = (size_t)(p - r->s);
+	r->s = p;
+	return 0;
+}
+
+/* An integer in [min, max]. */
+static int
+integer(struct rd *r, int64_t min, int64_t max, int64_t *out,
+    const char *field)
+{
+	char num[24];
+	const char *txt;
+	size_t n;
+	int integral, rc;
+
+	if ((rc = number(r, &txt, &n, &integral)) < 0)
+		return rc;
+	if (!integral || n >= sizeof(num))
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "%s JSON: %s: not an integer", r->what, field);
+	memcpy(num, txt, n);
+	num[n] = '\0';
+	*out = strtoll(num, NULL, 10);  /* the grammar was checked above */
+	if (*out < min || *out > max)
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "%s JSON: %s: %s out of range [%" PRId64 ", %" PRId64 "]",
+		    r->what, field, num, min, max);
+	return 0;
+}
+
+static int
+literal(struct rd *r, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(r->end - r->s) < n || memcmp(r->s, word, n) != 0)
+		return bad(r, "unexpected value");
+	r->s += n;
+	return 0;
+}
+
+/* An unknown key's value: any scalar, nothing nested. */
+static int
+skip_scalar(struct rd *r)
+{
+	const char *k, *txt;
+	size_t n;
+	int integral;
+
+	ws(r);
+	if (r->s == r->end)
+		return bad(r, "truncated");
+	if (*r->s == '"')
+		return string(r, &k, &n);
+	if (*r->s == 't')
+		return literal(r, "true");
+	if (*r->s == 'f')
+		return literal(r, "false");
+	if (*r->s == 'n')
+		return literal(r, "null");
+	if (*r->s == '{' || *r->s == '[')
+		return bad(r, "unknown key with a nested value");
+	return number(r, &txt, &n, &integral);
+}
+
+/* An array of up to max broker ids, none twice. */
+static int
+id_array(struct rd *r, int32_t *ids, int max, int *n, const char *field)
+{
+	int64_t v;
+	int rc, i;
+
+	*n = 0;
+	if (!eat(r, '['))
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "%s JSON: %s: not an array", r->what, field);
+	if (eat(r, ']'))
+		return 0;
+	do {
+		if (*n == max)
+			return klog_err_set(r->err, -KLOG_EINVAL,
+			    "%s JSON: %s: more than %d replicas", r->what,
+			    field, max);
+		if ((rc = integer(r, 0, INT32_MAX, &v, field)) < 0)
+			return rc;
+		for (i = 0; i < *n; i++)
+			if (ids[i] == (int32_t)v)
+				return klog_err_set(r->err, -KLOG_EINVAL,
+				    "%s JSON: %s: broker %" PRId64 " twice",
+				    r->what, field, v);
+		ids[(*n)++] = (int32_t)v;
+	} while (eat(r, ','));
+	if (!eat(r, ']'))
+		return bad(r, "expected , or ] in an array");
+	return 0;
+}
+
+static int
+key_is(const char *k, size_t kn, const char *name)
+{
+	return kn == strlen(name) && memcmp(k, name, kn) == 0;
+}
+
+/* Walk one object: for each member call fn(r, key, ctx) positioned at the
+ * value; fn returns 1 if it took the value, 0 to have it skipped as an
+ * unknown scalar, or a negative code. */
+static int
+object(struct rd *r, int (*fn)(struct rd *, const char *, size_t, void *),
+    void *ctx)
+{
+	const char *k;
+	size_t kn;
+	int rc;
+
+	if (!eat(r, '{'))
+		return bad(r, "expected an object");
+	if (eat(r, '}'))
+		return 0;
+	do {
+		if ((rc = string(r, &k, &kn)) < 0)
+			return rc;
+		if (!eat(r, ':'))
+			return bad(r, "expected :");
+		if ((rc = fn(r, k, kn, ctx)) < 0)
+			return rc;
+		if (rc == 0 && (rc = skip_scalar(r)) < 0)
+			return rc;
+	} while (eat(r, ','));
+	if (!eat(r, '}'))
+		return bad(r, "expected , or } in an object");
+	return 0;
+}
+
+static int
+end(struct rd *r)
+{
+	ws(r);
+	return r->s == r->end ? 0 : bad(r, "trailing bytes");
+}
+
+/* Mark a known field seen; a second one is refused. */
+static int
+once(struct rd *r, unsigned *seen, unsigned bit, const char *field)
+{
+	if (*seen & bit)
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "%s JSON: %s twice", r->what, field);
+	*seen |= bit;
+	return 1;
+}
+
+/* ---- the topic's assignment ---- */
+
+struct tparse {
+	unsigned seen;
+	int64_t min_insync;
+	int rf;                 /* 0 until the first partition */
+	int n;                  /* partitions read */
+	int32_t *ids;           /* partition p's replicas at p * rf */
+	unsigned char *have;    /* partition p read */
+};
+
+/* "0", "1", ...: canonical decimals, no sign, no leading zero. */
+static int
+part_key(const char *k, size_t kn, int *p)
+{
+	long v = 0;
+	size_t i;
+
+	if (kn == 0 || kn > 5 || (kn > 1 && k[0] == '0'))
+		return -1;
+	for (i = 0; i < kn; i++) {
+		if (k[i] < '0' || k[i] > '9')
+			return -1;
+		v = v * 10 + (k[i] - '0');
+	}
+	if (v >= KLOG_RTOPICS_MAX_PARTITIONS)
+		return -1;
+	*p = (int)v;
+	return 0;
+}
+
+static int
+t_partition(struct rd *r, const char *k, size_t kn, void *ctx)
+{
+	struct tparse *tp = ctx;
+	int32_t ids[KLOG_RTOPICS_MAX_REPLICAS];
+	int p, n, rc;
+
+	if (part_key(k, kn, &p) < 0)
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "topic JSON: partition \"%.*s\": not a number in "
+		    "[0, %d)", (int)(kn > 20 ? 20 : kn), k,
+		    KLOG_RTOPICS_MAX_PARTITIONS);
+	if ((rc = id_array(r, ids, KLOG_RTOPICS_MAX_REPLICAS, &n,
+	    "replicas")) < 0)
+		return rc;
+	if (n == 0)
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "topic JSON: partition %d: no replicas", p);
+	if (tp->rf == 0) {
+		tp->rf = n;
+		tp->ids = malloc((size_t)KLOG_RTOPICS_MAX_PARTITIONS *
+		    (size_t)n * sizeof(int32_t));
+		tp->have = calloc(KLOG_RTOPICS_MAX_PARTITIONS, 1);
+		if (tp->ids == NULL || tp->have == NULL)
+			return klog_err_set(r->err, -KLOG_ENOMEM,
+			    "topic JSON: %s", klog_strerror(KLOG_ENOMEM));
+	} else if (n != tp->rf) {
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "topic JSON: partition %d: %d replicas, others have %d",
+		    p, n, tp->rf);
+	}
+	if (tp->have[p])
+		return klog_err_set(r->err, -KLOG_EINVAL,
+		    "topic JSON: partition %d twice", p);
+	tp->have[p] = 1;
+	tp->n++;
+	memcpy(tp->ids + (size_t)p * (size_t)n, ids, (size_t)n * sizeof(*ids));
+	return 1;
+}
+
+static int
+t_member(struct rd *r, const char *k, size_t kn, void *ctx)
+{
+	struct tparse *tp = ctx;
+	int64_t v;
+	int rc;
+
+	if (key_is(k, kn, "version")) {
+		if ((rc = once(r, &tp->seen, 1, "version")) < 0 ||
+		    (rc = integer(r, 1, 1, &v, "version")) < 0)
+			return rc;
+		return 1;
+	}
+	if (key_is(k, kn, "partitions")) {
+		if ((rc = once(r, &tp->seen, 2, "partitions")) < 0)
+			return rc;
+		ws(r);
+		if (r->s == r->end || *r->s != '{')
+			return bad(r, "partitions: not an object");
+		return (rc = object(r, t_partition, tp)) < 0 ? rc : 1;
+	}
+	if (key_is(k, kn, "min_insync")) {
+		if ((rc = once(r, &tp->seen, 4, "min_insync")) < 0 ||
+		    (rc = integer(r, 1, KLOG_RTOPICS_MAX_REPLICAS,
+		    &tp->min_insync, "min_insync")) < 0)
+			return rc;
+		return 1;
+	}
+	return 0;
+}
+
+int
+klog_rtopic_parse(const char *s, size_t n, klog_rtopic_t *out,
+    klog_err_t *err)
+{
+	struct rd r = { s, s + n, err, "topic" };
+	struct tparse tp = { 0 };
+	int rc, p;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = object(&r, t_member, &tp)) < 0 || (rc = end(&r)) < 0)
+		goto out;
+	if ((tp.seen & 7) != 7) {
+		rc = klog_err_set(err, -KLOG_EINVAL, "topic JSON: no %s",
+		    !(tp.seen & 1) ? "version" : !(tp.seen & 2) ?
+		    "partitions" : "min_insync");
+		goto out;
+	}
+	if (tp.n == 0) {
+		rc = klog_err_set(err, -KLOG_EINVAL,
+		    "topic JSON: no partitions");
+		goto out;
+	}
+	/* Partitions are 0 .. n-1, every one of them. */
+	for (p = 0; p < tp.n; p++)
+		if (!tp.have[p]) {
+			rc = klog_err_set(err, -KLOG_EINVAL,
+			    "topic JSON: partition %d missing", p);
+			goto out;
+		}
+	if (tp.min_insync > tp.rf) {
+		rc = klog_err_set(err, -KLOG_EINVAL,
+		    "topic JSON: min_insync %" PRId64 " over %d replicas",
+		    tp.min_insync, tp.rf);
+		goto out;
+	}
+	out->nparts = tp.n;
+	out->rf = tp.rf;
+	out->min_insync = (int)tp.min_insync;
+	out->replicas = realloc(tp.ids, (size_t)tp.n * (size_t)tp.rf *
+	    sizeof(int32_t));
+	if (out->replicas == NULL)
+		out->replicas = tp.ids;  /* shrinking failed: keep it whole */
+	tp.ids = NULL;
+out:
+	free(tp.ids);
+	free(tp.have);
+	return rc;
+}
+
+/* ---- a partition's state ---- */
+
+struct sparse {
+	unsigned seen;
+	klog_rstate_t *out;
+};
+
+static int
+s_member(struct rd *r, const char *k, size_t kn, void *ctx)
+{
+	struct sparse *sp = ctx;
+	int64_t v;
+	int rc;
+
+	if (key_is(k, kn, "version")) {
+		if ((rc = once(r, &sp->seen, 1, "version")) < 0 ||
+		    (rc = integer(r, 1, 1, &v, "version")) < 0)
+			return rc;
+	} else if (key_is(k, kn, "isr")) {
+		if ((rc = once(r, &sp->seen, 2, "isr")) < 0 ||
+		    (rc = id_array(r, sp->out->isr, KLOG_RTOPICS_MAX_REPLICAS,
+		    &sp->out->nisr, "isr")) < 0)
+			return rc;
+	} else if (key_is(k, kn, "leader")) {
+		if ((rc = once(r, &sp->seen, 4, "leader")) < 0 ||
+		    (rc = integer(r, -1, INT32_MAX, &v, "leader")) < 0)
+			return rc;
+		sp->out->leader = (int32_t)v;
+	} else if (key_is(k, kn, "controller_epoch")) {
+		if ((rc = once(r, &sp->seen, 8, "controller_epoch")) < 0 ||
+		    (rc = integer(r, -1, INT32_MAX, &v,
+		    "controller_epoch")) < 0)
+			return rc;
+		sp->out->controller_epoch = (int32_t)v;
+	} else if (key_is(k, kn, "leader_epoch")) {
+		if ((rc = once(r, &sp->seen, 16, "leader_epoch")) < 0 ||
+		    (rc = integer(r, 0, INT32_MAX, &v, "leader_epoch")) < 0)
+			return rc;
+		sp->out->leader_epoch = (int32_t)v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int
+klog_rstate_parse(const char *s, size_t n, klog_rstate_t *out,
+    klog_err_t *err)
+{
+	static const char *const names[] = { "version", "isr", "leader",
+	    "controller_epoch", "leader_epoch" };
+	struct rd r = { s, s + n, err, "state" };
+	struct sparse sp = { 0, out };
+	int rc, i;
+
+	memset(out, 0, sizeof(*out));
+	out->version = -1;
+	if ((rc = object(&r, s_member, &sp)) < 0 || (rc = end(&r)) < 0)
+		return rc;
+	for (i = 0; i < 5; i++)
+		if (!(sp.seen & (1u << i)))
+			return klog_err_set(err, -KLOG_EINVAL,
+			    "state JSON: no %s", names[i]);
+	return 0;
+}
+
+/* ---- assignment ---- */
+
+int
+klog_rtopic_assign(const int32_t *brokers, size_t nb, int nparts, int rf,
+    int min_insync, uint32_t start, klog_rtopic_t *out, klog_err_t *err)
+{
+	int64_t first, shift, idx;
+	size_t i, b = nb;
+	int p, j;
+
+	memset(out, 0, sizeof(*out));
+	if (nparts < 1 || nparts > KLOG_RTOPICS_MAX_PARTITIONS)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "partitions: %d not in [1, %d]", nparts,
+		    KLOG_RTOPICS_MAX_PARTITIONS);
+	if (rf < 1 || rf > KLOG_RTOPICS_MAX_REPLICAS)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "replication factor: %d not in [1, %d]", rf,
+		    KLOG_RTOPICS_MAX_REPLICAS);
+	if ((size_t)rf > nb)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "replication factor: %d larger than available brokers: "
+		    "%zu", rf, nb);
+	if (min_insync < 1 || min_insync > rf)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "min insync replicas: %d not in [1, %d]", min_insync, rf);
+	for (i = 0; i < nb; i++)
+		if (brokers[i] < 0 || (i > 0 && brokers[i] <= brokers[i - 1]))
+			return klog_err_set(err, -KLOG_EINVAL,
+			    "broker ids not ascending and >= 0");
+	if ((out->replicas = malloc((size_t)nparts * (size_t)rf *
+	    sizeof(int32_t))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "assignment: %s",
+		    klog_strerror(KLOG_ENOMEM));
+	out->nparts = nparts;
+	out->rf = rf;
+	out->min_insync = min_insync;
+	/*
+	 * Kafka's assignReplicasToBrokersRackUnaware with a fixed start
+	 * index: leaders round-robin from start; follower j sits
+	 * 1 + (shift + j) % (nb - 1) places after the leader, and the shift
+	 * grows by one each time the leaders have gone round all brokers, so
+	 * that the same follower sequences do not repeat.
+	 */
+	shift = start % b;
+	for (p = 0; p < nparts; p++) {
+		if (p > 0 && (size_t)p % b == 0)
+			shift++;
+		first = ((int64_t)p + (int64_t)(start % b)) % (int64_t)b;
+		out->replicas[(size_t)p * (size_t)rf] = brokers[first];
+		for (j = 0; j < rf - 1; j++) {
+			idx = (first + 1 + (shift + j) % ((int64_t)b - 1)) %
+			    (int64_t)b;
+			out->replicas[(size_t)p * (size_t)rf + (size_t)j + 1] =
+			    brokers[idx];
+		}
+	}
+	return 0;
+}
+
+/* ---- operations ---- */
+
+/* A topic name that can become a path; -KLOG_ETOPIC with err if not. */
+static int
+topic_ok(const char *topic, klog_err_t *err)
+{
+	return klog_topic_validate(topic, err);
+}
+
+/* Put the node's path before a parser's message. */
+static int
+prefix_path(klog_err_t *err, int rc, const char *path)
+{
+	char why[sizeof(err->msg)];
+
+	if (err == NULL)
+		return rc;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return klog_err_set(err, rc, "%s: %s", path, why);
+}
+
+/* The paths of one partition's nodes, kept for one multi. */
+/* "/klog/topics/" + a topic of KLOG_TOPIC_MAX + "/partitions/9999/state"
+ * fits; a topic of 10000 partitions keeps 20000 of them. */
+#define PPATH_LEN (sizeof(KLOG_RTOPICS_ROOT) + KLOG_TOPIC_MAX + 32)
+
+struct ppaths {
+	char dir[PPATH_LEN];
+	char state[PPATH_LEN];
+};
+
+int
+klog_rtopics_create(klog_zk_t *zk, const char *topic,
+    const klog_rtopic_t *t, klog_err_t *err)
+{
+	char tpath[PATH_LEN], parts[PATH_LEN], old[PATH_LEN];
+	klog_buf_t tjson, sjson;
+	klog_zk_op_t *ops = NULL;
+	struct ppaths *pp = NULL;
+	size_t *soff = NULL;
+	klog_rstate_t st;
+	int rc, p, n, nops = 0;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (!rtopic_ok(t))
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": invalid assignment", topic);
+	if (klog_rtopics_topic_path(tpath, sizeof(tpath), topic) < 0 ||
+	    klog_cluster_topic_path(old, sizeof(old), topic) < 0 ||
+	    (size_t)snprintf(parts, sizeof(parts), "%s/partitions", tpath) >=
+	    sizeof(parts))
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": path too long", topic);
+	/* A topic lives in one layout only: brokers would otherwise serve
+	 * the 0.7 partitions of the same name beside the replicated ones. */
+	rc = klog_zk_exists(zk, old, 0, NULL, err);
+	if (rc == 0)
+		return klog_err_set(err, -KLOG_EEXIST,
+		    "topic \"%s\" exists (unreplicated, %s)", topic, old);
+	if (rc != -KLOG_ENOENT)
+		return rc;
+	if ((rc = klog_zk_mkdirs(zk, KLOG_RTOPICS_ROOT, err)) < 0)
+		return rc;
+
+	klog_buf_init(&tjson);
+	klog_buf_init(&sjson);
+	ops = calloc((size_t)t->nparts * 2 + 2, sizeof(*ops));
+	pp = calloc((size_t)t->nparts, sizeof(*pp));
+	soff = calloc((size_t)t->nparts + 1, sizeof(*soff));
+	if (ops == NULL || pp == NULL || soff == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "topic \"%s\": %s",
+		    topic, klog_strerror(KLOG_ENOMEM));
+		goto out;
+	}
+	if ((rc = klog_rtopic_encode(&tjson, t)) < 0) {
+		klog_err_set(err, rc, "topic \"%s\": %s", topic,
+		    klog_strerror(rc));
+		goto out;
+	}
+	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+	    .path = tpath, .data = tjson.data, .len = tjson.len };
+	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+	    .path = parts };
+	/* All states in one buffer first: it may move while it grows. */
+	for (p = 0; p < t->nparts; p++) {
+		memset(&st, 0, sizeof(st));
+		st.leader = t->replicas[(size_t)p * (size_t)t->rf];
+		st.controller_epoch = -1;
+		st.nisr = t->rf;
+		memcpy(st.isr, t->replicas + (size_t)p * (size_t)t->rf,
+		    (size_t)t->rf * sizeof(int32_t));
+		soff[p] = sjson.len;
+		if ((rc = klog_rstate_encode(&sjson, &st)) < 0) {
+			klog_err_set(err, rc, "topic \"%s\": %s", topic,
+			    klog_strerror(rc));
+			goto out;
+		}
+		n = snprintf(pp[p].dir, sizeof(pp[p].dir), "%s/%d", parts, p);
+		if (n < 0 || (size_t)n >= sizeof(pp[p].dir) ||
+		    klog_rtopics_state_path(pp[p].state, sizeof(pp[p].state),
+		    topic, p) < 0) {
+			rc = klog_err_set(err, -KLOG_EINVAL,
+			    "topic \"%s\": path too long", topic);
+			goto out;
+		}
+	}
+	soff[t->nparts] = sjson.len;
+	for (p = 0; p < t->nparts; p++) {
+		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+		    .path = pp[p].dir };
+		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+		    .path = pp[p].state, .data = sjson.data + soff[p],
+		    .len = soff[p + 1] - soff[p] };
+	}
+	rc = klog_zk_multi(zk, ops, nops, err);
+	if (rc == -KLOG_EEXIST)
+		klog_err_set(err, rc, "topic \"%s\" exists (%s)", topic,
+		    tpath);
+out:
+	klog_buf_free(&tjson);
+	klog_buf_free(&sjson);
+	free(soff);
+	free(pp);
+	free(ops);
+	return rc;
+}
+
+int
+klog_rtopics_list(klog_zk_t *zk, int watch, klog_zk_list_t *out,
+    klog_err_t *err)
+{
+	int rc = klog_zk_children(zk, KLOG_RTOPICS_ROOT, watch, out, err);
+
+	if (rc != -KLOG_ENOENT)
+		return rc;
+	if (!watch)
+		return 0;  /* no replicated topic was ever made */
+	/* A child watch is armed only on a node that exists. */
+	if ((rc = klog_zk_mkdirs(zk, KLOG_RTOPICS_ROOT, err)) < 0)
+		return rc;
+	return klog_zk_children(zk, KLOG_RTOPICS_ROOT, watch, out, err);
+}
+
+int
+klog_rtopics_read(klog_zk_t *zk, const char *topic, int watch,
+    klog_rtopic_t *out, klog_err_t *err)
+{
+	char path[PATH_LEN];
+	char *data;
+	size_t len;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (klog_rtopics_topic_path(path, sizeof(path), topic) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": path too long", topic);
+	if ((rc = klog_zk_get(zk, path, watch, &data, &len, NULL, err)) < 0)
+		return rc;
+	rc = klog_rtopic_parse(data, len, out, err);
+	free(data);
+	return rc < 0 ? prefix_path(err, rc, path) : 0;
+}
+
+int
+klog_rtopics_state(klog_zk_t *zk, const char *topic, int p, int watch,
+    klog_rstate_t *out, klog_err_t *err)
+{
+	char path[PATH_LEN];
+	klog_zk_stat_t st;
+	char *data;
+	size_t len;
+	int rc;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (klog_rtopics_state_path(path, sizeof(path), topic, p) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: bad path", topic, p);
+	if ((rc = klog_zk_get(zk, path, watch, &data, &len, &st, err)) < 0)
+		return rc;
+	rc = klog_rstate_parse(data, len, out, err);
+	free(data);
+	if (rc < 0)
+		return prefix_path(err, rc, path);
+	out->version = st.version;
+	return 0;
+}
+
+/* "<broker id>", strictly. */
+static int
+leader_parse(const char *s, size_t n, int32_t *id)
+{
+	int64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+		return -KLOG_EINVAL;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -KLOG_EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > INT32_MAX)
+		return -KLOG_EINVAL;
+	*id = (int32_t)v;
+	return 0;
+}
+
+int
+klog_rtopics_leader(klog_zk_t *zk, const char *topic, int p, int watch,
+    int32_t *leader, klog_err_t *err)
+{
+	char path[PATH_LEN];
+	char *data;
+	size_t len;
+	int rc, tries;
+
+	*leader = -1;
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (klog_rtopics_leader_path(path, sizeof(path), topic, p) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: bad path", topic, p);
+	/* A get arms its watch only on a node that exists, an exists on
+	 * either; the node may come or go between the two, so go round. */
+	for (tries = 0; tries < 8; tries++) {
+		rc = klog_zk_get(zk, path, watch, &data, &len, NULL, err);
+		if (rc == 0) {
+			rc = leader_parse(data, len, leader);
+			free(data);
+			if (rc < 0)
+				return klog_err_set(err, rc,
+				    "%s: not a broker id", path);
+			return 0;
+		}
+		if (rc != -KLOG_ENOENT)
+			return rc;
+		if (!watch)
+			return rc;
+		rc = klog_zk_exists(zk, path, 1, NULL, err);
+		if (rc == -KLOG_ENOENT)
+			return rc;
+		if (rc < 0)
+			return rc;
+	}
+	return klog_err_set(err, -KLOG_EBUSY, "%s: keeps changing", path);
+}
+
+int
+klog_rtopics_claim(klog_zk_t *zk, const char *topic, int p, int32_t me,
+    klog_rstate_t *next, klog_err_t *err)
+{
+	char spath[PATH_LEN], lpath[PATH_LEN], id[16];
+	klog_zk_op_t ops[2];
+	klog_buf_t b;
+	int rc;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (me < 0 || next->leader != me || next->version < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: a claim needs leader = me "
+		    "and the version read", topic, p);
+	if (klog_rtopics_state_path(spath, sizeof(spath), topic, p) < 0 ||
+	    klog_rtopics_leader_path(lpath, sizeof(lpath), topic, p) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: bad path", topic, p);
+	klog_buf_init(&b);
+	if ((rc = klog_rstate_encode(&b, next)) < 0) {
+		klog_buf_free(&b);
+		return klog_err_set(err, rc, "%s: invalid state", spath);
+	}
+	snprintf(id, sizeof(id), "%" PRId32, me);
+	ops[0] = (klog_zk_op_t){ .type = KLOG_ZK_OP_SET, .path = spath,
+	    .data = b.data, .len = b.len, .version = next->version };
+	ops[1] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE, .path = lpath,
+	    .data = id, .len = strlen(id), .flags = KLOG_ZK_EPHEMERAL };
+	rc = klog_zk_multi(zk, ops, 2, err);
+	klog_buf_free(&b);
+	if (rc == -KLOG_EEXIST)
+		rc = klog_err_set(err, -KLOG_EBUSY, "%s: another claim won",
+		    lpath);
+	if (rc == 0)
+		next->version++;  /* every setData adds exactly one */
+	return rc;
+}
+
+int
+klog_rtopics_set_state(klog_zk_t *zk, const char *topic, int p,
+    klog_rstate_t *next, klog_err_t *err)
+{
+	char path[PATH_LEN];
+	klog_buf_t b;
+	int rc;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (next->version < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: state writes need a version",
+		    topic, p);
+	if (klog_rtopics_state_path(path, sizeof(path), topic, p) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\" partition %d: bad path", topic, p);
+	klog_buf_init(&b);
+	if ((rc = klog_rstate_encode(&b, next)) < 0) {
+		klog_buf_free(&b);
+		return klog_err_set(err, rc, "%s: invalid state", path);
+	}
+	rc = klog_zk_set(zk, path, b.data, b.len, next->version, err);
+	klog_buf_free(&b);
+	if (rc == 0)
+		next->version++;
+	return rc;
+}
