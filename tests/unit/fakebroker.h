@@ -52,9 +52,12 @@ typedef struct fake {
 	                                  -1: every one from then on */
 	int produce_error_from;
 	int produce_error_count;
-	int16_t fetch_error;           /* answer every fetch (and OFFSETS)
-	                                  partition with this (NOT_LEADER:
-	                                  a follower) */
+	int16_t fetch_error;           /* answer every partition of fetch
+	                                  number fetch_error_from (1-based)
+	                                  and later with this (NOT_LEADER: no
+	                                  more the leader); from 0: OFFSETS
+	                                  too */
+	int fetch_error_from;
 	/* Counters. */
 	int produces;
 	int fetches;
@@ -209,7 +212,8 @@ fake_fetch(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 
 		if (p->max_bytes > f->max_fetch_asked)
 			f->max_fetch_asked = p->max_bytes;
-		if (f->fetch_error != KLOG_WIRE_NONE)
+		if (f->fetch_error != KLOG_WIRE_NONE &&
+		    f->fetches >= f->fetch_error_from)
 			error = f->fetch_error;
 		else if (p->partition < 0 || p->partition >= f->partitions)
 			error = KLOG_WIRE_WRONG_PARTITION;
@@ -260,7 +264,8 @@ fake_offsets(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 	for (uint32_t i = 0; i < n; i++) {
 		int p = parts[i].partition;
 
-		errors[i] = f->fetch_error != KLOG_WIRE_NONE ? f->fetch_error :
+		errors[i] = f->fetch_error != KLOG_WIRE_NONE &&
+		    f->fetch_error_from == 0 ? f->fetch_error :
 		    p < 0 || p >= f->partitions ?
 		    KLOG_WIRE_WRONG_PARTITION : KLOG_WIRE_NONE;
 		counts[i] = errors[i] == KLOG_WIRE_NONE &&
