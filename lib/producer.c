@@ -262,7 +262,7 @@ refused(klog_producer_t *p, struct link *l, int16_t error, int64_t now)
 	struct req *r = l->q[l->head];
 	klog_err_t e = { 0 };
 
-	if (p->fail_since[r->index] == 0)
+	if (r->index < p->npart && p->fail_since[r->index] == 0)
 		p->fail_since[r->index] = now;
 	klog_err_set(&e, klog_wire_error_to_klog(error),
 	    "topic \"%s\" partition %d: %s from %s", p->topic, r->index,
@@ -287,7 +287,10 @@ complete(klog_producer_t *p, struct link *l, int16_t error)
 			    "topic \"%s\" partition %d: %s", p->topic,
 			    r->index, klog_wire_error_name(error));
 	} else {
-		p->fail_since[r->index] = 0;
+		/* A request queued before the count shrank (0.7 refresh)
+		 * can carry an index past it. */
+		if (r->index < p->npart)
+			p->fail_since[r->index] = 0;
 		p->reloc_backoff_ms = BACKOFF_MIN_MS;
 		p->st.acked += r->records;
 		p->st.bytes += r->payload_bytes;
@@ -936,7 +939,8 @@ rehome(klog_producer_t *p, int li, int64_t now)
 	int rc = 0;
 
 	for (k = l->head; k < l->tail; k++)
-		if (p->part_link[l->q[k]->index] != li)
+		if (l->q[k]->index < p->npart &&
+		    p->part_link[l->q[k]->index] != li)
 			break;
 	if (k == l->tail)
 		return 0;
@@ -948,7 +952,8 @@ rehome(klog_producer_t *p, int li, int64_t now)
 	keep = l->head;
 	for (k = l->head; k < l->tail; k++) {
 		r = l->q[k];
-		dst = &p->links[p->part_link[r->index]];
+		dst = r->index < p->npart ? &p->links[p->part_link[r->index]] :
+		    l;
 		/* Out of memory: it stays, sent where it was (and refused
 		 * again) rather than lost. */
 		if (dst == l || (rc = link_push(dst, r)) < 0)

@@ -517,6 +517,88 @@ test_retryable_gives_up(void **state)
 	check_gives_up(KLOG_WIRE_NOT_LEADER, 1000000, -KLOG_ENOTLEADER);
 }
 
+/* A 0.7 cluster shrinking: indexes 0-1 on a and 2-3 on b, then a gone
+ * and 0-1 on b. */
+typedef struct shrink {
+	klog_discovery_t base;
+	fake_t *a, *b;
+	int gone;
+} shrink_t;
+
+static int
+sh_partitions(klog_discovery_t *d, const char *topic, klog_err_t *err)
+{
+	(void)topic;
+	(void)err;
+	return ((shrink_t *)d)->gone ? 2 : 4;
+}
+
+static int
+sh_locate(klog_discovery_t *d, const char *topic, int index,
+    klog_discovery_part_t *out, klog_err_t *err)
+{
+	shrink_t *s = (shrink_t *)d;
+	fake_t *f = s->gone || index >= 2 ? s->b : s->a;
+
+	(void)topic;
+	(void)err;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->addr.host, sizeof(out->addr.host), "127.0.0.1");
+	snprintf(out->addr.port, sizeof(out->addr.port), "%d", f->port);
+	out->partition = s->gone ? index : index % 2;
+	out->broker_id = f == s->a ? 1 : 2;
+	return 0;
+}
+
+static void
+sh_nothing(klog_discovery_t *d)
+{
+	(void)d;
+}
+
+static const klog_discovery_ops_t shrink_ops = {
+	.partitions = sh_partitions,
+	.locate = sh_locate,
+	.invalidate = sh_nothing,
+	.close = sh_nothing,
+};
+
+/*
+ * Requests queued on a broker that stays, for indexes past the new count,
+ * are acknowledged after the refresh: the per-index retry state is not
+ * indexed past its end (ASan caught that write when it was).
+ */
+static void
+test_refresh_shrinks(void **state)
+{
+	shrink_t sh = { .base = { &shrink_ops } };
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	char rec[16];
+
+	(void)state;
+	sh.a = fake_start(2, 0);
+	sh.b = fake_start(2, 0);
+	config(&cfg, 1);
+	assert_int_equal(klog_producer_open(&sh.base, &cfg, &p, &err), 0);
+	for (int i = 0; i < 8; i++) {
+		int len = snprintf(rec, sizeof(rec), "rec %d", i);
+
+		assert_int_equal(klog_producer_send(p, rec, (size_t)len + 1,
+		    NULL, 0), 0);
+	}
+	sh.gone = 1;
+	assert_int_equal(klog_producer_refresh(p, &err), 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 8);
+	klog_producer_close(p);
+	fake_stop(sh.a);
+	fake_stop(sh.b);
+}
+
 int
 main(void)
 {
@@ -532,6 +614,7 @@ main(void)
 		cmocka_unit_test(test_follows_leader),
 		cmocka_unit_test(test_not_enough_replicas_retried),
 		cmocka_unit_test(test_retryable_gives_up),
+		cmocka_unit_test(test_refresh_shrinks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
