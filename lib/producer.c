@@ -72,6 +72,8 @@ struct klog_producer {
 	 * with a retryable error since its last acknowledgement.
 	 */
 	int replicated;          /* the topic's partitions have leaders */
+	int limbo;               /* the link of partitions without a leader
+	                            (no address, never connected), or -1 */
 	int64_t *fail_since;     /* per index; 0: not failing */
 	int reloc_pending;
 	int64_t reloc_at;        /* not before */
@@ -414,6 +416,8 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 {
 	klog_err_t e = { 0 };
 
+	if (l->addr.host[0] == '\0')
+		return 0;      /* limbo: waits for a relocation */
 	if (l->c == NULL) {
 		/* An outage counts only while something waits to be sent. */
 		if (l->head == l->tail)
@@ -485,8 +489,14 @@ seal(klog_producer_t *p, int index)
 	p->nopen--;
 	if (p->cfg.codec == KLOG_CODEC_GZIP)
 		req_compress(p, r);
-	if (p->cfg.partition < 0 && index == p->sticky)
+	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;
+		/* Without a key, skip partitions without a leader, as
+		 * Kafka's partitioner skips unavailable ones. */
+		for (int k = 0; p->limbo >= 0 && k < p->npart &&
+		    p->part_link[p->sticky] == p->limbo; k++)
+			p->sticky = (p->sticky + 1) % p->npart;
+	}
 	return enqueue(p, r);
 }
 
@@ -629,7 +639,8 @@ poll_links(klog_producer_t *p, int fd, int timeout_ms, int64_t now,
 		l = &p->links[i];
 		if ((rc = link_service(p, l, now, err)) < 0)
 			return rc;
-		if (l->c == NULL && l->head < l->tail)
+		if (l->c == NULL && l->head < l->tail &&
+		    l->addr.host[0] != '\0')
 			next = earliest(next, l->retry_at);
 	}
 	if ((rc = check_stalled(p, now, &next, err)) < 0)
@@ -822,28 +833,35 @@ map_partitions(klog_producer_t *p, int n, klog_err_t *err)
 		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p->nlinks + n > p->links_cap) {
-		if ((links = realloc(p->links, (size_t)(p->nlinks + n) *
+	if (p->nlinks + n + 1 > p->links_cap) {
+		if ((links = realloc(p->links, (size_t)(p->nlinks + n + 1) *
 		    sizeof(*links))) == NULL) {
 			rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 			goto out;
 		}
 		p->links = links;
-		p->links_cap = p->nlinks + n;
+		p->links_cap = p->nlinks + n + 1;
 	}
 	for (int i = 0; i < n; i++) {
 		rc = klog_discovery_locate(p->d, p->topic, i, &where, err);
-		/* A partition between leaders keeps its old place, where its
-		 * requests wait; the others move on (the error is returned,
+		/* A partition between leaders (only a replicated one is)
+		 * waits in limbo; the others go on (the error is returned,
 		 * so the caller asks again). */
-		if (rc == -KLOG_ENOTLEADER && p->replicated && n == p->npart) {
-			num[i] = p->part_num[i];
-			link[i] = p->part_link[i];
+		if (rc == -KLOG_ENOTLEADER) {
+			if (p->limbo < 0) {
+				memset(&where, 0, sizeof(where));
+				p->limbo = find_link(p, &where.addr);
+			}
+			num[i] = i;
+			link[i] = p->limbo;
 			leaderless = rc;
+			replicated = 1;
 			continue;
 		}
 		if (rc < 0) {
 			p->nlinks = nlinks;  /* forget the links just added */
+			if (p->limbo >= nlinks)
+				p->limbo = -1;
 			goto out;
 		}
 		num[i] = where.partition;
@@ -1046,23 +1064,19 @@ relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
 
 /*
  * The first map: a replicated partition without a leader yet (an election
- * under way) is waited for, asking again with backoff, for up to
- * retry_for.
+ * under way) waits in limbo while the others are written to, and is asked
+ * for again at each poll that is due, for up to retry_for.
  */
 static int
 map_leaders(klog_producer_t *p, int n, klog_err_t *err)
 {
-	int64_t since = klog_clock_mono_ms();
-	int rc, wait = BACKOFF_MIN_MS;
+	int rc = map_partitions(p, n, err);
 
-	while ((rc = map_partitions(p, n, err)) == -KLOG_ENOTLEADER &&
-	    klog_clock_mono_ms() - since < p->cfg.retry_for_ms) {
-		poll(NULL, 0, wait);
-		if (wait < BACKOFF_MAX_MS)
-			wait *= 2;
-		klog_discovery_invalidate(p->d);
-	}
-	return rc;
+	if (rc != -KLOG_ENOTLEADER)
+		return rc;
+	want_relocate(p, rc, err->msg);
+	p->reloc_fail_since = klog_clock_mono_ms();
+	return 0;
 }
 
 int
@@ -1080,6 +1094,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	p->cfg = *cfg;
 	p->d = d;
 	p->wake_fd = -1;
+	p->limbo = -1;
 	p->reloc_backoff_ms = BACKOFF_MIN_MS;
 	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
 	p->cfg.topic = p->topic;

@@ -37,7 +37,8 @@
  * partition is now, after the ones before it.  A lost connection to a
  * replicated partition's broker asks the discovery again the same way.
  * A partition without a leader (-KLOG_ENOTLEADER from the discovery: an
- * election) keeps its requests waiting; klog_producer_open() waits for it.
+ * election), at open too, keeps its requests waiting (in a link that never
+ * connects) while the others are written to; round robin skips it.
  * At-least-once: a request appended before it could be acknowledged, or
  * pipelined behind a refused one and appended, is appended twice; each
  * partition's records are in order counting each record's last copy.  A
@@ -159,9 +160,9 @@ void klog_producer_wake_on(klog_producer_t *p, int fd);
  * (-KLOG_ENOTOPIC), the fixed partition is gone (-KLOG_ENOPARTITION) or
  * the discovery fails, nothing changes: queued requests wait, within
  * retry_for, for brokers to come back.  For a replicated topic the
- * requests of a partition whose leader moved go to the new leader; a
- * partition without a leader keeps its place and -KLOG_ENOTLEADER is
- * returned once the others moved (ask again at the next event).
+ * requests of a partition whose leader moved go to the new leader; those
+ * of a partition without a leader wait, and -KLOG_ENOTLEADER is returned
+ * once the others moved (ask again at the next event).
  */
 int klog_producer_refresh(klog_producer_t *p, klog_err_t *err);
 

@@ -22,6 +22,7 @@ typedef struct fakeleader {
 	int next_leader;        /* applied at the next invalidate */
 	int leaderless;         /* locates refused after an invalidate */
 	int pending;            /* leaderless locates still to refuse */
+	int no_leader_part;     /* this index has no leader at all (-1) */
 	int invalidations;
 	int locates;
 } fakeleader_t;
@@ -46,8 +47,9 @@ fl_locate(klog_discovery_t *d, const char *topic, int index,
 	if (index < 0 || index >= f->nparts)
 		return klog_err_set(err, -KLOG_ENOPARTITION, "no partition %d",
 		    index);
-	if (f->pending > 0) {
-		f->pending--;
+	if (f->pending > 0 || index == f->no_leader_part) {
+		if (index != f->no_leader_part)
+			f->pending--;
 		return klog_err_set(err, -KLOG_ENOTLEADER, "topic \"t\" "
 		    "partition %d: no leader (an election is under way)",
 		    index);
@@ -106,6 +108,7 @@ fakeleader_init(fakeleader_t *f, const char *a0, const char *a1, int nparts)
 	snprintf(f->addrs[0], sizeof(f->addrs[0]), "%s", a0);
 	snprintf(f->addrs[1], sizeof(f->addrs[1]), "%s", a1 ? a1 : a0);
 	f->nparts = nparts;
+	f->no_leader_part = -1;
 }
 
 #endif

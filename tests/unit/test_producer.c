@@ -517,6 +517,51 @@ test_retryable_gives_up(void **state)
 	check_gives_up(KLOG_WIRE_NOT_LEADER, 1000000, -KLOG_ENOTLEADER);
 }
 
+/*
+ * Partition 1 has no leader: the producer opens anyway, keyless records go
+ * to partition 0 only (nothing waits, so nothing fails), and a keyed
+ * record for partition 1 waits until its leader is there.
+ */
+static void
+test_partition_without_leader(void **state)
+{
+	fake_t *a = fake_start(2, 0);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	fakeleader_t fl;
+	char key[16];
+	int i = 0;
+	seen_t s;
+
+	(void)state;
+	fakeleader_init(&fl, a->addr, NULL, 2);
+	fl.no_leader_part = 1;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(&fl.base, &cfg, &p, &err), 0);
+	produce(p, 100, 0);
+	collect(a, 100, &s);
+	assert_int_equal(s.per_part[0], 100);
+	free(s.hits);
+	while (klog_producer_hash(key, (size_t)snprintf(key, sizeof(key),
+	    "k%d", i)) % 2 != 1)
+		i++;
+	assert_int_equal(klog_producer_send(p, "late", 5, key, strlen(key)),
+	    0);
+	klog_producer_flush(p);
+	for (int k = 0; k < 5; k++)
+		assert_true(klog_producer_poll(p, -1, 20, &err) >= 0);
+	assert_false(klog_producer_done(p));
+	fl.no_leader_part = -1;
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 101);
+	assert_int_equal(a->log[1].len, klog_entry_size(5));
+	klog_producer_close(p);
+	fake_stop(a);
+}
+
 /* A 0.7 cluster shrinking: indexes 0-1 on a and 2-3 on b, then a gone
  * and 0-1 on b. */
 typedef struct shrink {
@@ -615,6 +660,7 @@ main(void)
 		cmocka_unit_test(test_not_enough_replicas_retried),
 		cmocka_unit_test(test_retryable_gives_up),
 		cmocka_unit_test(test_refresh_shrinks),
+		cmocka_unit_test(test_partition_without_leader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
