@@ -30,7 +30,10 @@ struct klog_member {
 static int
 transient(int rc)
 {
-	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+	/* A partition without a leader is an election under way: a member
+	 * waits it out as it waits for a broker to come back. */
+	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK ||
+	    rc == -KLOG_ENOTLEADER;
 }
 
 /* Have the caller write out what it was handed; the first failure sticks,

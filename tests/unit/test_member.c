@@ -324,6 +324,22 @@ test_replicated_topic(void **state)
 	assert_int_equal(klog_zk_exists(e.zk, "/consumers/g/offsets/t/1", 0,
 	    NULL, &err), 0);
 	mem_close(&m);
+
+	/* Partition 1 without a leader (an election): the member waits,
+	 * longer than its retry_for, and reads once the leader is there. */
+	assert_int_equal(klog_zk_delete(e.zk,
+	    "/klog/topics/t/partitions/1/leader", -1, &err), 0);
+	mem_open(&m, &e, 1, 20);
+	int64_t t0 = klog_clock_mono_ms();
+	while (klog_clock_mono_ms() - t0 < 600)
+		assert_int_not_equal(step(&m), KLOG_CONSUMER_DONE);
+	assert_true(said(&m.s, "no leader", -1));
+	assert_int_equal(klog_zk_create_ephemeral(e.zk,
+	    "/klog/topics/t/partitions/1/leader", "1", 1, 0, &err), 0);
+	steps = 0;
+	while (step(&m) != KLOG_CONSUMER_DONE)
+		assert_true(++steps < 5000);
+	mem_close(&m);
 	env_stop(&e);
 }
 
