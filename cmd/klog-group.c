@@ -1,13 +1,15 @@
 /*
  * klog-group: consumer-group administration over ZooKeeper, in Kafka 0.7's
  * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
- * delete a group, list topics and brokers.  Log ends come from the brokers
- * themselves, by an OFFSETS request.  See klog-group(1).
+ * delete a group, list topics and brokers; and create replicated topics in
+ * klog's own layout (rtopics.h).  Log ends come from the brokers themselves,
+ * by an OFFSETS request.  See klog-group(1).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -31,6 +33,9 @@ enum {
 	OPT_TO_LATEST,
 	OPT_TO_OFFSET,
 	OPT_TO_TIME,
+	OPT_PARTITIONS,
+	OPT_REPLICATION_FACTOR,
+	OPT_MIN_INSYNC,
 };
 
 /* Options given, to check them against the command once parsed. */
@@ -41,6 +46,9 @@ enum {
 	HAVE_EXEC = 1 << 3,
 	HAVE_FORCE = 1 << 4,
 	HAVE_TO = 1 << 5,
+	HAVE_PARTS = 1 << 6,
+	HAVE_RF = 1 << 7,
+	HAVE_MIN = 1 << 8,
 };
 
 enum reset_to {
@@ -64,6 +72,9 @@ typedef struct opts {
 	int tos;             /* how many --to-* were given */
 	int64_t to_value;    /* the offset or the time */
 	int64_t timeout_ms;
+	int nparts;          /* create-topic */
+	int rf;
+	int min_insync;
 } opts_t;
 
 /* A partition of a topic as klog-group shows it; broker
@@ -93,6 +104,10 @@ usage(FILE *f)
 	    "members\n"
 	    "  topics [-t topic]           topics, partitions and their "
 	    "brokers\n"
+	    "  create-topic -t topic --partitions N --replication-factor R\n"
+	    "        [--min-insync-replicas M]\n"
+	    "                              create a replicated topic over "
+	    "the live brokers\n"
 	    "  brokers                     live brokers\n"
 	    "\n"
 	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
@@ -114,6 +129,14 @@ usage(FILE *f)
 	    "  -n, --dry-run            show what reset would do\n"
 	    "      --execute            do it\n"
 	    "  -f, --force              reset even while members are live\n"
+	    "      --partitions N       create-topic: number of partitions\n"
+	    "      --replication-factor R\n"
+	    "                           create-topic: replicas of each "
+	    "partition\n"
+	    "      --min-insync-replicas M\n"
+	    "                           create-topic: in-sync replicas "
+	    "acks=all needs\n"
+	    "                           (default 1)\n"
 	    "  -h, --help               print this help\n"
 	    "      --version            print the version\n"
 	    "\n"
@@ -176,6 +199,11 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "to-latest", no_argument, NULL, OPT_TO_LATEST },
 		{ "to-offset", required_argument, NULL, OPT_TO_OFFSET },
 		{ "to-time", required_argument, NULL, OPT_TO_TIME },
+		{ "partitions", required_argument, NULL, OPT_PARTITIONS },
+		{ "replication-factor", required_argument, NULL,
+		    OPT_REPLICATION_FACTOR },
+		{ "min-insync-replicas", required_argument, NULL,
+		    OPT_MIN_INSYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -232,6 +260,21 @@ parse_opts(int argc, char **argv, opts_t *o)
 		case OPT_TO_TIME:
 			set_to(o, TO_TIME, optarg);
 			break;
+		case OPT_PARTITIONS:
+			o->nparts = (int)cli_number("--partitions", optarg, 1,
+			    KLOG_RTOPICS_MAX_PARTITIONS);
+			o->have |= HAVE_PARTS;
+			break;
+		case OPT_REPLICATION_FACTOR:
+			o->rf = (int)cli_number("--replication-factor", optarg,
+			    1, KLOG_RTOPICS_MAX_REPLICAS);
+			o->have |= HAVE_RF;
+			break;
+		case OPT_MIN_INSYNC:
+			o->min_insync = (int)cli_number("--min-insync-replicas",
+			    optarg, 1, KLOG_RTOPICS_MAX_REPLICAS);
+			o->have |= HAVE_MIN;
+			break;
 		case OPT_VERSION:
 			cli_version();
 		default:
@@ -262,9 +305,14 @@ check_opts(const char *cmd, opts_t *o)
 		{ "delete", HAVE_GROUP, HAVE_GROUP },
 		{ "topics", 0, HAVE_TOPIC },
 		{ "brokers", 0, 0 },
+		/* --replication-factor is required but checked below, to
+		 * say why. */
+		{ "create-topic", HAVE_TOPIC | HAVE_PARTS,
+		    HAVE_TOPIC | HAVE_PARTS | HAVE_RF | HAVE_MIN },
 	};
 	static const char *const names[] = { "-g", "-t", "-n", "--execute",
-	    "-f", "--to-*" };
+	    "-f", "--to-*", "--partitions", "--replication-factor",
+	    "--min-insync-replicas" };
 	size_t i, k;
 	klog_err_t err;
 
@@ -282,6 +330,16 @@ check_opts(const char *cmd, opts_t *o)
 	if (o->tos > 1)
 		cli_misuse("reset takes one of --to-earliest, --to-latest, "
 		    "--to-offset, --to-time");
+	/* A topic without replication is Kafka 0.7's: brokers make it on
+	 * the first produce, each with its own partitions, so there is
+	 * nothing for an admin command to create. */
+	if (strcmp(cmd, "create-topic") == 0 && !(o->have & HAVE_RF))
+		cli_misuse("create-topic: --replication-factor is required "
+		    "(unreplicated topics are created by brokers on first "
+		    "produce)");
+	if ((o->have & HAVE_MIN) && o->min_insync > o->rf)
+		cli_misuse("--min-insync-replicas %d is more than "
+		    "--replication-factor %d", o->min_insync, o->rf);
 	if (strcmp(cmd, "reset") == 0 &&
 	    !!(o->have & HAVE_DRY) == !!(o->have & HAVE_EXEC))
 		cli_misuse("reset needs exactly one of -n (--dry-run) and "
@@ -304,6 +362,9 @@ typedef struct col {
 	const char *str;    /* a string value, or NULL */
 	int64_t num;        /* a number, if str is NULL and known */
 	int known;          /* 0: shown as - / null */
+	const int32_t *ids; /* a list of broker ids, if not NULL and known:
+	                       1,2,3 / [1,2,3] */
+	int nids;
 } col_t;
 
 static void
@@ -313,6 +374,22 @@ emit_header(const opts_t *o, const col_t *c, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++)
 		printf("%s%c", c[i].name, i + 1 < n ? '\t' : '\n');
+}
+
+static void
+put_ids(const opts_t *o, klog_buf_t *b, const int32_t *ids, int n)
+{
+	char num[16];
+
+	if (o->json)
+		klog_buf_put(b, "[", 1);
+	for (int i = 0; i < n; i++) {
+		snprintf(num, sizeof(num), "%s%d", i > 0 ? "," : "",
+		    (int)ids[i]);
+		klog_buf_put(b, num, strlen(num));
+	}
+	if (o->json)
+		klog_buf_put(b, "]", 1);
 }
 
 static void
@@ -335,6 +412,8 @@ emit(const opts_t *o, klog_buf_t *b, const col_t *c, size_t n)
 		if (!c[i].known) {
 			klog_buf_put(b, o->json ? "null" : "-",
 			    o->json ? 4 : 1);
+		} else if (c[i].ids != NULL) {
+			put_ids(o, b, c[i].ids, c[i].nids);
 		} else if (c[i].str != NULL) {
 			if (o->json)
 				klog_json_put_string(b, c[i].str,
@@ -354,7 +433,7 @@ emit(const opts_t *o, klog_buf_t *b, const col_t *c, size_t n)
 static col_t
 str_col(const char *name, const char *key, const char *s)
 {
-	col_t c = { name, key, s, 0, s != NULL };
+	col_t c = { .name = name, .key = key, .str = s, .known = s != NULL };
 
 	return c;
 }
@@ -362,7 +441,16 @@ str_col(const char *name, const char *key, const char *s)
 static col_t
 num_col(const char *name, const char *key, int64_t v, int known)
 {
-	col_t c = { name, key, NULL, v, known };
+	col_t c = { .name = name, .key = key, .num = v, .known = known };
+
+	return c;
+}
+
+static col_t
+ids_col(const char *name, const char *key, const int32_t *ids, int n)
+{
+	col_t c = { .name = name, .key = key, .known = 1, .ids = ids,
+	    .nids = n };
 
 	return c;
 }
@@ -818,7 +906,8 @@ cmd_delete(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
 }
 
 static int
-cmd_topics(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
 {
 	klog_cluster_topic_t *t = NULL, one;
 	char name[KLOG_CLUSTER_PART_NAME_MAX], addr[KLOG_CLUSTER_HOST_MAX + 8];
@@ -874,6 +963,126 @@ out:
 	return rc;
 }
 
+/* The columns of a replicated topic's partition, as topics and
+ * create-topic show them. */
+#define RCOLS 6
+
+static void
+rcols(col_t *c, const char *topic, int p, int32_t leader,
+    const klog_rtopic_t *t, const klog_rstate_t *s)
+{
+	c[0] = str_col("TOPIC", "topic", topic);
+	c[1] = num_col("PARTITION", "partition", p, 1);
+	c[2] = num_col("LEADER", "leader", leader, 1);
+	c[3] = num_col("LEADER_EPOCH", "leader_epoch",
+	    s != NULL ? s->leader_epoch : 0, s != NULL);
+	c[4] = ids_col("REPLICAS", "replicas", t != NULL ?
+	    t->replicas + (size_t)p * (size_t)t->rf : NULL,
+	    t != NULL ? t->rf : 0);
+	c[5] = ids_col("ISR", "isr", s != NULL ? s->isr : NULL,
+	    s != NULL ? s->nisr : 0);
+}
+
+static void
+rheader(const opts_t *o)
+{
+	col_t c[RCOLS];
+
+	rcols(c, NULL, 0, -1, NULL, NULL);
+	emit_header(o, c, RCOLS);
+}
+
+/*
+ * A replicated topic's partitions: the leader is the broker holding the
+ * leader node (-1 while none does: before the first election, or between
+ * a leader's death and the next), with the epoch, replicas and isr of
+ * the partition's state.
+ */
+static int
+topic_replicated(klog_zk_t *zk, const opts_t *o, const char *topic,
+    klog_buf_t *b, klog_err_t *err)
+{
+	klog_rtopic_t t;
+	klog_rstate_t s;
+	col_t c[RCOLS];
+	int32_t leader;
+	int rc;
+
+	if ((rc = klog_rtopics_read(zk, topic, 0, &t, err)) < 0)
+		return rc;
+	for (int p = 0; p < t.nparts; p++) {
+		if ((rc = klog_rtopics_state(zk, topic, p, 0, &s, err)) < 0)
+			break;
+		rc = klog_rtopics_leader(zk, topic, p, 0, &leader, err);
+		if (rc < 0 && rc != -KLOG_ENOENT)
+			break;
+		rc = 0;
+		rcols(c, topic, p, leader, &t, &s);
+		emit(o, b, c, RCOLS);
+	}
+	klog_rtopic_free(&t);
+	return rc;
+}
+
+static int
+is_listed(const klog_zk_list_t *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Replicated topics get their own table (and JSON shape) after the 0.7
+ * one, which stays as it was. */
+static int
+cmd_topics(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+{
+	klog_zk_list_t rl;
+	int rc;
+
+	if ((rc = klog_rtopics_list(zk, 0, &rl, err)) < 0)
+		return rc;
+	if (o->topic != NULL && is_listed(&rl, o->topic)) {
+		rheader(o);
+		rc = topic_replicated(zk, o, o->topic, b, err);
+		goto out;
+	}
+	if ((rc = topics_unreplicated(zk, o, b, err)) < 0 || rl.n == 0 ||
+	    o->topic != NULL)
+		goto out;
+	rheader(o);
+	for (size_t i = 0; rc == 0 && i < rl.n; i++)
+		if (klog_topic_validate(rl.names[i], NULL) == 0)
+			rc = topic_replicated(zk, o, rl.names[i], b, err);
+out:
+	klog_zk_list_free(&rl);
+	return rc;
+}
+
+/* A random start spreads the first leader over the brokers, as Kafka's
+ * random start index does; the clock stands in if getrandom fails. */
+static int
+cmd_create_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	klog_rtopic_t t;
+	uint32_t start;
+	int rc;
+
+	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(start))
+		start = (uint32_t)time(NULL) ^ (uint32_t)clock();
+	rc = klog_rtopics_create_live(zk, o->topic, o->nparts, o->rf,
+	    o->min_insync > 0 ? o->min_insync : 1, start, &t, err);
+	klog_rtopic_free(&t);
+	if (rc < 0)
+		return rc;
+	/* Show what was made, as topics -t would. */
+	rheader(o);
+	return topic_replicated(zk, o, o->topic, b, err);
+}
+
 static int
 cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 {
@@ -925,6 +1134,8 @@ main(int argc, char **argv)
 		rc = cmd_delete(zk, &o, &err);
 	else if (strcmp(cmd, "topics") == 0)
 		rc = cmd_topics(zk, &o, &line, &err);
+	else if (strcmp(cmd, "create-topic") == 0)
+		rc = cmd_create_topic(zk, &o, &line, &err);
 	else
 		rc = cmd_brokers(zk, &o, &line, &err);
 	status = rc < 0 ? fail(rc, &err) : KLOG_EXIT_OK;

@@ -65,9 +65,10 @@ _klog_zk_names()
 _klog_group()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local cmds='list describe reset delete topics brokers'
+	local cmds='list describe reset delete topics brokers create-topic'
 	local opts='-f --force -g --group -H --no-header -h --help -J --json
-		-n --dry-run --execute -T --timeout -t --topic --to-earliest
+		--min-insync-replicas -n --dry-run --execute --partitions
+		--replication-factor -T --timeout -t --topic --to-earliest
 		--to-latest --to-offset --to-time --version -Z --zookeeper'
 	local w
 
@@ -81,7 +82,8 @@ _klog_group()
 		COMPREPLY=( $(compgen -W "$(_klog_zk_names topics)" -- "$cur") )
 		return 0
 		;;
-	-T|--timeout|--to-offset|--to-time)
+	-T|--timeout|--to-offset|--to-time|--partitions|--replication-factor|\
+	--min-insync-replicas)
 		return 0	# a duration, a number or a time
 		;;
 	-Z|--zookeeper)

@@ -749,6 +749,22 @@ struct ppaths {
 	char state[PPATH_LEN];
 };
 
+/* Roughly what a multi of these creates weighs on the wire: per op its
+ * header, path, data, the open ACL and flags. */
+#define MULTI_OP_BYTES 48
+#define MULTI_SUSPECT (768 * 1024)
+
+static size_t
+multi_bytes(const klog_zk_op_t *ops, int n)
+{
+	size_t sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += MULTI_OP_BYTES + strlen(ops[i].path) + ops[i].len;
+	return sum;
+}
+
 int
 klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err)
@@ -837,12 +853,52 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 	if (rc == -KLOG_EEXIST)
 		klog_err_set(err, rc, "topic \"%s\" exists (%s)", topic,
 		    tpath);
+	/* A server drops the connection of a request over its jute.maxbuffer
+	 * (1 MiB by default) without applying it: some 4000 partitions of
+	 * two replicas.  Say so rather than "connection loss". */
+	if (rc == -KLOG_ECONN && multi_bytes(ops, nops) > MULTI_SUSPECT)
+		rc = klog_err_set(err, -KLOG_ETOOBIG, "topic \"%s\": %d "
+		    "partitions are too many for one ZooKeeper transaction "
+		    "(about %zu KiB; the server's jute.maxbuffer is 1 MiB by "
+		    "default)", topic, t->nparts,
+		    multi_bytes(ops, nops) / 1024);
 out:
 	klog_buf_free(&tjson);
 	klog_buf_free(&sjson);
 	free(soff);
 	free(pp);
 	free(ops);
+	return rc;
+}
+
+int
+klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
+    int rf, int min_insync, uint32_t start, klog_rtopic_t *out,
+    klog_err_t *err)
+{
+	klog_cluster_broker_t *brs = NULL;
+	int32_t *ids = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if ((rc = klog_cluster_brokers(zk, 0, &brs, &n, err)) < 0)
+		return rc;
+	if (n > 0 && (ids = calloc(n, sizeof(*ids))) == NULL) {
+		free(brs);
+		return klog_err_set(err, -KLOG_ENOMEM, "%s",
+		    klog_strerror(KLOG_ENOMEM));
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = brs[i].id;  /* ascending, as klog_cluster_brokers() */
+	free(brs);
+	rc = klog_rtopic_assign(ids, n, nparts, rf, min_insync, start, out,
+	    err);
+	free(ids);
+	if (rc == 0)
+		rc = klog_rtopics_create(zk, topic, out, err);
 	return rc;
 }
 

@@ -98,10 +98,24 @@ int klog_rtopic_assign(const int32_t *brokers, size_t nb, int nparts, int rf,
  * Create topic with assignment t in one multi: the topic node and, per
  * partition, its state (leader: its first replica, isr: every replica,
  * leader_epoch 0), without leader nodes (the brokers elect).  -KLOG_EEXIST
- * if the topic exists, replicated or in the 0.7 layout.
+ * if the topic exists, replicated or in the 0.7 layout.  One multi must
+ * fit the server's jute.maxbuffer (1 MiB by default: about 4000
+ * partitions); a larger one is -KLOG_ETOOBIG, nothing created.
  */
 int klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err);
+
+/*
+ * Create topic over the brokers live now (/brokers/ids, as
+ * klog_cluster_brokers() reads them): klog_rtopic_assign() over their ids,
+ * then klog_rtopics_create().  The assignment made goes to *out (owned by
+ * the caller: klog_rtopic_free()), also on -KLOG_EEXIST.  -KLOG_EINVAL
+ * with err as klog_rtopic_assign()'s (so rf over the live brokers says
+ * "larger than available brokers").
+ */
+int klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
+    int rf, int min_insync, uint32_t start, klog_rtopic_t *out,
+    klog_err_t *err);
 
 /* The replicated topics, sorted; watch: a CHILD event when one is made
  * (the root is made first if missing, so that the watch can be armed).
