@@ -480,6 +480,16 @@ enqueue(klog_producer_t *p, struct req *r)
 	return 0;
 }
 
+/* Without a key, skip partitions without a leader, as Kafka's partitioner
+ * skips unavailable ones (unless none has one). */
+static void
+skip_limbo(klog_producer_t *p)
+{
+	for (int k = 0; p->limbo >= 0 && k < p->npart &&
+	    p->part_link[p->sticky] == p->limbo; k++)
+		p->sticky = (p->sticky + 1) % p->npart;
+}
+
 static int
 seal(klog_producer_t *p, int index)
 {
@@ -491,11 +501,7 @@ seal(klog_producer_t *p, int index)
 		req_compress(p, r);
 	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;
-		/* Without a key, skip partitions without a leader, as
-		 * Kafka's partitioner skips unavailable ones. */
-		for (int k = 0; p->limbo >= 0 && k < p->npart &&
-		    p->part_link[p->sticky] == p->limbo; k++)
-			p->sticky = (p->sticky + 1) % p->npart;
+		skip_limbo(p);
 	}
 	return enqueue(p, r);
 }
@@ -1001,6 +1007,7 @@ klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
 	if ((mrc = map_partitions(p, n, err)) < 0 && mrc != -KLOG_ENOTLEADER)
 		return mrc;
 	p->sticky %= p->npart;
+	skip_limbo(p);
 	for (int i = 0; i < p->nlinks; i++)
 		if (!link_used(p, i) && (p->links[i].head < p->links[i].tail ||
 		    p->links[i].c != NULL) &&
@@ -1027,12 +1034,28 @@ relocation_retryable(int rc)
  * what waits.  Gives up once a partition has been refused, or the
  * relocation has failed, for retry_for: with the last cause's code.
  */
+/* Requests wait on a link that is down, or in limbo. */
+static int
+stuck(const klog_producer_t *p)
+{
+	for (int i = 0; i < p->nlinks; i++)
+		if (p->links[i].c == NULL &&
+		    p->links[i].head < p->links[i].tail)
+			return 1;
+	return 0;
+}
+
 static int
 relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
 {
 	klog_err_t e = { 0 };
 	int rc;
 
+	/* Failing relocations count only while something waits on them: a
+	 * partition without a leader that nothing is sent to harms no
+	 * one. */
+	if (p->reloc_fail_since != 0 && !stuck(p))
+		p->reloc_fail_since = now;
 	for (int i = 0; i < p->npart; i++)
 		if (p->fail_since[i] != 0 &&
 		    now - p->fail_since[i] >= p->cfg.retry_for_ms)
@@ -1115,6 +1138,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	if ((rc = map_leaders(p, rc, err)) < 0)
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
+	skip_limbo(p);
 	*out = p;
 	return 0;
 fail:
