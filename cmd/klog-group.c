@@ -77,7 +77,8 @@ typedef struct opts {
 	int min_insync;
 } opts_t;
 
-/* A partition of a topic as klog-group shows it. */
+/* A partition of a topic as klog-group shows it; broker
+ * KLOG_CLUSTER_NUMBERED for a replicated topic's (named "<p>"). */
 typedef struct part {
 	int32_t broker;
 	int32_t part;
@@ -504,22 +505,33 @@ add_named_parts(klog_zk_t *zk, const char *path, part_t **v, size_t *n,
 
 /*
  * The partitions of topic that matter to group: those registered by live
- * brokers, and those the group has an offset or an owner for; sorted by
- * broker, then partition.
+ * brokers (for a replicated topic: every partition of its assignment), and
+ * those the group has an offset or an owner for; sorted by broker, then
+ * partition.
  */
 static int
 group_parts(klog_zk_t *zk, const char *group, const char *topic,
     part_t **out, size_t *n, klog_err_t *err)
 {
-	klog_cluster_topic_t t;
+	klog_cluster_topic_t t = { 0 };
+	klog_rtopic_t rt;
 	char path[KLOG_ZK_PATH_MAX];
 	part_t *v = NULL;
 	size_t k = 0;
 	int rc;
 
-	rc = klog_cluster_topic(zk, topic, 0, &t, err);
-	if (rc < 0 && rc != -KLOG_ENOTOPIC)
+	rc = klog_rtopics_read(zk, topic, 0, &rt, err);
+	if (rc == 0) {
+		for (int32_t p = 0; rc == 0 && p < rt.nparts; p++)
+			rc = add_part(&v, &k, KLOG_CLUSTER_NUMBERED, p);
+		klog_rtopic_free(&rt);
+	} else if (rc == -KLOG_ENOENT) {
+		rc = klog_cluster_topic(zk, topic, 0, &t, err);
+	}
+	if (rc < 0 && rc != -KLOG_ENOTOPIC) {
+		free(v);
 		return rc;
+	}
 	for (size_t i = 0; rc == 0 && i < t.nholders; i++)
 		for (int32_t p = 0; rc == 0 && p < t.holders[i].partitions; p++)
 			rc = add_part(&v, &k, t.holders[i].broker_id, p);
@@ -550,6 +562,7 @@ group_parts(klog_zk_t *zk, const char *group, const char *topic,
 
 /* Brokers, and which of them failed to answer (asked once each). */
 typedef struct brokers {
+	klog_zk_t *zk;             /* for replicated partitions' leaders */
 	klog_cluster_broker_t *v;
 	size_t n;
 	int *dead;
@@ -562,6 +575,7 @@ brokers_load(klog_zk_t *zk, brokers_t *b, klog_err_t *err)
 
 	if (rc < 0)
 		return rc;
+	b->zk = zk;
 	if ((b->dead = calloc(b->n + 1, sizeof(int))) == NULL) {
 		free(b->v);
 		return klog_err_set(err, -KLOG_ENOMEM, "%s",
@@ -591,7 +605,9 @@ broker_find(const brokers_t *b, int32_t id, size_t *idx)
 }
 
 /*
- * Ask the partition's broker for an offset at time.  A broker that is not
+ * Ask the partition's broker for an offset at time: a replicated
+ * partition's leader (which answers "latest" with the committed end: what
+ * consumers can read), a 0.7 partition's holder.  A broker that is not
  * registered, or that failed once, is not asked again.
  */
 static int
@@ -602,17 +618,28 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
 	klog_client_addr_t addr;
 	klog_err_t e = { 0, "" };
 	char what[KLOG_CLUSTER_HOST_MAX + KLOG_TOPIC_MAX + 32];
+	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	int32_t id = p->broker;
 	size_t i;
 	int rc;
 
-	if ((br = broker_find(b, p->broker, &i)) == NULL)
+	klog_cluster_part_name(name, sizeof(name), p->broker, p->part);
+	if (p->broker == KLOG_CLUSTER_NUMBERED) {
+		rc = klog_rtopics_leader(b->zk, topic, p->part, 0, &id, &e);
+		if (rc == -KLOG_ENOENT)
+			return klog_err_set(err, -KLOG_ENOTLEADER, "topic "
+			    "\"%s\" partition %s: no leader (an election is "
+			    "under way)", topic, name);
+		if (rc < 0)
+			return klog_err_set(err, rc, "topic \"%s\" partition "
+			    "%s: %s", topic, name, klog_err_text(&e, rc));
+	}
+	if ((br = broker_find(b, id, &i)) == NULL)
 		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
-		    "%d-%d: broker %d is not registered", topic,
-		    (int)p->broker, (int)p->part, (int)p->broker);
+		    "%s: broker %d is not registered", topic, name, (int)id);
 	if (b->dead[i])
 		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
-		    "%d-%d: broker %d: unavailable", topic, (int)p->broker,
-		    (int)p->part, (int)p->broker);
+		    "%s: broker %d: unavailable", topic, name, (int)id);
 	snprintf(addr.host, sizeof(addr.host), "%s", br->host);
 	snprintf(addr.port, sizeof(addr.port), "%d", br->port);
 	snprintf(what, sizeof(what), "%s:%d: %s %d", br->host, br->port, topic,
@@ -622,9 +649,9 @@ ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
 	if (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_ECLOSED)
 		b->dead[i] = 1;
 	if (rc < 0)
-		return klog_err_set(err, rc, "topic \"%s\" partition %d-%d: "
-		    "broker %d: %s", topic, (int)p->broker, (int)p->part,
-		    (int)p->broker, klog_err_text(&e, rc));
+		return klog_err_set(err, rc, "topic \"%s\" partition %s: "
+		    "broker %d: %s", topic, name, (int)id,
+		    klog_err_text(&e, rc));
 	return 0;
 }
 

@@ -137,6 +137,10 @@ group_part_path(char *buf, size_t len, const char *kind, const char *group,
 		    kind);
 	if (klog_topic_validate(topic, NULL) < 0)
 		return -KLOG_ETOPIC;
+	if (broker_id == KLOG_CLUSTER_NUMBERED)
+		return part < 0 ? -KLOG_EINVAL : fmt(buf, len,
+		    KLOG_CLUSTER_CONSUMERS "/%s/%s/%s/%d", group, kind, topic,
+		    (int)part);
 	if (broker_id < 0)
 		return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/%s/%s", group,
 		    kind, topic);
@@ -368,6 +372,8 @@ int
 klog_cluster_part_name(char *buf, size_t len, int32_t broker_id,
     int32_t part)
 {
+	if (broker_id == KLOG_CLUSTER_NUMBERED && part >= 0)
+		return fmt(buf, len, "%d", (int)part);
 	if (broker_id < 0 || part < 0)
 		return -KLOG_EINVAL;
 	return fmt(buf, len, "%d-%d", (int)broker_id, (int)part);
@@ -379,6 +385,12 @@ klog_cluster_part_parse(const char *name, int32_t *broker_id, int32_t *part)
 	const char *dash = strchr(name, '-');
 	int64_t b, p;
 
+	if (dash == NULL && parse_decimal(name, strlen(name), INT32_MAX,
+	    &p) == 0) {
+		*broker_id = KLOG_CLUSTER_NUMBERED;
+		*part = (int32_t)p;
+		return 0;
+	}
 	if (dash == NULL ||
 	    parse_decimal(name, (size_t)(dash - name), INT32_MAX, &b) < 0 ||
 	    parse_decimal(dash + 1, strlen(dash + 1), INT32_MAX, &p) < 0)
@@ -389,9 +401,28 @@ klog_cluster_part_parse(const char *name, int32_t *broker_id, int32_t *part)
 }
 
 static int
+all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static int
 cmp_str(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t lx, ly;
+
+	/* Numbered partitions ("<p>", no leading zeros): the shorter is the
+	 * smaller, and of one length the bytes decide. */
+	if (all_digits(x) && all_digits(y) && (lx = strlen(x)) !=
+	    (ly = strlen(y)))
+		return lx < ly ? -1 : 1;
+	return strcmp(x, y);
 }
 
 void

@@ -25,6 +25,8 @@ struct cpart {
 	int32_t fetch_bytes;
 	int64_t asked;          /* offset asked by the fetch in flight */
 	int done;               /* exit_at_end and fetched up to end */
+	int lost;               /* replicated: its leader is to be found
+	                           again; not fetched meanwhile */
 };
 
 struct clink {
@@ -45,7 +47,21 @@ struct klog_consumer {
 	struct cpart *parts;
 	size_t nparts;
 	struct clink *links;
-	int nlinks;
+	int nlinks, links_cap;
+	/*
+	 * Following leaders (replicated topics; discovery.h): NOT_LEADER or a
+	 * lost connection marks partitions lost; klog_consumer_next() locates
+	 * them again when due, with backoff, and they go on from their fetch
+	 * offset (the same bytes at the same offsets on every replica).
+	 */
+	klog_discovery_t *d;          /* borrowed */
+	int replicated;
+	int reloc_pending;
+	int64_t reloc_at;
+	int reloc_backoff_ms;
+	int64_t reloc_since;          /* no data since, or 0 */
+	int reloc_code;
+	char reloc_why[512];
 	klog_fetch_part_t *req;       /* scratch for encoding fetches */
 	klog_verify_t *verify;        /* a second core for the CRCs */
 	/* The response being handed out: views into its link's buffer. */
@@ -164,6 +180,35 @@ link_down(struct clink *l, int64_t now, const char *why)
 	snprintf(l->why, sizeof(l->why), "%s", why);
 }
 
+/* For a replicated topic: the partitions of link li are to be found
+ * again (their leader may be elsewhere now). */
+static void
+lose_parts(klog_consumer_t *c, int li, int code, const char *why)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < c->nparts; i++)
+		if (c->parts[i].link == li && !c->parts[i].done) {
+			c->parts[i].lost = 1;
+			any = 1;
+		}
+	if (!any)
+		return;
+	if (!c->reloc_pending && c->reloc_since == 0)
+		c->reloc_since = klog_clock_mono_ms();
+	c->reloc_pending = 1;
+	c->reloc_code = code;
+	snprintf(c->reloc_why, sizeof(c->reloc_why), "%s", why);
+}
+
+static void
+link_lost(klog_consumer_t *c, int li, int64_t now, const char *why)
+{
+	link_down(&c->links[li], now, why);
+	if (c->replicated)
+		lose_parts(c, li, -KLOG_ECONN, c->links[li].why);
+}
+
 /* Ask l's broker for the next data of every partition still to read. */
 static void
 send_fetch(klog_consumer_t *c, struct clink *l, int li, int64_t now)
@@ -176,7 +221,7 @@ send_fetch(klog_consumer_t *c, struct clink *l, int li, int64_t now)
 
 	for (size_t i = 0; i < c->nparts; i++) {
 		p = &c->parts[i];
-		if (p->link != li || p->done)
+		if (p->link != li || p->done || p->lost)
 			continue;
 		max = p->fetch_bytes;
 		/* With -e, never fetch past the end taken at open. */
@@ -243,6 +288,16 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	int64_t to;
 
 	switch (r->error) {
+	case KLOG_WIRE_NOT_LEADER:
+		/* The leader moved: find it, go on from the same offset. */
+		p->lost = 1;
+		if (!c->reloc_pending && c->reloc_since == 0)
+			c->reloc_since = klog_clock_mono_ms();
+		c->reloc_pending = 1;
+		c->reloc_code = -KLOG_ENOTLEADER;
+		snprintf(c->reloc_why, sizeof(c->reloc_why), "topic \"%s\" "
+		    "partition %d: NOT_LEADER", c->topic, (int)p->index);
+		return 0;
 	case KLOG_WIRE_NOT_BOUNDARY:
 		return klog_err_set(err, -KLOG_ENOTBOUNDARY,
 		    "topic \"%s\" partition %d: offset %lld is not a message "
@@ -283,6 +338,8 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	uint64_t need = (uint64_t)first + KLOG_LENGTH_SIZE;
 
 	p->fetch_offset = p->asked + (int64_t)done;
+	c->reloc_since = 0;
+	c->reloc_backoff_ms = BACKOFF_MIN_MS;
 	if (c->cfg.exit_at_end && p->fetch_offset >= p->end)
 		p->done = 1;
 	if (done > 0 || first < KLOG_MAGIC0_HEADER || first >
@@ -358,7 +415,8 @@ static int
 link_active(const klog_consumer_t *c, int li)
 {
 	for (size_t i = 0; i < c->nparts; i++)
-		if (c->parts[i].link == li && !c->parts[i].done)
+		if (c->parts[i].link == li && !c->parts[i].done &&
+		    !c->parts[i].lost)
 			return 1;
 	return 0;
 }
@@ -371,12 +429,12 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 	klog_err_t e = { 0 };
 
 	if (l->broken)
-		link_down(l, now, "write failed");
+		link_lost(c, li, now, "write failed");
 	if (l->c == NULL && now >= l->retry_at && link_active(c, li)) {
 		if (klog_client_open(&l->addr, c->cfg.connect_timeout_ms,
 		    &l->c, &e) < 0) {
 			now = klog_clock_mono_ms();
-			link_down(l, now, e.msg);
+			link_lost(c, li, now, e.msg);
 			if (now - l->down_since >= c->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
 				    "%s; gave up after %lld ms", l->why,
@@ -391,7 +449,7 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 	/* A long poll answers within max_wait; much later, it is lost. */
 	if (l->c != NULL && l->id != 0 && now - l->sent_ms >
 	    c->cfg.max_wait_ms + c->cfg.retry_for_ms)
-		link_down(l, now, "no answer to a fetch");
+		link_lost(c, li, now, "no answer to a fetch");
 	return 0;
 }
 
@@ -425,6 +483,8 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 	pfd[c->nlinks] = (struct pollfd){ .fd = c->watch_fd };
 	pfd[c->nlinks + 1] = (struct pollfd){ .fd = c->wake_fd,
 	    .events = POLLIN };
+	if (c->reloc_pending && (next < 0 || c->reloc_at < next))
+		next = c->reloc_at;
 	wait = c->cfg.max_wait_ms + 1000;
 	if (next >= 0 && next - now < wait)
 		wait = next > now ? (int)(next - now) : 0;
@@ -442,13 +502,13 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 			continue;
 		if ((pfd[i].revents & POLLOUT) && klog_client_write(l->c, &e) <
 		    0) {
-			link_down(l, now, e.msg);
+			link_lost(c, i, now, e.msg);
 			continue;
 		}
 		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		if (klog_client_read(l->c, &e) < 0) {
-			link_down(l, now, e.msg);
+			link_lost(c, i, now, e.msg);
 			continue;
 		}
 		while ((rc = klog_client_response(l->c, &h, &body, &len,
@@ -459,6 +519,66 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 		if (rc < 0)
 			return rc;
 	}
+	return 0;
+}
+
+static int add_link(klog_consumer_t *c, const klog_client_addr_t *a);
+
+/* Errors of locating that a later question may not have. */
+static int
+relocation_retryable(int rc)
+{
+	return rc == -KLOG_ENOTLEADER || rc == -KLOG_ECONN ||
+	    rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+}
+
+/*
+ * Locate the lost partitions again, when due (backoff from 50 ms doubling
+ * to 2 s, reset by data).  Before wait_response(): it may add links.
+ * Gives up once no data came for retry_for with the last cause's code.
+ */
+static int
+relocate(klog_consumer_t *c, klog_err_t *err)
+{
+	int64_t now = klog_clock_mono_ms();
+	klog_discovery_part_t where;
+	klog_err_t e = { 0 };
+	struct cpart *p;
+	int rc, li, left = 0;
+
+	if (now < c->reloc_at)
+		return 0;
+	if (c->reloc_since != 0 && now - c->reloc_since >= c->cfg.retry_for_ms)
+		return klog_err_set(err, c->reloc_code, "%s; gave up after "
+		    "%lld ms", c->reloc_why, (long long)(now - c->reloc_since));
+	if (c->reloc_backoff_ms < BACKOFF_MIN_MS)
+		c->reloc_backoff_ms = BACKOFF_MIN_MS;
+	c->reloc_at = now + c->reloc_backoff_ms;
+	if (c->reloc_backoff_ms < BACKOFF_MAX_MS)
+		c->reloc_backoff_ms *= 2;
+	klog_discovery_invalidate(c->d);
+	for (size_t i = 0; i < c->nparts; i++) {
+		p = &c->parts[i];
+		if (!p->lost)
+			continue;
+		rc = klog_discovery_locate(c->d, c->topic, p->index, &where,
+		    &e);
+		if (rc < 0 && relocation_retryable(rc)) {
+			c->reloc_code = rc;
+			snprintf(c->reloc_why, sizeof(c->reloc_why), "%s",
+			    e.msg);
+			left++;
+			continue;
+		}
+		if (rc < 0)
+			return klog_err_set(err, rc, "%s", e.msg);
+		if ((li = add_link(c, &where.addr)) < 0)
+			return klog_err_set(err, li, "out of memory");
+		p->partition = where.partition;
+		p->link = li;
+		p->lost = 0;
+	}
+	c->reloc_pending = left > 0;
 	return 0;
 }
 
@@ -546,6 +666,8 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 		}
 		if (c->cfg.exit_at_end && all_done(c))
 			return KLOG_CONSUMER_DONE;
+		if (c->reloc_pending && (rc = relocate(c, err)) < 0)
+			return rc;
 		if ((rc = wait_response(c, err)) < 0)
 			return rc;
 		if (rc == 0)
@@ -585,13 +707,25 @@ klog_consumer_position(const klog_consumer_t *c, size_t i)
 
 /* ---- opening ---- */
 
+/* The link to a's broker, added if new; -KLOG_ENOMEM. */
 static int
 add_link(klog_consumer_t *c, const klog_client_addr_t *a)
 {
+	struct clink *v;
+	int ncap;
+
 	for (int i = 0; i < c->nlinks; i++)
 		if (strcmp(c->links[i].addr.host, a->host) == 0 &&
 		    strcmp(c->links[i].addr.port, a->port) == 0)
 			return i;
+	if (c->nlinks == c->links_cap) {
+		ncap = c->links_cap ? 2 * c->links_cap : 4;
+		if ((v = realloc(c->links, (size_t)ncap * sizeof(*v))) == NULL)
+			return -KLOG_ENOMEM;
+		c->links = v;
+		c->links_cap = ncap;
+	}
+	memset(&c->links[c->nlinks], 0, sizeof(*c->links));
 	c->links[c->nlinks].addr = *a;
 	c->links[c->nlinks].backoff_ms = BACKOFF_MIN_MS;
 	return c->nlinks++;
@@ -647,12 +781,11 @@ setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
 	int rc;
 
 	c->parts = calloc(count, sizeof(*c->parts));
-	c->links = calloc(count, sizeof(*c->links));
 	c->req = calloc(count, sizeof(*c->req));
 	c->res = calloc(count, sizeof(*c->res));
 	c->res_part = calloc(count, sizeof(*c->res_part));
 	c->res_base = calloc(count, sizeof(*c->res_base));
-	if (!c->parts || !c->links || !c->req || !c->res || !c->res_part ||
+	if (!c->parts || !c->req || !c->res || !c->res_part ||
 	    !c->res_base)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->nparts = count;
@@ -668,7 +801,9 @@ setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
 		    err)) < 0)
 			return rc;
 		p->partition = where.partition;
-		p->link = add_link(c, &where.addr);
+		if ((p->link = add_link(c, &where.addr)) < 0)
+			return klog_err_set(err, p->link, "out of memory");
+		c->replicated |= where.replicated;
 		p->fetch_bytes = c->cfg.fetch_bytes;
 		if ((int64_t)p->fetch_bytes * (int64_t)count > FETCH_BUDGET)
 			p->fetch_bytes = FETCH_BUDGET / (int32_t)count;
@@ -678,8 +813,8 @@ setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
 	return 0;
 }
 
-int
-klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
+static int
+open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
     klog_consumer_t **out, klog_err_t *err)
 {
 	klog_consumer_t *c;
@@ -691,8 +826,10 @@ klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->cfg = *cfg;
+	c->d = d;
 	c->watch_fd = -1;
 	c->wake_fd = -1;
+	c->reloc_backoff_ms = BACKOFF_MIN_MS;
 	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
 	c->cfg.topic = c->topic;
 	rc = n = klog_discovery_partitions(d, c->topic, err);
@@ -720,6 +857,28 @@ klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	return 0;
 fail:
 	klog_consumer_close(c);
+	return rc;
+}
+
+/*
+ * A replicated partition without a leader (an election) or whose broker
+ * says NOT_LEADER (the news not in ZooKeeper yet) is waited for, asking
+ * again with backoff, for up to retry_for.
+ */
+int
+klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
+    klog_consumer_t **out, klog_err_t *err)
+{
+	int64_t since = klog_clock_mono_ms();
+	int rc, wait = BACKOFF_MIN_MS;
+
+	while ((rc = open_once(d, cfg, out, err)) == -KLOG_ENOTLEADER &&
+	    klog_clock_mono_ms() - since < cfg->retry_for_ms) {
+		poll(NULL, 0, wait);
+		if (wait < BACKOFF_MAX_MS)
+			wait *= 2;
+		klog_discovery_invalidate(d);
+	}
 	return rc;
 }
 

@@ -254,11 +254,18 @@ read_parts(klog_group_t *g, struct view *v, klog_err_t *err)
 	if (v->cands == NULL || v->names == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		if ((rc = klog_discovery_locate(g->d, g->topic, i, &where,
-		    err)) < 0)
+		/* A replicated partition is named by its number, leader or
+		 * not: no leader now (an election) is no reason to wait. */
+		rc = klog_discovery_locate(g->d, g->topic, i, &where, err);
+		if (rc == -KLOG_ENOTLEADER) {
+			where.replicated = 1;
+			where.partition = i;
+		} else if (rc < 0) {
 			return rc;
+		}
 		v->cands[i].index = i;
-		v->cands[i].broker_id = where.broker_id;
+		v->cands[i].broker_id = where.replicated ?
+		    KLOG_CLUSTER_NUMBERED : where.broker_id;
 		v->cands[i].partition = where.partition;
 		klog_cluster_part_name(v->cands[i].name,
 		    sizeof(v->cands[i].name), where.broker_id, where.partition);

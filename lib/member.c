@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "klog/clock.h"
+#include "klog/cluster.h"
 #include "klog/member.h"
 #include "klog/zkdiscovery.h"
 
@@ -29,7 +30,10 @@ struct klog_member {
 static int
 transient(int rc)
 {
-	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK;
+	/* A partition without a leader is an election under way: a member
+	 * waits it out as it waits for a broker to come back. */
+	return rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK ||
+	    rc == -KLOG_ENOTLEADER;
 }
 
 /* Have the caller write out what it was handed; the first failure sticks,
@@ -169,8 +173,11 @@ say_assignment(klog_member_t *mb)
 	line[0] = '\0';
 	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
 		p = klog_group_part(mb->g, i);
-		snprintf(name, sizeof(name), " %d-%d", (int)p->broker_id,
-		    (int)p->partition);
+		if (p->broker_id == KLOG_CLUSTER_NUMBERED)
+			snprintf(name, sizeof(name), " %d", (int)p->partition);
+		else
+			snprintf(name, sizeof(name), " %d-%d",
+			    (int)p->broker_id, (int)p->partition);
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
 		    name);
 	}

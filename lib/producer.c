@@ -65,6 +65,22 @@ struct klog_producer {
 	size_t npool;
 	klog_producer_stats_t st;
 	char error[512];
+	/*
+	 * Following leaders (replicated topics; discovery.h): a retryable
+	 * answer or a lost leader asks for a relocation, done by poll when
+	 * due, with backoff; fail_since[i] is when index i was first refused
+	 * with a retryable error since its last acknowledgement.
+	 */
+	int replicated;          /* the topic's partitions have leaders */
+	int limbo;               /* the link of partitions without a leader
+	                            (no address, never connected), or -1 */
+	int64_t *fail_since;     /* per index; 0: not failing */
+	int reloc_pending;
+	int64_t reloc_at;        /* not before */
+	int reloc_backoff_ms;
+	int64_t reloc_fail_since;/* relocations failing since, or 0 */
+	int reloc_code;          /* the last cause, for giving up */
+	char reloc_why[512];
 };
 
 void
@@ -205,6 +221,61 @@ link_down(struct link *l, int64_t now, const klog_err_t *why)
 	snprintf(l->why, sizeof(l->why), "%s", why->msg);
 }
 
+/* Relocate the partitions at the next poll that is due (see poll). */
+static void
+want_relocate(klog_producer_t *p, int code, const char *why)
+{
+	p->reloc_pending = 1;
+	p->reloc_code = code;
+	snprintf(p->reloc_why, sizeof(p->reloc_why), "%s", why);
+}
+
+/* A lost connection: for a replicated topic the leader may have gone, so
+ * where its partitions are is asked again too. */
+static void
+link_lost(klog_producer_t *p, struct link *l, int64_t now,
+    const klog_err_t *why)
+{
+	link_down(l, now, why);
+	if (p->replicated)
+		want_relocate(p, why->code ? why->code : -KLOG_ECONN, l->why);
+}
+
+/* The answers a producer waits out: the partition has another leader, or
+ * too few in-sync replicas right now (as Kafka's producer retries them). */
+static int
+retryable(int16_t error)
+{
+	return error == KLOG_WIRE_NOT_LEADER ||
+	    error == KLOG_WIRE_NOT_ENOUGH_REPLICAS ||
+	    error == KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+}
+
+/*
+ * The oldest request of l got a retryable answer: it and every later one
+ * on l go again after a relocation (the connection is dropped, so answers
+ * to requests moved elsewhere cannot arrive on it).  A request appended
+ * before the answer (AFTER_APPEND, or a later one the broker took) is
+ * appended twice: at-least-once, the last copy in order.
+ */
+static void
+refused(klog_producer_t *p, struct link *l, int16_t error, int64_t now)
+{
+	struct req *r = l->q[l->head];
+	klog_err_t e = { 0 };
+
+	if (r->index < p->npart && p->fail_since[r->index] == 0)
+		p->fail_since[r->index] = now;
+	klog_err_set(&e, klog_wire_error_to_klog(error),
+	    "topic \"%s\" partition %d: %s from %s", p->topic, r->index,
+	    klog_wire_error_name(error), klog_client_name(l->c));
+	link_down(l, now, &e);
+	/* Backoff that grows until something is acknowledged: a partition
+	 * short of replicas is not asked again at once, forever. */
+	l->retry_at = now + p->reloc_backoff_ms;
+	want_relocate(p, e.code, e.msg);
+}
+
 /* The oldest request of l is done: acknowledged, refused or written. */
 static void
 complete(klog_producer_t *p, struct link *l, int16_t error)
@@ -218,6 +289,11 @@ complete(klog_producer_t *p, struct link *l, int16_t error)
 			    "topic \"%s\" partition %d: %s", p->topic,
 			    r->index, klog_wire_error_name(error));
 	} else {
+		/* A request queued before the count shrank (0.7 refresh)
+		 * can carry an index past it. */
+		if (r->index < p->npart)
+			p->fail_since[r->index] = 0;
+		p->reloc_backoff_ms = BACKOFF_MIN_MS;
 		p->st.acked += r->records;
 		p->st.bytes += r->payload_bytes;
 		p->st.requests++;
@@ -270,7 +346,7 @@ link_write(klog_producer_t *p, struct link *l, int64_t now)
 		if (n == 0)
 			return;
 		if (klog_client_writev(l->c, iov, n, 0, &w, &e) < 0) {
-			link_down(l, now, &e);
+			link_lost(p, l, now, &e);
 			return;
 		}
 		if (w == 0)
@@ -282,9 +358,10 @@ link_write(klog_producer_t *p, struct link *l, int64_t now)
 	}
 }
 
+/* 1 if the answer was retryable (l is down then), 0, or an error. */
 static int
 handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
-    const uint8_t *body, size_t len, klog_err_t *err)
+    const uint8_t *body, size_t len, int64_t now, klog_err_t *err)
 {
 	klog_produce_result_t res[1];
 	uint32_t n = 0;
@@ -294,6 +371,10 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 		    "%s: answer to a request never sent (id %d)",
 		    klog_client_name(l->c), (int)h->correlation);
 	if (h->error != KLOG_WIRE_NONE) {
+		if (retryable(h->error)) {
+			refused(p, l, h->error, now);
+			return 1;
+		}
 		complete(p, l, h->error);
 		return 0;
 	}
@@ -301,6 +382,10 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 	    n != 1)
 		return klog_err_set(err, -KLOG_EPROTO,
 		    "%s: malformed produce response", klog_client_name(l->c));
+	if (res[0].error != KLOG_WIRE_NONE && retryable(res[0].error)) {
+		refused(p, l, res[0].error, now);
+		return 1;
+	}
 	complete(p, l, res[0].error);
 	return 0;
 }
@@ -316,12 +401,12 @@ link_read(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 
 	rrc = klog_client_read(l->c, &e);
 	while ((rc = klog_client_response(l->c, &h, &body, &len, err)) > 0)
-		if ((rc = handle_response(p, l, &h, body, len, err)) < 0)
-			return rc;
+		if ((rc = handle_response(p, l, &h, body, len, now, err)) != 0)
+			return rc < 0 ? rc : 0;   /* 1: l is down already */
 	if (rc < 0)
 		return rc;
 	if (rrc < 0)
-		link_down(l, now, &e);
+		link_lost(p, l, now, &e);
 	return 0;
 }
 
@@ -331,16 +416,22 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 {
 	klog_err_t e = { 0 };
 
+	if (l->addr.host[0] == '\0')
+		return 0;      /* limbo: waits for a relocation */
 	if (l->c == NULL) {
 		/* An outage counts only while something waits to be sent. */
 		if (l->head == l->tail)
 			l->down_since = 0;
-		if (l->head == l->tail || now < l->retry_at)
+		/* A relocation not yet tried may move these requests
+		 * elsewhere; one that failed (a leader missing) holds back
+		 * no other partition. */
+		if (l->head == l->tail || now < l->retry_at ||
+		    (p->reloc_pending && p->reloc_fail_since == 0))
 			return 0;
 		if (klog_client_open(&l->addr, p->cfg.connect_timeout_ms,
 		    &l->c, &e) < 0) {
 			now = klog_clock_mono_ms();
-			link_down(l, now, &e);
+			link_lost(p, l, now, &e);
 			if (now - l->down_since >= p->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
 				    "%s; gave up after %lld ms", l->why,
@@ -389,6 +480,16 @@ enqueue(klog_producer_t *p, struct req *r)
 	return 0;
 }
 
+/* Without a key, skip partitions without a leader, as Kafka's partitioner
+ * skips unavailable ones (unless none has one). */
+static void
+skip_limbo(klog_producer_t *p)
+{
+	for (int k = 0; p->limbo >= 0 && k < p->npart &&
+	    p->part_link[p->sticky] == p->limbo; k++)
+		p->sticky = (p->sticky + 1) % p->npart;
+}
+
 static int
 seal(klog_producer_t *p, int index)
 {
@@ -398,8 +499,10 @@ seal(klog_producer_t *p, int index)
 	p->nopen--;
 	if (p->cfg.codec == KLOG_CODEC_GZIP)
 		req_compress(p, r);
-	if (p->cfg.partition < 0 && index == p->sticky)
+	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;
+		skip_limbo(p);
+	}
 	return enqueue(p, r);
 }
 
@@ -523,21 +626,27 @@ check_stalled(klog_producer_t *p, int64_t now, int64_t *next,
 	return 0;
 }
 
-int
-klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
+static int relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
+
+/* poll's I/O, once a relocation (which can add links) is done. */
+static int
+poll_links(klog_producer_t *p, int fd, int timeout_ms, int64_t now,
     klog_err_t *err)
 {
 	struct pollfd pfd[p->nlinks + 2];
-	int64_t now = klog_clock_mono_ms(), next;
+	int64_t next;
 	struct link *l;
 	int n = 0, rc, wait;
 
 	seal_expired(p, now, &next);
+	if (p->reloc_pending)
+		next = earliest(next, p->reloc_at);
 	for (int i = 0; i < p->nlinks; i++) {
 		l = &p->links[i];
 		if ((rc = link_service(p, l, now, err)) < 0)
 			return rc;
-		if (l->c == NULL && l->head < l->tail)
+		if (l->c == NULL && l->head < l->tail &&
+		    l->addr.host[0] != '\0')
 			next = earliest(next, l->retry_at);
 	}
 	if ((rc = check_stalled(p, now, &next, err)) < 0)
@@ -583,6 +692,19 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 	return (fd >= 0 && pfd[p->nlinks].revents != 0 ? KLOG_PRODUCER_INPUT :
 	    0) | (p->wake_fd >= 0 && pfd[p->nlinks + 1].revents != 0 ?
 	    KLOG_PRODUCER_WOKEN : 0);
+}
+
+int
+klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
+    klog_err_t *err)
+{
+	int64_t now = klog_clock_mono_ms();
+	int rc;
+
+	if (p->reloc_pending && now >= p->reloc_at &&
+	    (rc = relocate(p, now, err)) < 0)
+		return rc;
+	return poll_links(p, fd, timeout_ms, now, err);
 }
 
 int
@@ -709,45 +831,72 @@ map_partitions(klog_producer_t *p, int n, klog_err_t *err)
 	int32_t *num = calloc((size_t)n, sizeof(*num));
 	int *link = calloc((size_t)n, sizeof(*link));
 	struct req **open = calloc((size_t)n, sizeof(*open));
+	int64_t *fail = calloc((size_t)n, sizeof(*fail));
 	struct link *links;
-	int rc = 0, nlinks = p->nlinks;
+	int rc = 0, nlinks = p->nlinks, leaderless = 0, replicated = 0;
 
-	if (num == NULL || link == NULL || open == NULL) {
+	if (num == NULL || link == NULL || open == NULL || fail == NULL) {
 		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p->nlinks + n > p->links_cap) {
-		if ((links = realloc(p->links, (size_t)(p->nlinks + n) *
+	if (p->nlinks + n + 1 > p->links_cap) {
+		if ((links = realloc(p->links, (size_t)(p->nlinks + n + 1) *
 		    sizeof(*links))) == NULL) {
 			rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 			goto out;
 		}
 		p->links = links;
-		p->links_cap = p->nlinks + n;
+		p->links_cap = p->nlinks + n + 1;
 	}
 	for (int i = 0; i < n; i++) {
-		if ((rc = klog_discovery_locate(p->d, p->topic, i, &where,
-		    err)) < 0) {
+		rc = klog_discovery_locate(p->d, p->topic, i, &where, err);
+		/* A partition between leaders (only a replicated one is)
+		 * waits in limbo; the others go on (the error is returned,
+		 * so the caller asks again). */
+		if (rc == -KLOG_ENOTLEADER) {
+			if (p->limbo < 0) {
+				memset(&where, 0, sizeof(where));
+				p->limbo = find_link(p, &where.addr);
+			}
+			num[i] = i;
+			link[i] = p->limbo;
+			leaderless = rc;
+			replicated = 1;
+			continue;
+		}
+		if (rc < 0) {
 			p->nlinks = nlinks;  /* forget the links just added */
+			if (p->limbo >= nlinks)
+				p->limbo = -1;
 			goto out;
 		}
 		num[i] = where.partition;
 		link[i] = find_link(p, &where.addr);
+		replicated |= where.replicated;
 	}
+	if (p->fail_since != NULL && n == p->npart)
+		memcpy(fail, p->fail_since, (size_t)n * sizeof(*fail));
 	free(p->part_num);
 	free(p->part_link);
 	free(p->open);
+	free(p->fail_since);
 	p->part_num = num;
 	p->part_link = link;
 	p->open = open;
+	p->fail_since = fail;
 	p->npart = n;
+	p->replicated |= replicated;
 	num = NULL;
 	link = NULL;
 	open = NULL;
+	fail = NULL;
+	if (leaderless < 0)
+		rc = leaderless;
 out:
 	free(num);
 	free(link);
 	free(open);
+	free(fail);
 	return rc;
 }
 
@@ -796,11 +945,53 @@ move_requests(klog_producer_t *p, struct link *l, int64_t now)
 	return rc;
 }
 
+/*
+ * A replicated partition's requests queued on a link other than its
+ * leader's now move there, in order, behind what that link holds (nothing
+ * of the same partition: it was not mapped there).  The old link's
+ * connection is dropped first, since answers to requests that left could
+ * arrive on it; its remaining requests are sent again (duplicates allowed).
+ * The frames stay as they are: a replicated partition's number is its index
+ * wherever it leads.
+ */
+static int
+rehome(klog_producer_t *p, int li, int64_t now)
+{
+	struct link *l = &p->links[li], *dst;
+	struct req *r;
+	size_t k, keep;
+	int rc = 0;
+
+	for (k = l->head; k < l->tail; k++)
+		if (l->q[k]->index < p->npart &&
+		    p->part_link[l->q[k]->index] != li)
+			break;
+	if (k == l->tail)
+		return 0;
+	klog_client_close(l->c);
+	l->c = NULL;
+	l->retry_at = now;
+	l->wi = l->head;
+	l->woff = 0;
+	keep = l->head;
+	for (k = l->head; k < l->tail; k++) {
+		r = l->q[k];
+		dst = r->index < p->npart ? &p->links[p->part_link[r->index]] :
+		    l;
+		/* Out of memory: it stays, sent where it was (and refused
+		 * again) rather than lost. */
+		if (dst == l || (rc = link_push(dst, r)) < 0)
+			l->q[keep++] = r;
+	}
+	l->tail = keep;
+	return rc;
+}
+
 int
 klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
 {
 	int64_t now = klog_clock_mono_ms();
-	int n, rc;
+	int n, rc, mrc;
 
 	if ((n = klog_discovery_partitions(p->d, p->topic, err)) < 0)
 		return n;
@@ -813,14 +1004,101 @@ klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
 		    n == 1 ? "" : "s", p->cfg.partition);
 	/* Open batches are encoded for the partitions they were opened on. */
 	klog_producer_flush(p);
-	if ((rc = map_partitions(p, n, err)) < 0)
-		return rc;
+	if ((mrc = map_partitions(p, n, err)) < 0 && mrc != -KLOG_ENOTLEADER)
+		return mrc;
 	p->sticky %= p->npart;
+	skip_limbo(p);
 	for (int i = 0; i < p->nlinks; i++)
 		if (!link_used(p, i) && (p->links[i].head < p->links[i].tail ||
 		    p->links[i].c != NULL) &&
 		    (rc = move_requests(p, &p->links[i], now)) < 0)
 			return klog_err_set(err, rc, "out of memory");
+	for (int i = 0; p->replicated && i < p->nlinks; i++)
+		if ((rc = rehome(p, i, now)) < 0)
+			return klog_err_set(err, rc, "out of memory");
+	return mrc;
+}
+
+/* Errors of asking the discovery that a later question may not have. */
+static int
+relocation_retryable(int rc)
+{
+	return rc == -KLOG_ENOTLEADER || rc == -KLOG_ECONN ||
+	    rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK ||
+	    rc == -KLOG_ENOTOPIC;
+}
+
+/*
+ * Do the relocation asked for (a retryable answer or a lost leader):
+ * forget what the discovery knows, map the partitions again and move
+ * what waits.  Gives up once a partition has been refused, or the
+ * relocation has failed, for retry_for: with the last cause's code.
+ */
+/* Requests wait on a link that is down, or in limbo. */
+static int
+stuck(const klog_producer_t *p)
+{
+	for (int i = 0; i < p->nlinks; i++)
+		if (p->links[i].c == NULL &&
+		    p->links[i].head < p->links[i].tail)
+			return 1;
+	return 0;
+}
+
+static int
+relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
+{
+	klog_err_t e = { 0 };
+	int rc;
+
+	/* Failing relocations count only while something waits on them: a
+	 * partition without a leader that nothing is sent to harms no
+	 * one. */
+	if (p->reloc_fail_since != 0 && !stuck(p))
+		p->reloc_fail_since = now;
+	for (int i = 0; i < p->npart; i++)
+		if (p->fail_since[i] != 0 &&
+		    now - p->fail_since[i] >= p->cfg.retry_for_ms)
+			return klog_err_set(err, p->reloc_code, "%s; gave up "
+			    "after %lld ms", p->reloc_why,
+			    (long long)(now - p->fail_since[i]));
+	if (p->reloc_fail_since != 0 &&
+	    now - p->reloc_fail_since >= p->cfg.retry_for_ms)
+		return klog_err_set(err, p->reloc_code, "%s; gave up after "
+		    "%lld ms", p->reloc_why,
+		    (long long)(now - p->reloc_fail_since));
+	p->reloc_at = now + p->reloc_backoff_ms;
+	if (p->reloc_backoff_ms < BACKOFF_MAX_MS)
+		p->reloc_backoff_ms *= 2;
+	klog_discovery_invalidate(p->d);
+	rc = klog_producer_refresh(p, &e);
+	if (rc == 0) {
+		p->reloc_pending = 0;
+		p->reloc_fail_since = 0;
+		return 0;
+	}
+	if (!relocation_retryable(rc))
+		return klog_err_set(err, rc, "%s", e.msg);
+	if (p->reloc_fail_since == 0)
+		p->reloc_fail_since = now;
+	want_relocate(p, rc, e.msg);
+	return 0;
+}
+
+/*
+ * The first map: a replicated partition without a leader yet (an election
+ * under way) waits in limbo while the others are written to, and is asked
+ * for again at each poll that is due, for up to retry_for.
+ */
+static int
+map_leaders(klog_producer_t *p, int n, klog_err_t *err)
+{
+	int rc = map_partitions(p, n, err);
+
+	if (rc != -KLOG_ENOTLEADER)
+		return rc;
+	want_relocate(p, rc, err->msg);
+	p->reloc_fail_since = klog_clock_mono_ms();
 	return 0;
 }
 
@@ -839,6 +1117,8 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	p->cfg = *cfg;
 	p->d = d;
 	p->wake_fd = -1;
+	p->limbo = -1;
+	p->reloc_backoff_ms = BACKOFF_MIN_MS;
 	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
 	p->cfg.topic = p->topic;
 	p->set_cap = cfg->batch_bytes;
@@ -855,9 +1135,10 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 		    p->topic, rc, rc == 1 ? "" : "s", cfg->partition);
 		goto fail;
 	}
-	if ((rc = map_partitions(p, rc, err)) < 0)
+	if ((rc = map_leaders(p, rc, err)) < 0)
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
+	skip_limbo(p);
 	*out = p;
 	return 0;
 fail:
@@ -886,6 +1167,7 @@ klog_producer_close(klog_producer_t *p)
 	free(p->part_num);
 	free(p->part_link);
 	free(p->open);
+	free(p->fail_since);
 	free(p->links);
 	free(p);
 }

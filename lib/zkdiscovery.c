@@ -4,7 +4,11 @@
 
 #include "klog/cluster.h"
 #include "klog/names.h"
+#include "klog/rtopics.h"
 #include "klog/zkdiscovery.h"
+
+/* A replicated partition's leader as last read (each one watched). */
+enum { LEADER_UNREAD = -2, LEADER_NONE = -1 };
 
 /* One topic as last read; holders include brokers that are not live. */
 struct dtopic {
@@ -12,6 +16,9 @@ struct dtopic {
 	int valid;
 	int registered;
 	klog_cluster_topic_t t;
+	int replicated;          /* under /klog/topics: rt and leaders hold */
+	klog_rtopic_t rt;
+	int32_t *leaders;        /* rt.nparts: a broker id or LEADER_* */
 };
 
 struct zk_disc {
@@ -74,8 +81,43 @@ find_topic(struct zk_disc *z, const char *topic, klog_err_t *err)
 	return v;
 }
 
+static void
+dtopic_clear(struct dtopic *t)
+{
+	klog_cluster_topic_free(&t->t);
+	klog_rtopic_free(&t->rt);
+	free(t->leaders);
+	t->leaders = NULL;
+	t->registered = 0;
+	t->replicated = 0;
+}
+
+/* A replicated topic's assignment (watched: a DATA event if it changes);
+ * 1 if it is one, 0 if not. */
+static int
+read_replicated(struct zk_disc *z, struct dtopic *t, klog_err_t *err)
+{
+	int rc;
+
+	rc = klog_rtopics_read(z->zk, t->name, 1, &t->rt, err);
+	if (rc == -KLOG_ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if ((t->leaders = malloc((size_t)t->rt.nparts *
+	    sizeof(*t->leaders))) == NULL) {
+		klog_rtopic_free(&t->rt);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < t->rt.nparts; i++)
+		t->leaders[i] = LEADER_UNREAD;
+	t->replicated = 1;
+	return 1;
+}
+
 /* A topic's registrations, watched; one not registered yet is watched
- * for its creation. */
+ * for its creation.  A replicated topic is asked first: it has no 0.7
+ * registrations at all. */
 static int
 read_topic(struct zk_disc *z, struct dtopic *t, klog_err_t *err)
 {
@@ -84,8 +126,15 @@ read_topic(struct zk_disc *z, struct dtopic *t, klog_err_t *err)
 
 	if (t->valid)
 		return 0;
-	klog_cluster_topic_free(&t->t);
-	t->registered = 0;
+	dtopic_clear(t);
+	if ((rc = read_replicated(z, t, err)) != 0) {
+		if (rc < 0) {
+			z->stale = 1;
+			return rc;
+		}
+		t->valid = 1;
+		return 0;
+	}
 	rc = klog_cluster_topic(z->zk, t->name, 1, &t->t, err);
 	if (rc == -KLOG_ENOTOPIC) {
 		klog_cluster_topic_path(path, sizeof(path), t->name);
@@ -124,10 +173,12 @@ topic_state(struct zk_disc *z, const char *topic, struct dtopic **out,
 		;
 	if (rc < 0)
 		return rc;
+	*out = t;
+	if (t->replicated)
+		return t->rt.nparts;
 	for (size_t i = 0; t->registered && i < t->t.nholders; i++)
 		if (live_broker(z, t->t.holders[i].broker_id) != NULL)
 			n += t->t.holders[i].partitions;
-	*out = t;
 	return n;
 }
 
@@ -150,6 +201,48 @@ fill_part(const klog_cluster_broker_t *b, int32_t partition,
 	out->broker_id = b->id;
 }
 
+/*
+ * Partition index of a replicated topic: at its leader, read (and watched)
+ * if not cached.  No leader node, or a leader not registered as live, is
+ * -KLOG_ENOTLEADER: an election is under way (or the leader's session is
+ * about to expire, which starts one), and the caller asks again later.
+ */
+static int
+locate_replicated(struct zk_disc *z, struct dtopic *t, int index,
+    klog_discovery_part_t *out, klog_err_t *err)
+{
+	const klog_cluster_broker_t *b;
+	int32_t id;
+	int rc;
+
+	if (index < 0 || index >= t->rt.nparts)
+		return klog_err_set(err, -KLOG_ENOPARTITION,
+		    "topic \"%s\" has %d partition%s, no partition %d",
+		    t->name, t->rt.nparts, t->rt.nparts == 1 ? "" : "s",
+		    index);
+	if (t->leaders[index] == LEADER_UNREAD) {
+		rc = klog_rtopics_leader(z->zk, t->name, index, 1, &id, err);
+		if (rc == -KLOG_ENOENT)
+			id = LEADER_NONE;
+		else if (rc < 0) {
+			z->stale = 1;
+			return rc;
+		}
+		t->leaders[index] = id;
+	}
+	if (t->leaders[index] == LEADER_NONE)
+		return klog_err_set(err, -KLOG_ENOTLEADER, "topic \"%s\" "
+		    "partition %d: no leader (an election is under way)",
+		    t->name, index);
+	if ((b = live_broker(z, t->leaders[index])) == NULL)
+		return klog_err_set(err, -KLOG_ENOTLEADER, "topic \"%s\" "
+		    "partition %d: leader %d is not a live broker", t->name,
+		    index, (int)t->leaders[index]);
+	fill_part(b, index, out);
+	out->replicated = 1;
+	return 0;
+}
+
 static int
 zk_locate(klog_discovery_t *d, const char *topic, int index,
     klog_discovery_part_t *out, klog_err_t *err)
@@ -162,6 +255,8 @@ zk_locate(klog_discovery_t *d, const char *topic, int index,
 
 	if ((n = topic_state(z, topic, &t, err)) < 0)
 		return n;
+	if (t->replicated)
+		return locate_replicated(z, t, index, out, err);
 	if (n == 0 && z->nbrokers == 0)
 		return klog_err_set(err, -KLOG_ECONN, "no live broker is "
 		    "registered in ZooKeeper");
@@ -187,14 +282,34 @@ zk_locate(klog_discovery_t *d, const char *topic, int index,
 	    "partition %d", topic, index);
 }
 
+/* A replicated topic's partition count, or a negative error. */
+static int
+replicated_count(struct zk_disc *z, const char *topic, klog_err_t *err)
+{
+	klog_rtopic_t rt = { 0 };
+	int rc;
+
+	if ((rc = klog_rtopics_read(z->zk, topic, 0, &rt, err)) < 0)
+		return rc;
+	rc = rt.nparts;
+	klog_rtopic_free(&rt);
+	return rc;
+}
+
+/*
+ * The 0.7 topics (those a live broker holds) and the replicated ones
+ * (every one: a partition without a leader is still a partition), merged
+ * in name order; a name in both is said once, as replicated.
+ */
 static int
 zk_topics(klog_discovery_t *d, klog_discovery_topic_fn fn, void *arg,
     klog_err_t *err)
 {
 	struct zk_disc *z = (struct zk_disc *)d;
 	klog_cluster_topic_t *v;
-	size_t n;
-	int rc, count;
+	klog_zk_list_t rl = { 0 };
+	size_t n, i = 0, j = 0;
+	int rc, count, cmp;
 
 	if ((rc = read_brokers(z, err)) < 0)
 		return rc;
@@ -202,16 +317,42 @@ zk_topics(klog_discovery_t *d, klog_discovery_topic_fn fn, void *arg,
 		z->stale = 1;
 		return rc;
 	}
-	for (size_t i = 0; i < n; i++) {
+	if ((rc = klog_rtopics_list(z->zk, 0, &rl, err)) < 0 &&
+	    rc != -KLOG_ENOENT) {
+		z->stale = 1;
+		goto out;
+	}
+	rc = 0;
+	while (i < n || j < rl.n) {
+		cmp = i == n ? 1 : j == rl.n ? -1 :
+		    strcmp(v[i].name, rl.names[j]);
+		if (cmp >= 0) {
+			if ((count = replicated_count(z, rl.names[j],
+			    err)) == -KLOG_ENOENT)
+				count = 0;      /* deleted meanwhile */
+			else if (count < 0) {
+				rc = count;
+				z->stale = 1;
+				goto out;
+			}
+			if (count > 0 && fn(arg, rl.names[j], count) != 0)
+				break;
+			j++;
+			i += cmp == 0;
+			continue;
+		}
 		count = 0;
-		for (size_t j = 0; j < v[i].nholders; j++)
-			if (live_broker(z, v[i].holders[j].broker_id) != NULL)
-				count += v[i].holders[j].partitions;
+		for (size_t k = 0; k < v[i].nholders; k++)
+			if (live_broker(z, v[i].holders[k].broker_id) != NULL)
+				count += v[i].holders[k].partitions;
 		if (count > 0 && fn(arg, v[i].name, count) != 0)
 			break;
+		i++;
 	}
+out:
+	klog_zk_list_free(&rl);
 	klog_cluster_topics_free(v, n);
-	return 0;
+	return rc;
 }
 
 static void
@@ -230,7 +371,7 @@ zk_close(klog_discovery_t *d)
 	struct zk_disc *z = (struct zk_disc *)d;
 
 	for (size_t i = 0; i < z->ntopics; i++)
-		klog_cluster_topic_free(&z->topics[i].t);
+		dtopic_clear(&z->topics[i]);
 	free(z->topics);
 	free(z->brokers);
 	free(z);
@@ -258,13 +399,61 @@ klog_zkdiscovery_open(klog_zk_t *zk, klog_discovery_t **out,
 	return 0;
 }
 
-/* A path event under /brokers: which cached answer it concerns. */
+static struct dtopic *
+cached_topic(struct zk_disc *z, const char *name, size_t len)
+{
+	for (size_t i = 0; i < z->ntopics; i++)
+		if (strlen(z->topics[i].name) == len &&
+		    memcmp(z->topics[i].name, name, len) == 0)
+			return &z->topics[i];
+	return NULL;
+}
+
+/*
+ * An event under /klog/topics: the assignment node (the whole topic is
+ * read again) or a partition's leader node (that leader alone is).  State
+ * nodes are not watched here: the leader node is what names the leader
+ * for clients, and an election always recreates it.
+ */
+static int
+rtopic_event(struct zk_disc *z, const char *rest)
+{
+	const char *slash = strchr(rest, '/'), *num;
+	struct dtopic *t;
+	char *end;
+	long p;
+
+	if ((t = cached_topic(z, rest, slash ? (size_t)(slash - rest) :
+	    strlen(rest))) == NULL)
+		return 0;
+	if (slash == NULL) {
+		t->valid = 0;
+		return 1;
+	}
+	if (strncmp(slash, "/partitions/", 12) != 0)
+		return 0;
+	num = slash + 12;
+	p = strtol(num, &end, 10);
+	if (end == num || strcmp(end, "/leader") != 0)
+		return 0;
+	if (!t->valid || !t->replicated)
+		return 1;
+	if (p >= 0 && p < t->rt.nparts)
+		t->leaders[p] = LEADER_UNREAD;
+	return 1;
+}
+
+/* A path event under /brokers or /klog: which cached answer it
+ * concerns. */
 static int
 path_event(struct zk_disc *z, const char *path)
 {
 	const char *topics = KLOG_CLUSTER_BROKER_TOPICS "/";
+	const char *rtopics = KLOG_RTOPICS_ROOT "/";
 	size_t tl = strlen(topics);
 
+	if (strncmp(path, rtopics, strlen(rtopics)) == 0)
+		return rtopic_event(z, path + strlen(rtopics));
 	if (strcmp(path, KLOG_CLUSTER_BROKER_IDS) == 0) {
 		z->brokers_valid = 0;
 		return 1;

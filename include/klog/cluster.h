@@ -42,6 +42,12 @@
 #define KLOG_CLUSTER_NAME_MAX 255     /* a consumer or thread id */
 #define KLOG_CLUSTER_HOST_MAX 255
 #define KLOG_CLUSTER_PART_NAME_MAX 24 /* "2147483647-2147483647" */
+/*
+ * The broker_id of a replicated topic's partition in the group paths and
+ * names below: such a partition is named by its number alone, "<p>"
+ * (Kafka 0.8; rtopics.h), wherever its leader is.
+ */
+#define KLOG_CLUSTER_NUMBERED (-2)
 
 /* Group names: as topic names (1-249 bytes of A-Z a-z 0-9 . _ -, neither
  * "." nor ".."), since they become znode names.  -KLOG_EINVAL. */
@@ -61,7 +67,8 @@ int klog_cluster_group_path(char *buf, size_t len, const char *group);
 int klog_cluster_member_path(char *buf, size_t len, const char *group,
     const char *consumer_id);
 /* /consumers/<group>/owners[/<topic>[/<b>-<p>]]: topic NULL stops at
- * owners, broker_id < 0 stops at the topic. */
+ * owners, broker_id -1 stops at the topic; broker_id
+ * KLOG_CLUSTER_NUMBERED ends in /<p>. */
 int klog_cluster_owner_path(char *buf, size_t len, const char *group,
     const char *topic, int32_t broker_id, int32_t part);
 /* /consumers/<group>/offsets[/<topic>[/<b>-<p>]], likewise. */
@@ -121,13 +128,16 @@ int klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
 int klog_cluster_thread_id(char *buf, size_t len, const char *consumer_id,
     int i);
 
-/* "<broker>-<part>", and back (strict decimals, both >= 0). */
+/* "<broker>-<part>", and back (strict decimals, both >= 0); "<part>" for
+ * broker_id KLOG_CLUSTER_NUMBERED, and back. */
 int klog_cluster_part_name(char *buf, size_t len, int32_t broker_id,
     int32_t part);
 int klog_cluster_part_parse(const char *name, int32_t *broker_id,
     int32_t *part);
 
-/* Sort strings as Kafka does for a rebalance: bytewise (strcmp). */
+/* Sort strings as Kafka does for a rebalance: bytewise (strcmp), but two
+ * names of digits alone (numbered partitions) numerically, as Kafka 0.8
+ * sorts partition numbers. */
 void klog_cluster_sort_names(char **names, size_t n);
 
 /*

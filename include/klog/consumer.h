@@ -18,6 +18,15 @@
  * response is normal (fetched again); an entry larger than the fetch size
  * grows the fetch size, up to fetch_max_bytes; a CRC mismatch or a broken
  * entry is -KLOG_ECORRUPT naming topic, partition and offset.
+ *
+ * Replicated topics (discovery.h): a partition answered NOT_LEADER, or
+ * whose broker's connection is lost, is located again through the
+ * discovery (invalidated first; backoff from 50 ms doubling to 2 s, reset
+ * by data) and read on at its new leader from the position it had: every
+ * replica holds the same bytes at the same offsets.  A partition without
+ * a leader (-KLOG_ENOTLEADER: an election) waits; klog_consumer_open()
+ * waits for one too.  No data for retry_for_ms while a partition is to be
+ * located ends it with the last cause (-KLOG_ENOTLEADER, -KLOG_ECONN).
  */
 #ifndef KLOG_CONSUMER_H
 #define KLOG_CONSUMER_H

@@ -27,6 +27,10 @@ typedef struct klog_discovery_part {
 	klog_client_addr_t addr;   /* the broker to talk to */
 	int32_t partition;         /* the partition number on that broker */
 	int32_t broker_id;         /* as the broker or ZooKeeper names it */
+	int replicated;            /* a replicated topic's partition: its
+	                              leader can move, so a NOT_LEADER answer
+	                              or a lost connection means "locate it
+	                              again" (zkdiscovery.h) */
 } klog_discovery_part_t;
 
 /* Called once per topic by klog_discovery_topics(); non-zero stops. */
@@ -39,7 +43,9 @@ typedef struct klog_discovery_ops {
 	 * -KLOG_ETIMEDOUT if no broker answered. */
 	int (*partitions)(klog_discovery_t *d, const char *topic,
 	    klog_err_t *err);
-	/* Where partition index lives; -KLOG_ENOPARTITION past the count.
+	/* Where partition index lives; -KLOG_ENOPARTITION past the count;
+	 * -KLOG_ENOTLEADER for a replicated partition without a leader now
+	 * (an election is under way: ask again later).
 	 * For a topic that does not exist yet, index 0 is where a produce
 	 * would create it (in a cluster, indexes 0..n-1: each of the n live
 	 * brokers, since the topic is created on every one). */

@@ -29,6 +29,8 @@ klog_exit_for(int err)
 	case KLOG_ECONN:
 	case KLOG_ETIMEDOUT:
 	case KLOG_EZK:
+	case KLOG_ENOTLEADER:   /* no leader, or too few replicas: given up */
+	case KLOG_ENOREPLICAS:
 		return KLOG_EXIT_UNAVAILABLE;
 	case KLOG_EIO:
 	case KLOG_ENOSPC:

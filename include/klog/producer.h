@@ -28,6 +28,24 @@
  * moves what was queued for a broker that is gone (acknowledged or not) to
  * the partitions that remain, re-encoded: at-least-once again.
  *
+ * Replicated topics (discovery.h: partitions with a leader): an answer of
+ * NOT_LEADER, NOT_ENOUGH_REPLICAS or NOT_ENOUGH_REPLICAS_AFTER_APPEND (from
+ * any broker) is not a refusal but a retry: the connection is dropped, the
+ * discovery invalidated and asked again at the next poll (with backoff
+ * from 50 ms doubling to 2 s, reset by an acknowledgement), and every
+ * request of the partition not yet acknowledged is sent again to where the
+ * partition is now, after the ones before it.  A lost connection to a
+ * replicated partition's broker asks the discovery again the same way.
+ * A partition without a leader (-KLOG_ENOTLEADER from the discovery: an
+ * election), at open too, keeps its requests waiting (in a link that never
+ * connects) while the others are written to; round robin skips it.
+ * At-least-once: a request appended before it could be acknowledged, or
+ * pipelined behind a refused one and appended, is appended twice; each
+ * partition's records are in order counting each record's last copy.  A
+ * partition refused for retry_for_ms since its last acknowledgement, or
+ * relocations failing that long, ends it with the last cause:
+ * -KLOG_ENOTLEADER, -KLOG_ENOREPLICAS, -KLOG_ECONN, ...
+ *
  * acks 0: the broker does not answer; a record counts as done once its
  * request was written to the socket.
  *
@@ -141,7 +159,10 @@ void klog_producer_wake_on(klog_producer_t *p, int fd);
  * the new count from then on.  If the topic has no partition now
  * (-KLOG_ENOTOPIC), the fixed partition is gone (-KLOG_ENOPARTITION) or
  * the discovery fails, nothing changes: queued requests wait, within
- * retry_for, for brokers to come back.
+ * retry_for, for brokers to come back.  For a replicated topic the
+ * requests of a partition whose leader moved go to the new leader; those
+ * of a partition without a leader wait, and -KLOG_ENOTLEADER is returned
+ * once the others moved (ask again at the next event).
  */
 int klog_producer_refresh(klog_producer_t *p, klog_err_t *err);
 

@@ -16,6 +16,17 @@
  * the next question re-reads them and arms the next watch.  A change of a
  * registration's partition count alone (a topic grown on a broker) is not
  * watched; it is seen at the next re-read.
+ *
+ * Replicated topics (rtopics.h: those under /klog/topics) are asked
+ * first: such a topic's partition count is its assignment's, index i is
+ * partition i, located at the broker its leader node names (partition i,
+ * broker_id the leader, replicated set) at that broker's /brokers/ids
+ * address.  A partition with no leader node (an election is under way) or
+ * whose leader is not registered as live is -KLOG_ENOTLEADER: retryable,
+ * the producer and the consumer ask again until their retry_for.  The
+ * assignment and each leader node read are watched: a leader created,
+ * deleted or changed is an event that drops that leader's cached answer.
+ * Topic listings include every replicated topic.
  */
 #ifndef KLOG_ZKDISCOVERY_H
 #define KLOG_ZKDISCOVERY_H

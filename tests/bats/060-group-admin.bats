@@ -341,3 +341,49 @@ teardown() {
 	run klog-group -H describe -g audit
 	[ "$(echo "$output" | cut -f6 | tr '\n' ' ')" = "0 0 " ]
 }
+
+# A replicated topic "rt" (its /klog/topics nodes written by hand): three
+# partitions, 0 led by broker 1 (fake, base 1000), 1 by broker 2 (fake,
+# base 5000), 2 without a leader (an election); group g3 has offsets for
+# 0 and 1, named by number.
+replicated_layout() {
+	BPORT=$(free_port)
+	BPORT2=$(free_port)
+	fake_broker "$BPORT" 1000
+	fake_broker "$BPORT2" 5000
+	layout <<-EOF
+	/brokers/ids/1 127.0.0.1-1:127.0.0.1:$BPORT
+	/brokers/ids/2 127.0.0.1-1:127.0.0.1:$BPORT2
+	/klog/topics/rt {"version":1,"partitions":{"0":[1,2],"1":[2,1],"2":[1,2]},"min_insync":1}
+	/klog/topics/rt/partitions/0/leader 1
+	/klog/topics/rt/partitions/1/leader 2
+	/klog/topics/rt/partitions/2/state {"version":1,"isr":[1,2],"leader":1,"controller_epoch":-1,"leader_epoch":0}
+	/consumers/g3/ids
+	/consumers/g3/offsets/rt/0 400
+	/consumers/g3/offsets/rt/1 5050
+	EOF
+}
+
+@test "group: describe and reset a replicated topic: partitions by number, ends from each leader" {
+	replicated_layout
+	run klog-group describe -g g3
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "$(printf 'g3\trt\t0\t400\t1000\t600\t-')" ]
+	[ "${lines[2]}" = "$(printf 'g3\trt\t1\t5050\t5100\t50\t-')" ]
+	[ "${lines[3]}" = "$(printf 'g3\trt\t2\t-\t-\t-\t-')" ]
+	[ "${#lines[@]}" -eq 4 ]
+	# A partition without a leader cannot be reset: unavailable.
+	run klog-group reset -g g3 -t rt --to-latest --execute
+	[ "$status" -eq 69 ]
+	[[ $output == *'topic "rt" partition 2: no leader'* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	layout <<-EOF
+	/klog/topics/rt/partitions/2/leader 1
+	EOF
+	run klog-group reset -g g3 -t rt --to-latest --execute
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "$(printf 'g3\trt\t0\t400\t1000')" ]
+	[ "${lines[3]}" = "$(printf 'g3\trt\t2\t-\t1200')" ]
+	run klog-group describe -g g3 -t rt -J
+	[ "$(echo "${lines[2]}" | jq -c '[.partition,.current,.log_end]')" = '["2",1200,1200]' ]
+}

@@ -46,6 +46,18 @@ typedef struct fake {
 	                                  wire error (0: answer) */
 	int offsets_garbage;           /* answer OFFSETS with a body that
 	                                  does not parse */
+	int16_t produce_error;         /* answer produces number
+	                                  [produce_error_from, +count) (1-based)
+	                                  with this, appending nothing; count
+	                                  -1: every one from then on */
+	int produce_error_from;
+	int produce_error_count;
+	int16_t fetch_error;           /* answer every partition of fetch
+	                                  number fetch_error_from (1-based)
+	                                  and later with this (NOT_LEADER: no
+	                                  more the leader); from 0: OFFSETS
+	                                  too */
+	int fetch_error_from;
 	/* Counters. */
 	int produces;
 	int fetches;
@@ -155,7 +167,12 @@ fake_produce(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 		res[i].partition = p->partition;
 		res[i].offset = -1;
 		res[i].error = KLOG_WIRE_NONE;
-		if (!fake_is_t(p->topic))
+		if (f->produce_error != KLOG_WIRE_NONE &&
+		    f->produces >= f->produce_error_from &&
+		    (f->produce_error_count < 0 || f->produces <
+		    f->produce_error_from + f->produce_error_count))
+			res[i].error = f->produce_error;
+		else if (!fake_is_t(p->topic))
 			res[i].error = KLOG_WIRE_UNKNOWN_TOPIC;
 		else if (p->partition < 0 || p->partition >= f->partitions)
 			res[i].error = KLOG_WIRE_WRONG_PARTITION;
@@ -195,7 +212,10 @@ fake_fetch(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 
 		if (p->max_bytes > f->max_fetch_asked)
 			f->max_fetch_asked = p->max_bytes;
-		if (p->partition < 0 || p->partition >= f->partitions)
+		if (f->fetch_error != KLOG_WIRE_NONE &&
+		    f->fetches >= f->fetch_error_from)
+			error = f->fetch_error;
+		else if (p->partition < 0 || p->partition >= f->partitions)
 			error = KLOG_WIRE_WRONG_PARTITION;
 		else if (p->offset < 0 ||
 		    p->offset > (int64_t)f->log[p->partition].len)
@@ -244,7 +264,9 @@ fake_offsets(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 	for (uint32_t i = 0; i < n; i++) {
 		int p = parts[i].partition;
 
-		errors[i] = p < 0 || p >= f->partitions ?
+		errors[i] = f->fetch_error != KLOG_WIRE_NONE &&
+		    f->fetch_error_from == 0 ? f->fetch_error :
+		    p < 0 || p >= f->partitions ?
 		    KLOG_WIRE_WRONG_PARTITION : KLOG_WIRE_NONE;
 		counts[i] = errors[i] == KLOG_WIRE_NONE &&
 		    parts[i].time < 0 ? 1 : 0;

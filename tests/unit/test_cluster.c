@@ -363,7 +363,8 @@ test_part_names(void **state)
 	assert_int_equal(b, INT32_MAX);
 	assert_int_equal(klog_cluster_part_name(buf, sizeof(buf), -1, 0),
 	    -KLOG_EINVAL);
-	assert_int_equal(klog_cluster_part_parse("1", &b, &p), -KLOG_EINVAL);
+	assert_int_equal(klog_cluster_part_parse("01", &b, &p), -KLOG_EINVAL);
+	assert_int_equal(klog_cluster_part_parse("", &b, &p), -KLOG_EINVAL);
 	assert_int_equal(klog_cluster_part_parse("-1-0", &b, &p),
 	    -KLOG_EINVAL);
 	assert_int_equal(klog_cluster_part_parse("1-", &b, &p), -KLOG_EINVAL);
@@ -372,6 +373,40 @@ test_part_names(void **state)
 	assert_int_equal(klog_cluster_part_parse("a-0", &b, &p), -KLOG_EINVAL);
 	assert_int_equal(klog_cluster_part_parse("1-0-0", &b, &p),
 	    -KLOG_EINVAL);
+}
+
+/* A replicated topic's partitions are named by number ("<p>"), in the
+ * group paths too, and sort numerically beside each other. */
+static void
+test_numbered_parts(void **state)
+{
+	char buf[128], a[] = "10", b2[] = "2", c[] = "1", d[] = "0";
+	char *v[] = { a, b2, c, d };
+	int32_t b = -1, p = -1;
+
+	(void)state;
+	assert_int_equal(klog_cluster_part_name(buf, sizeof(buf),
+	    KLOG_CLUSTER_NUMBERED, 7), 0);
+	assert_string_equal(buf, "7");
+	assert_int_equal(klog_cluster_part_parse("7", &b, &p), 0);
+	assert_int_equal(b, KLOG_CLUSTER_NUMBERED);
+	assert_int_equal(p, 7);
+	assert_int_equal(klog_cluster_part_name(buf, sizeof(buf),
+	    KLOG_CLUSTER_NUMBERED, -1), -KLOG_EINVAL);
+	assert_int_equal(klog_cluster_owner_path(buf, sizeof(buf), "g", "t",
+	    KLOG_CLUSTER_NUMBERED, 3), 0);
+	assert_string_equal(buf, "/consumers/g/owners/t/3");
+	assert_int_equal(klog_cluster_offset_path(buf, sizeof(buf), "g", "t",
+	    KLOG_CLUSTER_NUMBERED, 12), 0);
+	assert_string_equal(buf, "/consumers/g/offsets/t/12");
+	assert_int_equal(klog_cluster_offset_path(buf, sizeof(buf), "g", "t",
+	    -1, 0), 0);
+	assert_string_equal(buf, "/consumers/g/offsets/t");
+	klog_cluster_sort_names(v, 4);
+	assert_string_equal(v[0], "0");
+	assert_string_equal(v[1], "1");
+	assert_string_equal(v[2], "2");
+	assert_string_equal(v[3], "10");
 }
 
 int
@@ -389,6 +424,7 @@ main(void)
 		cmocka_unit_test(test_member_json),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_part_names),
+		cmocka_unit_test(test_numbered_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

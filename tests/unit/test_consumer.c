@@ -6,6 +6,8 @@
 #include <cmocka.h>
 
 #include "fakebroker.h"
+#include "fakeleader.h"
+#include "klog/clock.h"
 #include "klog/consumer.h"
 
 typedef struct got {
@@ -421,6 +423,128 @@ test_list(void **state)
 	klog_discovery_close(d);
 }
 
+/* Two replicas of topic "t": the same messages "<p>-<i>" at the same
+ * offsets. */
+static void
+replicas(fake_t **a, fake_t **b, int parts, int n)
+{
+	char text[16];
+
+	*a = fake_start(parts, 0);
+	*b = fake_start(parts, 0);
+	for (int p = 0; p < parts; p++)
+		for (int i = 0; i < n; i++) {
+			snprintf(text, sizeof(text), "%d-%d", p, i);
+			fake_append(*a, p, text);
+			fake_append(*b, p, text);
+		}
+}
+
+/* Every message "<p>-<i>" once, each partition in order. */
+static void
+expect_all_once(const got_t *g, int parts, int n)
+{
+	int next[8] = { 0 }, p, i;
+
+	assert_int_equal(g->n, parts * n);
+	for (int k = 0; k < g->n; k++) {
+		assert_int_equal(sscanf(g->payload[k], "%d-%d", &p, &i), 2);
+		assert_int_equal(p, g->partition[k]);
+		assert_int_equal(i, next[p]);
+		next[p]++;
+	}
+}
+
+/*
+ * The leader moves from a to b mid-read: a answers NOT_LEADER from its
+ * third fetch on; the consumer locates the partitions again (after an
+ * election: two locates without a leader) and goes on at b from the
+ * position it had, nothing lost or repeated.
+ */
+static void
+test_follows_leader(void **state)
+{
+	klog_consumer_config_t cfg;
+	klog_consumer_t *c = NULL;
+	klog_err_t err = { 0 };
+	fake_t *a, *b;
+	fakeleader_t fl;
+	got_t g;
+
+	(void)state;
+	replicas(&a, &b, 2, 10);
+	a->fetch_cap = 30;
+	a->fetch_error = KLOG_WIRE_NOT_LEADER;
+	a->fetch_error_from = 3;
+	fakeleader_init(&fl, a->addr, b->addr, 2);
+	fl.next_leader = 1;
+	fl.leaderless = 2;
+	config(&cfg);
+	assert_int_equal(klog_consumer_open(&fl.base, &cfg, &c, &err), 0);
+	assert_int_equal(run(c, &g, &err), KLOG_CONSUMER_DONE);
+	expect_all_once(&g, 2, 10);
+	assert_true(fl.invalidations >= 1);
+	assert_true(b->fetches > 0);
+	klog_consumer_close(c);
+	fake_stop(a);
+	fake_stop(b);
+}
+
+/* The leader's broker goes away: the partitions are located again too. */
+static void
+test_lost_leader(void **state)
+{
+	klog_consumer_config_t cfg;
+	klog_consumer_t *c = NULL;
+	klog_err_t err = { 0 };
+	fake_t *a, *b;
+	fakeleader_t fl;
+	got_t g;
+
+	(void)state;
+	replicas(&a, &b, 2, 10);
+	fakeleader_init(&fl, a->addr, b->addr, 2);
+	fl.next_leader = 1;
+	config(&cfg);
+	assert_int_equal(klog_consumer_open(&fl.base, &cfg, &c, &err), 0);
+	fake_stop(a);
+	assert_int_equal(run(c, &g, &err), KLOG_CONSUMER_DONE);
+	expect_all_once(&g, 2, 10);
+	klog_consumer_close(c);
+	fake_stop(b);
+}
+
+/* No leader for retry_for: given up with -KLOG_ENOTLEADER. */
+static void
+test_no_leader_gives_up(void **state)
+{
+	klog_consumer_config_t cfg;
+	klog_consumer_t *c = NULL;
+	klog_err_t err = { 0 };
+	int64_t t0 = klog_clock_mono_ms();
+	fake_t *a, *b;
+	fakeleader_t fl;
+	got_t g;
+
+	(void)state;
+	replicas(&a, &b, 1, 3);
+	a->fetch_error = KLOG_WIRE_NOT_LEADER;
+	a->fetch_error_from = 1;
+	fakeleader_init(&fl, a->addr, b->addr, 1);
+	fl.next_leader = 1;
+	fl.leaderless = 1000000;
+	config(&cfg);
+	cfg.retry_for_ms = 300;
+	assert_int_equal(klog_consumer_open(&fl.base, &cfg, &c, &err), 0);
+	assert_int_equal(run(c, &g, &err), -KLOG_ENOTLEADER);
+	assert_non_null(strstr(err.msg, "gave up after"));
+	assert_true(klog_clock_mono_ms() - t0 < 3000);
+	assert_int_equal(g.n, 0);
+	klog_consumer_close(c);
+	fake_stop(a);
+	fake_stop(b);
+}
+
 int
 main(void)
 {
@@ -433,6 +557,9 @@ main(void)
 		cmocka_unit_test(test_gzip_offsets),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_follows_leader),
+		cmocka_unit_test(test_lost_leader),
+		cmocka_unit_test(test_no_leader_gives_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

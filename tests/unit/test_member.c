@@ -270,6 +270,79 @@ test_reads_and_commits(void **state)
 	env_stop(&e);
 }
 
+/*
+ * A replicated topic (its /klog/topics nodes written by hand, broker 1
+ * leading both partitions): the group names the partitions by number,
+ * keeps owners and offsets at .../t/<p>, and reads from the leader.
+ */
+static void
+test_replicated_topic(void **state)
+{
+	klog_err_t err = { 0, "" };
+	char text[8], path[64];
+	int64_t off = -1;
+	env_t e;
+	mem_t m;
+	int steps = 0;
+
+	(void)state;
+	NEED_SERVER();
+	memset(&e, 0, sizeof(e));
+	snprintf(e.connect, sizeof(e.connect), "%s/mr", server.connect);
+	e.f = fake_start(2, 0);
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < 2; i++) {
+			snprintf(text, sizeof(text), "%d-%d", p, i);
+			fake_append(e.f, p, text);
+		}
+	e.zk = zk_open(e.connect);
+	assert_int_equal(klog_cluster_register_broker(e.zk, 1, "127.0.0.1",
+	    e.f->port, 0, &err), 0);
+	static const char assignment[] = "{\"version\":1,\"partitions\":"
+	    "{\"0\":[1],\"1\":[1]},\"min_insync\":1}";
+	assert_int_equal(klog_zk_put(e.zk, "/klog/topics/t", assignment,
+	    strlen(assignment), &err), 0);
+	for (int p = 0; p < 2; p++) {
+		snprintf(path, sizeof(path),
+		    "/klog/topics/t/partitions/%d/leader", p);
+		assert_int_equal(klog_zk_mkdirs(e.zk, path, &err), 0);
+		assert_int_equal(klog_zk_delete(e.zk, path, -1, &err), 0);
+		assert_int_equal(klog_zk_create_ephemeral(e.zk, path, "1", 1,
+		    0, &err), 0);
+	}
+	mem_open(&m, &e, 1, 20);
+	while (step(&m) != KLOG_CONSUMER_DONE)
+		assert_true(++steps < 1000);
+	assert_int_equal(m.s.total, 4);
+	assert_true(said(&m.s, " reads 0 1", 1));
+	assert_int_equal(klog_member_leave(m.mb, &err), 0);
+	for (int p = 0; p < 2; p++) {
+		assert_int_equal(klog_cluster_offset_read(e.zk, "g", "t",
+		    KLOG_CLUSTER_NUMBERED, p, &off, &err), 0);
+		assert_int_equal(off, (int64_t)e.f->log[p].len);
+	}
+	assert_int_equal(klog_zk_exists(e.zk, "/consumers/g/offsets/t/1", 0,
+	    NULL, &err), 0);
+	mem_close(&m);
+
+	/* Partition 1 without a leader (an election): the member waits,
+	 * longer than its retry_for, and reads once the leader is there. */
+	assert_int_equal(klog_zk_delete(e.zk,
+	    "/klog/topics/t/partitions/1/leader", -1, &err), 0);
+	mem_open(&m, &e, 1, 20);
+	int64_t t0 = klog_clock_mono_ms();
+	while (klog_clock_mono_ms() - t0 < 600)
+		assert_int_not_equal(step(&m), KLOG_CONSUMER_DONE);
+	assert_true(said(&m.s, "no leader", -1));
+	assert_int_equal(klog_zk_create_ephemeral(e.zk,
+	    "/klog/topics/t/partitions/1/leader", "1", 1, 0, &err), 0);
+	steps = 0;
+	while (step(&m) != KLOG_CONSUMER_DONE)
+		assert_true(++steps < 5000);
+	mem_close(&m);
+	env_stop(&e);
+}
+
 /* What the caller could not write is not committed: the positions noted
  * stay where the last good flush left them (here: the start). */
 static void
@@ -396,6 +469,7 @@ main(void)
 		cmocka_unit_test(test_failed_flush_commits_nothing_unwritten),
 		cmocka_unit_test(test_rebalance_hands_over),
 		cmocka_unit_test(test_broker_gone_is_retried),
+		cmocka_unit_test(test_replicated_topic),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "fakebroker.h"
+#include "fakeleader.h"
 #include "klog/clock.h"
 #include "klog/producer.h"
 
@@ -340,6 +341,309 @@ test_gives_up(void **state)
 	klog_discovery_close(d);
 }
 
+/*
+ * The order a retry keeps: requests pipelined behind a refused one may have
+ * been appended before it is sent again, so a record's first copy can come
+ * early; its last copy is in order (records i < j of a partition: i's last
+ * copy before j's).
+ */
+static int
+last_copies_in_order(fake_t *f, int nrecords)
+{
+	int *last = calloc((size_t)nrecords, sizeof(int));
+	int *part = calloc((size_t)nrecords, sizeof(int));
+	int seq = 0, ok = 1, prev[FAKE_MAX_PARTS];
+	klog_iter_t it;
+	klog_msg_t m;
+	int i;
+
+	for (int p = 0; p < FAKE_MAX_PARTS; p++) {
+		prev[p] = -1;
+		klog_iter_init(&it, f->log[p].data, f->log[p].len, 0,
+		    KLOG_ITER_DEEP, 0);
+		while (klog_iter_next(&it, &m) == 1) {
+			assert_int_equal(sscanf((const char *)m.payload,
+			    "rec %d", &i), 1);
+			last[i] = ++seq;
+			part[i] = p;
+		}
+		klog_iter_free(&it);
+	}
+	for (i = 0; i < nrecords; i++) {
+		if (last[i] == 0)
+			continue;
+		if (prev[part[i]] >= 0 && last[prev[part[i]]] > last[i])
+			ok = 0;
+		prev[part[i]] = i;
+	}
+	free(last);
+	free(part);
+	return ok;
+}
+
+/* Both fakes' logs, partition by partition, a's before b's: what a reader
+ * following the leader from a to b sees. */
+static void
+collect_two(fake_t *a, fake_t *b, int nrecords, seen_t *s)
+{
+	static fake_t both;
+
+	for (int p = 0; p < FAKE_MAX_PARTS; p++) {
+		klog_buf_init(&both.log[p]);
+		klog_buf_put(&both.log[p], a->log[p].data, a->log[p].len);
+		klog_buf_put(&both.log[p], b->log[p].data, b->log[p].len);
+	}
+	collect(&both, nrecords, s);
+	for (int p = 0; p < FAKE_MAX_PARTS; p++)
+		klog_buf_free(&both.log[p]);
+}
+
+/*
+ * The leader of a replicated topic moves from a to b: a answers NOT_LEADER
+ * from its 6th produce on, the discovery names b (after two locates
+ * without a leader: an election) once asked again.  Every record ends up
+ * acknowledged, none refused, each partition in order.
+ */
+static void
+test_follows_leader(void **state)
+{
+	fake_t *a = fake_start(2, 0), *b = fake_start(2, 0);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	fakeleader_t fl;
+	seen_t s;
+
+	(void)state;
+	fakeleader_init(&fl, a->addr, b->addr, 2);
+	fl.next_leader = 1;
+	fl.leaderless = 2;
+	a->produce_error = KLOG_WIRE_NOT_LEADER;
+	a->produce_error_from = 6;
+	a->produce_error_count = -1;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(&fl.base, &cfg, &p, &err), 0);
+	produce(p, 500, 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 500);
+	assert_int_equal(st.failed, 0);
+	assert_null(klog_producer_error(p));
+	assert_true(fl.invalidations >= 1);
+	assert_true(b->produces > 0);
+	collect_two(a, b, 500, &s);
+	for (int i = 0; i < 500; i++)
+		assert_true(s.hits[i] >= 1);
+	assert_int_equal(s.count, 500);  /* NOT_LEADER appends nothing */
+	assert_true(s.in_order);
+	free(s.hits);
+	klog_producer_close(p);
+	fake_stop(a);
+	fake_stop(b);
+}
+
+/* NOT_ENOUGH_REPLICAS is waited out on the same broker, as Kafka's
+ * producer retries it. */
+static void
+test_not_enough_replicas_retried(void **state)
+{
+	fake_t *f = fake_start(2, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	seen_t s;
+
+	(void)state;
+	f->produce_error = KLOG_WIRE_NOT_ENOUGH_REPLICAS;
+	f->produce_error_from = 3;
+	f->produce_error_count = 4;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	produce(p, 300, 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 300);
+	assert_int_equal(st.failed, 0);
+	collect(f, 300, &s);
+	for (int i = 0; i < 300; i++)
+		assert_true(s.hits[i] >= 1);
+	assert_true(last_copies_in_order(f, 300));
+	free(s.hits);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+/* Too few replicas for good, or a leader never elected: the producer
+ * gives up after retry_for with the cause's code. */
+static void
+check_gives_up(int16_t wire, int leaderless, int want)
+{
+	fake_t *a = fake_start(1, 0), *b = fake_start(1, 0);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	fakeleader_t fl;
+	int64_t t0;
+
+	fakeleader_init(&fl, a->addr, b->addr, 1);
+	fl.next_leader = leaderless ? 1 : 0;
+	fl.leaderless = leaderless;
+	a->produce_error = wire;
+	a->produce_error_from = 1;
+	a->produce_error_count = -1;
+	config(&cfg, 10);
+	cfg.retry_for_ms = 300;
+	assert_int_equal(klog_producer_open(&fl.base, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_send(p, "x", 1, NULL, 0), 0);
+	t0 = klog_clock_mono_ms();
+	assert_int_equal(klog_producer_drain(p, &err), want);
+	assert_non_null(strstr(err.msg, "gave up after"));
+	assert_true(klog_clock_mono_ms() - t0 < 3000);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 0);
+	klog_producer_close(p);
+	fake_stop(a);
+	fake_stop(b);
+}
+
+static void
+test_retryable_gives_up(void **state)
+{
+	(void)state;
+	check_gives_up(KLOG_WIRE_NOT_ENOUGH_REPLICAS, 0, -KLOG_ENOREPLICAS);
+	check_gives_up(KLOG_WIRE_NOT_LEADER, 1000000, -KLOG_ENOTLEADER);
+}
+
+/*
+ * Partition 1 has no leader: the producer opens anyway, keyless records go
+ * to partition 0 only (nothing waits, so nothing fails), and a keyed
+ * record for partition 1 waits until its leader is there.
+ */
+static void
+test_partition_without_leader(void **state)
+{
+	fake_t *a = fake_start(2, 0);
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	fakeleader_t fl;
+	char key[16];
+	int i = 0;
+	seen_t s;
+
+	(void)state;
+	fakeleader_init(&fl, a->addr, NULL, 2);
+	fl.no_leader_part = 1;
+	config(&cfg, 10);
+	assert_int_equal(klog_producer_open(&fl.base, &cfg, &p, &err), 0);
+	produce(p, 100, 0);
+	collect(a, 100, &s);
+	assert_int_equal(s.per_part[0], 100);
+	free(s.hits);
+	while (klog_producer_hash(key, (size_t)snprintf(key, sizeof(key),
+	    "k%d", i)) % 2 != 1)
+		i++;
+	assert_int_equal(klog_producer_send(p, "late", 5, key, strlen(key)),
+	    0);
+	klog_producer_flush(p);
+	for (int k = 0; k < 5; k++)
+		assert_true(klog_producer_poll(p, -1, 20, &err) >= 0);
+	assert_false(klog_producer_done(p));
+	fl.no_leader_part = -1;
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 101);
+	assert_int_equal(a->log[1].len, klog_entry_size(5));
+	klog_producer_close(p);
+	fake_stop(a);
+}
+
+/* A 0.7 cluster shrinking: indexes 0-1 on a and 2-3 on b, then a gone
+ * and 0-1 on b. */
+typedef struct shrink {
+	klog_discovery_t base;
+	fake_t *a, *b;
+	int gone;
+} shrink_t;
+
+static int
+sh_partitions(klog_discovery_t *d, const char *topic, klog_err_t *err)
+{
+	(void)topic;
+	(void)err;
+	return ((shrink_t *)d)->gone ? 2 : 4;
+}
+
+static int
+sh_locate(klog_discovery_t *d, const char *topic, int index,
+    klog_discovery_part_t *out, klog_err_t *err)
+{
+	shrink_t *s = (shrink_t *)d;
+	fake_t *f = s->gone || index >= 2 ? s->b : s->a;
+
+	(void)topic;
+	(void)err;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->addr.host, sizeof(out->addr.host), "127.0.0.1");
+	snprintf(out->addr.port, sizeof(out->addr.port), "%d", f->port);
+	out->partition = s->gone ? index : index % 2;
+	out->broker_id = f == s->a ? 1 : 2;
+	return 0;
+}
+
+static void
+sh_nothing(klog_discovery_t *d)
+{
+	(void)d;
+}
+
+static const klog_discovery_ops_t shrink_ops = {
+	.partitions = sh_partitions,
+	.locate = sh_locate,
+	.invalidate = sh_nothing,
+	.close = sh_nothing,
+};
+
+/*
+ * Requests queued on a broker that stays, for indexes past the new count,
+ * are acknowledged after the refresh: the per-index retry state is not
+ * indexed past its end (ASan caught that write when it was).
+ */
+static void
+test_refresh_shrinks(void **state)
+{
+	shrink_t sh = { .base = { &shrink_ops } };
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	char rec[16];
+
+	(void)state;
+	sh.a = fake_start(2, 0);
+	sh.b = fake_start(2, 0);
+	config(&cfg, 1);
+	assert_int_equal(klog_producer_open(&sh.base, &cfg, &p, &err), 0);
+	for (int i = 0; i < 8; i++) {
+		int len = snprintf(rec, sizeof(rec), "rec %d", i);
+
+		assert_int_equal(klog_producer_send(p, rec, (size_t)len + 1,
+		    NULL, 0), 0);
+	}
+	sh.gone = 1;
+	assert_int_equal(klog_producer_refresh(p, &err), 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 8);
+	klog_producer_close(p);
+	fake_stop(sh.a);
+	fake_stop(sh.b);
+}
+
 int
 main(void)
 {
@@ -352,6 +656,11 @@ main(void)
 		cmocka_unit_test(test_acks_none_and_gzip),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_gives_up),
+		cmocka_unit_test(test_follows_leader),
+		cmocka_unit_test(test_not_enough_replicas_retried),
+		cmocka_unit_test(test_retryable_gives_up),
+		cmocka_unit_test(test_refresh_shrinks),
+		cmocka_unit_test(test_partition_without_leader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
