@@ -849,10 +849,16 @@ map_partitions(klog_producer_t *p, int n, klog_err_t *err)
 		p->links_cap = p->nlinks + n + 1;
 	}
 	for (int i = 0; i < n; i++) {
-		rc = klog_discovery_locate(p->d, p->topic, i, &where, err);
+		klog_err_t e = { 0 };
+
+		rc = klog_discovery_locate(p->d, p->topic, i, &where, &e);
 		/* A partition between leaders (only a replicated one is)
 		 * waits in limbo; the others go on (the error is returned,
-		 * so the caller asks again). */
+		 * so the caller asks again).  The error named is the first
+		 * one of a partition the producer writes to. */
+		if (rc < 0 && (rc != -KLOG_ENOTLEADER || (leaderless == 0 &&
+		    (p->cfg.partition < 0 || p->cfg.partition == i))))
+			*err = e;
 		if (rc == -KLOG_ENOTLEADER) {
 			if (p->limbo < 0) {
 				memset(&where, 0, sizeof(where));
@@ -860,7 +866,8 @@ map_partitions(klog_producer_t *p, int n, klog_err_t *err)
 			}
 			num[i] = i;
 			link[i] = p->limbo;
-			leaderless = rc;
+			if (p->cfg.partition < 0 || p->cfg.partition == i)
+				leaderless = rc;
 			replicated = 1;
 			continue;
 		}
