@@ -89,11 +89,25 @@ void core_want_flush(klog_core_t *c, klog_core_part_t *p);
 
 /* corerep.c, for core.c */
 /* What consumers may see of p: its flushed end, or for a replicated
- * partition the committed end. */
-int64_t core_visible_end(const klog_core_part_t *p);
+ * partition the committed end.  Inline: on every request's path. */
+static inline int64_t
+core_visible_end(const klog_core_part_t *p)
+{
+	int64_t fe = klog_log_flushed_end(p->log);
+
+	return p->rep == NULL ? fe : klog_replica_committed(p->rep, fe);
+}
+
+int16_t core_rep_check_replicated(const klog_core_part_t *p, int acks);
+
 /* A wire error if p is replicated and not led here (or acks=all cannot be
  * taken now). */
-int16_t core_rep_check(const klog_core_part_t *p, int acks);
+static inline int16_t
+core_rep_check(const klog_core_part_t *p, int acks)
+{
+	return p->rep == NULL ? KLOG_WIRE_NONE :
+	    core_rep_check_replicated(p, acks);
+}
 /* p's flushed end moved; for a follower, tell the fetcher. */
 void core_rep_flushed(klog_core_t *c, klog_core_part_t *p);
 void core_rep_stop(klog_core_t *c);

@@ -17,19 +17,9 @@
 
 /* ---- for core.c ---- */
 
-int64_t
-core_visible_end(const klog_core_part_t *p)
-{
-	int64_t fe = klog_log_flushed_end(p->log);
-
-	return p->rep == NULL ? fe : klog_replica_committed(p->rep, fe);
-}
-
 int16_t
-core_rep_check(const klog_core_part_t *p, int acks)
+core_rep_check_replicated(const klog_core_part_t *p, int acks)
 {
-	if (p->rep == NULL)
-		return KLOG_WIRE_NONE;
 	if (p->rep->role != KLOG_REPLICA_LEADER)
 		return KLOG_WIRE_NOT_LEADER;
 	if (acks == KLOG_ACKS_ALL &&
