@@ -72,3 +72,38 @@ leaders() {
 	run -69 klog-consume -Z "$ZKC" -t rt -p 0 -o beginning -e --retry-for 1s
 	[[ $output == *'partition 0: no leader'* ]]
 }
+
+# seen: records the two group members have written, once each.
+seen() {
+	cat "$TMP"/m1.out "$TMP"/m2.out | sort -u | wc -l
+}
+
+@test "follow: a consumer group reads a replicated topic through a leader's kill -9" {
+	local l i
+	rep_broker 1
+	rep_broker 2
+	klog-group -Z "$ZKC" create-topic -t rt --partitions 2 \
+		--replication-factor 2 --min-insync-replicas 1 >/dev/null
+	rep_wait "$REP_WAIT" leaders
+	seq 1 200 | klog-produce -Z "$ZKC" -t rt -a all
+	for i in 1 2; do
+		klog-consume -Z "$ZKC" -t rt -G g -o beginning -u \
+			--zk-session-timeout "$REP_ZKS" --retry-for 60s \
+			>"$TMP/m$i.out" 2>"$TMP/m$i.err" &
+		PIDS+=("$!")
+	done
+	rep_wait "$REP_WAIT" eval '[ "$(seen)" -eq 200 ]'
+	l=$(rep_leader rt 0)
+	rep_kill "$l"
+	rep_wait_new_leader rt 0 "$l"
+	seq 201 400 | klog-produce -Z "$ZKC" -t rt -a all
+	rep_wait "$REP_WAIT" eval '[ "$(seen)" -eq 400 ]'
+	# Every record is one of those produced: nothing made up.
+	[ "$(cat "$TMP"/m1.out "$TMP"/m2.out | sort -un | head -n 1)" = 1 ]
+	[ "$(cat "$TMP"/m1.out "$TMP"/m2.out | sort -un | tail -n 1)" = 400 ]
+	# The group's offsets are kept by partition number.
+	run -0 klog-group -Z "$ZKC" -H describe -g g
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "g	rt	0	"* ]]
+	[[ "${lines[1]}" == "g	rt	1	"* ]]
+}

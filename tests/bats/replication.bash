@@ -24,7 +24,7 @@ REP_LAG=${REP_LAG:-3s}	# --replica-lag-time
 REP_RETRY=${REP_RETRY:-90s}	# clients' --retry-for through the faults
 REP_WAIT=${REP_WAIT:-60}	# bound of every wait, seconds
 declare -gA PROD_PIDS
-declare -ga REP_SENT REP_CONSUMED
+declare -ga REP_SENT=() REP_CONSUMED=()
 REP_NPART=0
 
 rep_zk() { printf '%s' "${ZKC:-$ZK}"; }
