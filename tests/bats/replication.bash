@@ -196,6 +196,7 @@ rep_produce_stop() {
 # beginning throughout the faults, into $TMP/consumed-N.
 rep_consume_start() {
 	local f="$TMP/consumed-${#REP_CONSUMED[@]}"
+	: >"$f"
 	klog-consume -Z "$(rep_zk)" -t "$1" -o beginning -u -f "$REP_FMT" \
 		--zk-session-timeout "$REP_ZKS" --retry-for "$REP_RETRY" \
 		>"$f" 2>"$f.err" 3>&- &
