@@ -2,7 +2,7 @@
  * Kafka 0.7 message sets: encoding, gzip wrappers, iteration, validation.
  *
  * The hot path is klog_iter_next() on uncompressed entries and
- * klog_msgset_validate(): both parse a header, run zlib's crc32() over the
+ * klog_msgset_validate(): both parse a header, run klog_crc32() over the
  * payload and move on, with no allocation.  Only opening a gzip wrapper
  * allocates (one buffer per wrapper, owned by the iterator).
  *
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "klog/error.h"
@@ -43,10 +44,16 @@ klog_codec_name(int codec)
 	}
 }
 
+uint32_t
+klog_crc32(uint32_t crc, const void *p, size_t len)
+{
+	return libdeflate_crc32(crc, p, len);
+}
+
 static uint32_t
 crc_of(const uint8_t *p, uint32_t len)
 {
-	return (uint32_t)crc32(0, p, len);
+	return klog_crc32(0, p, len);
 }
 
 size_t

@@ -8,7 +8,7 @@
  *    could not even be truncated away is overwritten by the next append.
  *  - Recovery reads RECOVER_CHUNK at a time and only ever allocates that
  *    one buffer: an entry larger than it is checked by streaming its
- *    payload through crc32.
+ *    payload through klog_crc32().
  *  - A read's boundary check is one pread into a BOUNDARY_READ buffer on
  *    the stack, so a fetch allocates nothing.
  */
@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
 
 #include "klog/error.h"
 #include "klog/fdcache.h"
@@ -205,7 +204,7 @@ fail:
 
 /*
  * The entry at pos fills the whole recovery buffer (buf holds have bytes of
- * it): check it by streaming its payload through crc32.  Returns 1 if it is
+ * it): check it by streaming its payload through klog_crc32().  Returns 1 if it is
  * whole and valid, 0 if not, or an I/O error.
  */
 static int
@@ -214,7 +213,7 @@ check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
 {
 	uint32_t length = klog_be32(buf), want;
 	size_t hdr;
-	uLong crc;
+	uint32_t crc;
 	int64_t at, end;
 	ssize_t n;
 
@@ -225,8 +224,8 @@ check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
 	if (end > fsize)
 		return 0;
 	want = klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4);
-	crc = crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
-	    (uInt)(have - KLOG_LENGTH_SIZE - hdr));
+	crc = klog_crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
+	    have - KLOG_LENGTH_SIZE - hdr);
 	for (at = pos + (int64_t)have; at < end; at += n) {
 		n = pread(fd, buf, (size_t)min64(end - at, (int64_t)have), at);
 		if (n < 0 && errno == EINTR) {
@@ -235,10 +234,10 @@ check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
 		}
 		if (n <= 0)
 			return n < 0 ? -KLOG_EIO : 0;
-		crc = crc32(crc, buf, (uInt)n);
+		crc = klog_crc32(crc, buf, (size_t)n);
 	}
 	*next = end;
-	return (uint32_t)crc == want;
+	return crc == want;
 }
 
 /* Fill buf[have..) from the file at pos + have, up to cap or *size (which
@@ -387,7 +386,7 @@ crc_ok(const uint8_t *p, uint32_t length)
 {
 	uint32_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
 
-	return crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
+	return klog_crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
 	    klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
 }
 

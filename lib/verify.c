@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
-#include <zlib.h>
 
 #include "klog/error.h"
 #include "klog/format.h"
@@ -73,7 +72,7 @@ check_range(const uint8_t *p, size_t len)
 
 	while ((hdr = entry_header(p + pos, len - pos, &length)) != 0) {
 		q = p + pos + KLOG_LENGTH_SIZE;
-		if (crc32(0, q + hdr, length - (uint32_t)hdr) !=
+		if (klog_crc32(0, q + hdr, length - (uint32_t)hdr) !=
 		    klog_be32(q + hdr - 4))
 			return 1;
 		pos += KLOG_LENGTH_SIZE + length;

@@ -8,6 +8,7 @@ need() { # package, then a file that proves it is installed
 need build-essential /usr/bin/make
 need gcc /usr/bin/gcc
 need zlib1g-dev /usr/include/zlib.h
+need libdeflate-dev /usr/include/libdeflate.h
 need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h
 need zookeeper /usr/share/zookeeper/bin/zkServer.sh
 need libcmocka-dev /usr/include/cmocka.h

@@ -18,7 +18,8 @@
  *   +-----------+---------+---------+-----------+---------------+
  *      attrs & 0x03 = codec: 0 none, 1 gzip, 2 snappy (3 is invalid)
  *
- * crc32 is zlib's crc32() of the payload bytes only.  A gzip wrapper is a
+ * crc32 is the CRC-32 of zlib and gzip (klog_crc32()) of the payload bytes
+ * only.  A gzip wrapper is a
  * magic-1 message whose payload is an RFC 1952 gzip stream of an inner
  * message set.
  *
@@ -75,6 +76,14 @@ klog_entry_size(size_t payload_len)
 {
 	return payload_len + KLOG_MSG_OVERHEAD;
 }
+
+/*
+ * The CRC-32 of the format (zlib's and gzip's, reflected 0xEDB88320) over
+ * p[0..len), continuing from crc (0 to start).  libdeflate's, which folds
+ * with carry-less multiplication where the CPU has it: several times
+ * zlib's crc32() on the 200-byte payloads klog carries.
+ */
+uint32_t klog_crc32(uint32_t crc, const void *p, size_t len);
 
 /*
  * Write one magic-0 entry for payload into buf, which must hold

@@ -1053,10 +1053,37 @@ test_fixtures_bad(void **state)
 	free(data);
 }
 
+/* klog_crc32() is zlib's crc32(), at every length and alignment, and
+ * continues a running CRC the same way. */
+static void
+test_crc32_is_zlibs(void **state)
+{
+	static uint8_t buf[4096 + 64];
+	uint32_t x = 2463534242u;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+	assert_int_equal(klog_crc32(0, buf, 0), 0);
+	assert_int_equal(klog_crc32(0, "123456789", 9), 0xcbf43926u);
+	for (size_t len = 0; len <= 4096; len += len < 300 ? 1 : 61)
+		for (size_t off = 0; off < 16; off += 5)
+			assert_int_equal(klog_crc32(0, buf + off, len),
+			    (uint32_t)crc32(0, buf + off, (uInt)len));
+	for (size_t cut = 0; cut <= 1000; cut += 37)
+		assert_int_equal(klog_crc32(klog_crc32(0, buf, cut), buf + cut,
+		    1000 - cut), (uint32_t)crc32(0, buf, 1000));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32_is_zlibs),
 		cmocka_unit_test(test_codec_name),
 		cmocka_unit_test(test_encode_facts),
 		cmocka_unit_test(test_decode_facts),
