@@ -204,8 +204,8 @@ fail:
 
 /*
  * The entry at pos fills the whole recovery buffer (buf holds have bytes of
- * it): check it by streaming its payload through klog_crc32().  Returns 1 if it is
- * whole and valid, 0 if not, or an I/O error.
+ * it): check it by streaming its payload through klog_crc32().  Returns 1
+ * if it is whole and valid, 0 if not, or an I/O error.
  */
 static int
 check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,

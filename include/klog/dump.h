@@ -117,9 +117,9 @@ typedef int (*klog_dump_cb)(void *arg, const klog_dump_event_t *ev);
  * checked for contiguity.  Files in a directory that are not named like
  * segments are skipped; a replica's leader epochs (its `leader-epochs`)
  * come first as EPOCH events, and an epoch that does not start on an
- * entry of the walk is a CORRUPT event at its start.  With o->start, the file or partition must contain
- * that offset (-KLOG_ERANGE) and it must begin an entry
- * (-KLOG_ENOTBOUNDARY); earlier segments are not read.
+ * entry of the walk is a CORRUPT event at its start.  With o->start, the
+ * file or partition must contain that offset (-KLOG_ERANGE) and it must
+ * begin an entry (-KLOG_ENOTBOUNDARY); earlier segments are not read.
  *
  * Returns 0 once everything was read: problems in the data are events, not
  * errors.  Otherwise, with err naming the file: -KLOG_ENOENT, -KLOG_EIO

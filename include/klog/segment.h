@@ -124,8 +124,8 @@ int klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
  * offset, for messages)?  readable bytes of it may be read, written bytes
  * exist.  One read of up to 4 KiB readable bytes, from the page cache if it
  * holds the header (pages past pos's own are read only if all are cached,
- * so that no read of a cold page is even started): the header must be sane and the entry must end inside
- * the written bytes; if all of it was read, its CRC must match too, unless
+ * so that no read of a cold page is even started): the header must be sane
+ * and the entry must end inside the written bytes; if all of it was read, its CRC must match too, unless
  * it is a corrupt message that is to be served for the reader to report
  * (the segment's end or another whole valid entry follows it).
  * -KLOG_ENOTBOUNDARY if not, -KLOG_EIO if the read fails.
