@@ -626,6 +626,44 @@ test_acks_all_waits_for_the_isr(void **state)
 	assert_int_equal(v[1], 0);
 }
 
+static void
+test_long_poll_waits_for_the_hw(void **state)
+{
+	struct fx *f = *state;
+	const int32_t r12[] = { 1, 2 };
+	klog_fetch_part_t fp = { str("rt"), 0, 0, 1 << 20 };
+	klog_fetch_req_t req = { 5000, 1, 1, &fp };
+	klog_core_reply_t rp = reply(f);
+	klog_core_item_t it;
+	klog_core_park_t *pk;
+	klog_rfetch_resp_t resp;
+	klog_rfetch_req_t q;
+	klog_core_read_t r;
+	klog_log_t *log;
+
+	lead(f, "rt", 1, r12, 2, r12, 2, 1);
+	log = plog(f, "rt");
+	assert_int_equal(klog_core_fetch(f->core, &req, &it), 0);
+	pk = klog_core_park(f->core, KLOG_CORE_FETCH, 5, &it, 1, 1, &rp);
+	assert_non_null(pk);
+	klog_core_park_fetch(pk, 1, 5000);
+	/* Flushed on the leader: not committed, still waiting. */
+	assert_int_equal(produce_now(f, "rt", "hello", 1, NULL), 0);
+	settle(f, log);
+	assert_int_equal(f->finished, 0);
+	/* The follower has it: HW 14 wakes the consumer. */
+	q = rreq("rt", 2, 1, E, E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(f->finished, 1);
+	assert_ptr_equal(f->done[0], pk);
+	klog_core_fetch_read(f->core, &pk->items[0], 1 << 20, &r);
+	assert_int_equal(r.error, KLOG_WIRE_NONE);
+	assert_int_equal(r.log_end, E);
+	assert_true(r.has_slice);
+	assert_int_equal(r.slice.len, E);
+	klog_log_slice_release(&r.slice);
+}
+
 /* ---- 3. REPLICA_FETCH ---- */
 
 static void
@@ -824,8 +862,10 @@ test_isr_change_deposed(void **state)
 
 	/* The state moved under us: the change is not made, we step down. */
 	f->isr_rc = -KLOG_EBUSY;
-	q = rreq("rt", 2, 1, E, 0, 1, 0);
-	(void)klog_core_rfetch(f->core, &q, &it, &resp);
+	/* A long poll level with the leader: answered now, not parked on a
+	 * partition no longer led here. */
+	q = rreq("rt", 2, 1, E, 0, 1, 5000);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NOT_LEADER);
 	assert_int_equal(f->nisr, 1);
 	assert_call(&f->isr[0], "rt", 1, w13, 2);
 	assert_int_equal(klog_core_part_replica(p)->role,
@@ -1064,6 +1104,8 @@ main(void)
 		    test_lead_records_epoch_and_refuses_below_min, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_acks_all_waits_for_the_isr,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_poll_waits_for_the_hw,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rfetch_errors, setup,
 		    teardown),
