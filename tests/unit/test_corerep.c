@@ -1097,35 +1097,23 @@ test_may_lead_behind(void **state)
 int
 main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_replicated_without_role,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_lead_records_epoch_and_refuses_below_min, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_acks_all_waits_for_the_isr,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_long_poll_waits_for_the_hw,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rfetch_errors, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_rfetch_epochs, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_isr_shrinks_and_grows,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_isr_change_deposed, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_isr_below_min_after_append,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_isr_laggard_at_tick, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_follower_append_truncate_hw,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_may_lead_empty, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_may_lead_behind, setup,
-		    teardown),
+		T(test_replicated_without_role),
+		T(test_lead_records_epoch_and_refuses_below_min),
+		T(test_acks_all_waits_for_the_isr),
+		T(test_long_poll_waits_for_the_hw),
+		T(test_rfetch_errors),
+		T(test_rfetch_epochs),
+		T(test_isr_shrinks_and_grows),
+		T(test_isr_change_deposed),
+		T(test_isr_below_min_after_append),
+		T(test_isr_laggard_at_tick),
+		T(test_follower_append_truncate_hw),
+		T(test_may_lead_empty),
+		T(test_may_lead_behind),
 	};
+#undef T
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
