@@ -916,6 +916,10 @@ klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
 		return;
 	}
 	max = it->max < budget ? it->max : budget;
+	/* The log reads to its flushed end; a replicated partition's
+	 * consumer stops at the committed end. */
+	if (r->log_end - it->offset < max)
+		max = r->log_end - it->offset;
 	rc = klog_log_read(it->part->log, it->offset, (size_t)max, &r->slice,
 	    &err);
 	if (rc < 0) {

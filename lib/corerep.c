@@ -387,8 +387,14 @@ klog_core_rfetch(klog_core_t *c, const klog_rfetch_req_t *q,
 		it->error = KLOG_WIRE_OFFSET_OUT_OF_RANGE;
 		return 1;
 	}
-	if (shrink || expand)
+	if (shrink || expand) {
 		isr_update(c, p, q->replica_id, expand);
+		/* It found us deposed: no long poll on what is not led here. */
+		if (p->rep->role != KLOG_REPLICA_LEADER) {
+			it->error = KLOG_WIRE_NOT_LEADER;
+			return 1;
+		}
+	}
 	if (klog_replica_advance(p->rep, fe))
 		core_part_moved(c, p, 0);
 	/* A chunk never crosses an epoch: the follower records each. */
