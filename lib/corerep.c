@@ -407,6 +407,27 @@ klog_core_rfetch(klog_core_t *c, const klog_rfetch_req_t *q,
 	    q->last_epoch < p->rep->epoch;
 }
 
+void
+klog_core_rpos(klog_core_t *c, const klog_rfetch_req_t *q)
+{
+	klog_core_part_t *p;
+	int16_t werr;
+	int shrink, expand;
+
+	if ((p = core_part_lookup(c, q->topic, q->partition, &werr)) == NULL ||
+	    p->rep == NULL)
+		return;
+	if (klog_replica_on_pos(p->rep, q, klog_log_end(p->log),
+	    klog_log_flushed_end(p->log), klog_clock_mono_ms(), &shrink,
+	    &expand) != KLOG_WIRE_NONE)
+		return;
+	if (shrink || expand)
+		isr_update(c, p, q->replica_id, expand);
+	if (p->rep->role == KLOG_REPLICA_LEADER &&
+	    klog_replica_advance(p->rep, klog_log_flushed_end(p->log)))
+		core_part_moved(c, p, 0);
+}
+
 /* ---- a follower's side ---- */
 
 int

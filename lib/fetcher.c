@@ -14,7 +14,7 @@
 #define FIRST_MAX (1 << 20)
 #define MAX_MAX (64 << 20)
 
-enum state { IDLE, SENT, FLUSHING, RETRY };
+enum state { IDLE, SENT, RETRY };
 
 struct follow {
 	klog_fetcher_t *f;
@@ -25,6 +25,7 @@ struct follow {
 	int state;
 	int32_t corr;
 	int32_t max_bytes;
+	int64_t reported;            /* the flushed end the leader was told */
 	int failing;                 /* logged the current run of errors */
 	klog_timer_t retry;
 	struct follow *prev, *next;  /* the fetcher's */
@@ -207,10 +208,9 @@ handle(struct follow *fw, const klog_rfetch_resp_t *r)
 	if ((rc = take(fw, r)) < 0)
 		return;
 	klog_core_replica_hw(fw->f->core, fw->p, r->hw);
-	if (rc == 1)
-		fw->state = FLUSHING;   /* klog_fetcher_flushed() goes on */
-	else
-		send_fetch(fw);
+	/* The next fetch goes now, while this is being synced: its flushed
+	 * end follows in a REPLICA_POS (klog_fetcher_flushed()). */
+	send_fetch(fw);
 }
 
 static void
@@ -267,6 +267,24 @@ connect_leader(struct follow *fw)
 	return 0;
 }
 
+/* Requests are small: each leaves in one write or the connection is gone,
+ * so the loop only ever waits to read. */
+static int
+write_out(struct follow *fw)
+{
+	klog_err_t err;
+
+	if (klog_client_write(fw->cl, &err) < 0) {
+		fail(fw, "sending", NULL);
+		return -1;
+	}
+	if (klog_client_pending(fw->cl)) {
+		fail(fw, "sending", "the socket would block");
+		return -1;
+	}
+	return 0;
+}
+
 static void
 send_fetch(struct follow *fw)
 {
@@ -274,8 +292,6 @@ send_fetch(struct follow *fw)
 	klog_log_t *log = klog_core_part_log(fw->p);
 	const char *topic = klog_core_part_topic(fw->p);
 	klog_rfetch_req_t q;
-	klog_err_t err;
-	int rc;
 
 	if (fw->state != IDLE || connect_leader(fw) < 0)
 		return;
@@ -288,17 +304,31 @@ send_fetch(struct follow *fw)
 	    .last_epoch = klog_epochs_latest(rep->epochs),
 	    .max_bytes = fw->max_bytes };
 	if (klog_proto_encode_rfetch(klog_client_out(fw->cl), fw->corr,
-	    &q) < 0 || (rc = klog_client_write(fw->cl, &err)) < 0) {
-		fail(fw, "sending", NULL);
+	    &q) < 0 || write_out(fw) < 0)
 		return;
-	}
-	/* A small request: it leaves in one write or the connection is
-	 * gone, so the loop only ever waits to read. */
-	if (klog_client_pending(fw->cl)) {
-		fail(fw, "sending", "the socket would block");
-		return;
-	}
+	fw->reported = q.flushed;
 	fw->state = SENT;
+}
+
+/* Tell the leader what is synced now, without waiting for the fetch in
+ * flight (which may be parked there until it has more). */
+static void
+send_pos(struct follow *fw)
+{
+	klog_log_t *log = klog_core_part_log(fw->p);
+	const char *topic = klog_core_part_topic(fw->p);
+	klog_rfetch_req_t q;
+
+	q = (klog_rfetch_req_t){ .replica_id = fw->f->me,
+	    .leader_epoch = fw->epoch,
+	    .topic = { topic, (uint16_t)strlen(topic) },
+	    .partition = klog_core_part_id(fw->p),
+	    .offset = klog_log_end(log), .flushed = klog_log_flushed_end(log),
+	    .last_epoch = -1 };
+	if (klog_proto_encode_rpos(klog_client_out(fw->cl),
+	    klog_client_next_id(fw->cl), &q) < 0 || write_out(fw) < 0)
+		return;
+	fw->reported = q.flushed;
 }
 
 int
@@ -371,14 +401,10 @@ klog_fetcher_flushed(void *arg, klog_core_part_t *p)
 	struct follow *fw = klog_core_part_follower(p);
 
 	(void)arg;
-	if (fw == NULL || fw->state != FLUSHING)
+	if (fw == NULL || fw->state != SENT ||
+	    klog_log_flushed_end(klog_core_part_log(p)) <= fw->reported)
 		return;
-	/* A flush begun before the append ended first: wait for ours. */
-	if (klog_log_flushed_end(klog_core_part_log(p)) <
-	    klog_log_end(klog_core_part_log(p)))
-		return;
-	fw->state = IDLE;
-	send_fetch(fw);
+	send_pos(fw);
 }
 
 void

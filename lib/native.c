@@ -386,6 +386,16 @@ handle_rfetch(klog_native_t *n, int32_t corr, const uint8_t *body,
 	klog_core_park_fetch(pk, 1, req.max_wait_ms);
 }
 
+/* No response: a malformed one is dropped as a whole. */
+static void
+handle_rpos(klog_native_t *n, const uint8_t *body, size_t len)
+{
+	klog_rfetch_req_t req;
+
+	if (klog_proto_decode_rpos(body, len, &req) == 0)
+		klog_core_rpos(n->core, &req);
+}
+
 static void
 handle_offsets(klog_native_t *n, int32_t corr, const uint8_t *body,
     size_t len)
@@ -494,6 +504,9 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 		break;
 	case KLOG_API_REPLICA_FETCH:
 		handle_rfetch(n, h->correlation, body, len);
+		break;
+	case KLOG_API_REPLICA_POS:
+		handle_rpos(n, body, len);
 		break;
 	default:
 		encode_error(out, h->correlation, KLOG_WIRE_UNKNOWN_API);

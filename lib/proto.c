@@ -162,6 +162,8 @@ klog_proto_api_name(int api)
 		return "METADATA";
 	case KLOG_API_REPLICA_FETCH:
 		return "REPLICA_FETCH";
+	case KLOG_API_REPLICA_POS:
+		return "REPLICA_POS";
 	default:
 		return "UNKNOWN";
 	}
@@ -627,6 +629,48 @@ klog_proto_decode_rfetch(const uint8_t *body, size_t len,
 	if (req->replica_id < 0 || req->leader_epoch < 0 ||
 	    req->max_wait_ms < 0 || req->offset < 0 || req->flushed < 0 ||
 	    req->last_epoch < -1)
+		return -KLOG_EPROTO;
+	return 0;
+}
+
+int
+klog_proto_encode_rpos(klog_buf_t *b, int32_t correlation,
+    const klog_rfetch_req_t *req)
+{
+	size_t start;
+
+	if (!str_ok(req->topic))
+		return -KLOG_EINVAL;
+	start = klog_proto_req_begin(b, KLOG_API_REPLICA_POS, correlation);
+	klog_buf_put_i32(b, req->replica_id);
+	klog_buf_put_i32(b, req->leader_epoch);
+	put_str(b, req->topic);
+	klog_buf_put_i32(b, req->partition);
+	klog_buf_put_i64(b, req->offset);
+	klog_buf_put_i64(b, req->flushed);
+	return finish(b, start);
+}
+
+int
+klog_proto_decode_rpos(const uint8_t *body, size_t len,
+    klog_rfetch_req_t *req)
+{
+	klog_rd_t r;
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	klog_rd_init(&r, body, len);
+	req->replica_id = klog_rd_i32(&r);
+	req->leader_epoch = klog_rd_i32(&r);
+	rd_topic(&r, &req->topic);
+	req->partition = klog_rd_i32(&r);
+	req->offset = klog_rd_i64(&r);
+	req->flushed = klog_rd_i64(&r);
+	req->last_epoch = -1;
+	if ((rc = rd_end(&r)) < 0)
+		return rc;
+	if (req->replica_id < 0 || req->leader_epoch < 0 || req->offset < 0 ||
+	    req->flushed < 0)
 		return -KLOG_EPROTO;
 	return 0;
 }

@@ -164,13 +164,32 @@ diverges(const klog_replica_t *r, const klog_rfetch_req_t *q, int64_t leo,
 	return 1;
 }
 
+/* A follower's reported position: its log end and flushed end. */
+static void
+take_position(klog_replica_t *r, klog_replica_peer_t *p,
+    const klog_rfetch_req_t *q, int64_t fw, int64_t now, int *shrink,
+    int *expand)
+{
+	int64_t start = klog_epochs_count(r->epochs) ?
+	    klog_epochs_get(r->epochs, klog_epochs_count(r->epochs) - 1).start :
+	    0;
+
+	if (p->in_isr && q->flushed < p->fw)
+		*shrink = 1;
+	p->leo = q->offset;
+	p->fw = q->flushed < q->offset ? q->flushed : q->offset;
+	if (q->offset >= fw)
+		p->caught_up_ms = now;
+	if (!p->in_isr && p->fw >= r->hw && p->fw >= start)
+		*expand = 1;
+}
+
 int16_t
 klog_replica_on_fetch(klog_replica_t *r, const klog_rfetch_req_t *q,
     int64_t leo, int64_t fw, int64_t now, klog_rfetch_resp_t *resp,
     int *shrink, int *expand)
 {
 	klog_replica_peer_t *p;
-	int64_t start;
 
 	*shrink = *expand = 0;
 	resp->leader_epoch = r->epoch;
@@ -185,20 +204,32 @@ klog_replica_on_fetch(klog_replica_t *r, const klog_rfetch_req_t *q,
 		return KLOG_WIRE_INVALID_REQUEST;
 	if (diverges(r, q, leo, resp))
 		return KLOG_WIRE_NONE;
-	if (p->in_isr && q->flushed < p->fw)
-		*shrink = 1;
-	p->leo = q->offset;
-	p->fw = q->flushed < q->offset ? q->flushed : q->offset;
-	if (q->offset >= fw)
-		p->caught_up_ms = now;
-	else if (p->last_fetch_ms > 0 && q->offset >= p->last_fetch_fw)
+	take_position(r, p, q, fw, now, shrink, expand);
+	if (q->offset < fw && p->last_fetch_ms > 0 &&
+	    q->offset >= p->last_fetch_fw)
 		p->caught_up_ms = p->last_fetch_ms;
 	p->last_fetch_ms = now;
 	p->last_fetch_fw = fw;
-	start = klog_epochs_count(r->epochs) ? klog_epochs_get(r->epochs,
-	    klog_epochs_count(r->epochs) - 1).start : 0;
-	if (!p->in_isr && p->fw >= r->hw && p->fw >= start)
-		*expand = 1;
+	return KLOG_WIRE_NONE;
+}
+
+int16_t
+klog_replica_on_pos(klog_replica_t *r, const klog_rfetch_req_t *q,
+    int64_t leo, int64_t fw, int64_t now, int *shrink, int *expand)
+{
+	klog_replica_peer_t *p;
+
+	*shrink = *expand = 0;
+	if (r->role != KLOG_REPLICA_LEADER)
+		return KLOG_WIRE_NOT_LEADER;
+	if (q->leader_epoch != r->epoch)
+		return KLOG_WIRE_FENCED_LEADER_EPOCH;
+	/* Before any fetch (its position unknown) or past what was sent: not
+	 * a position a fetch of this epoch could have led to. */
+	if ((p = peer(r, q->replica_id)) == NULL || p->leo < 0 ||
+	    q->offset > leo || q->offset < p->leo)
+		return KLOG_WIRE_INVALID_REQUEST;
+	take_position(r, p, q, fw, now, shrink, expand);
 	return KLOG_WIRE_NONE;
 }
 

@@ -80,6 +80,10 @@ int klog_core_may_lead(klog_core_t *c, const char *topic, int p,
  */
 int klog_core_rfetch(klog_core_t *c, const klog_rfetch_req_t *q,
     klog_core_item_t *it, klog_rfetch_resp_t *resp);
+/* A follower's REPLICA_POS: its position taken (HW, ISR) if it is a
+ * consistent one; nothing is answered either way. */
+void klog_core_rpos(klog_core_t *c, const klog_rfetch_req_t *q);
+
 /* resp for it as of now (after a park), the set not included. */
 void klog_core_rfetch_state(klog_core_t *c, const klog_core_item_t *it,
     klog_rfetch_resp_t *resp);

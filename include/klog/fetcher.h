@@ -7,11 +7,14 @@
  *   send fetch (offset = local end, flushed = local flushed end, the
  *   newest local epoch) -> the leader answers at once or when it has
  *   flushed more (a long poll) -> append the whole, CRC-checked entries
- *   verbatim (a new epoch recorded first) -> wait for the flush -> again
+ *   verbatim (a new epoch recorded first) -> fetch again at once
+ *   ... the flush of what was appended completes -> REPLICA_POS
  *
- * A follower sends its next fetch only once what it appended is on disk,
- * so the flushed end it reports, which the leader's high watermark and
- * acks=all wait for, is never older than one round trip.  When the leader
+ * The next fetch travels while the last one's bytes are synced, and the
+ * flushed end, which the leader's high watermark and acks=all wait for,
+ * reaches the leader as soon as the sync is done, in a REPLICA_POS that
+ * has no response (so it does not queue behind the fetch the leader may
+ * be holding).  When the leader
  * says the logs diverge, the local log is cut where it says (as KIP-279
  * says, to the end of the largest local epoch at or below the one named)
  * and the fetch starts again; when the leader no longer has the local end

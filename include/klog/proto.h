@@ -43,6 +43,11 @@
  *   flushed end; the set never crosses a leader epoch (chunk_epoch is the
  *   one it was written in).  diverging_epoch >= 0: the follower must cut
  *   its log to diverging_end (KIP-279) before fetching again.
+ * REPLICA_POS (7)  a follower's position, sent when its flush completes
+ *              body: replica_id:4 leader_epoch:4 topic:str partition:4
+ *                    offset:8 flushed:8
+ *              no response (the REPLICA_FETCH it sent before may still be
+ *              waiting at the leader; this must not wait behind it)
  * METADATA (5) body: count:4 count x topic:str   (0 topics: all of them)
  *              resp: broker_id:4 nbrokers:4 nbrokers x [id:4 host:str port:4]
  *                    ntopics:4 ntopics x [error:2 topic:str partitions:4
@@ -68,6 +73,7 @@ enum klog_api {
 	KLOG_API_OFFSETS = 4,
 	KLOG_API_METADATA = 5,
 	KLOG_API_REPLICA_FETCH = 6,
+	KLOG_API_REPLICA_POS = 7,
 };
 
 enum klog_acks {
@@ -279,6 +285,13 @@ int klog_proto_decode_rfetch(const uint8_t *body, size_t len,
 void klog_proto_put_rfetch_header(klog_buf_t *b, const klog_rfetch_resp_t *r);
 int klog_proto_decode_rfetch_resp(const uint8_t *body, size_t len,
     klog_rfetch_resp_t *r);
+
+/* REPLICA_POS: the fields of a REPLICA_FETCH it uses (max_wait_ms,
+ * last_epoch and max_bytes are not sent). */
+int klog_proto_encode_rpos(klog_buf_t *b, int32_t correlation,
+    const klog_rfetch_req_t *req);
+int klog_proto_decode_rpos(const uint8_t *body, size_t len,
+    klog_rfetch_req_t *req);
 
 /* ---- OFFSETS ---- */
 typedef struct klog_offsets_part {

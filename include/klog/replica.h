@@ -100,6 +100,15 @@ int16_t klog_replica_on_fetch(klog_replica_t *r, const klog_rfetch_req_t *q,
     int64_t leo, int64_t fw, int64_t now, klog_rfetch_resp_t *resp,
     int *shrink, int *expand);
 
+/*
+ * A follower's REPLICA_POS (its flushed end moved after a fetch it sent):
+ * taken as that fetch's position would be, if the epoch and the replica
+ * are right and it is within leo; 0 if taken, else a wire error (nobody
+ * is told: the request has no response).
+ */
+int16_t klog_replica_on_pos(klog_replica_t *r, const klog_rfetch_req_t *q,
+    int64_t leo, int64_t fw, int64_t now, int *shrink, int *expand);
+
 /* An ISR follower not caught up for lag_ms, or -1. */
 int32_t klog_replica_laggard(const klog_replica_t *r, int64_t now);
 

@@ -1201,7 +1201,8 @@ test_api_names(void **state)
 	assert_string_equal(klog_proto_api_name(KLOG_API_REPLICA_FETCH),
 	    "REPLICA_FETCH");
 	assert_string_equal(klog_proto_api_name(6), "REPLICA_FETCH");
-	assert_string_equal(klog_proto_api_name(7), "UNKNOWN");
+	assert_string_equal(klog_proto_api_name(7), "REPLICA_POS");
+	assert_string_equal(klog_proto_api_name(8), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(2), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(-1), "UNKNOWN");
 }
@@ -1259,6 +1260,53 @@ test_rfetch(void **state)
 	assert_int_equal(out.last_epoch, -1);
 	assert_int_equal(out.max_bytes, 0);
 	klog_buf_free(&b);
+}
+
+/* REPLICA_POS, byte for byte: header, then replica 2, epoch 7, "ab",
+ * partition 3, offset, flushed. */
+static const uint8_t rpos_req[] = {
+	0, 0, 0, 40, 0, 7, 0, 1, 0, 0, 0, 12,
+	0, 0, 0, 2, 0, 0, 0, 7, 0, 2, 'a', 'b', 0, 0, 0, 3,
+	1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 6, 0xff,
+};
+
+static void
+test_rpos(void **state)
+{
+	klog_rfetch_req_t q = rfetch_in, out;
+	const uint8_t *body = rpos_req + KLOG_REQ_HEADER_SIZE;
+	size_t len = sizeof(rpos_req) - KLOG_REQ_HEADER_SIZE;
+	uint8_t bad[sizeof(rpos_req)];
+	klog_buf_t b;
+
+	(void)state;
+	klog_buf_init(&b);
+	assert_int_equal(klog_proto_encode_rpos(&b, 12, &q), 0);
+	assert_int_equal(b.len, sizeof(rpos_req));
+	assert_memory_equal(b.data, rpos_req, sizeof(rpos_req));
+	klog_buf_free(&b);
+	memset(&out, 0x55, sizeof(out));
+	assert_int_equal(klog_proto_decode_rpos(body, len, &out), 0);
+	assert_int_equal(out.replica_id, 2);
+	assert_int_equal(out.leader_epoch, 7);
+	assert_str(out.topic, "ab");
+	assert_int_equal(out.partition, 3);
+	assert_int_equal(out.offset, 0x0102030405060708);
+	assert_int_equal(out.flushed, 0x01020304050606ff);
+	assert_int_equal(out.last_epoch, -1);
+	assert_int_equal(out.max_wait_ms, 0);
+	/* short, long, negative */
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(klog_proto_decode_rpos(body, n, &out),
+		    -KLOG_EPROTO);
+	memcpy(bad, rpos_req, sizeof(bad));
+	bad[KLOG_REQ_HEADER_SIZE] = 0x80;          /* replica id < 0 */
+	assert_int_equal(klog_proto_decode_rpos(bad + KLOG_REQ_HEADER_SIZE,
+	    len, &out), -KLOG_EPROTO);
+	memcpy(bad, rpos_req, sizeof(bad));
+	bad[KLOG_REQ_HEADER_SIZE + 24] = 0x80;     /* flushed < 0 */
+	assert_int_equal(klog_proto_decode_rpos(bad + KLOG_REQ_HEADER_SIZE,
+	    len, &out), -KLOG_EPROTO);
 }
 
 static const klog_rfetch_resp_t rfetch_out = {
@@ -1518,6 +1566,7 @@ main(void)
 		cmocka_unit_test(test_error_mapping),
 		cmocka_unit_test(test_api_names),
 		cmocka_unit_test(test_rfetch),
+		cmocka_unit_test(test_rpos),
 		cmocka_unit_test(test_rfetch_resp),
 		cmocka_unit_test(test_rfetch_refusals),
 	};

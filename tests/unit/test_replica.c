@@ -317,6 +317,58 @@ test_advance(void **state)
 	assert_int_equal(r->hw, 700);
 }
 
+/* A REPLICA_POS moves a follower's flushed end on from where its last
+ * fetch put it, and nothing else gets in. */
+static void
+test_pos(void **state)
+{
+	static const int32_t isr[] = { 1, 2, 3 };
+	struct fixture *f = *state;
+	klog_replica_t *r = f->r;
+	klog_rfetch_req_t q;
+	int shrink, expand;
+
+	lead(r, 1, isr, 3, 2, 0, 0);
+	/* Before any fetch its position is unknown: refused. */
+	q = req(2, 1, 300, 300, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_INVALID_REQUEST);
+	fetch_ok(r, req(2, 1, 300, 0, 1), 500, 500, 0, &shrink, &expand);
+	fetch_ok(r, req(3, 1, 300, 300, 1), 500, 500, 0, &shrink, &expand);
+	assert_int_equal(klog_replica_advance(r, 500), 0);
+	/* Synced since: HW moves without another fetch. */
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_NONE);
+	assert_int_equal(shrink, 0);
+	assert_int_equal(klog_replica_advance(r, 500), 1);
+	assert_int_equal(r->hw, 300);
+	/* Past the leader's end, behind its last fetch, another epoch, an
+	 * unknown replica: refused, nothing taken. */
+	q = req(2, 1, 600, 600, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_INVALID_REQUEST);
+	q = req(2, 1, 200, 200, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_INVALID_REQUEST);
+	q = req(2, 2, 400, 400, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_FENCED_LEADER_EPOCH);
+	q = req(9, 1, 400, 400, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_INVALID_REQUEST);
+	assert_int_equal(klog_replica_advance(r, 500), 0);
+	/* Its flushed end going back drops it, as a fetch's would. */
+	q = req(2, 1, 300, 100, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_NONE);
+	assert_int_equal(shrink, 1);
+	/* Not the leader: refused. */
+	klog_replica_follow(r, 2, 3);
+	q = req(2, 2, 300, 300, -1);
+	assert_int_equal(klog_replica_on_pos(r, &q, 500, 500, 0, &shrink,
+	    &expand), KLOG_WIRE_NOT_LEADER);
+}
+
 static void
 test_advance_not_leader(void **state)
 {
@@ -634,6 +686,7 @@ main(void)
 		T(test_lead_save_fails),
 		T(test_follow),
 		T(test_advance),
+		T(test_pos),
 		T(test_advance_not_leader),
 		T(test_follower_hw),
 		T(test_fetch_refused),
