@@ -119,7 +119,8 @@ const char *klog_wire_error_name(int code);
 /* Wire code <-> library code (-KLOG_E*). */
 int klog_wire_error_to_klog(int code);
 int klog_wire_error_from_klog(int err);
-/* "PRODUCE", "FETCH", "OFFSETS", "METADATA"; "UNKNOWN" for anything else. */
+/* "PRODUCE", "FETCH", "OFFSETS", "METADATA", "REPLICA_FETCH",
+ * "REPLICA_POS"; "UNKNOWN" for anything else. */
 const char *klog_proto_api_name(int api);
 
 typedef struct klog_req_header {
