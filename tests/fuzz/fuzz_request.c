@@ -254,6 +254,51 @@ metadata_resp(struct body b, klog_buf_t *buf)
 	check_same(buf, KLOG_RESP_HEADER_SIZE, b);
 }
 
+static void
+rfetch(struct body b, klog_buf_t *buf)
+{
+	klog_rfetch_req_t req;
+	int rc = klog_proto_decode_rfetch(b.p, b.len, &req);
+
+	check_rc(rc);
+	if (rc < 0)
+		return;
+	check_view(b, req.topic.p, req.topic.len);
+	CHECK(req.replica_id >= 0 && req.leader_epoch >= 0 &&
+	    req.offset >= 0 && req.flushed >= 0 && req.last_epoch >= -1 &&
+	    req.max_bytes >= 0);
+	CHECK(klog_proto_encode_rfetch(buf, 0, &req) == 0);
+	check_same(buf, KLOG_REQ_HEADER_SIZE, b);
+}
+
+static void
+rpos(struct body b, klog_buf_t *buf)
+{
+	klog_rfetch_req_t req;
+	int rc = klog_proto_decode_rpos(b.p, b.len, &req);
+
+	check_rc(rc);
+	if (rc < 0)
+		return;
+	check_view(b, req.topic.p, req.topic.len);
+	CHECK(req.offset >= 0 && req.flushed >= 0);
+	CHECK(klog_proto_encode_rpos(buf, 0, &req) == 0);
+	check_same(buf, KLOG_REQ_HEADER_SIZE, b);
+}
+
+static void
+rfetch_resp(struct body b)
+{
+	klog_rfetch_resp_t r;
+	int rc = klog_proto_decode_rfetch_resp(b.p, b.len, &r);
+
+	check_rc(rc);
+	if (rc < 0)
+		return;
+	check_view(b, r.set, r.set_len);
+	CHECK(r.diverging_epoch < 0 || r.diverging_end >= 0);
+}
+
 /* The bytes after a header of hdr bytes, in a heap copy of exactly their
  * length so that ASan catches a read one past the end. */
 static struct body
@@ -286,6 +331,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fetch(b, &buf);
 	offsets(b, &buf);
 	metadata(b, &buf);
+	rfetch(b, &buf);
+	rpos(b, &buf);
 	free((void *)b.p);
 
 	b = body_after(data, size, KLOG_RESP_HEADER_SIZE);
@@ -293,6 +340,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fetch_resp(b, &buf);
 	offsets_resp(b, &buf);
 	metadata_resp(b, &buf);
+	rfetch_resp(b);
 	free((void *)b.p);
 
 	klog_buf_free(&buf);
