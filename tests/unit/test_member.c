@@ -25,10 +25,7 @@
 #define NPARTS 4
 #define PER_PART 64
 
-static zkserver_t server;
-static int have_server;
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 /* What a member handed out and said, as its caller saw it. */
 typedef struct sink {
@@ -441,24 +438,6 @@ test_broker_gone_is_retried(void **state)
 	assert_true(said(&m.s, "Connection refused; trying again", 0));
 	mem_close(&m);
 	env_stop(&e);
-}
-
-static int
-group_setup(void **state)
-{
-	int rc = zkserver_start(&server);
-
-	(void)state;
-	have_server = rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	zkserver_stop(&server);
-	return 0;
 }
 
 int

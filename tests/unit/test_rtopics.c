@@ -18,10 +18,7 @@
 #include "klog/zk.h"
 #include "zkserver.h"
 
-static zkserver_t server;
-static int have_server;
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 static const char topic_json[] =
     "{\"version\":1,\"partitions\":{\"0\":[1,2,3],\"1\":[2,3,1]},"
@@ -320,24 +317,6 @@ test_assign_spread(void **state)
 }
 
 /* ---- against ZooKeeper ---- */
-
-static int
-group_setup(void **state)
-{
-	int rc = zkserver_start(&server);
-
-	(void)state;
-	have_server = rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	zkserver_stop(&server);
-	return 0;
-}
 
 static klog_zk_t *
 open_ok(void)

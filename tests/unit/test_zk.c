@@ -24,26 +24,6 @@
 #include "klog/zk.h"
 #include "zkserver.h"
 
-static zkserver_t server;
-static int have_server;
-
-static int
-group_setup(void **state)
-{
-	int rc = zkserver_start(&server);
-
-	(void)state;
-	have_server = rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	zkserver_stop(&server);
-	return 0;
-}
 
 static klog_zk_t *
 open_ok(const char *connect, int session_ms)
@@ -58,7 +38,6 @@ open_ok(const char *connect, int session_ms)
 	return zk;
 }
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 /* Wait up to ms for an event of the given type; 1 if it came.  Other
  * events are recorded in *seen as a bit mask of their types. */

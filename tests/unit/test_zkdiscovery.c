@@ -22,10 +22,7 @@
 #include "klog/zkdiscovery.h"
 #include "zkserver.h"
 
-static zkserver_t server;
-static int have_server;
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 static klog_zk_t *
 zk_open(const char *root)
@@ -221,24 +218,6 @@ test_lists_replicated_topics(void **state)
 	assert_int_equal(s.counts[2], 1);
 	klog_discovery_close(d);
 	klog_zk_close(zk);
-}
-
-static int
-group_setup(void **state)
-{
-	int rc = zkserver_start(&server);
-
-	(void)state;
-	have_server = rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	zkserver_stop(&server);
-	return 0;
 }
 
 int

@@ -118,4 +118,33 @@ zkserver_stop(zkserver_t *s)
 		tmpdir_remove(s->dir);
 }
 
+/*
+ * The one server of a test program, started by its group setup (pass
+ * group_setup and group_teardown to cmocka_run_group_tests()); a test that
+ * needs it starts with NEED_SERVER(), which skips it when ZooKeeper is not
+ * installed.
+ */
+static zkserver_t server;
+static int have_server;
+
+#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
+
+static int
+group_setup(void **state)
+{
+	int rc = zkserver_start(&server);
+
+	(void)state;
+	have_server = rc == 1;
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	zkserver_stop(&server);
+	return 0;
+}
+
 #endif
