@@ -209,9 +209,9 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	    &zb->repl, err)) < 0)
 		return r;
 	klog_core_set_create_check(core, replicated, zb);
-	klog_core_set_replication(core, zb->cfg.replica_lag_ms > 0 ?
-	    zb->cfg.replica_lag_ms : 10000, klog_zkrepl_isr_change, zb->repl,
-	    klog_fetcher_flushed, zb->fetcher);
+	klog_core_set_replication(core, zb->cfg.replica_lag_ms,
+	    klog_zkrepl_isr_change, zb->repl, klog_fetcher_flushed,
+	    zb->fetcher);
 	return 0;
 }
 
@@ -230,6 +230,8 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	}
 	zb->cfg = *cfg;
 	zb->cfg.connect = zb->connect;
+	if (zb->cfg.replica_lag_ms <= 0)
+		zb->cfg.replica_lag_ms = KLOG_ZKBROKER_DEFAULT_LAG_MS;
 	zb->b = b;
 	zb->loop = klog_broker_loop(b);
 	klog_timer_init(&zb->retry, on_retry, zb);
@@ -270,8 +272,8 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	klog_loop_timer_stop(zb->loop, &zb->retry);
 	if (zb->repl != NULL) {
 		klog_core_set_create_check(klog_broker_core(zb->b), NULL, NULL);
-		klog_core_set_replication(klog_broker_core(zb->b), 10000, NULL,
-		    NULL, NULL, NULL);
+		klog_core_set_replication(klog_broker_core(zb->b),
+		    zb->cfg.replica_lag_ms, NULL, NULL, NULL, NULL);
 	}
 	klog_zkrepl_free(zb->repl);
 	klog_fetcher_free(zb->fetcher);

@@ -29,6 +29,9 @@
 
 typedef struct klog_zkbroker klog_zkbroker_t;
 
+/* Kafka's replica.lag.time.max.ms. */
+#define KLOG_ZKBROKER_DEFAULT_LAG_MS 10000
+
 typedef struct klog_zkbroker_config {
 	const char *connect;        /* "host:port[,...][/chroot]" */
 	int session_ms;             /* requested session timeout */
@@ -37,7 +40,7 @@ typedef struct klog_zkbroker_config {
 	klog_broker_log_fn *log;    /* NULL: silent */
 	void *log_arg;
 	int log_level;              /* as klog_broker_config_t's */
-	int64_t replica_lag_ms;     /* --replica-lag-time */
+	int64_t replica_lag_ms;     /* --replica-lag-time; 0: the default */
 	int unclean_election;       /* --unclean-leader-election */
 } klog_zkbroker_config_t;
 
