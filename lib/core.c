@@ -270,6 +270,7 @@ core_part_named(klog_core_t *c, const char *topic, int id, int nparts,
     klog_err_t *err)
 {
 	klog_str_t name = { topic, (uint16_t)strlen(topic) };
+	klog_core_part_t *p;
 	struct topic *t;
 	int16_t werr;
 	int have = klog_store_partitions(c->store, topic);
@@ -281,9 +282,7 @@ core_part_named(klog_core_t *c, const char *topic, int id, int nparts,
 		    klog_wire_error_name(werr));
 		return NULL;
 	}
-	klog_core_part_t *p = part_get(c, t, id, &werr);
-
-	if (p == NULL)
+	if ((p = part_get(c, t, id, &werr)) == NULL)
 		klog_err_set(err, -KLOG_EIO, "topic \"%s\" partition %d: %s",
 		    topic, id, klog_wire_error_name(werr));
 	return p;
