@@ -1,0 +1,150 @@
+/*
+ * Kafka consumer groups coordinated by the broker, for the Kafka listener
+ * (klog-kafka(7)): Kafka's eager group protocol at JoinGroup, SyncGroup,
+ * Heartbeat and LeaveGroup v0.  The broker only keeps membership and
+ * generations: it collects the joins, chooses a protocol every member
+ * lists, hands the members' metadata to the leader it elects and the
+ * leader's assignment to each member; the assignment itself runs in the
+ * clients.  No I/O: requests in, answers through the config's callbacks
+ * (at once, inside the call, or later from a timer or another member's
+ * request), timers on the loop.  Everything runs on the loop's thread.
+ *
+ * States, per group: empty; preparing a rebalance (joins are held until
+ * every known member has joined again or the rebalance timeout passes, and
+ * those that did not are dropped); awaiting the leader's SyncGroup
+ * (members' syncs held); stable.  A member whose session passes without a
+ * heartbeat (or join or sync) is dropped, and the rest rebalance.
+ */
+#ifndef KLOG_KGROUP_H
+#define KLOG_KGROUP_H
+
+#include <stdint.h>
+
+#include "klog/logger.h"
+#include "klog/loop.h"
+#include "klog/proto.h"
+
+typedef struct klog_kgroups klog_kgroups_t;
+
+/* One protocol a joining member supports, with its opaque metadata. */
+typedef struct klog_kgroup_proto {
+	klog_str_t name;
+	const uint8_t *meta;
+	uint32_t meta_len;
+} klog_kgroup_proto_t;
+
+typedef struct klog_kgroup_join_req {
+	klog_str_t group;
+	klog_str_t member_id;        /* empty on a first join */
+	klog_str_t client_id;        /* the new member id starts with it */
+	klog_str_t protocol_type;    /* "consumer" */
+	int32_t session_timeout_ms;
+	int32_t rebalance_timeout_ms; /* v0: the session timeout */
+	uint32_t nprotocols;
+	const klog_kgroup_proto_t *protocols;
+} klog_kgroup_join_req_t;
+
+/* A member and its metadata for the chosen protocol, for the leader. */
+typedef struct klog_kgroup_member {
+	klog_str_t member_id;
+	const uint8_t *meta;
+	uint32_t meta_len;
+} klog_kgroup_member_t;
+
+/* A JoinGroup answer; views valid during the callback only. */
+typedef struct klog_kgroup_join_resp {
+	int16_t error;               /* KLOG_KERR_* (kwire.h) */
+	int32_t generation;          /* -1 with an error */
+	klog_str_t protocol;
+	klog_str_t leader_id;
+	klog_str_t member_id;        /* this member's (empty with an error,
+	                                unless it is known) */
+	uint32_t nmembers;           /* the leader's answer only; else 0 */
+	const klog_kgroup_member_t *members;
+} klog_kgroup_join_resp_t;
+
+/* A member's share of the leader's SyncGroup. */
+typedef struct klog_kgroup_assign {
+	klog_str_t member_id;
+	const uint8_t *data;
+	uint32_t len;
+} klog_kgroup_assign_t;
+
+typedef struct klog_kgroup_sync_req {
+	klog_str_t group;
+	int32_t generation;
+	klog_str_t member_id;
+	uint32_t nassign;            /* the leader's; 0 for the others */
+	const klog_kgroup_assign_t *assign;
+} klog_kgroup_sync_req_t;
+
+/*
+ * A request that may be answered later.  The front end embeds it in what
+ * holds the request's place on its connection; the fields are private.
+ * After its answer, or klog_kgroups_cancel(), the module forgets it.
+ */
+typedef struct klog_kgroup_wait klog_kgroup_wait_t;
+struct klog_kgroup_wait {
+	klog_kgroup_wait_t *prev, *next;
+	void *group;
+	void *member;
+	int kind;
+};
+
+typedef void klog_kgroup_join_fn(klog_kgroup_wait_t *w,
+    const klog_kgroup_join_resp_t *r);
+/* A SyncGroup answer: error, and this member's assignment (a view valid
+ * during the call; len 0 with an error). */
+typedef void klog_kgroup_sync_fn(klog_kgroup_wait_t *w, int16_t error,
+    const uint8_t *assignment, uint32_t len);
+
+typedef struct klog_kgroups_config {
+	int32_t min_session_ms;      /* Kafka's group.min.session.timeout.ms */
+	int32_t max_session_ms;      /* group.max.session.timeout.ms */
+	uint32_t max_members;        /* per group; a join past it, or a new
+	                                group past max_groups, gets
+	                                KLOG_KERR_UNKNOWN (-1) */
+	uint32_t max_groups;
+	klog_kgroup_join_fn *join_done;
+	klog_kgroup_sync_fn *sync_done;
+	klog_logger_t log;
+} klog_kgroups_config_t;
+
+/* No groups yet.  *out is the caller's: klog_kgroups_free(). */
+int klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
+    klog_kgroups_t **out);
+
+/* Stop the timers and free everything; waits still linked are forgotten
+ * (never answered).  NULL is fine. */
+void klog_kgroups_free(klog_kgroups_t *g);
+
+/*
+ * A JoinGroup: w is answered through join_done, now or later.  Returns 0,
+ * or -KLOG_ENOMEM when nothing was done and w will not be answered.
+ */
+int klog_kgroups_join(klog_kgroups_t *g, const klog_kgroup_join_req_t *req,
+    klog_kgroup_wait_t *w);
+
+/* A SyncGroup: as klog_kgroups_join(), answered through sync_done. */
+int klog_kgroups_sync(klog_kgroups_t *g, const klog_kgroup_sync_req_t *req,
+    klog_kgroup_wait_t *w);
+
+/* The connection of a waiting request went away: w is never answered. */
+void klog_kgroups_cancel(klog_kgroups_t *g, klog_kgroup_wait_t *w);
+
+/* Heartbeat and LeaveGroup, answered at once: a KLOG_KERR_* code. */
+int16_t klog_kgroups_heartbeat(klog_kgroups_t *g, klog_str_t group,
+    int32_t generation, klog_str_t member_id);
+int16_t klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group,
+    klog_str_t member_id);
+
+/*
+ * Whether an OffsetCommit of group by member at generation may go ahead:
+ * KLOG_KERR_NONE, or the error it gets.  Generation -1 with an empty
+ * member id (a consumer outside any group: kcat -o stored, a v0 commit) is
+ * allowed while the group has no members.
+ */
+int16_t klog_kgroups_commit_check(klog_kgroups_t *g, klog_str_t group,
+    int32_t generation, klog_str_t member_id);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * Kafka's MessageSet v0/v1 (the format Kafka 0.8 to 0.10 clients send and
+ * read; klog-kafka(7)) transcoded to and from klog's 0.7 message sets
+ * (format.h), both ways, CRCs checked on the way in and computed on the way
+ * out.  No I/O.
+ *
+ *   Kafka MessageSet = [ offset:8 | size:4 | message ]*, where
+ *   message = crc:4 | magic:1 (0|1) | attributes:1 | [timestamp:8, magic 1]
+ *             | key:4+n (-1 null) | value:4+n (-1 null)
+ *   crc is the CRC-32 of magic..end; attributes & 7 is the codec:
+ *   0 none, 1 gzip, 2 snappy (raw, as librdkafka writes it, or xerial
+ *   framed, as kafka-python and snappy-java do), 3 lz4 (a LZ4 frame).
+ *
+ * Offsets: a klog message at byte S whose entry takes E bytes has the Kafka
+ * offset S + E - 1 (the next message's start, less one), so that a client's
+ * "last offset + 1" is the next message's byte offset (a boundary) and its
+ * end-of-partition test (high watermark == next fetch offset) holds.  The
+ * messages inside a 0.7 compressed wrapper at W, of length field N (so N + 4
+ * bytes, offsets W .. W + N + 3), are served flat: inner message j gets
+ * W + min(j, N + 2), the last one W + N + 3.
+ */
+#ifndef KLOG_KMSG_H
+#define KLOG_KMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/buf.h"
+
+#define KLOG_KMSG_CODEC_MASK 0x07
+
+/* What klog_kmsg_ingest() found. */
+typedef struct klog_kmsg_in_info {
+	uint32_t messages;       /* 0.7 entries written (inner ones flat) */
+	uint32_t first_entry;    /* bytes the first written entry takes
+	                            (length field + 4), for the base offset */
+	int codec;               /* the last wrapper's codec, 0 if none */
+} klog_kmsg_in_info_t;
+
+/*
+ * A produce request's MessageSet set[0..len) into plain 0.7 magic-0
+ * entries (klog_entry_encode()) appended to out: every message (the inner
+ * ones of gzip, snappy and lz4 wrappers, decompressed, one level deep as in
+ * Kafka) becomes one entry of its value (a null value: an empty payload);
+ * keys, timestamps and Kafka offsets are dropped.  Checks each CRC, magic,
+ * size and codec; a value over max_payload bytes is -KLOG_ETOOBIG, a
+ * wrapper that decompresses past max_inflate bytes as well.  Returns 0;
+ * -KLOG_ECORRUPT for a bad CRC, size, magic or codec, a truncated set
+ * (producers never send partial messages) or data that does not
+ * decompress; -KLOG_EUNSUPPORTED for magic 2 (a RecordBatch); -KLOG_ENOMEM.
+ * On error out is as it was before the call (its length restored) and
+ * *info is unspecified.  An empty set is 0 with no messages.
+ */
+int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
+    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
+
+/* What klog_kmsg_serve() did. */
+typedef struct klog_kmsg_out_info {
+	size_t consumed;         /* bytes of the 0.7 set transcoded (whole
+	                            top-level entries) */
+	uint32_t messages;       /* Kafka messages written */
+	int64_t bad_offset;      /* -1, or the offset of the first entry that
+	                            could not be served (bad CRC, corrupt) */
+	uint32_t need;           /* when nothing could be served because the
+	                            first entry is cut by len: its whole size
+	                            (length field + 4), else 0 */
+} klog_kmsg_out_info_t;
+
+/*
+ * The 0.7 set set[0..len), whose first byte is at partition offset base,
+ * as a Kafka MessageSet of magic-0 messages (attributes 0, key null, value
+ * the payload; 0.7 gzip and snappy wrappers decompressed up to max_inflate
+ * bytes each) appended to out, stopping before the first top-level entry
+ * that would take out past max_out bytes added (the first one is always
+ * written whole, whatever its size), at a trailing cut entry, and at the
+ * first entry whose stored CRC does not match or which is corrupt (noted
+ * in info->bad_offset; what precedes it is still served).  Messages whose
+ * Kafka offset is below min_offset are left out (a fetch from inside a
+ * wrapper).  Returns 0 (also when nothing could be served: see info), or
+ * -KLOG_ENOMEM with out as it was.
+ */
+int klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
+    int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,
+    klog_kmsg_out_info_t *info);
+
+/* The Kafka offset of the 0.7 message at byte start whose entry takes
+ * entry_bytes: start + entry_bytes - 1. */
+static inline int64_t
+klog_kmsg_offset(int64_t start, uint32_t entry_bytes)
+{
+	return start + (int64_t)entry_bytes - 1;
+}
+
+#endif

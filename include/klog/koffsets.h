@@ -1,0 +1,53 @@
+/*
+ * The offsets Kafka consumer groups commit through the Kafka listener, kept
+ * durably under a standalone broker's data directory (klog-kafka(7)):
+ * DATA/.kafka-offsets/ holds one file per group, named by its escaped group
+ * id, rewritten whole (temporary file, fsync, rename, fsync of the
+ * directory) when the group commits.  The offsets are klog byte offsets
+ * (the next message's start), so they mean the same to klog-consume.  Not
+ * thread-safe: the broker's loop owns it.
+ */
+#ifndef KLOG_KOFFSETS_H
+#define KLOG_KOFFSETS_H
+
+#include <stdint.h>
+
+#include "klog/error.h"
+#include "klog/proto.h"
+
+#define KLOG_KOFFSETS_DIR ".kafka-offsets"
+#define KLOG_KOFFSETS_MAX_METADATA 4096   /* bytes of a commit's metadata */
+
+typedef struct klog_koffsets klog_koffsets_t;
+
+/*
+ * Open (creating DATA/.kafka-offsets if missing) and load every group's
+ * file; a file that does not parse is an error naming it.  *out is the
+ * caller's: klog_koffsets_free().
+ */
+int klog_koffsets_open(const char *data_dir, klog_koffsets_t **out,
+    klog_err_t *err);
+
+void klog_koffsets_free(klog_koffsets_t *o);
+
+/*
+ * Record group's committed offset for topic/partition in memory, replacing
+ * the one before; klog_koffsets_save() makes it durable.  metadata longer
+ * than KLOG_KOFFSETS_MAX_METADATA is -KLOG_ETOOBIG; a topic name that
+ * klog_names rejects is -KLOG_ETOPIC; an empty group -KLOG_EINVAL.
+ */
+int klog_koffsets_put(klog_koffsets_t *o, klog_str_t group, klog_str_t topic,
+    int32_t partition, int64_t offset, klog_str_t metadata);
+
+/* Write group's file with everything put so far; 0 or a negative code
+ * with err naming the file.  After a failure the offsets stay in memory
+ * (and are written by the next save). */
+int klog_koffsets_save(klog_koffsets_t *o, klog_str_t group, klog_err_t *err);
+
+/* group's committed offset of topic/partition: 1 and *offset, *metadata (a
+ * view valid until the next put or save of the group), or 0 if none. */
+int klog_koffsets_get(const klog_koffsets_t *o, klog_str_t group,
+    klog_str_t topic, int32_t partition, int64_t *offset,
+    klog_str_t *metadata);
+
+#endif
