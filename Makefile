@@ -21,7 +21,7 @@ CFLAGS ?= -O2 -g
 KLOG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHREADED \
 	-Werror=implicit-function-declaration -Iinclude -pthread -MMD -MP
 LDFLAGS ?=
-LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lz -pthread
+LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lz -lsnappy -llz4 -pthread
 # The sanitizer build uses clang: its UBSan also catches pointer arithmetic
 # on NULL (p + 0), which gcc's does not.
 ASAN_CC ?= clang

@@ -9,6 +9,8 @@ need build-essential /usr/bin/make
 need gcc /usr/bin/gcc
 need zlib1g-dev /usr/include/zlib.h
 need libdeflate-dev /usr/include/libdeflate.h
+need libsnappy-dev /usr/include/snappy-c.h
+need liblz4-dev /usr/include/lz4frame.h
 need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h
 need zookeeper /usr/share/zookeeper/bin/zkServer.sh
 need libcmocka-dev /usr/include/cmocka.h
@@ -19,6 +21,10 @@ need clang /usr/bin/clang
 need procps /usr/bin/pgrep
 need python3 /usr/bin/python3
 need zsh /usr/bin/zsh
+need kcat /usr/bin/kcat
+need python3-kafka /usr/lib/python3/dist-packages/kafka/__init__.py
+need python3-confluent-kafka /usr/lib/python3/dist-packages/confluent_kafka/__init__.py
+need prometheus /usr/bin/promtool
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
