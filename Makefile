@@ -96,7 +96,7 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
-		-lzookeeper_mt -ldeflate -lz -pthread
+		-lzookeeper_mt -ldeflate -lz -lsnappy -llz4 -pthread
 
 deps:
 	@tests/deps.sh
