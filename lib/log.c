@@ -60,6 +60,9 @@ struct klog_log {
 	int dirty;              /* DIRTY_* */
 	uint64_t cuts;          /* truncations and resets: a flush begun
 	                           before one must not move flushed_end */
+	int64_t hint;           /* an entry start klog_log_find_start()
+	                           found, while cuts is still hint_cuts */
+	uint64_t hint_cuts;
 };
 
 /* A segment as copied out under the lock, with a reference held. */
@@ -820,6 +823,49 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 	    max_bytes > INT64_MAX ? INT64_MAX : (int64_t)max_bytes);
 	out->seg = s;
 	return 0;
+}
+
+int
+klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
+    klog_err_t *err)
+{
+	klog_segment_t *s;
+	int64_t from, readable, pos;
+	uint64_t cuts;
+	int fd, r;
+
+	pthread_mutex_lock(&log->mu);
+	if (offset < log->segs[0]->base || offset >= log->flushed_end) {
+		pthread_mutex_unlock(&log->mu);
+		return klog_err_set(err, -KLOG_ERANGE, "offset %lld out of "
+		    "range [%lld, %lld)", (long long)offset,
+		    (long long)log->segs[0]->base, (long long)log->flushed_end);
+	}
+	s = log->segs[seg_find(log, offset)];
+	if ((fd = klog_segment_pin(s, log->dir, err)) < 0) {
+		pthread_mutex_unlock(&log->mu);
+		return fd;
+	}
+	readable = min64(s->size, log->flushed_end - s->base);
+	cuts = log->cuts;
+	from = log->hint_cuts == cuts && log->hint >= s->base &&
+	    log->hint <= offset ? log->hint - s->base : 0;
+	klog_segment_ref(s);
+	pthread_mutex_unlock(&log->mu);
+	r = klog_segment_find_start(fd, from, offset - s->base, readable, &pos,
+	    err);
+	klog_segment_unpin(s);
+	if (r == 0) {
+		*start = s->base + pos;
+		pthread_mutex_lock(&log->mu);
+		if (log->cuts == cuts) {
+			log->hint = *start;
+			log->hint_cuts = cuts;
+		}
+		pthread_mutex_unlock(&log->mu);
+	}
+	klog_segment_unref(s);
+	return r;
 }
 
 void

@@ -508,3 +508,57 @@ klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
 		return not_boundary(err, offset, "crc mismatch");
 	return 0;
 }
+
+/* Bytes read at a time by klog_segment_find_start(). */
+#define SCAN_READ ((size_t)1 << 20)
+
+int
+klog_segment_find_start(int fd, int64_t from, int64_t target,
+    int64_t readable, int64_t *start, klog_err_t *err)
+{
+	uint8_t *buf;
+	int64_t pos = from;
+	int rc = 1;
+
+	if (target < from || target >= readable)
+		return klog_err_set(err, -KLOG_ERANGE, "position %lld outside "
+		    "[%lld, %lld)", (long long)target, (long long)from,
+		    (long long)readable);
+	if ((buf = malloc(SCAN_READ)) == NULL)
+		return -KLOG_ENOMEM;
+	while (rc > 0) {
+		ssize_t n = pread(fd, buf, (size_t)min64((int64_t)SCAN_READ,
+		    readable - pos), pos);
+		size_t at = 0;
+
+		if (n < 0) {
+			rc = klog_err_set(err, -KLOG_EIO, "pread: %s",
+			    strerror(errno));
+			break;
+		}
+		/* Hop over whole entries; an entry longer than the read
+		 * leaves at past n, and the next read starts at its end. */
+		while (rc > 0 && at + KLOG_LENGTH_SIZE <= (size_t)n) {
+			uint32_t length = klog_be32(buf + at);
+
+			if (length < KLOG_MAGIC0_HEADER ||
+			    length > KLOG_MAX_ENTRY_LENGTH)
+				rc = klog_err_set(err, -KLOG_ECORRUPT,
+				    "impossible entry length at position %lld",
+				    (long long)pos);
+			else if (pos + KLOG_LENGTH_SIZE + length > target)
+				rc = 0;
+			else {
+				pos += KLOG_LENGTH_SIZE + length;
+				at += KLOG_LENGTH_SIZE + length;
+			}
+		}
+		if (rc > 0 && at == 0)
+			rc = klog_err_set(err, -KLOG_ECORRUPT, "entry header cut "
+			    "at position %lld", (long long)pos);
+	}
+	free(buf);
+	if (rc == 0)
+		*start = pos;
+	return rc;
+}

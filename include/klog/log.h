@@ -147,6 +147,18 @@ int klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 void klog_log_slice_release(klog_log_slice_t *slice);
 
 /*
+ * The start of the message entry that holds byte offset, which may be any
+ * byte of the visible log (a Kafka client's offset, klog-kafka(7)): found
+ * by hopping over the entries of its segment from its base, or from the
+ * previous answer when that lies before offset in the same segment, so a
+ * reader moving forward pays once.  Its cost is reading up to the segment's
+ * bytes before offset.  -KLOG_ERANGE outside [start, flushed end),
+ * -KLOG_ECORRUPT for an impossible length on the way.
+ */
+int klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
+    klog_err_t *err);
+
+/*
  * Offsets for a "before time T" query, as Kafka 0.7: the (base offset,
  * mtime) pairs of all segments plus (flushed end, now) if the last segment is
  * not empty; time -1 starts from the last entry, -2 from the first, otherwise

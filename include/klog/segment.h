@@ -134,6 +134,17 @@ int klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
     int64_t written, int64_t offset, klog_err_t *err);
 
 /*
+ * The start of the entry that holds byte target of the segment file fd,
+ * found by hopping over entry lengths from from, a known entry start (0,
+ * or an earlier answer), in reads of 1 MiB: the cost of a position that
+ * is not a boundary, such as a Kafka client's offset (klog-kafka(7)).
+ * from <= target < readable, or -KLOG_ERANGE; an impossible length on
+ * the way is -KLOG_ECORRUPT, a failed read -KLOG_EIO.
+ */
+int klog_segment_find_start(int fd, int64_t from, int64_t target,
+    int64_t readable, int64_t *start, klog_err_t *err);
+
+/*
  * Whether every page of [pos, pos + len) of fd is in the page cache, by
  * cachestat(2), which touches nothing (it counts pages still being read
  * in as well): 1 or 0; -1 with errno where the kernel cannot tell (ENOSYS

@@ -1726,6 +1726,55 @@ test_flush_race(void **state)
 	klog_log_close(rc.log);
 }
 
+/* Any byte of the visible log finds the start of the entry holding it,
+ * within its segment, forwards and backwards (the hint is only a start);
+ * past the flushed end and before the start are out of range. */
+static void
+test_find_start(void **state)
+{
+	struct fixture *f = *state;
+	klog_err_t err = { 0 };
+	int64_t start, esz = (int64_t)klog_entry_size(91);
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	for (uint32_t i = 0; i < 5; i++)
+		append(log, i * 2, 2, 91);       /* 0..1000, entries of 100 */
+	append(log, 10, 25, 91);                 /* 1000..3500, one set */
+	append(log, 35, 1, 43);                  /* 3500..3552 */
+	flush(log);
+	for (int64_t off = 0; off < 3500; off++) {
+		assert_int_equal(klog_log_find_start(log, off, &start, &err), 0);
+		if (start != off - off % esz)
+			fail_msg("offset %lld: start %lld", (long long)off,
+			    (long long)start);
+	}
+	for (int64_t off = 3499; off >= 0; off -= 37) {
+		assert_int_equal(klog_log_find_start(log, off, &start, &err), 0);
+		assert_int_equal(start, off - off % esz);
+	}
+	assert_int_equal(klog_log_find_start(log, 3551, &start, &err), 0);
+	assert_int_equal(start, 3500);
+	assert_int_equal(klog_log_find_start(log, 3552, &start, &err),
+	    -KLOG_ERANGE);
+	/* Written but not flushed: not visible yet. */
+	append(log, 36, 1, 91);
+	assert_int_equal(klog_log_find_start(log, 3560, &start, &err),
+	    -KLOG_ERANGE);
+	flush(log);
+	assert_int_equal(klog_log_find_start(log, 3560, &start, &err), 0);
+	assert_int_equal(start, 3552);
+	/* After a cut, the remembered start of a removed entry is not
+	 * trusted: an entry written over it is found from its segment's
+	 * base. */
+	assert_int_equal(klog_log_find_start(log, 3550, &start, &err), 0);
+	assert_int_equal(klog_log_truncate(log, 3500, &start, &err), 0);
+	append(log, 40, 2, 20);                  /* 3500..3558: 29 each */
+	flush(log);
+	assert_int_equal(klog_log_find_start(log, 3530, &start, &err), 0);
+	assert_int_equal(start, 3529);
+	klog_log_close(log);
+}
+
 int
 main(void)
 {
@@ -1769,6 +1818,7 @@ main(void)
 		T(test_flush_then_truncate),
 		T(test_flush_then_reset),
 		T(test_reset),
+		T(test_find_start),
 #undef T
 	};
 
