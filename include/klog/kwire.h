@@ -62,4 +62,184 @@ enum klog_kerr {
 	KLOG_KERR_KAFKA_STORAGE_ERROR = 56,
 };
 
+
+/* A frame (size:4) of at most this is read whole before it is parsed. */
+#define KLOG_KWIRE_HEADER_MIN 12   /* size, api, version, correlation */
+
+/*
+ * A request: header fields and the body, views into the frame.  The
+ * client id is a nullable string (null: len 0, p NULL).
+ */
+typedef struct klog_kreq {
+	uint32_t size;             /* the frame's, without its size field */
+	int16_t api, version;
+	int32_t correlation;
+	klog_str_t client_id;
+	const uint8_t *body;
+	size_t body_len;
+} klog_kreq_t;
+
+/*
+ * The request frame at the start of p[0..len): 0 when it is whole;
+ * -KLOG_EPARTIAL when more is needed (r->size is set once the size field
+ * is in); -KLOG_ETOOBIG for a size over max; -KLOG_EPROTO for a size that
+ * cannot hold a header.  The header's client id is parsed for every API
+ * but ApiVersions v3+ (flexible: its header is answered by version alone).
+ */
+int klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r);
+
+/* ---- decoders: 0, -KLOG_EPROTO for a body that does not parse, or
+ * -KLOG_ENOMEM; arrays grow in a (the caller's, reused) ---- */
+
+/* Produce v0-v2: parts' sets are Kafka MessageSets (kmsg.h). */
+int klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
+    klog_proto_array_t *a);
+
+/* Fetch v0-v3; *max_bytes is v3's response limit (INT32_MAX before). */
+int klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
+    int32_t *max_bytes, klog_proto_array_t *a);
+
+/* ListOffsets v0-v1: time, and max (v1: 1). */
+int klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
+    uint32_t *n);
+
+/* Metadata v0-v1: the topics asked for; *all when every topic is (v0: an
+ * empty array, v1: a null one). */
+int klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a,
+    uint32_t *n, int *all);
+
+/* FindCoordinator v0, Heartbeat v0, LeaveGroup v0: their few fields. */
+int klog_kwire_group_id(const klog_kreq_t *r, klog_str_t *group);
+int klog_kwire_heartbeat(const klog_kreq_t *r, klog_str_t *group,
+    int32_t *generation, klog_str_t *member);
+int klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group,
+    klog_str_t *member);
+
+/* JoinGroup v0 and SyncGroup v0, into kgroup.h's requests (passed as
+ * their parts to keep this layer below kgroup). */
+typedef struct klog_kjoin {
+	klog_str_t group, member_id, protocol_type;
+	int32_t session_timeout_ms;
+	uint32_t nprotocols;
+	struct klog_kjoin_proto {
+		klog_str_t name;
+		const uint8_t *meta;
+		uint32_t meta_len;
+	} *protocols;              /* in a */
+} klog_kjoin_t;
+int klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j,
+    klog_proto_array_t *a);
+
+typedef struct klog_ksync {
+	klog_str_t group, member_id;
+	int32_t generation;
+	uint32_t nassign;
+	struct klog_ksync_assign {
+		klog_str_t member_id;
+		const uint8_t *data;
+		uint32_t len;
+	} *assign;                 /* in a */
+} klog_ksync_t;
+int klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s,
+    klog_proto_array_t *a);
+
+/* OffsetCommit v0-v2 and OffsetFetch v0-v1. */
+typedef struct klog_kcommit_part {
+	klog_str_t topic;
+	int32_t partition;
+	int64_t offset;
+	klog_str_t metadata;
+} klog_kcommit_part_t;
+
+typedef struct klog_kcommit {
+	klog_str_t group, member_id;
+	int32_t generation;        /* -1 in v0 */
+	uint32_t count;
+	klog_kcommit_part_t *parts;  /* in a; OffsetFetch: offset -1 */
+} klog_kcommit_t;
+int klog_kwire_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
+    klog_proto_array_t *a);
+int klog_kwire_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
+    klog_proto_array_t *a);
+
+/* ---- encoders: onto b, whose errors are sticky ---- */
+
+/* A response frame: size (patched by end) and correlation id. */
+size_t klog_kwire_begin(klog_buf_t *b, int32_t correlation);
+void klog_kwire_end(klog_buf_t *b, size_t start);
+
+/* A nullable string or bytes (NULL: length -1). */
+void klog_kwire_put_str(klog_buf_t *b, klog_str_t s);
+void klog_kwire_put_bytes(klog_buf_t *b, const void *p, int32_t len);
+
+/*
+ * Responses list partitions under their topics: parts in request order,
+ * consecutive ones of one topic under one entry.  begin writes the topic
+ * count; part() before each part's fields; end patches the counts.
+ */
+typedef struct klog_kwire_topics {
+	size_t count_pos, parts_pos;
+	int32_t ntopics, nparts;
+	klog_str_t cur;
+} klog_kwire_topics_t;
+void klog_kwire_topics_begin(klog_buf_t *b, klog_kwire_topics_t *t);
+void klog_kwire_topics_part(klog_buf_t *b, klog_kwire_topics_t *t,
+    klog_str_t topic);
+void klog_kwire_topics_end(klog_buf_t *b, klog_kwire_topics_t *t);
+
+/* One API of the ApiVersions answer. */
+typedef struct klog_kapi_range {
+	int16_t api, min, max;
+} klog_kapi_range_t;
+
+/* ApiVersions, answered in the v0 layout to any version above max_v0
+ * (Kafka's downgrade: error 35 and the list), else at version. */
+void klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
+    int16_t error, const klog_kapi_range_t *apis, size_t n);
+
+/* Metadata v0-v1. */
+typedef struct klog_kmeta_part {
+	int16_t error;
+	int32_t id, leader;
+	uint32_t nreplicas, nisr;
+	const int32_t *replicas, *isr;
+} klog_kmeta_part_t;
+
+typedef struct klog_kmeta_topic {
+	int16_t error;
+	klog_str_t name;
+	uint32_t nparts;
+	const klog_kmeta_part_t *parts;
+} klog_kmeta_topic_t;
+
+typedef struct klog_kmeta_broker {
+	int32_t id;
+	klog_str_t host;
+	int32_t port;
+} klog_kmeta_broker_t;
+
+void klog_kwire_metadata_resp(klog_buf_t *b, int32_t corr, int16_t version,
+    const klog_kmeta_broker_t *brokers, uint32_t nbrokers,
+    int32_t controller, const klog_kmeta_topic_t *topics, uint32_t ntopics);
+
+/*
+ * Produce v0-v2: one result per part (offset: the Kafka base offset);
+ * errpos[i], when not NULL, is where result i's error is, for
+ * klog_kwire_patch_produce().
+ */
+void klog_kwire_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
+    const klog_produce_result_t *res, uint32_t n, size_t *errpos);
+/* Turn the result at pos into error (base offset -1). */
+void klog_kwire_patch_produce(klog_buf_t *b, size_t pos, int16_t error);
+
+/* FindCoordinator v0. */
+void klog_kwire_coordinator_resp(klog_buf_t *b, int32_t corr, int16_t error,
+    const klog_kmeta_broker_t *node);
+
+/* A response that is only an error code (Heartbeat, LeaveGroup v0). */
+void klog_kwire_error_resp(klog_buf_t *b, int32_t corr, int16_t error);
+
+/* Kafka's error for a KLOG_WIRE_* code. */
+int16_t klog_kwire_error_from_wire(int16_t wire);
+
 #endif

@@ -1,0 +1,651 @@
+/*
+ * The Kafka protocol's wire layer; see kwire.h.
+ *
+ * Decoders read with a sticky reader and check it once at the end; arrays
+ * of parts grow as they are read (each part takes a dozen bytes or more of
+ * the body, so a request's parts can never outgrow a small multiple of
+ * the request itself).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/kwire.h"
+
+/* ---- reading ---- */
+
+/* A nullable string: length -1 is {NULL, 0}. */
+static klog_str_t
+rd_nstr(klog_rd_t *r)
+{
+	int16_t n = klog_rd_i16(r);
+	klog_str_t s = { NULL, 0 };
+
+	if (n < -1) {
+		r->failed = 1;
+		return s;
+	}
+	if (n > 0) {
+		s.p = (const char *)klog_rd_bytes(r, (size_t)n);
+		s.len = s.p != NULL ? (uint16_t)n : 0;
+	} else if (n == 0) {
+		s.p = "";
+	}
+	return s;
+}
+
+/* A string that may not be null. */
+static klog_str_t
+rd_str(klog_rd_t *r)
+{
+	klog_str_t s = rd_nstr(r);
+
+	if (s.p == NULL)
+		r->failed = 1;
+	return s;
+}
+
+/* Nullable bytes: a view and its length (0 for null). */
+static const uint8_t *
+rd_bytes(klog_rd_t *r, uint32_t *len)
+{
+	int32_t n = klog_rd_i32(r);
+
+	*len = 0;
+	if (n < -1 || (n > 0 && (size_t)n > klog_rd_left(r))) {
+		r->failed = 1;
+		return NULL;
+	}
+	if (n <= 0)
+		return (const uint8_t *)"";
+	*len = (uint32_t)n;
+	return klog_rd_bytes(r, (size_t)n);
+}
+
+/* An array count that the rest of the body can hold at min bytes each. */
+static int32_t
+rd_count(klog_rd_t *r, size_t min)
+{
+	int32_t n = klog_rd_i32(r);
+
+	if (n < 0 || (size_t)n > klog_rd_left(r) / min) {
+		r->failed = 1;
+		return 0;
+	}
+	return n;
+}
+
+/* Room for one more element of size sz at index i of a. */
+static void *
+slot(klog_proto_array_t *a, size_t i, size_t sz)
+{
+	if (klog_buf_grow(&a->p, &a->cap, (i + 1) * sz) < 0)
+		return NULL;
+	return (uint8_t *)a->p + i * sz;
+}
+
+static int
+done(const klog_rd_t *r)
+{
+	return r->failed ? -KLOG_EPROTO : 0;
+}
+
+int
+klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r)
+{
+	klog_rd_t rd;
+
+	memset(r, 0, sizeof(*r));
+	if (len < 4)
+		return -KLOG_EPARTIAL;
+	r->size = klog_be32(p);
+	if (r->size > (uint32_t)INT32_MAX || r->size < KLOG_KWIRE_HEADER_MIN - 4)
+		return -KLOG_EPROTO;
+	if (r->size > max)
+		return -KLOG_ETOOBIG;
+	if (len - 4 < r->size)
+		return -KLOG_EPARTIAL;
+	klog_rd_init(&rd, p + 4, r->size);
+	r->api = klog_rd_i16(&rd);
+	r->version = klog_rd_i16(&rd);
+	r->correlation = klog_rd_i32(&rd);
+	if (r->api == KLOG_KAPI_API_VERSIONS && r->version >= 3) {
+		r->body = p + 4 + rd.pos;
+		r->body_len = 0;
+		return 0;
+	}
+	r->client_id = rd_nstr(&rd);
+	if (rd.failed)
+		return -KLOG_EPROTO;
+	r->body = p + 4 + rd.pos;
+	r->body_len = r->size - rd.pos;
+	return 0;
+}
+
+/* ---- decoders ---- */
+
+int
+klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
+    klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+	int32_t nt;
+	uint32_t k = 0;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(req, 0, sizeof(*req));
+	req->acks = klog_rd_i16(&rd);
+	req->timeout_ms = klog_rd_i32(&rd);
+	nt = rd_count(&rd, 6);
+	for (int32_t i = 0; i < nt && !rd.failed; i++) {
+		klog_str_t topic = rd_str(&rd);
+		int32_t np = rd_count(&rd, 8);
+
+		for (int32_t j = 0; j < np && !rd.failed; j++) {
+			klog_produce_part_t *pp = slot(a, k, sizeof(*pp));
+
+			if (pp == NULL)
+				return -KLOG_ENOMEM;
+			pp->topic = topic;
+			pp->partition = klog_rd_i32(&rd);
+			pp->set = rd_bytes(&rd, &pp->set_len);
+			k++;
+		}
+	}
+	req->count = k;
+	req->parts = a->p;
+	return done(&rd);
+}
+
+int
+klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
+    int32_t *max_bytes, klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+	int32_t nt;
+	uint32_t k = 0;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(req, 0, sizeof(*req));
+	(void)klog_rd_i32(&rd);   /* replica id: -1 from clients */
+	req->max_wait_ms = klog_rd_i32(&rd);
+	req->min_bytes = klog_rd_i32(&rd);
+	*max_bytes = r->version >= 3 ? klog_rd_i32(&rd) : INT32_MAX;
+	nt = rd_count(&rd, 6);
+	for (int32_t i = 0; i < nt && !rd.failed; i++) {
+		klog_str_t topic = rd_str(&rd);
+		int32_t np = rd_count(&rd, 16);
+
+		for (int32_t j = 0; j < np && !rd.failed; j++) {
+			klog_fetch_part_t *fp = slot(a, k, sizeof(*fp));
+
+			if (fp == NULL)
+				return -KLOG_ENOMEM;
+			fp->topic = topic;
+			fp->partition = klog_rd_i32(&rd);
+			fp->offset = klog_rd_i64(&rd);
+			fp->max_bytes = klog_rd_i32(&rd);
+			k++;
+		}
+	}
+	req->count = k;
+	req->parts = a->p;
+	return done(&rd);
+}
+
+int
+klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
+    uint32_t *n)
+{
+	klog_rd_t rd;
+	int32_t nt;
+	uint32_t k = 0;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	(void)klog_rd_i32(&rd);   /* replica id */
+	nt = rd_count(&rd, 6);
+	for (int32_t i = 0; i < nt && !rd.failed; i++) {
+		klog_str_t topic = rd_str(&rd);
+		int32_t np = rd_count(&rd, 12);
+
+		for (int32_t j = 0; j < np && !rd.failed; j++) {
+			klog_offsets_part_t *op = slot(a, k, sizeof(*op));
+
+			if (op == NULL)
+				return -KLOG_ENOMEM;
+			op->topic = topic;
+			op->partition = klog_rd_i32(&rd);
+			op->time = klog_rd_i64(&rd);
+			op->max = r->version == 0 ? klog_rd_i32(&rd) : 1;
+			k++;
+		}
+	}
+	*n = k;
+	return done(&rd);
+}
+
+int
+klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a, uint32_t *n,
+    int *all)
+{
+	klog_rd_t rd;
+	int32_t nt;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	*n = 0;
+	nt = klog_rd_i32(&rd);
+	*all = r->version == 0 ? nt == 0 : nt == -1;
+	if (nt == -1 && r->version >= 1)
+		return done(&rd);
+	if (nt < 0 || (size_t)nt > klog_rd_left(&rd) / 2)
+		return -KLOG_EPROTO;
+	for (int32_t i = 0; i < nt && !rd.failed; i++) {
+		klog_str_t *s = slot(a, (size_t)i, sizeof(*s));
+
+		if (s == NULL)
+			return -KLOG_ENOMEM;
+		*s = rd_str(&rd);
+	}
+	*n = (uint32_t)nt;
+	return done(&rd);
+}
+
+int
+klog_kwire_group_id(const klog_kreq_t *r, klog_str_t *group)
+{
+	klog_rd_t rd;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	*group = rd_str(&rd);
+	return done(&rd);
+}
+
+int
+klog_kwire_heartbeat(const klog_kreq_t *r, klog_str_t *group,
+    int32_t *generation, klog_str_t *member)
+{
+	klog_rd_t rd;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	*group = rd_str(&rd);
+	*generation = klog_rd_i32(&rd);
+	*member = rd_str(&rd);
+	return done(&rd);
+}
+
+int
+klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group, klog_str_t *member)
+{
+	klog_rd_t rd;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	*group = rd_str(&rd);
+	*member = rd_str(&rd);
+	return done(&rd);
+}
+
+int
+klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+	int32_t np;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(j, 0, sizeof(*j));
+	j->group = rd_str(&rd);
+	j->session_timeout_ms = klog_rd_i32(&rd);
+	j->member_id = rd_str(&rd);
+	j->protocol_type = rd_str(&rd);
+	np = rd_count(&rd, 6);
+	for (int32_t i = 0; i < np && !rd.failed; i++) {
+		struct klog_kjoin_proto *p = slot(a, (size_t)i, sizeof(*p));
+
+		if (p == NULL)
+			return -KLOG_ENOMEM;
+		p->name = rd_str(&rd);
+		p->meta = rd_bytes(&rd, &p->meta_len);
+	}
+	j->nprotocols = (uint32_t)np;
+	j->protocols = a->p;
+	return done(&rd);
+}
+
+int
+klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+	int32_t n;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(s, 0, sizeof(*s));
+	s->group = rd_str(&rd);
+	s->generation = klog_rd_i32(&rd);
+	s->member_id = rd_str(&rd);
+	n = rd_count(&rd, 6);
+	for (int32_t i = 0; i < n && !rd.failed; i++) {
+		struct klog_ksync_assign *as = slot(a, (size_t)i, sizeof(*as));
+
+		if (as == NULL)
+			return -KLOG_ENOMEM;
+		as->member_id = rd_str(&rd);
+		as->data = rd_bytes(&rd, &as->len);
+	}
+	s->nassign = (uint32_t)n;
+	s->assign = a->p;
+	return done(&rd);
+}
+
+/* The topics and partitions of OffsetCommit (with) or OffsetFetch. */
+static int
+commit_parts(klog_rd_t *rd, int16_t version, int with, klog_kcommit_t *c,
+    klog_proto_array_t *a)
+{
+	int32_t nt = rd_count(rd, 6);
+	uint32_t k = 0;
+
+	for (int32_t i = 0; i < nt && !rd->failed; i++) {
+		klog_str_t topic = rd_str(rd);
+		int32_t np = rd_count(rd, 4);
+
+		for (int32_t j = 0; j < np && !rd->failed; j++) {
+			klog_kcommit_part_t *p = slot(a, k, sizeof(*p));
+
+			if (p == NULL)
+				return -KLOG_ENOMEM;
+			p->topic = topic;
+			p->partition = klog_rd_i32(rd);
+			p->offset = -1;
+			p->metadata = (klog_str_t){ "", 0 };
+			if (with) {
+				p->offset = klog_rd_i64(rd);
+				if (version == 1)
+					(void)klog_rd_i64(rd);  /* timestamp */
+				p->metadata = rd_nstr(rd);
+				if (p->metadata.p == NULL)
+					p->metadata = (klog_str_t){ "", 0 };
+			}
+			k++;
+		}
+	}
+	c->count = k;
+	c->parts = a->p;
+	return done(rd);
+}
+
+int
+klog_kwire_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
+    klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(c, 0, sizeof(*c));
+	c->group = rd_str(&rd);
+	c->generation = -1;
+	c->member_id = (klog_str_t){ "", 0 };
+	if (r->version >= 1) {
+		c->generation = klog_rd_i32(&rd);
+		c->member_id = rd_str(&rd);
+	}
+	if (r->version >= 2)
+		(void)klog_rd_i64(&rd);  /* retention time */
+	if (rd.failed)
+		return -KLOG_EPROTO;
+	return commit_parts(&rd, r->version, 1, c, a);
+}
+
+int
+klog_kwire_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
+    klog_proto_array_t *a)
+{
+	klog_rd_t rd;
+
+	klog_rd_init(&rd, r->body, r->body_len);
+	memset(c, 0, sizeof(*c));
+	c->group = rd_str(&rd);
+	c->generation = -1;
+	if (rd.failed)
+		return -KLOG_EPROTO;
+	return commit_parts(&rd, r->version, 0, c, a);
+}
+
+/* ---- encoders ---- */
+
+size_t
+klog_kwire_begin(klog_buf_t *b, int32_t correlation)
+{
+	size_t start = b->len;
+
+	klog_buf_put_i32(b, 0);
+	klog_buf_put_i32(b, correlation);
+	return start;
+}
+
+void
+klog_kwire_end(klog_buf_t *b, size_t start)
+{
+	klog_buf_patch_i32(b, start, (int32_t)(b->len - start - 4));
+}
+
+void
+klog_kwire_put_str(klog_buf_t *b, klog_str_t s)
+{
+	if (s.p == NULL) {
+		klog_buf_put_i16(b, -1);
+		return;
+	}
+	klog_buf_put_str(b, s.p, s.len);
+}
+
+void
+klog_kwire_put_bytes(klog_buf_t *b, const void *p, int32_t len)
+{
+	klog_buf_put_i32(b, p == NULL ? -1 : len);
+	if (p != NULL && len > 0)
+		klog_buf_put(b, p, (size_t)len);
+}
+
+void
+klog_kwire_topics_begin(klog_buf_t *b, klog_kwire_topics_t *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->count_pos = b->len;
+	klog_buf_put_i32(b, 0);
+}
+
+static int
+str_eq(klog_str_t a, klog_str_t b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+static void
+close_topic(klog_buf_t *b, klog_kwire_topics_t *t)
+{
+	if (t->ntopics > 0)
+		klog_buf_patch_i32(b, t->parts_pos, t->nparts);
+}
+
+void
+klog_kwire_topics_part(klog_buf_t *b, klog_kwire_topics_t *t,
+    klog_str_t topic)
+{
+	if (t->ntopics == 0 || !str_eq(t->cur, topic)) {
+		close_topic(b, t);
+		t->ntopics++;
+		t->cur = topic;
+		t->nparts = 0;
+		klog_buf_put_str(b, topic.p, topic.len);
+		t->parts_pos = b->len;
+		klog_buf_put_i32(b, 0);
+	}
+	t->nparts++;
+}
+
+void
+klog_kwire_topics_end(klog_buf_t *b, klog_kwire_topics_t *t)
+{
+	close_topic(b, t);
+	klog_buf_patch_i32(b, t->count_pos, t->ntopics);
+}
+
+void
+klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
+    int16_t error, const klog_kapi_range_t *apis, size_t n)
+{
+	size_t start = klog_kwire_begin(b, corr);
+
+	klog_buf_put_i16(b, error);
+	klog_buf_put_i32(b, (int32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		klog_buf_put_i16(b, apis[i].api);
+		klog_buf_put_i16(b, apis[i].min);
+		klog_buf_put_i16(b, apis[i].max);
+	}
+	if (version >= 1 && error == KLOG_KERR_NONE)
+		klog_buf_put_i32(b, 0);  /* throttle time */
+	klog_kwire_end(b, start);
+}
+
+static void
+put_i32s(klog_buf_t *b, const int32_t *v, uint32_t n)
+{
+	klog_buf_put_i32(b, (int32_t)n);
+	for (uint32_t i = 0; i < n; i++)
+		klog_buf_put_i32(b, v[i]);
+}
+
+void
+klog_kwire_metadata_resp(klog_buf_t *b, int32_t corr, int16_t version,
+    const klog_kmeta_broker_t *brokers, uint32_t nbrokers,
+    int32_t controller, const klog_kmeta_topic_t *topics, uint32_t ntopics)
+{
+	size_t start = klog_kwire_begin(b, corr);
+
+	klog_buf_put_i32(b, (int32_t)nbrokers);
+	for (uint32_t i = 0; i < nbrokers; i++) {
+		klog_buf_put_i32(b, brokers[i].id);
+		klog_kwire_put_str(b, brokers[i].host);
+		klog_buf_put_i32(b, brokers[i].port);
+		if (version >= 1)
+			klog_buf_put_i16(b, -1);  /* rack: none */
+	}
+	if (version >= 1)
+		klog_buf_put_i32(b, controller);
+	klog_buf_put_i32(b, (int32_t)ntopics);
+	for (uint32_t i = 0; i < ntopics; i++) {
+		const klog_kmeta_topic_t *t = &topics[i];
+
+		klog_buf_put_i16(b, t->error);
+		klog_kwire_put_str(b, t->name);
+		if (version >= 1)
+			klog_buf_put_i8(b, 0);    /* not internal */
+		klog_buf_put_i32(b, (int32_t)t->nparts);
+		for (uint32_t j = 0; j < t->nparts; j++) {
+			const klog_kmeta_part_t *p = &t->parts[j];
+
+			klog_buf_put_i16(b, p->error);
+			klog_buf_put_i32(b, p->id);
+			klog_buf_put_i32(b, p->leader);
+			put_i32s(b, p->replicas, p->nreplicas);
+			put_i32s(b, p->isr, p->nisr);
+		}
+	}
+	klog_kwire_end(b, start);
+}
+
+void
+klog_kwire_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
+    const klog_produce_result_t *res, uint32_t n, size_t *errpos)
+{
+	size_t start = klog_kwire_begin(b, corr);
+	klog_kwire_topics_t t;
+
+	klog_kwire_topics_begin(b, &t);
+	for (uint32_t i = 0; i < n; i++) {
+		klog_kwire_topics_part(b, &t, res[i].topic);
+		klog_buf_put_i32(b, res[i].partition);
+		if (errpos != NULL)
+			errpos[i] = b->len;
+		klog_buf_put_i16(b, res[i].error);
+		klog_buf_put_i64(b, res[i].error ? -1 : res[i].offset);
+		if (version >= 2)
+			klog_buf_put_i64(b, -1);  /* log append time: none */
+	}
+	klog_kwire_topics_end(b, &t);
+	if (version >= 1)
+		klog_buf_put_i32(b, 0);  /* throttle time */
+	klog_kwire_end(b, start);
+}
+
+void
+klog_kwire_patch_produce(klog_buf_t *b, size_t pos, int16_t error)
+{
+	if (pos > b->len || b->len - pos < 10)
+		return;
+	b->data[pos] = (uint8_t)((uint16_t)error >> 8);
+	b->data[pos + 1] = (uint8_t)error;
+	memset(b->data + pos + 2, 0xff, 8);
+}
+
+void
+klog_kwire_coordinator_resp(klog_buf_t *b, int32_t corr, int16_t error,
+    const klog_kmeta_broker_t *node)
+{
+	size_t start = klog_kwire_begin(b, corr);
+
+	klog_buf_put_i16(b, error);
+	klog_buf_put_i32(b, error ? -1 : node->id);
+	klog_kwire_put_str(b, error ? (klog_str_t){ "", 0 } : node->host);
+	klog_buf_put_i32(b, error ? -1 : node->port);
+	klog_kwire_end(b, start);
+}
+
+void
+klog_kwire_error_resp(klog_buf_t *b, int32_t corr, int16_t error)
+{
+	size_t start = klog_kwire_begin(b, corr);
+
+	klog_buf_put_i16(b, error);
+	klog_kwire_end(b, start);
+}
+
+int16_t
+klog_kwire_error_from_wire(int16_t wire)
+{
+	switch (wire) {
+	case KLOG_WIRE_NONE:
+		return KLOG_KERR_NONE;
+	case KLOG_WIRE_OFFSET_OUT_OF_RANGE:
+		return KLOG_KERR_OFFSET_OUT_OF_RANGE;
+	case KLOG_WIRE_INVALID_MESSAGE:
+	case KLOG_WIRE_PARTIAL_MESSAGE:
+		return KLOG_KERR_CORRUPT_MESSAGE;
+	case KLOG_WIRE_WRONG_PARTITION:
+	case KLOG_WIRE_UNKNOWN_TOPIC:
+		return KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	case KLOG_WIRE_INVALID_FETCH_SIZE:
+		return KLOG_KERR_INVALID_FETCH_SIZE;
+	case KLOG_WIRE_MESSAGE_TOO_LARGE:
+		return KLOG_KERR_MESSAGE_TOO_LARGE;
+	case KLOG_WIRE_INVALID_TOPIC:
+		return KLOG_KERR_INVALID_TOPIC;
+	case KLOG_WIRE_NOT_LEADER:
+		return KLOG_KERR_NOT_LEADER_FOR_PARTITION;
+	case KLOG_WIRE_NOT_ENOUGH_REPLICAS:
+		return KLOG_KERR_NOT_ENOUGH_REPLICAS;
+	case KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+		return KLOG_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+	case KLOG_WIRE_INVALID_REQUEST:
+		return KLOG_KERR_INVALID_REQUEST;
+	case KLOG_WIRE_UNSUPPORTED_CODEC:
+		return KLOG_KERR_CORRUPT_MESSAGE;
+	case KLOG_WIRE_STORAGE_ERROR:
+	case KLOG_WIRE_DISK_FULL:
+		return KLOG_KERR_KAFKA_STORAGE_ERROR;
+	default:
+		return KLOG_KERR_UNKNOWN;
+	}
+}
