@@ -9,7 +9,9 @@
  *             | key:4+n (-1 null) | value:4+n (-1 null)
  *   crc is the CRC-32 of magic..end; attributes & 7 is the codec:
  *   0 none, 1 gzip, 2 snappy (raw, as librdkafka writes it, or xerial
- *   framed, as kafka-python and snappy-java do), 3 lz4 (a LZ4 frame).
+ *   framed, as kafka-python and snappy-java do), 3 lz4 (a LZ4 frame; the
+ *   wrong header checksum of Kafka's magic-0 lz4 wrappers, KAFKA-3160, is
+ *   forgiven, as librdkafka does: the message's CRC still covers it).
  *
  * Offsets: a klog message at byte S whose entry takes E bytes has the Kafka
  * offset S + E - 1 (the next message's start, less one), so that a client's
@@ -48,8 +50,12 @@ typedef struct klog_kmsg_in_info {
  * -KLOG_ECORRUPT for a bad CRC, size, magic or codec, a truncated set
  * (producers never send partial messages) or data that does not
  * decompress; -KLOG_EUNSUPPORTED for magic 2 (a RecordBatch); -KLOG_ENOMEM.
- * On error out is as it was before the call (its length restored) and
- * *info is unspecified.  An empty set is 0 with no messages.
+ * max_payload bounds each value that becomes an entry (not a wrapper's
+ * compressed value), max_inflate each wrapper's decompressed set.  A
+ * nested wrapper, or a magic-2 or cut message inside a wrapper, is
+ * -KLOG_ECORRUPT.  On error out is as it was before the call (its length
+ * and failed flag restored) and *info is unspecified.  An empty set is 0
+ * with no messages.
  */
 int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
@@ -60,10 +66,14 @@ typedef struct klog_kmsg_out_info {
 	                            top-level entries) */
 	uint32_t messages;       /* Kafka messages written */
 	int64_t bad_offset;      /* -1, or the offset of the first entry that
-	                            could not be served (bad CRC, corrupt) */
-	uint32_t need;           /* when nothing could be served because the
-	                            first entry is cut by len: its whole size
-	                            (length field + 4), else 0 */
+	                            could not be served (bad CRC, corrupt, a
+	                            wrapper that does not decompress, holds a
+	                            wrapper or decompresses past max_inflate) */
+	uint32_t need;           /* when no message was written and the
+	                            entry at set + consumed (the first, unless
+	                            skipped ones precede it) is cut by len: its
+	                            whole size (length field + 4), or 4 when
+	                            even its length field is cut; else 0 */
 } klog_kmsg_out_info_t;
 
 /*
@@ -76,8 +86,10 @@ typedef struct klog_kmsg_out_info {
  * first entry whose stored CRC does not match or which is corrupt (noted
  * in info->bad_offset; what precedes it is still served).  Messages whose
  * Kafka offset is below min_offset are left out (a fetch from inside a
- * wrapper).  Returns 0 (also when nothing could be served: see info), or
- * -KLOG_ENOMEM with out as it was.
+ * wrapper); they add no bytes, so the first entry that writes anything is
+ * the one always written whole.  A wrapper is served whole or not at all.
+ * Returns 0 (also when nothing could be served: see info), or -KLOG_ENOMEM
+ * with out as it was.
  */
 int klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
     int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,
