@@ -81,7 +81,11 @@ typedef struct klog_kgroup_sync_req {
 /*
  * A request that may be answered later.  The front end embeds it in what
  * holds the request's place on its connection; the fields are private.
- * After its answer, or klog_kgroups_cancel(), the module forgets it.
+ * After its answer, or klog_kgroups_cancel(), the module forgets it: it is
+ * cleared before its callback runs, so the callback may free it.  A member
+ * dropped while it holds a wait (LeaveGroup) has the wait answered
+ * UNKNOWN_MEMBER_ID; a member's second join or sync while its first is
+ * held answers the first REBALANCE_IN_PROGRESS.
  */
 typedef struct klog_kgroup_wait klog_kgroup_wait_t;
 struct klog_kgroup_wait {
@@ -98,6 +102,8 @@ typedef void klog_kgroup_join_fn(klog_kgroup_wait_t *w,
 typedef void klog_kgroup_sync_fn(klog_kgroup_wait_t *w, int16_t error,
     const uint8_t *assignment, uint32_t len);
 
+/* The callbacks run inside the klog_kgroups_* calls and inside the
+ * coordinator's timers, and must not call into the coordinator. */
 typedef struct klog_kgroups_config {
 	int32_t min_session_ms;      /* Kafka's group.min.session.timeout.ms */
 	int32_t max_session_ms;      /* group.max.session.timeout.ms */
@@ -110,7 +116,9 @@ typedef struct klog_kgroups_config {
 	klog_logger_t log;
 } klog_kgroups_config_t;
 
-/* No groups yet.  *out is the caller's: klog_kgroups_free(). */
+/* No groups yet.  *out is the caller's: klog_kgroups_free().
+ * -KLOG_EINVAL for a config without callbacks, with a zero limit or with
+ * min_session_ms over max_session_ms; -KLOG_ENOMEM. */
 int klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
     klog_kgroups_t **out);
 
@@ -120,7 +128,9 @@ void klog_kgroups_free(klog_kgroups_t *g);
 
 /*
  * A JoinGroup: w is answered through join_done, now or later.  Returns 0,
- * or -KLOG_ENOMEM when nothing was done and w will not be answered.
+ * or -KLOG_ENOMEM when nothing was done and w will not be answered.  A new
+ * member's id is "<client id, cut at 255 bytes>-<n>-<16 hex digits>": n
+ * counts this coordinator's members, the digits differ from run to run.
  */
 int klog_kgroups_join(klog_kgroups_t *g, const klog_kgroup_join_req_t *req,
     klog_kgroup_wait_t *w);
@@ -129,10 +139,15 @@ int klog_kgroups_join(klog_kgroups_t *g, const klog_kgroup_join_req_t *req,
 int klog_kgroups_sync(klog_kgroups_t *g, const klog_kgroup_sync_req_t *req,
     klog_kgroup_wait_t *w);
 
-/* The connection of a waiting request went away: w is never answered. */
+/* The connection of a waiting request went away: w is never answered.
+ * The member stays, a cancelled join still counting as its rejoin, until
+ * its session (restarted now) runs out.  Harmless on a wait already
+ * answered or cancelled. */
 void klog_kgroups_cancel(klog_kgroups_t *g, klog_kgroup_wait_t *w);
 
-/* Heartbeat and LeaveGroup, answered at once: a KLOG_KERR_* code. */
+/* Heartbeat and LeaveGroup, answered at once: a KLOG_KERR_* code.  A
+ * heartbeat is REBALANCE_IN_PROGRESS only while a rebalance is being
+ * prepared (Kafka 0.10 said so while awaiting the leader's sync too). */
 int16_t klog_kgroups_heartbeat(klog_kgroups_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id);
 int16_t klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group,
@@ -142,7 +157,14 @@ int16_t klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group,
  * Whether an OffsetCommit of group by member at generation may go ahead:
  * KLOG_KERR_NONE, or the error it gets.  Generation -1 with an empty
  * member id (a consumer outside any group: kcat -o stored, a v0 commit) is
- * allowed while the group has no members.
+ * allowed while the group has no members; a generation other than -1
+ * for a group without members is ILLEGAL_GENERATION.  In an active group,
+ * as Kafka 0.10's handleCommitOffsets: REBALANCE_IN_PROGRESS while
+ * awaiting the leader's SyncGroup, else UNKNOWN_MEMBER_ID or
+ * ILLEGAL_GENERATION unless member and generation match, so the old
+ * generation may still commit while a rebalance is being prepared (as
+ * consumers do before they rejoin).  A commit that may go ahead renews the
+ * member's session.
  */
 int16_t klog_kgroups_commit_check(klog_kgroups_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id);

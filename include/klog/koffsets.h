@@ -34,14 +34,18 @@ void klog_koffsets_free(klog_koffsets_t *o);
  * Record group's committed offset for topic/partition in memory, replacing
  * the one before; klog_koffsets_save() makes it durable.  metadata longer
  * than KLOG_KOFFSETS_MAX_METADATA is -KLOG_ETOOBIG; a topic name that
- * klog_names rejects is -KLOG_ETOPIC; an empty group -KLOG_EINVAL.
+ * klog_names rejects is -KLOG_ETOPIC; an empty group, one over 200 bytes
+ * or one whose escaped file name would pass 250 characters (each byte
+ * outside [A-Za-z0-9_-.] takes three), or a negative partition,
+ * -KLOG_EINVAL.
  */
 int klog_koffsets_put(klog_koffsets_t *o, klog_str_t group, klog_str_t topic,
     int32_t partition, int64_t offset, klog_str_t metadata);
 
 /* Write group's file with everything put so far; 0 or a negative code
  * with err naming the file.  After a failure the offsets stay in memory
- * (and are written by the next save). */
+ * (and are written by the next save).  A group with nothing put: 0, and
+ * nothing written. */
 int klog_koffsets_save(klog_koffsets_t *o, klog_str_t group, klog_err_t *err);
 
 /* group's committed offset of topic/partition: 1 and *offset, *metadata (a
