@@ -17,6 +17,7 @@
 #include "klog/broker.h"
 #include "klog/config.h"
 #include "klog/exit.h"
+#include "klog/kafka.h"
 #include "klog/log.h"
 #include "klog/parse.h"
 #include "klog/zk.h"
@@ -37,6 +38,8 @@ enum {
 	OPT_FLUSH_MS,
 	OPT_MAX_CONNECTIONS,
 	OPT_MAX_MESSAGE,
+	OPT_KAFKA_ADVERTISE,
+	OPT_KAFKA_LISTEN,
 	OPT_MAX_OPEN_SEGMENTS,
 	OPT_MAX_REQUEST,
 	OPT_NO_AUTO_CREATE,
@@ -64,6 +67,8 @@ static const struct option longopts[] = {
 	{ "flush-messages", required_argument, NULL, OPT_FLUSH_MESSAGES },
 	{ "flush-ms", required_argument, NULL, OPT_FLUSH_MS },
 	{ "help", no_argument, NULL, 'h' },
+	{ "kafka-advertise", required_argument, NULL, OPT_KAFKA_ADVERTISE },
+	{ "kafka-listen", required_argument, NULL, OPT_KAFKA_LISTEN },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 	{ "max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE },
@@ -95,6 +100,7 @@ typedef struct opts {
 	klog_broker_config_t cfg;
 	const char *config;
 	char *advertise_host;
+	char *kafka_advertise_host;
 	struct topic_opt *topics;
 	size_t ntopics;
 	int quiet, verbose;
@@ -173,6 +179,14 @@ usage(FILE *f)
 	    "      --advertise HOST[:PORT]  the address metadata reports "
 	    "(default: the\n"
 	    "                             listen address)\n"
+	    "      --kafka-listen HOST[:PORT]  also serve the Kafka protocol "
+	    "there (port\n"
+	    "                             default " KLOG_KAFKA_DEFAULT_PORT
+	    "; klog-kafka(7))\n"
+	    "      --kafka-advertise HOST[:PORT]  the address the Kafka "
+	    "listener's metadata\n"
+	    "                             reports (default: its listen "
+	    "address)\n"
 	    "  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	    "at\n"
 	    "                             host:port[,...][/chroot] (default: "
@@ -240,8 +254,10 @@ add_topic(opts_t *o, const char *what, const char *s)
 	o->ntopics++;
 }
 
+/* HOST[:PORT] into *hostp (replaced) and *portp (0 without a port). */
 static void
-advertise(opts_t *o, const char *what, const char *s)
+advertise(const char *what, const char *s, char **hostp, const char **cfg_host,
+    int *portp)
 {
 	char host[256], port[16];
 	const char *why;
@@ -249,11 +265,23 @@ advertise(opts_t *o, const char *what, const char *s)
 	if (klog_parse_hostport(s, "", "0", host, sizeof(host), port,
 	    sizeof(port), &why) < 0 || host[0] == '\0')
 		cli_misuse("%s %s: %s", what, s, host[0] ? why : "no host");
-	free(o->advertise_host);
-	if ((o->advertise_host = strdup(host)) == NULL)
+	free(*hostp);
+	if ((*hostp = strdup(host)) == NULL)
 		cli_misuse("out of memory");
-	o->cfg.advertised_host = o->advertise_host;
-	o->cfg.advertised_port = atoi(port);
+	*cfg_host = *hostp;
+	*portp = atoi(port);
+}
+
+static void
+kafka_listen(opts_t *o, const char *what, const char *s)
+{
+	char host[256], port[16];
+	const char *why;
+
+	if (klog_parse_hostport(s, "127.0.0.1", KLOG_KAFKA_DEFAULT_PORT, host,
+	    sizeof(host), port, sizeof(port), &why) < 0)
+		cli_misuse("%s %s: %s", what, s, why);
+	o->cfg.kafka_listen = s;
 }
 
 /*
@@ -272,7 +300,8 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	    id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
-	if (from_file && (id == 'd' || id == 'l' || id == 'Z') &&
+	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
+	    id == OPT_KAFKA_LISTEN) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
 	switch (id) {
@@ -305,7 +334,15 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		o->unclean = b;
 		break;
 	case OPT_ADVERTISE:
-		advertise(o, what, v);
+		advertise(what, v, &o->advertise_host, &c->advertised_host,
+		    &c->advertised_port);
+		break;
+	case OPT_KAFKA_ADVERTISE:
+		advertise(what, v, &o->kafka_advertise_host,
+		    &c->kafka_advertised_host, &c->kafka_advertised_port);
+		break;
+	case OPT_KAFKA_LISTEN:
+		kafka_listen(o, what, v);
 		break;
 	case OPT_BROKER_ID:
 		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);
@@ -634,5 +671,6 @@ main(int argc, char **argv)
 	}
 	free(o.topics);
 	free(o.advertise_host);
+	free(o.kafka_advertise_host);
 	return rc < 0 ? KLOG_EXIT_IOERR : KLOG_EXIT_OK;
 }

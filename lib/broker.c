@@ -18,6 +18,7 @@
 #include "klog/broker.h"
 #include "klog/conn.h"
 #include "klog/core.h"
+#include "klog/kafka.h"
 #include "klog/native.h"
 #include "klog/net.h"
 #include "klog/prefetch.h"
@@ -39,6 +40,13 @@ struct klog_broker {
 	klog_core_t *core;
 	klog_prefetch_t *pf;
 	klog_native_t *native;
+	/* The Kafka listener, when configured: its address, its bound socket
+	 * until the conns take it, and its front end. */
+	char *kafka_listen;
+	klog_net_addr_t kaddr;
+	char kadv_host[256];
+	int kfd;
+	klog_kafka_t *kafka;
 	klog_conns_t *conns;
 	klog_upkeep_t upkeep;
 };
@@ -118,6 +126,28 @@ bind_listener(klog_broker_t *b, klog_err_t *err)
 	else
 		klog_net_advertised(b->addr.host, b->adv_host,
 		    sizeof(b->adv_host));
+	return 0;
+}
+
+/* The Kafka listener's socket, bound (not listening yet). */
+static int
+bind_kafka(klog_broker_t *b, klog_err_t *err)
+{
+	char why[KLOG_NET_ERR_LEN];
+	int fd;
+
+	if (b->kafka_listen == NULL)
+		return 0;
+	if ((fd = klog_net_bind(b->kafka_listen, KLOG_KAFKA_DEFAULT_PORT,
+	    &b->kaddr, why, sizeof(why))) < 0)
+		return klog_err_set(err, fd, "Kafka listener: %s", why);
+	b->kfd = fd;
+	if (b->cfg.kafka_advertised_host != NULL)
+		snprintf(b->kadv_host, sizeof(b->kadv_host), "%s",
+		    b->cfg.kafka_advertised_host);
+	else
+		klog_net_advertised(b->kaddr.host, b->kadv_host,
+		    sizeof(b->kadv_host));
 	return 0;
 }
 
@@ -216,6 +246,37 @@ open_conns(klog_broker_t *b)
 	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native);
 }
 
+/* The Kafka front end, and its listener beside the native one. */
+static int
+open_kafka(klog_broker_t *b, klog_err_t *err)
+{
+	klog_kafka_config_t kc = {
+		.data_dir = b->data_dir,
+		.max_request_bytes = b->cfg.max_request_bytes,
+		.max_message_bytes = b->cfg.max_message_bytes,
+		.broker_id = b->cfg.broker_id,
+		.advertised_host = b->kadv_host,
+		.advertised_port = b->cfg.kafka_advertised_port > 0 ?
+		    b->cfg.kafka_advertised_port : b->kaddr.port,
+		.auto_create = b->cfg.auto_create,
+		.default_partitions = b->cfg.default_partitions,
+		.log = b->log,
+	};
+	int rc, fd;
+
+	if (b->kafka_listen == NULL)
+		return 0;
+	if ((rc = klog_kafka_new(b->loop, b->core, &kc, &b->kafka, err)) < 0)
+		return rc;
+	fd = b->kfd;
+	b->kfd = -1;
+	if ((rc = klog_conns_listen(b->conns, fd, klog_kafka_front(),
+	    b->kafka)) < 0)
+		return klog_err_set(err, rc, "Kafka listener: %s",
+		    klog_strerror(rc));
+	return 0;
+}
+
 static void
 before_sleep(klog_loop_t *loop, void *arg)
 {
@@ -263,6 +324,13 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	b->cfg = *cfg;
 	b->log = (klog_logger_t){ cfg->log, cfg->log_arg, cfg->log_level };
 	b->lfd = -1;
+	b->kfd = -1;
+	if (cfg->kafka_listen != NULL &&
+	    (b->kafka_listen = strdup(cfg->kafka_listen)) == NULL) {
+		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	b->cfg.kafka_listen = b->kafka_listen;
 	if ((rc = copy_str(&b->data_dir, cfg->data_dir,
 	    KLOG_BROKER_DEFAULT_DATA_DIR)) < 0 ||
 	    (rc = copy_str(&b->listen, cfg->listen,
@@ -278,9 +346,12 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	}
 	/* Bind first, so a taken port fails before the data is touched;
 	 * listen last, so connections are taken once the store is open. */
-	if ((rc = bind_listener(b, err)) < 0 || (rc = open_store(b, err)) < 0)
+	if ((rc = bind_listener(b, err)) < 0 || (rc = bind_kafka(b, err)) < 0 ||
+	    (rc = open_store(b, err)) < 0)
 		goto fail;
-	if ((rc = klog_net_listen(b->lfd, b->listen, why, sizeof(why))) < 0) {
+	if ((rc = klog_net_listen(b->lfd, b->listen, why, sizeof(why))) < 0 ||
+	    (b->kfd >= 0 && (rc = klog_net_listen(b->kfd, b->kafka_listen, why,
+	    sizeof(why))) < 0)) {
 		rc = klog_err_set(err, rc, "%s", why);
 		goto fail;
 	}
@@ -290,6 +361,8 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}
+	if ((rc = open_kafka(b, err)) < 0)
+		goto fail;
 	klog_loop_set_before_sleep(b->loop, before_sleep, b);
 	klog_loop_set_wake(b->loop, on_wake, b);
 	*out = b;
@@ -322,6 +395,12 @@ int
 klog_broker_advertised_port(const klog_broker_t *b)
 {
 	return b->cfg.advertised_port ? b->cfg.advertised_port : b->addr.port;
+}
+
+int
+klog_broker_kafka_port(const klog_broker_t *b)
+{
+	return b->kafka != NULL ? b->kaddr.port : 0;
 }
 
 int
@@ -375,6 +454,9 @@ klog_broker_run(klog_broker_t *b)
 
 	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "listening on %s, data in "
 	    "%s", b->addr.bound, b->data_dir);
+	if (b->kafka != NULL)
+		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "Kafka listener on "
+		    "%s", b->kaddr.bound);
 	rc = klog_loop_run(b->loop);
 	if (rc < 0)
 		klog_logger_say(&b->log, KLOG_LEVEL_ERROR, "event loop: %s",
@@ -393,6 +475,7 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		return 0;
 	/* Connections first: their parked requests belong to the core. */
 	klog_conns_free(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
+	klog_kafka_free(b->kafka);
 	klog_upkeep_stop(&b->upkeep);
 	klog_core_free(b->core);
 	klog_prefetch_free(b->pf);
@@ -402,6 +485,9 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "clean shutdown");
 	if (b->lfd >= 0)
 		close(b->lfd);
+	if (b->kfd >= 0)
+		close(b->kfd);
+	free(b->kafka_listen);
 	klog_loop_free(b->loop);
 	free(b->listen);
 	free(b->data_dir);

@@ -890,6 +890,21 @@ klog_core_fetch(klog_core_t *c, const klog_fetch_req_t *req,
 	    req->max_wait_ms == 0 || live == 0);
 }
 
+/* A read from the start of the message holding it->offset. */
+static int
+read_aligned(const klog_core_item_t *it, int64_t max, klog_log_slice_t *slice,
+    klog_err_t *err)
+{
+	int64_t start;
+	int rc;
+
+	if ((rc = klog_log_find_start(it->part->log, it->offset, &start,
+	    err)) < 0)
+		return rc;
+	return klog_log_read(it->part->log, start, (size_t)max +
+	    (size_t)(it->offset - start), slice, err);
+}
+
 void
 klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
     int64_t budget, klog_core_read_t *r)
@@ -921,6 +936,8 @@ klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
 		max = r->log_end - it->offset;
 	rc = klog_log_read(it->part->log, it->offset, (size_t)max, &r->slice,
 	    &err);
+	if (rc == -KLOG_ENOTBOUNDARY && it->align)
+		rc = read_aligned(it, max, &r->slice, &err);
 	if (rc < 0) {
 		if (rc != -KLOG_ERANGE && rc != -KLOG_ENOTBOUNDARY) {
 			klog_logger_say(&c->cfg.log, KLOG_LEVEL_WARN, "topic "

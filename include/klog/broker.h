@@ -62,6 +62,10 @@ typedef struct klog_broker_config {
 	const char *advertised_host;   /* NULL: the listen host, or the host
 	                                  name when listening on a wildcard */
 	int advertised_port;           /* 0: the bound port */
+	const char *kafka_listen;      /* "HOST:PORT" of the Kafka listener
+	                                  (kafka.h); NULL: none */
+	const char *kafka_advertised_host; /* as advertised_host, for it */
+	int kafka_advertised_port;
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */
@@ -126,6 +130,8 @@ int klog_broker_port(const klog_broker_t *b);
 const char *klog_broker_advertised_host(const klog_broker_t *b);
 /* The port METADATA reports (advertised_port, or the bound one). */
 int klog_broker_advertised_port(const klog_broker_t *b);
+/* The Kafka listener's bound port, 0 without one. */
+int klog_broker_kafka_port(const klog_broker_t *b);
 
 /*
  * Call fn for every topic of the store, in name order, with its partition

@@ -100,6 +100,9 @@ typedef struct klog_core_item {
 	                             staged sets, or -1 */
 	int is_replica;           /* a follower's fetch: reads to the flushed
 	                             end, not the committed one */
+	int align;                /* fetch: an offset inside a message reads
+	                             from that message's start (the Kafka
+	                             listener's; set by the front end) */
 	int32_t replica_id;
 	int32_t div_epoch;        /* rfetch: where the follower diverges */
 	int64_t div_end;
@@ -144,6 +147,9 @@ struct klog_core_park {
 	klog_core_park_t *next_recheck;
 	int32_t correlation;
 	int32_t min_bytes;
+	int32_t tag[2];            /* the front end's own: the Kafka listener
+	                              keeps the API version and the fetch
+	                              limit of the request here */
 	klog_timer_t timer;
 	uint32_t n;
 	klog_core_item_t items[];  /* n, then the topic names */

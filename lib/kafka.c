@@ -1,0 +1,801 @@
+/*
+ * The Kafka protocol's front end; see kafka.h.  This file frames requests
+ * and answers ApiVersions, Metadata, Produce, Fetch and ListOffsets; the
+ * group APIs are in kafkagrp.c.
+ *
+ * Produce: each partition's MessageSet is transcoded into a 0.7 set in a
+ * buffer of its request (kmsg.h), which the core stages and writes at
+ * klog_core_commit(), as the native front end's sets in the read buffer.
+ * Fetch: the core's slice of the log is read (pread: the native port keeps
+ * sendfile, this one must transcode) and served as Kafka messages from the
+ * message holding the offset asked for, so its first message always has
+ * an offset at or past it (klog_kmsg_offset()).
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kafka_impl.h"
+#include "klog/buf.h"
+#include "klog/format.h"
+#include "klog/kmsg.h"
+
+#define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
+#define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
+
+/* What the listener advertises (kafka-frontdoor: the versions Debian's
+ * clients settle on; none of them flexible). */
+static const klog_kapi_range_t apis[] = {
+	{ KLOG_KAPI_PRODUCE, 0, 2 },
+	{ KLOG_KAPI_FETCH, 0, 3 },
+	{ KLOG_KAPI_LIST_OFFSETS, 0, 1 },
+	{ KLOG_KAPI_METADATA, 0, 1 },
+	{ KLOG_KAPI_OFFSET_COMMIT, 0, 2 },
+	{ KLOG_KAPI_OFFSET_FETCH, 0, 1 },
+	{ KLOG_KAPI_FIND_COORDINATOR, 0, 0 },
+	{ KLOG_KAPI_JOIN_GROUP, 0, 0 },
+	{ KLOG_KAPI_HEARTBEAT, 0, 0 },
+	{ KLOG_KAPI_LEAVE_GROUP, 0, 0 },
+	{ KLOG_KAPI_SYNC_GROUP, 0, 0 },
+	{ KLOG_KAPI_API_VERSIONS, 0, 2 },
+};
+#define NAPIS (sizeof(apis) / sizeof(apis[0]))
+
+static int
+supported(int16_t api, int16_t version)
+{
+	for (size_t i = 0; i < NAPIS; i++)
+		if (apis[i].api == api)
+			return version >= apis[i].min && version <= apis[i].max;
+	return 0;
+}
+
+klog_kmeta_broker_t
+klog_kafka_self(const klog_kafka_t *k)
+{
+	return (klog_kmeta_broker_t){ k->cfg.broker_id,
+	    { k->adv_host, (uint16_t)strlen(k->adv_host) },
+	    k->cfg.advertised_port };
+}
+
+static klog_core_item_t *
+scratch_items(klog_kafka_t *k, uint32_t count)
+{
+	if (klog_buf_grow((void **)&k->items, &k->items_cap,
+	    ((size_t)count + 1) * sizeof(klog_core_item_t)) < 0)
+		return NULL;
+	return k->items;
+}
+
+/* ---- produce ---- */
+
+static void
+patch_result(void *arg, size_t pos, int16_t error)
+{
+	klog_kwire_patch_produce(arg, pos, klog_kwire_error_from_wire(error));
+}
+
+/* Write what this read staged, then reuse its buffers. */
+static void
+commit(klog_kafka_t *k)
+{
+	klog_core_commit(k->core, patch_result, klog_outq_buf(k->q));
+	for (size_t i = 0; i < k->nblocks; i++)
+		klog_buf_reset(&k->blocks[i]);
+	k->nblocks = 0;
+}
+
+/* A buffer for the 0.7 sets of one request, alive until the commit. */
+static klog_buf_t *
+next_block(klog_kafka_t *k)
+{
+	if (k->nblocks == k->blocks_cap) {
+		size_t cap = k->blocks_cap ? 2 * k->blocks_cap : 8;
+		klog_buf_t *b = realloc(k->blocks, cap * sizeof(*b));
+
+		if (b == NULL)
+			return NULL;
+		for (size_t i = k->blocks_cap; i < cap; i++)
+			klog_buf_init(&b[i]);
+		k->blocks = b;
+		k->blocks_cap = cap;
+	}
+	return &k->blocks[k->nblocks++];
+}
+
+static int
+trusted(void *arg, const klog_produce_part_t *pp)
+{
+	(void)arg;
+	(void)pp;
+	return 1;  /* the entries were just encoded here, CRCs and all */
+}
+
+/* A produce response from items: a part's Kafka base offset is its first
+ * message's (item max holds the bytes of that message's entry). */
+static void
+encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
+    int32_t corr, const klog_core_item_t *items, uint32_t n, size_t *errpos)
+{
+	klog_produce_result_t *r;
+
+	if (klog_buf_grow((void **)&k->results, &k->results_cap,
+	    ((size_t)n + 1) * sizeof(*r)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	r = k->results;
+	for (uint32_t i = 0; i < n; i++)
+		r[i] = (klog_produce_result_t){ items[i].topic,
+		    items[i].partition,
+		    klog_kwire_error_from_wire(items[i].error),
+		    klog_kmsg_offset(items[i].offset, (uint32_t)items[i].max) };
+	klog_kwire_produce_resp(out, corr, version, r, n, errpos);
+}
+
+static int16_t
+ingest_error(int rc)
+{
+	switch (rc) {
+	case -KLOG_ETOOBIG:
+		return KLOG_WIRE_MESSAGE_TOO_LARGE;
+	case -KLOG_EUNSUPPORTED:
+		return KLOG_WIRE_UNSUPPORTED_VERSION;
+	case -KLOG_ENOMEM:
+		return KLOG_WIRE_STORAGE_ERROR;
+	default:
+		return KLOG_WIRE_INVALID_MESSAGE;
+	}
+}
+
+/*
+ * Transcode every part into block first (it may grow and move), noting in
+ * each item where its set is (offset, target: start and length), its
+ * first entry's size (max) or its error; then hand the sets to the core,
+ * which keeps pointers into block until the commit.  Returns how many
+ * parts an acks=all request waits for.
+ */
+static uint32_t
+produce_parts(klog_kafka_t *k, const klog_produce_req_t *req,
+    klog_buf_t *block, klog_core_item_t *items)
+{
+	uint32_t waits = 0;
+
+	for (uint32_t i = 0; i < req->count; i++) {
+		const klog_produce_part_t *kp = &req->parts[i];
+		klog_kmsg_in_info_t info;
+		size_t start = block->len;
+		int rc;
+
+		rc = klog_kmsg_ingest(kp->set, kp->set_len,
+		    (size_t)k->cfg.max_message_bytes, MAX_INFLATE, block,
+		    &info);
+		if (rc == 0 && info.messages == 0)
+			rc = -KLOG_ECORRUPT;
+		items[i] = (klog_core_item_t){ .topic = kp->topic,
+		    .partition = kp->partition, .offset = (int64_t)start,
+		    .target = (int64_t)(block->len - start), .staged = -1,
+		    .max = rc < 0 ? 0 : (int32_t)info.first_entry,
+		    .error = rc < 0 ? ingest_error(rc) : KLOG_WIRE_NONE };
+	}
+	for (uint32_t i = 0; i < req->count; i++) {
+		klog_core_item_t *it = &items[i];
+		klog_produce_part_t pp = req->parts[i];
+		klog_produce_req_t one = { req->acks, req->timeout_ms, 1, &pp };
+		int32_t first = it->max;
+
+		if (it->error != KLOG_WIRE_NONE) {
+			it->offset = it->target = -1;
+			continue;
+		}
+		pp.set = block->data + it->offset;
+		pp.set_len = (uint32_t)it->target;
+		waits += (uint32_t)klog_core_produce(k->core, &one, trusted, k,
+		    it);
+		it->max = first;
+	}
+	return waits;
+}
+
+static klog_core_park_t *park(klog_kafka_t *k, int kind, int16_t version,
+    int32_t corr, const klog_core_item_t *items, uint32_t n, int link_all);
+
+/* Encode a produce response now and note where each staged set's result
+ * is, so that a write that fails can still turn it into an error. */
+static void
+answer_produce(klog_kafka_t *k, const klog_kreq_t *r, klog_core_item_t *items,
+    uint32_t n)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+
+	if (klog_buf_grow((void **)&k->errpos, &k->errpos_cap,
+	    ((size_t)n + 1) * sizeof(*k->errpos)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	encode_produce(k, out, r->version, r->correlation, items, n,
+	    k->errpos);
+	if (out->failed)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		klog_core_note_result(&items[i], k->errpos[i]);
+}
+
+/* Acks other than 0, 1 and -1: every part refused. */
+static void
+refuse_acks(klog_kafka_t *k, const klog_kreq_t *r, const klog_produce_req_t *req)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+
+	if (klog_buf_grow((void **)&k->results, &k->results_cap,
+	    ((size_t)req->count + 1) * sizeof(*k->results)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < req->count; i++)
+		k->results[i] = (klog_produce_result_t){ req->parts[i].topic,
+		    req->parts[i].partition, KLOG_KERR_INVALID_REQUIRED_ACKS,
+		    -1 };
+	klog_kwire_produce_resp(out, r->correlation, r->version, k->results,
+	    req->count, NULL);
+}
+
+static void
+handle_produce(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q), *block;
+	klog_produce_req_t req;
+	klog_core_item_t *items;
+	uint32_t waits;
+
+	if (klog_kwire_produce(r, &req, &k->parts) < 0) {
+		k->bad = "a Produce request that does not parse";
+		return;
+	}
+	if ((items = scratch_items(k, req.count)) == NULL ||
+	    (block = next_block(k)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	if (req.acks != 0 && req.acks != 1 && req.acks != -1) {
+		refuse_acks(k, r, &req);
+		return;
+	}
+	waits = produce_parts(k, &req, block, items);
+	if (req.acks == 0)
+		;  /* Kafka sends no response at all */
+	else if (waits == 0)
+		answer_produce(k, r, items, req.count);
+	else if (park(k, KLOG_CORE_PRODUCE, r->version, r->correlation,
+	    items, req.count, 0) == NULL)
+		out->failed = 1;
+	if (klog_core_stage_full(k->core))
+		commit(k);
+}
+
+/* ---- fetch ---- */
+
+/* Read the slice's bytes into k->rbuf: 0, or -1. */
+static int
+read_slice(klog_kafka_t *k, const klog_log_slice_t *sl)
+{
+	size_t got = 0;
+
+	if (klog_buf_grow((void **)&k->rbuf, &k->rbuf_cap, sl->len + 1) < 0)
+		return -1;
+	while (got < sl->len) {
+		ssize_t n = pread(sl->fd, k->rbuf + got, sl->len - got,
+		    sl->file_pos + (int64_t)got);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * One partition's messages from what the core reads for it, at most
+ * max_out Kafka bytes (the first message whole, whatever its size).
+ * Returns the Kafka error of the part.
+ */
+static int16_t
+serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
+    klog_core_read_t *r, size_t max_out)
+{
+	klog_kmsg_out_info_t info;
+	klog_core_item_t bigger;
+	int16_t error = KLOG_KERR_NONE;
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (read_slice(k, &r->slice) < 0) {
+			error = KLOG_KERR_UNKNOWN;
+			break;
+		}
+		if (klog_kmsg_serve(k->rbuf, r->slice.len, r->slice.offset,
+		    it->offset, max_out, MAX_INFLATE, out, &info) < 0) {
+			out->failed = 1;
+			break;
+		}
+		if (info.messages == 0 && info.bad_offset >= 0)
+			error = KLOG_KERR_CORRUPT_MESSAGE;
+		/* A first message larger than the client's limit is read
+		 * whole, once, as Kafka hands it out. */
+		if (info.messages > 0 || info.need == 0 || tries > 0 ||
+		    info.need > (uint32_t)KLOG_CORE_MAX_FETCH_BYTES)
+			break;
+		bigger = *it;
+		bigger.offset = r->slice.offset;
+		bigger.max = (int32_t)info.need;
+		klog_log_slice_release(&r->slice);
+		klog_core_fetch_read(k->core, &bigger, (int64_t)info.need, r);
+		if (!r->has_slice)
+			break;
+	}
+	if (r->has_slice)
+		klog_log_slice_release(&r->slice);
+	return error;
+}
+
+/* A fetch response: throttle time (v1+), then each partition's error,
+ * high watermark (the visible end) and messages. */
+static void
+encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
+    int32_t max_bytes, const klog_core_item_t *items, uint32_t n)
+{
+	size_t start = klog_kwire_begin(out, corr);
+	int64_t left = max_bytes < RESPONSE_MAX ? max_bytes : RESPONSE_MAX;
+	klog_kwire_topics_t t;
+
+	if (version >= 1)
+		klog_buf_put_i32(out, 0);
+	klog_kwire_topics_begin(out, &t);
+	for (uint32_t i = 0; i < n; i++) {
+		const klog_core_item_t *it = &items[i];
+		klog_core_read_t r = { 0 };
+		size_t errpos, sizepos, before;
+		int16_t error;
+
+		klog_kwire_topics_part(out, &t, it->topic);
+		klog_buf_put_i32(out, it->partition);
+		if (left > 0)
+			klog_core_fetch_read(k->core, it, left, &r);
+		else
+			r = (klog_core_read_t){ .error = it->error,
+			    .log_end = -1 };
+		error = klog_kwire_error_from_wire(r.error);
+		errpos = out->len;
+		klog_buf_put_i16(out, error);
+		klog_buf_put_i64(out, r.log_end);
+		sizepos = out->len;
+		klog_buf_put_i32(out, 0);
+		before = out->len;
+		if (r.has_slice && (error = serve_part(k, out, it, &r,
+		    (size_t)(it->max < left ? it->max : left))) != 0 &&
+		    !out->failed && out->len >= errpos + 2) {
+			out->data[errpos] = (uint8_t)((uint16_t)error >> 8);
+			out->data[errpos + 1] = (uint8_t)error;
+		}
+		if (out->failed)
+			break;
+		klog_buf_patch_i32(out, sizepos, (int32_t)(out->len - before));
+		left -= (int64_t)(out->len - before);
+	}
+	klog_kwire_topics_end(out, &t);
+	klog_kwire_end(out, start);
+}
+
+static void
+handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_fetch_req_t req;
+	klog_core_item_t *items;
+	klog_core_park_t *pk;
+	int32_t max_bytes;
+
+	if (klog_kwire_fetch(r, &req, &max_bytes, &k->parts) < 0) {
+		k->bad = "a Fetch request that does not parse";
+		return;
+	}
+	if ((items = scratch_items(k, req.count)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	/* Clients ask for up to their own limits; the log reads at most
+	 * the core's per partition. */
+	for (uint32_t i = 0; i < req.count; i++)
+		if (req.parts[i].max_bytes > KLOG_CORE_MAX_FETCH_BYTES)
+			req.parts[i].max_bytes = KLOG_CORE_MAX_FETCH_BYTES;
+	if (max_bytes <= 0)
+		max_bytes = 1;
+	if (klog_core_fetch(k->core, &req, items)) {
+		for (uint32_t i = 0; i < req.count; i++)
+			items[i].align = 1;
+		encode_fetch(k, out, r->version, r->correlation, max_bytes,
+		    items, req.count);
+		return;
+	}
+	for (uint32_t i = 0; i < req.count; i++)
+		items[i].align = 1;
+	if ((pk = park(k, KLOG_CORE_FETCH, r->version, r->correlation, items,
+	    req.count, 1)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	pk->tag[1] = max_bytes;
+	klog_core_park_fetch(pk, req.min_bytes, req.max_wait_ms);
+}
+
+/* ---- list offsets ---- */
+
+static void
+encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
+    int32_t corr, const klog_core_item_t *items, uint32_t n)
+{
+	size_t start = klog_kwire_begin(out, corr);
+	klog_kwire_topics_t t;
+	int cnt;
+
+	klog_kwire_topics_begin(out, &t);
+	for (uint32_t i = 0; i < n; i++) {
+		const klog_core_item_t *it = &items[i];
+		int16_t error;
+
+		if (klog_buf_grow((void **)&k->offs, &k->offs_cap,
+		    ((size_t)it->max + 1) * sizeof(*k->offs)) < 0) {
+			out->failed = 1;
+			return;
+		}
+		error = klog_kwire_error_from_wire(
+		    klog_core_offsets_read(it, k->offs, &cnt));
+		/* A time before every segment: the log's start. */
+		if (error == 0 && cnt == 0 && it->offset >= 0 &&
+		    it->part != NULL)
+			error = klog_kwire_error_from_wire(klog_core_offsets_read(
+			    &(klog_core_item_t){ .part = it->part,
+			    .offset = KLOG_OFFSET_EARLIEST, .max = 1 },
+			    k->offs, &cnt));
+		klog_kwire_topics_part(out, &t, it->topic);
+		klog_buf_put_i32(out, it->partition);
+		klog_buf_put_i16(out, error);
+		if (version == 0) {
+			klog_buf_put_i32(out, error ? 0 : cnt);
+			for (int j = 0; !error && j < cnt; j++)
+				klog_buf_put_i64(out, k->offs[j]);
+			continue;
+		}
+		klog_buf_put_i64(out, -1);  /* timestamp: none kept */
+		klog_buf_put_i64(out, error || cnt == 0 ? -1 : k->offs[0]);
+	}
+	klog_kwire_topics_end(out, &t);
+	klog_kwire_end(out, start);
+}
+
+static void
+handle_list_offsets(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_core_item_t *items;
+	uint32_t n;
+
+	if (klog_kwire_list_offsets(r, &k->parts, &n) < 0) {
+		k->bad = "a ListOffsets request that does not parse";
+		return;
+	}
+	if ((items = scratch_items(k, n)) == NULL) {
+		out->failed = 1;
+		return;
+	}
+	if (klog_core_offsets(k->core, k->parts.p, n, items) == 0)
+		encode_offsets(k, out, r->version, r->correlation, items, n);
+	else if (park(k, KLOG_CORE_OFFSETS, r->version, r->correlation, items,
+	    n, 0) == NULL)
+		out->failed = 1;
+}
+
+/* ---- metadata ---- */
+
+/* A topic's entry: its partitions, each led by this broker; a topic asked
+ * for by name that does not exist is created, as Kafka's
+ * auto.create.topics.enable does, when auto-creation is on. */
+static int
+meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
+    size_t *np)
+{
+	char topic[KLOG_TOPIC_MAX + 1];
+	klog_err_t err;
+	int parts = 0;
+
+	*mt = (klog_kmeta_topic_t){ .name = name };
+	mt->error = klog_kwire_error_from_wire(klog_core_topic_meta(k->core,
+	    name, &parts));
+	if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
+	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX) {
+		memcpy(topic, name.p, name.len);
+		topic[name.len] = '\0';
+		if (klog_core_create_topic(k->core, topic,
+		    k->cfg.default_partitions, &err) == 0)
+			mt->error = klog_kwire_error_from_wire(
+			    klog_core_topic_meta(k->core, name, &parts));
+		else
+			mt->error = err.code == -KLOG_ETOPIC ?
+			    KLOG_KERR_INVALID_TOPIC : KLOG_KERR_UNKNOWN;
+	}
+	if (mt->error != KLOG_KERR_NONE)
+		parts = 0;
+	if (klog_buf_grow((void **)&k->mparts, &k->mparts_cap,
+	    (*np + (size_t)parts + 1) * sizeof(*k->mparts)) < 0)
+		return -1;
+	for (int p = 0; p < parts; p++)
+		k->mparts[*np + (size_t)p] = (klog_kmeta_part_t){ 0, p,
+		    k->cfg.broker_id, 1, 1, &k->cfg.broker_id,
+		    &k->cfg.broker_id };
+	mt->nparts = (uint32_t)parts;
+	*np += (size_t)parts;
+	return 0;
+}
+
+static void
+handle_metadata(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_kmeta_broker_t self = klog_kafka_self(k);
+	klog_str_t *names;
+	uint32_t asked;
+	size_t nt, np = 0, at = 0;
+	int all, parts;
+
+	if (klog_kwire_metadata(r, &k->parts, &asked, &all) < 0) {
+		k->bad = "a Metadata request that does not parse";
+		return;
+	}
+	names = k->parts.p;
+	nt = all ? klog_core_topic_count(k->core) : asked;
+	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
+	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		klog_str_t name = names != NULL && !all ? names[i] :
+		    (klog_str_t){ NULL, 0 };
+
+		if (all) {
+			const char *s = klog_core_topic_at(k->core, i, &parts);
+
+			name = (klog_str_t){ s, (uint16_t)strlen(s) };
+		}
+		if (meta_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
+			out->failed = 1;
+			return;
+		}
+	}
+	/* The partitions' array may have moved as it grew: point each
+	 * topic at its share only now. */
+	for (size_t i = 0; i < nt; i++) {
+		k->mtopics[i].parts = k->mparts + at;
+		at += k->mtopics[i].nparts;
+	}
+	klog_kwire_metadata_resp(out, r->correlation, r->version, &self, 1,
+	    k->cfg.broker_id, k->mtopics, (uint32_t)nt);
+}
+
+/* ---- parked requests ---- */
+
+/* A parked request is answered: encode it where it waited in line. */
+static void
+finish(klog_core_park_t *pk)
+{
+	klog_kafka_t *k = pk->front;
+	klog_buf_t *out = klog_outq_buf(&pk->hold.q);
+	int16_t version = (int16_t)pk->tag[0];
+
+	switch (pk->kind) {
+	case KLOG_CORE_PRODUCE:
+		encode_produce(k, out, version, pk->correlation, pk->items,
+		    pk->n, NULL);
+		break;
+	case KLOG_CORE_FETCH:
+		encode_fetch(k, out, version, pk->correlation, pk->tag[1],
+		    pk->items, pk->n);
+		break;
+	default:
+		encode_offsets(k, out, version, pk->correlation, pk->items,
+		    pk->n);
+		break;
+	}
+	pk->hold.ready = 1;
+	klog_conn_want_write(pk->conn);
+}
+
+static klog_core_park_t *
+park(klog_kafka_t *k, int kind, int16_t version, int32_t corr,
+    const klog_core_item_t *items, uint32_t n, int link_all)
+{
+	klog_core_reply_t reply = { k->q, finish, k, k->conn };
+	klog_core_park_t *pk = klog_core_park(k->core, kind, corr, items, n,
+	    link_all, &reply);
+
+	if (pk != NULL)
+		pk->tag[0] = version;
+	return pk;
+}
+
+/* ---- framing ---- */
+
+static void
+dispatch(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+
+	if (r->api == KLOG_KAPI_API_VERSIONS) {
+		int ok = supported(r->api, r->version);
+
+		/* Above v2 the answer is v0's, which tells the client to
+		 * ask again at a version listed. */
+		klog_kwire_api_versions(out, r->correlation, ok ? r->version : 0,
+		    ok ? KLOG_KERR_NONE : KLOG_KERR_UNSUPPORTED_VERSION, apis,
+		    NAPIS);
+		return;
+	}
+	if (!supported(r->api, r->version)) {
+		k->bad = "an API or version the listener does not speak";
+		return;
+	}
+	if (r->api != KLOG_KAPI_PRODUCE)
+		commit(k);
+	switch (r->api) {
+	case KLOG_KAPI_PRODUCE:
+		handle_produce(k, r);
+		break;
+	case KLOG_KAPI_FETCH:
+		handle_fetch(k, r);
+		break;
+	case KLOG_KAPI_LIST_OFFSETS:
+		handle_list_offsets(k, r);
+		break;
+	case KLOG_KAPI_METADATA:
+		handle_metadata(k, r);
+		break;
+	case KLOG_KAPI_FIND_COORDINATOR:
+		klog_kafka_find_coordinator(k, r);
+		break;
+	case KLOG_KAPI_JOIN_GROUP:
+		klog_kafka_join(k, r);
+		break;
+	case KLOG_KAPI_SYNC_GROUP:
+		klog_kafka_sync(k, r);
+		break;
+	case KLOG_KAPI_HEARTBEAT:
+		klog_kafka_heartbeat(k, r);
+		break;
+	case KLOG_KAPI_LEAVE_GROUP:
+		klog_kafka_leave(k, r);
+		break;
+	case KLOG_KAPI_OFFSET_COMMIT:
+		klog_kafka_offset_commit(k, r);
+		break;
+	default:
+		klog_kafka_offset_fetch(k, r);
+		break;
+	}
+}
+
+/* Close c after what is queued, saying why (with the request's API). */
+static void
+refuse(klog_kafka_t *k, klog_conn_t *c, const klog_kreq_t *r, const char *what)
+{
+	char why[160];
+
+	commit(k);
+	if (r != NULL)
+		snprintf(why, sizeof(why), "Kafka listener: %s (api %d "
+		    "version %d)", what, r->api, r->version);
+	else
+		snprintf(why, sizeof(why), "Kafka listener: %s", what);
+	klog_conn_refuse(c, why);
+}
+
+static size_t
+process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
+{
+	klog_kafka_t *k = arg;
+	klog_kreq_t r;
+	size_t pos = 0;
+	int rc;
+
+	k->conn = c;
+	k->q = klog_conn_out(c);
+	while (pos < len && !klog_conn_stalled(c)) {
+		rc = klog_kwire_frame(data + pos, len - pos,
+		    (size_t)k->cfg.max_request_bytes, &r);
+		if (rc == -KLOG_EPARTIAL)
+			break;
+		if (rc < 0) {
+			refuse(k, c, NULL, rc == -KLOG_ETOOBIG ? "a request "
+			    "over the size limit" : "a bad request size");
+			return len;
+		}
+		k->bad = NULL;
+		dispatch(k, &r);
+		if (k->bad != NULL) {
+			refuse(k, c, &r, k->bad);
+			return len;
+		}
+		pos += 4 + (size_t)r.size;
+		klog_conn_answered(c);
+	}
+	/* The staged sets point into the blocks, which are reused. */
+	commit(k);
+	return pos;
+}
+
+static size_t
+frame_size(void *arg, const uint8_t *data, size_t len)
+{
+	(void)arg;
+	(void)len;
+	return 4 + (size_t)klog_be32(data);
+}
+
+const klog_conn_front_t *
+klog_kafka_front(void)
+{
+	static const klog_conn_front_t front = { process, frame_size };
+
+	return &front;
+}
+
+/* ---- new and free ---- */
+
+int
+klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
+    const klog_kafka_config_t *cfg, klog_kafka_t **out, klog_err_t *err)
+{
+	klog_kafka_t *k = calloc(1, sizeof(*k));
+	int rc;
+
+	*out = NULL;
+	if (k == NULL)
+		return -KLOG_ENOMEM;
+	k->cfg = *cfg;
+	k->core = core;
+	if ((k->adv_host = strdup(cfg->advertised_host)) == NULL) {
+		klog_kafka_free(k);
+		return -KLOG_ENOMEM;
+	}
+	k->cfg.advertised_host = k->adv_host;
+	k->cfg.data_dir = NULL;
+	if ((rc = klog_kafka_groups_open(k, loop, cfg->data_dir, err)) < 0) {
+		klog_kafka_free(k);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}
+
+void
+klog_kafka_free(klog_kafka_t *k)
+{
+	if (k == NULL)
+		return;
+	klog_kafka_groups_close(k);
+	for (size_t i = 0; i < k->blocks_cap; i++)
+		klog_buf_free(&k->blocks[i]);
+	free(k->blocks);
+	free(k->parts.p);
+	free(k->parts2.p);
+	free(k->items);
+	free(k->results);
+	free(k->errpos);
+	free(k->offs);
+	free(k->mtopics);
+	free(k->mparts);
+	free(k->rbuf);
+	free(k->adv_host);
+	free(k);
+}

@@ -1,0 +1,73 @@
+/*
+ * What lib/kafka.c (framing, produce, fetch, offsets, metadata) and
+ * lib/kafkagrp.c (the group APIs) share: the front end's state.  Private
+ * to those two files.
+ */
+#ifndef KLOG_KAFKA_IMPL_H
+#define KLOG_KAFKA_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/buf.h"
+#include "klog/conn.h"
+#include "klog/core.h"
+#include "klog/kafka.h"
+#include "klog/kgroup.h"
+#include "klog/koffsets.h"
+#include "klog/kwire.h"
+#include "klog/proto.h"
+
+struct klog_kafka {
+	klog_kafka_config_t cfg;
+	char *adv_host;
+	klog_core_t *core;
+	klog_kgroups_t *groups;
+	klog_koffsets_t *offsets;
+	/* Arrays reused by every request (the loop is single-threaded). */
+	klog_proto_array_t parts, parts2;
+	klog_core_item_t *items;
+	size_t items_cap;
+	klog_produce_result_t *results;
+	size_t results_cap;
+	size_t *errpos;
+	size_t errpos_cap;
+	int64_t *offs;
+	size_t offs_cap;
+	klog_kmeta_topic_t *mtopics;
+	size_t mtopics_cap;
+	klog_kmeta_part_t *mparts;
+	size_t mparts_cap;
+	uint8_t *rbuf;             /* file bytes a fetch transcodes */
+	size_t rbuf_cap;
+	/* The 0.7 sets transcoded from one read's produce requests, one
+	 * buffer per request (the core keeps pointers into them until
+	 * klog_core_commit()); nblocks in use. */
+	klog_buf_t *blocks;
+	size_t nblocks, blocks_cap;
+	/* The connection process() works for, and its output queue. */
+	klog_conn_t *conn;
+	klog_outq_t *q;
+	const char *bad;           /* set by a handler: close the connection
+	                              after what is queued, saying this */
+};
+
+/* This broker as Metadata and FindCoordinator name it. */
+klog_kmeta_broker_t klog_kafka_self(const klog_kafka_t *k);
+
+/* The group APIs (kafkagrp.c); each answers r onto k->q, or in line
+ * later. */
+void klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_leave(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r);
+void klog_kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r);
+
+/* The group coordinator and offset store, for klog_kafka_new/free. */
+int klog_kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
+    const char *data_dir, klog_err_t *err);
+void klog_kafka_groups_close(klog_kafka_t *k);
+
+#endif

@@ -1,0 +1,248 @@
+#!/usr/bin/env bats
+# The Kafka listener with the clients users run: kcat (librdkafka),
+# kafka-python and confluent-kafka, against a standalone broker; what a
+# Kafka client writes the native tools read, and the reverse.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load kafka
+
+setup() {
+	common_setup
+	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR
+}
+
+teardown() {
+	common_teardown
+}
+
+@test "kafka: kcat -L lists the broker and each topic's partitions" {
+	start_kafka_broker --topic app:3
+	run -0 kc -L
+	[[ $output == *"1 brokers:"* ]]
+	[[ $output == *"broker 0 at 127.0.0.1:$KAFKA_PORT"* ]]
+	[[ $output == *'topic "app" with 3 partitions:'* ]]
+	[[ $output == *"partition 2, leader 0, replicas: 0, isrs: 0"* ]]
+}
+
+@test "kafka: 100,000 lines through kcat -P come out of kcat -C and klog-consume, in order" {
+	start_kafka_broker
+	seq 100000 >"$TMP/in"
+	kc -P -t app -p 0 <"$TMP/in"
+	kc -C -t app -p 0 -o beginning -e >"$TMP/out"
+	cmp "$TMP/in" "$TMP/out"
+	klog-consume -t app -o beginning -e >"$TMP/native"
+	cmp "$TMP/in" "$TMP/native"
+}
+
+@test "kafka: what klog-produce writes, kcat reads, and kcat -e ends at the end" {
+	start_kafka_broker --topic app:2
+	seq 50000 | klog-produce -t app
+	# Plain and gzip batches alike.
+	seq 50001 60000 | klog-produce -t app -z gzip
+	kc -C -t app -o beginning -e -f '%p %s\n' >"$TMP/out"
+	[ "$(wc -l <"$TMP/out")" -eq 60000 ]
+	cut -d' ' -f2 "$TMP/out" | sort -n | cmp - <(seq 60000)
+	# Per partition, in order.
+	for p in 0 1; do
+		awk -v p=$p '$1 == p { print $2 }' "$TMP/out" >"$TMP/p$p"
+		sort -n -c "$TMP/p$p"
+	done
+}
+
+@test "kafka: kcat -z gzip, snappy and lz4 batches are stored and read back" {
+	start_kafka_broker
+	for codec in gzip snappy lz4; do
+		seq 20000 | sed "s/^/$codec /" >"$TMP/$codec"
+		kc -P -t "z$codec" -p 0 -z "$codec" <"$TMP/$codec"
+		klog-consume -t "z$codec" -o beginning -e >"$TMP/$codec.out"
+		cmp "$TMP/$codec" "$TMP/$codec.out"
+		kc -C -t "z$codec" -o beginning -e >"$TMP/$codec.kc"
+		cmp "$TMP/$codec" "$TMP/$codec.kc"
+	done
+}
+
+@test "kafka: offsets are byte offsets: the next message's start less one" {
+	start_kafka_broker
+	printf 'a\nbb\nccc\n' | klog-produce -t off
+	# Entries of 9 + payload bytes: ends at 10, 21, 33.
+	run -0 kc -C -t off -o beginning -e -f '%o %s\n'
+	[ "$output" = "$(printf '9 a\n20 bb\n32 ccc')" ]
+	# A fetch from any byte serves the message holding it.
+	run -0 kc -C -t off -o 15 -e -f '%o %s\n'
+	[ "$output" = "$(printf '20 bb\n32 ccc')" ]
+	run -0 kc -C -t off -o 10 -e -f '%o %s\n'
+	[ "$output" = "$(printf '20 bb\n32 ccc')" ]
+	# -o -N counts bytes, not messages (documented): the last 12 bytes
+	# are in the last message.
+	run -0 kc -C -t off -o -12 -e -f '%s\n'
+	[ "$output" = "ccc" ]
+	# The high watermark is the end byte: klog-consume -L agrees.
+	run -0 klog-consume -L -t off
+	[ "$output" = "off	0	0	33" ]
+	run -0 kc -Q -t off:0:-1
+	[[ $output == *"off [0] offset 33"* ]]
+}
+
+@test "kafka: delivery reports: the first offset of a batch is exact, the rest base+k" {
+	start_kafka_broker --topic dr:1
+	"$PY" - "$KAFKA" <<-'EOF2'
+	import sys
+	from confluent_kafka import Producer
+	p = Producer({"bootstrap.servers": sys.argv[1], "linger.ms": 200})
+	got = []
+	for v in (b"a", b"bb", b"ccc"):
+	    p.produce("dr", v, partition=0, on_delivery=lambda e, m: got.append((e, m.offset())))
+	p.flush(30)
+	assert [e for e, _ in got] == [None] * 3, got
+	assert [o for _, o in got] == [9, 10, 11], got
+	EOF2
+	# Stored where their byte offsets say.
+	run -0 kc -C -t dr -o beginning -e -f '%o %s\n'
+	[ "$output" = "$(printf '9 a\n20 bb\n32 ccc')" ]
+}
+
+@test "kafka: kafka-python: a group commits, and a new consumer resumes from the commit" {
+	start_kafka_broker --topic kp:2
+	seq 1000 | klog-produce -t kp
+	"$PY" - "$KAFKA" <<-'EOF2'
+	import sys
+	from kafka import KafkaConsumer, TopicPartition
+	c = KafkaConsumer("kp", bootstrap_servers=sys.argv[1], group_id="g1",
+	                  auto_offset_reset="earliest", enable_auto_commit=False,
+	                  consumer_timeout_ms=5000)
+	n = 0
+	for m in c:
+	    n += 1
+	    if n == 600:
+	        break
+	c.commit()
+	c.close()
+	EOF2
+	"$PY" - "$KAFKA" >"$TMP/second" <<-'EOF2'
+	import sys
+	from kafka import KafkaConsumer
+	c = KafkaConsumer("kp", bootstrap_servers=sys.argv[1], group_id="g1",
+	                  auto_offset_reset="earliest", consumer_timeout_ms=4000)
+	for m in c:
+	    print(m.value.decode())
+	c.close()
+	EOF2
+	# 400 left, none read twice: the commit was exact.
+	[ "$(wc -l <"$TMP/second")" -eq 400 ]
+	# The committed offsets survive a restart, and are klog byte offsets.
+	kill -TERM "$BROKER_PID"
+	wait_gone "$BROKER_PID" 10
+	start_kafka_broker
+	"$PY" - "$KAFKA" <<-'EOF2'
+	import sys
+	from kafka import KafkaConsumer, TopicPartition
+	c = KafkaConsumer(bootstrap_servers=sys.argv[1], group_id="g1")
+	for p in (0, 1):
+	    tp = TopicPartition("kp", p)
+	    assert c.committed(tp) == c.end_offsets([tp])[tp], (p, c.committed(tp))
+	c.close()
+	EOF2
+}
+
+@test "kafka: two librdkafka members share four partitions; one leaves, the other takes all" {
+	start_kafka_broker --topic grp:4
+	seq 4000 | klog-produce -t grp
+	cat >"$TMP/member.py" <<-'EOF2'
+	import sys, time
+	from confluent_kafka import Consumer
+	c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "pair",
+	              "auto.offset.reset": "earliest", "session.timeout.ms": 6000})
+	assigned = []
+	c.subscribe(["grp"], on_assign=lambda c, ps: assigned.append(sorted(p.partition for p in ps)))
+	end = time.time() + float(sys.argv[2])
+	n = 0
+	while time.time() < end:
+	    m = c.poll(0.2)
+	    if m is not None and m.error() is None:
+	        n += 1
+	c.close()
+	print(n, assigned[-1] if assigned else [])
+	for a in assigned:
+	    print("assigned", a)
+	EOF2
+	"$PY" "$TMP/member.py" "$KAFKA" 6 >"$TMP/a" &
+	a=$!
+	sleep 1
+	"$PY" "$TMP/member.py" "$KAFKA" 14 >"$TMP/b" &
+	b=$!
+	wait "$a"
+	wait "$b"
+	# While both were in, each had two of the four.
+	grep -q 'assigned \[0, 1\]\|assigned \[2, 3\]\|assigned \[0, 2\]\|assigned \[1, 3\]' "$TMP/a"
+	# After the first left, the second had all four.
+	grep -q 'assigned \[0, 1, 2, 3\]' "$TMP/b"
+	tail -n +2 "$TMP/b" | tail -1 | grep -q '\[0, 1, 2, 3\]'
+	# Between them, every message at least once.
+	[ $(( $(head -1 "$TMP/a" | cut -d' ' -f1) + $(head -1 "$TMP/b" | cut -d' ' -f1) )) -ge 4000 ]
+}
+
+@test "kafka: kcat -G: a balanced consumer group reads every message" {
+	start_kafka_broker --topic kg:3
+	seq 3000 | klog-produce -t kg
+	timeout 15 kcat -b "$KAFKA" -q -G readers -o beginning -e kg >"$TMP/out" || true
+	sort -n "$TMP/out" | cmp - <(seq 3000)
+}
+
+@test "kafka: an idempotent producer is refused at once, as by a Kafka broker before 0.11" {
+	start_kafka_broker
+	# librdkafka sees no InitProducerId among the APIs and stops with a
+	# fatal error at once: no hang until a timeout.
+	run timeout 30 "$PY" - "$KAFKA" <<-'EOF2'
+	import sys
+	from confluent_kafka import Producer
+	p = Producer({"bootstrap.servers": sys.argv[1], "enable.idempotence": True})
+	p.produce("idem", b"x")
+	p.flush(20)
+	EOF2
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[[ $output == *"Idempotent producer not supported"* ]]
+}
+
+@test "kafka: garbage, absurd sizes and unknown APIs close the connection; the broker serves on" {
+	start_kafka_broker
+	"$PY" - "$KAFKA_PORT" <<-'EOF2'
+	import os, socket, struct, sys
+	port = int(sys.argv[1])
+	def conn():
+	    return socket.create_connection(("127.0.0.1", port), timeout=5)
+	def closed(s):
+	    try:
+	        s.settimeout(5)
+	        return s.recv(1 << 16) == b"" or s.recv(1 << 16) == b""
+	    except ConnectionResetError:
+	        return True
+	# An absurd size.
+	s = conn(); s.sendall(struct.pack(">i", 0x7fffffff)); assert closed(s)
+	# A negative one.
+	s = conn(); s.sendall(struct.pack(">i", -5)); assert closed(s)
+	# An unknown API.
+	s = conn(); s.sendall(struct.pack(">ihhih", 10, 77, 0, 1, -1)); assert closed(s)
+	# A known API at a version not spoken (Produce v9).
+	s = conn(); s.sendall(struct.pack(">ihhih", 10, 0, 9, 1, -1)); assert closed(s)
+	# A Produce body that does not parse.
+	s = conn(); s.sendall(struct.pack(">ihhihhi", 16, 0, 2, 1, -1, 1, 1000) + b"\xff\xff\xff"); assert closed(s)
+	# Random bytes.
+	for _ in range(20):
+	    s = conn(); s.sendall(os.urandom(4096)); s.close()
+	EOF2
+	kill -0 "$BROKER_PID"
+	echo still | kc -P -t after
+	run -0 kc -C -t after -o beginning -e
+	[ "$output" = "still" ]
+}
+
+@test "kafka: a message over --max-message-bytes is refused with MESSAGE_TOO_LARGE" {
+	start_kafka_broker --max-message-bytes 1000
+	head -c 5000 /dev/zero | tr '\0' x >"$TMP/big"
+	echo >>"$TMP/big"
+	run timeout 30 kcat -b "$KAFKA" -P -t big -X message.max.bytes=100000 "$TMP/big"
+	[[ $output == *"too large"* || $output == *"MSG_SIZE_TOO_LARGE"* ]]
+	run -0 klog-consume -L -t big
+	[ "$output" = "big	0	0	0" ]
+}
