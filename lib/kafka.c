@@ -25,6 +25,13 @@
 
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
 #define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
+/* What one read's produce requests may decompress to, together: a
+ * request of compressed sets is bounded by its size, its 0.7 sets only by
+ * this. */
+#define INGEST_MAX ((size_t)256 << 20)
+/* Buffers past this are freed after use rather than kept for the next
+ * request, so one large request does not pin its memory for good. */
+#define KEEP_BYTES ((size_t)4 << 20)
 
 /* What the listener advertises (kafka-frontdoor: the versions Debian's
  * clients settle on; none of them flexible). */
@@ -83,9 +90,13 @@ static void
 commit(klog_kafka_t *k)
 {
 	klog_core_commit(k->core, patch_result, klog_outq_buf(k->q));
-	for (size_t i = 0; i < k->nblocks; i++)
+	for (size_t i = 0; i < k->nblocks; i++) {
+		if (k->blocks[i].cap > KEEP_BYTES)
+			klog_buf_free(&k->blocks[i]);
 		klog_buf_reset(&k->blocks[i]);
+	}
 	k->nblocks = 0;
+	k->ingested = 0;
 }
 
 /* A buffer for the 0.7 sets of one request, alive until the commit. */
@@ -170,9 +181,12 @@ produce_parts(klog_kafka_t *k, const klog_produce_req_t *req,
 		size_t start = block->len;
 		int rc;
 
-		rc = klog_kmsg_ingest(kp->set, kp->set_len,
-		    (size_t)k->cfg.max_message_bytes, MAX_INFLATE, block,
+		rc = k->ingested >= INGEST_MAX ? -KLOG_ETOOBIG :
+		    klog_kmsg_ingest(kp->set, kp->set_len,
+		    (size_t)k->cfg.max_message_bytes, INGEST_MAX - k->ingested <
+		    MAX_INFLATE ? INGEST_MAX - k->ingested : MAX_INFLATE, block,
 		    &info);
+		k->ingested += block->len - start;
 		if (rc == 0 && info.messages == 0)
 			rc = -KLOG_ECORRUPT;
 		items[i] = (klog_core_item_t){ .topic = kp->topic,
@@ -337,6 +351,11 @@ serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
 	}
 	if (r->has_slice)
 		klog_log_slice_release(&r->slice);
+	if (k->rbuf_cap > KEEP_BYTES) {
+		free(k->rbuf);
+		k->rbuf = NULL;
+		k->rbuf_cap = 0;
+	}
 	return error;
 }
 

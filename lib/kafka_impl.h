@@ -45,6 +45,7 @@ struct klog_kafka {
 	 * klog_core_commit()); nblocks in use. */
 	klog_buf_t *blocks;
 	size_t nblocks, blocks_cap;
+	size_t ingested;           /* bytes in them */
 	/* The connection process() works for, and its output queue. */
 	klog_conn_t *conn;
 	klog_outq_t *q;
