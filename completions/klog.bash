@@ -245,7 +245,8 @@ _klog_serve()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='--advertise --broker-id -c --config --cleanup-interval
-		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help -l --listen
+		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help
+		--kafka-advertise --kafka-listen -l --listen
 		--max-connections --max-message-bytes --max-open-segments
 		--max-request-bytes --no-auto-create --partitions -q --quiet --replica-lag-time
 		--retention-bytes --retention-hours --segment-bytes --topic --unclean-leader-election
@@ -265,6 +266,11 @@ _klog_serve()
 		;;
 	-l|--listen)
 		COMPREPLY=( $(compgen -W "127.0.0.1:9092 0.0.0.0:9092" \
+			-- "$cur") )
+		return 0
+		;;
+	--kafka-listen)
+		COMPREPLY=( $(compgen -W "127.0.0.1:9093 0.0.0.0:9093" \
 			-- "$cur") )
 		return 0
 		;;
@@ -296,7 +302,7 @@ _klog_serve()
 		COMPREPLY=( $(compgen -W "2000 6000 10s" -- "$cur") )
 		return 0
 		;;
-	--advertise|--broker-id|--flush-messages|--max-connections|\
+	--advertise|--kafka-advertise|--broker-id|--flush-messages|--max-connections|\
 	--max-open-segments|--partitions|--topic|-Z|--zookeeper|--zk-connect-timeout)
 		return 0	# an address, a number or NAME:N
 		;;
