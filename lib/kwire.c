@@ -642,6 +642,9 @@ klog_kwire_error_from_wire(int16_t wire)
 		return KLOG_KERR_INVALID_REQUEST;
 	case KLOG_WIRE_UNSUPPORTED_CODEC:
 		return KLOG_KERR_CORRUPT_MESSAGE;
+	case KLOG_WIRE_UNSUPPORTED_VERSION:
+		/* Only a part's: a message format it cannot take (magic 2). */
+		return KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
 	case KLOG_WIRE_STORAGE_ERROR:
 	case KLOG_WIRE_DISK_FULL:
 		return KLOG_KERR_KAFKA_STORAGE_ERROR;

@@ -409,6 +409,25 @@ test_api_versions(void **state)
 	klog_buf_free(&b);
 }
 
+/* The native codes map to Kafka's; a set in a message format the
+ * listener cannot take (magic 2) says so. */
+static void
+test_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(klog_kwire_error_from_wire(KLOG_WIRE_NONE), 0);
+	assert_int_equal(klog_kwire_error_from_wire(KLOG_WIRE_NOT_LEADER),
+	    KLOG_KERR_NOT_LEADER_FOR_PARTITION);
+	assert_int_equal(klog_kwire_error_from_wire(KLOG_WIRE_UNKNOWN_TOPIC),
+	    KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	assert_int_equal(klog_kwire_error_from_wire(
+	    KLOG_WIRE_UNSUPPORTED_VERSION),
+	    KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT);
+	assert_int_equal(klog_kwire_error_from_wire(KLOG_WIRE_DISK_FULL),
+	    KLOG_KERR_KAFKA_STORAGE_ERROR);
+	assert_int_equal(klog_kwire_error_from_wire(999), KLOG_KERR_UNKNOWN);
+}
+
 int
 main(void)
 {
@@ -421,6 +440,7 @@ main(void)
 		cmocka_unit_test(test_offset_commit),
 		cmocka_unit_test(test_produce_resp),
 		cmocka_unit_test(test_api_versions),
+		cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
