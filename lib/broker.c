@@ -256,8 +256,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 		.max_message_bytes = b->cfg.max_message_bytes,
 		.broker_id = b->cfg.broker_id,
 		.advertised_host = b->kadv_host,
-		.advertised_port = b->cfg.kafka_advertised_port > 0 ?
-		    b->cfg.kafka_advertised_port : b->kaddr.port,
+		.advertised_port = klog_broker_kafka_advertised_port(b),
 		.auto_create = b->cfg.auto_create,
 		.default_partitions = b->cfg.default_partitions,
 		.log = b->log,
@@ -401,6 +400,31 @@ int
 klog_broker_kafka_port(const klog_broker_t *b)
 {
 	return b->kafka != NULL ? b->kaddr.port : 0;
+}
+
+klog_kafka_t *
+klog_broker_kafka(klog_broker_t *b)
+{
+	return b->kafka;
+}
+
+int
+klog_broker_default_partitions(const klog_broker_t *b)
+{
+	return b->cfg.default_partitions;
+}
+
+const char *
+klog_broker_kafka_host(const klog_broker_t *b)
+{
+	return b->kadv_host;
+}
+
+int
+klog_broker_kafka_advertised_port(const klog_broker_t *b)
+{
+	return b->cfg.kafka_advertised_port > 0 ? b->cfg.kafka_advertised_port :
+	    b->kaddr.port;
 }
 
 int

@@ -558,6 +558,115 @@ meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
 	return 0;
 }
 
+int
+klog_kafka_cstr(klog_str_t s, char *buf, size_t cap)
+{
+	if (s.p == NULL || s.len >= cap || memchr(s.p, '\0', s.len) != NULL)
+		return -1;
+	memcpy(buf, s.p, s.len);
+	buf[s.len] = '\0';
+	return 0;
+}
+
+static int16_t
+cluster_error(int rc)
+{
+	switch (rc) {
+	case -KLOG_ENOTOPIC:
+	case -KLOG_ENOENT:
+		return KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	case -KLOG_ETOPIC:
+	case -KLOG_EINVAL:
+		return KLOG_KERR_INVALID_TOPIC;
+	default:
+		return KLOG_KERR_LEADER_NOT_AVAILABLE;  /* retriable */
+	}
+}
+
+/* One topic of a cluster's Metadata: its partitions copied to k->pmeta
+ * from *np on. */
+static int
+cluster_topic(klog_kafka_t *k, klog_str_t name, int create,
+    klog_kmeta_topic_t *mt, size_t *np)
+{
+	char topic[KLOG_TOPIC_MAX + 1];
+	const klog_kafka_pmeta_t *parts = NULL;
+	uint32_t n = 0;
+	int rc;
+
+	*mt = (klog_kmeta_topic_t){ .name = name };
+	if (klog_kafka_cstr(name, topic, sizeof(topic)) < 0) {
+		mt->error = KLOG_KERR_INVALID_TOPIC;
+		return 0;
+	}
+	rc = k->cluster.topic(k->cluster.arg, topic, create &&
+	    k->cfg.auto_create, &parts, &n);
+	if (rc < 0) {
+		mt->error = cluster_error(rc);
+		return 0;
+	}
+	if (klog_buf_grow((void **)&k->pmeta, &k->pmeta_cap,
+	    (*np + n + 1) * sizeof(*k->pmeta)) < 0)
+		return -1;
+	memcpy(k->pmeta + *np, parts, n * sizeof(*parts));
+	mt->nparts = n;
+	*np += n;
+	return 0;
+}
+
+/* Cluster mode: the brokers with Kafka listeners, each partition's leader
+ * among them (clients send there, and ask again on NOT_LEADER). */
+static void
+cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
+    uint32_t asked, int all)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_kmeta_broker_t self = klog_kafka_self(k);
+	const klog_kmeta_broker_t *brokers = &self;
+	char *const *tnames = NULL;
+	size_t nb = 1, nt = asked, np = 0, at = 0;
+
+	if (k->cluster.brokers(k->cluster.arg, &brokers, &nb) < 0 || nb == 0) {
+		brokers = &self;
+		nb = 1;
+	}
+	if (all && k->cluster.topics(k->cluster.arg, &tnames, &nt) < 0)
+		nt = 0;
+	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
+	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		klog_str_t name = all ? (klog_str_t){ tnames[i],
+		    (uint16_t)strlen(tnames[i]) } : names[i];
+
+		if (cluster_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
+			out->failed = 1;
+			return;
+		}
+	}
+	if (klog_buf_grow((void **)&k->mparts, &k->mparts_cap,
+	    (np + 1) * sizeof(*k->mparts)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	for (size_t i = 0; i < np; i++) {
+		const klog_kafka_pmeta_t *pm = &k->pmeta[i];
+
+		k->mparts[i] = (klog_kmeta_part_t){ pm->error, 0, pm->leader,
+		    pm->nreplicas, pm->nisr, pm->replicas, pm->isr };
+	}
+	for (size_t i = 0; i < nt; i++) {
+		k->mtopics[i].parts = k->mparts + at;
+		for (uint32_t j = 0; j < k->mtopics[i].nparts; j++)
+			k->mparts[at + j].id = (int32_t)j;
+		at += k->mtopics[i].nparts;
+	}
+	klog_kwire_metadata_resp(out, r->correlation, r->version, brokers,
+	    (uint32_t)nb, brokers[0].id, k->mtopics, (uint32_t)nt);
+}
+
 static void
 handle_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 {
@@ -573,6 +682,10 @@ handle_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 		return;
 	}
 	names = k->parts.p;
+	if (k->clustered) {
+		cluster_metadata(k, r, names, asked, all);
+		return;
+	}
 	nt = all ? klog_core_topic_count(k->core) : asked;
 	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
 	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
@@ -814,7 +927,16 @@ klog_kafka_free(klog_kafka_t *k)
 	free(k->offs);
 	free(k->mtopics);
 	free(k->mparts);
+	free(k->pmeta);
 	free(k->rbuf);
 	free(k->adv_host);
 	free(k);
+}
+
+void
+klog_kafka_set_cluster(klog_kafka_t *k, const klog_kafka_cluster_t *c)
+{
+	k->clustered = c != NULL;
+	if (c != NULL)
+		k->cluster = *c;
 }

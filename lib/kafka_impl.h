@@ -38,6 +38,11 @@ struct klog_kafka {
 	size_t mtopics_cap;
 	klog_kmeta_part_t *mparts;
 	size_t mparts_cap;
+	klog_kafka_pmeta_t *pmeta;     /* cluster mode: copies of the
+	                                  cluster's answers */
+	size_t pmeta_cap;
+	klog_kafka_cluster_t cluster;
+	int clustered;
 	uint8_t *rbuf;             /* file bytes a fetch transcodes */
 	size_t rbuf_cap;
 	/* The 0.7 sets transcoded from one read's produce requests, one
@@ -55,6 +60,10 @@ struct klog_kafka {
 
 /* This broker as Metadata and FindCoordinator name it. */
 klog_kmeta_broker_t klog_kafka_self(const klog_kafka_t *k);
+
+/* A protocol string as a C string in buf (cap bytes): 0, or -1 when it
+ * does not fit or holds a NUL. */
+int klog_kafka_cstr(klog_str_t s, char *buf, size_t cap);
 
 /* The group APIs (kafkagrp.c); each answers r onto k->q, or in line
  * later. */

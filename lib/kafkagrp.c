@@ -19,6 +19,7 @@
 #define SESSION_MAX_MS 1800000     /* group.max.session.timeout.ms */
 #define MAX_MEMBERS 1000
 #define MAX_GROUPS 10000
+#define GROUP_MAX 256              /* bytes of a group id, as a C string */
 
 /* A join or sync waiting for its answer, in line on its connection. */
 struct gwait {
@@ -141,10 +142,43 @@ klog_kafka_groups_close(klog_kafka_t *k)
 	k->offsets = NULL;
 }
 
+/* Which broker coordinates group: this one alone, or in a cluster the
+ * one the cluster names (a KLOG_KERR_* when there is none). */
+static int16_t
+coordinator(klog_kafka_t *k, klog_str_t group, klog_kmeta_broker_t *out)
+{
+	char g[GROUP_MAX];
+
+	*out = klog_kafka_self(k);
+	if (!k->clustered)
+		return KLOG_KERR_NONE;
+	if (group.len == 0 || klog_kafka_cstr(group, g, sizeof(g)) < 0)
+		return KLOG_KERR_INVALID_GROUP_ID;
+	if (k->cluster.coordinator(k->cluster.arg, g, out) < 0)
+		return KLOG_KERR_COORDINATOR_NOT_AVAILABLE;
+	return KLOG_KERR_NONE;
+}
+
+/* A group request that came to a broker that does not coordinate its
+ * group: NOT_COORDINATOR sends the client to FindCoordinator again. */
+static int16_t
+not_here(klog_kafka_t *k, klog_str_t group)
+{
+	klog_kmeta_broker_t node;
+	int16_t error;
+
+	if (!k->clustered)
+		return KLOG_KERR_NONE;
+	if ((error = coordinator(k, group, &node)) != KLOG_KERR_NONE)
+		return error;
+	return node.id == k->cfg.broker_id ? KLOG_KERR_NONE :
+	    KLOG_KERR_NOT_COORDINATOR;
+}
+
 void
 klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_kmeta_broker_t self = klog_kafka_self(k);
+	klog_kmeta_broker_t node;
 	klog_str_t group;
 
 	if (klog_kwire_group_id(r, &group) < 0) {
@@ -152,7 +186,7 @@ klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 		return;
 	}
 	klog_kwire_coordinator_resp(klog_outq_buf(k->q), r->correlation,
-	    KLOG_KERR_NONE, &self);
+	    coordinator(k, group, &node), &node);
 }
 
 void
@@ -163,8 +197,18 @@ klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 	struct gwait *gw;
 	klog_kjoin_t j;
 
+	int16_t error;
+
 	if (klog_kwire_join(r, &j, &k->parts) < 0) {
 		k->bad = "a JoinGroup request that does not parse";
+		return;
+	}
+	if ((error = not_here(k, j.group)) != KLOG_KERR_NONE) {
+		if ((gw = gwait_new(k, r)) == NULL)
+			klog_outq_buf(k->q)->failed = 1;
+		else
+			join_done(&gw->w, &(klog_kgroup_join_resp_t){
+			    .error = error, .generation = -1 });
 		return;
 	}
 	if (klog_buf_grow(&k->parts2.p, &k->parts2.cap,
@@ -194,8 +238,17 @@ klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 	struct gwait *gw;
 	klog_ksync_t s;
 
+	int16_t error;
+
 	if (klog_kwire_sync(r, &s, &k->parts) < 0) {
 		k->bad = "a SyncGroup request that does not parse";
+		return;
+	}
+	if ((error = not_here(k, s.group)) != KLOG_KERR_NONE) {
+		if ((gw = gwait_new(k, r)) == NULL)
+			klog_outq_buf(k->q)->failed = 1;
+		else
+			sync_done(&gw->w, error, NULL, 0);
 		return;
 	}
 	if (klog_buf_grow(&k->parts2.p, &k->parts2.cap,
@@ -219,26 +272,31 @@ klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_str_t group, member;
 	int32_t generation;
+	int16_t error;
 
 	if (klog_kwire_heartbeat(r, &group, &generation, &member) < 0) {
 		k->bad = "a Heartbeat request that does not parse";
 		return;
 	}
-	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation,
-	    klog_kgroups_heartbeat(k->groups, group, generation, member));
+	error = not_here(k, group);
+	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
+	    error : klog_kgroups_heartbeat(k->groups, group, generation,
+	    member));
 }
 
 void
 klog_kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_str_t group, member;
+	int16_t error;
 
 	if (klog_kwire_leave(r, &group, &member) < 0) {
 		k->bad = "a LeaveGroup request that does not parse";
 		return;
 	}
-	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation,
-	    klog_kgroups_leave(k->groups, group, member));
+	error = not_here(k, group);
+	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
+	    error : klog_kgroups_leave(k->groups, group, member));
 }
 
 static int16_t
@@ -256,6 +314,49 @@ put_error(int rc)
 	default:
 		return KLOG_KERR_UNKNOWN;
 	}
+}
+
+/* One partition's commit: under the data directory, or in a cluster in
+ * ZooKeeper where klog-group describe shows it (without its metadata). */
+static int16_t
+put_commit(klog_kafka_t *k, klog_str_t group, const klog_kcommit_part_t *p)
+{
+	char g[GROUP_MAX], topic[KLOG_TOPIC_MAX + 1];
+
+	if (!k->clustered)
+		return put_error(klog_koffsets_put(k->offsets, group, p->topic,
+		    p->partition, p->offset, p->metadata));
+	if (klog_kafka_cstr(group, g, sizeof(g)) < 0)
+		return KLOG_KERR_INVALID_GROUP_ID;
+	if (klog_kafka_cstr(p->topic, topic, sizeof(topic)) < 0)
+		return KLOG_KERR_INVALID_TOPIC;
+	return k->cluster.commit(k->cluster.arg, g, topic, p->partition,
+	    p->offset) < 0 ? KLOG_KERR_COORDINATOR_NOT_AVAILABLE :
+	    KLOG_KERR_NONE;
+}
+
+/* A partition's committed offset, -1 (and no metadata) if none. */
+static void
+get_commit(klog_kafka_t *k, klog_str_t group, const klog_kcommit_part_t *p,
+    int64_t *off, klog_str_t *meta)
+{
+	char g[GROUP_MAX], topic[KLOG_TOPIC_MAX + 1];
+
+	*off = -1;
+	*meta = (klog_str_t){ "", 0 };
+	if (!k->clustered) {
+		if (klog_koffsets_get(k->offsets, group, p->topic,
+		    p->partition, off, meta) != 1) {
+			*off = -1;
+			*meta = (klog_str_t){ "", 0 };
+		}
+		return;
+	}
+	if (klog_kafka_cstr(group, g, sizeof(g)) < 0 ||
+	    klog_kafka_cstr(p->topic, topic, sizeof(topic)) < 0 ||
+	    k->cluster.committed(k->cluster.arg, g, topic, p->partition,
+	    off) < 0)
+		*off = -1;
 }
 
 void
@@ -278,16 +379,13 @@ klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 		return;
 	}
 	errors = k->parts2.p;
-	gerr = klog_kgroups_commit_check(k->groups, c.group, c.generation,
-	    c.member_id);
-	for (uint32_t i = 0; i < c.count; i++) {
-		const klog_kcommit_part_t *p = &c.parts[i];
-
+	if ((gerr = not_here(k, c.group)) == KLOG_KERR_NONE)
+		gerr = klog_kgroups_commit_check(k->groups, c.group,
+		    c.generation, c.member_id);
+	for (uint32_t i = 0; i < c.count; i++)
 		errors[i] = gerr != KLOG_KERR_NONE ? gerr :
-		    put_error(klog_koffsets_put(k->offsets, c.group, p->topic,
-		    p->partition, p->offset, p->metadata));
-	}
-	if (gerr == KLOG_KERR_NONE && c.count > 0 &&
+		    put_commit(k, c.group, &c.parts[i]);
+	if (gerr == KLOG_KERR_NONE && c.count > 0 && !k->clustered &&
 	    klog_koffsets_save(k->offsets, c.group, &err) < 0) {
 		klog_logger_say(&k->cfg.log, KLOG_LEVEL_WARN, "Kafka listener: "
 		    "committed offsets: %s", err.msg);
@@ -321,14 +419,10 @@ klog_kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_kwire_topics_begin(out, &t);
 	for (uint32_t i = 0; i < c.count; i++) {
 		const klog_kcommit_part_t *p = &c.parts[i];
-		klog_str_t meta = { "", 0 };
-		int64_t off = -1;
+		klog_str_t meta;
+		int64_t off;
 
-		if (klog_koffsets_get(k->offsets, c.group, p->topic,
-		    p->partition, &off, &meta) != 1) {
-			off = -1;
-			meta = (klog_str_t){ "", 0 };
-		}
+		get_commit(k, c.group, p, &off, &meta);
 		klog_kwire_topics_part(out, &t, p->topic);
 		klog_buf_put_i32(out, p->partition);
 		klog_buf_put_i64(out, off);

@@ -7,6 +7,7 @@
 #include "klog/corerep.h"
 #include "klog/fetcher.h"
 #include "klog/zkbroker.h"
+#include "klog/zkkafka.h"
 #include "klog/zkrepl.h"
 
 #define RETRY_MS 1000
@@ -24,6 +25,7 @@ struct klog_zkbroker {
 	klog_timer_t retry;
 	klog_fetcher_t *fetcher;
 	klog_zkrepl_t *repl;
+	klog_zkkafka_t *kafka;     /* the Kafka listener's, if any */
 };
 
 static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
@@ -101,6 +103,11 @@ register_all(klog_zkbroker_t *zb)
 		failed(zb, what, rc, &err);
 		return;
 	}
+	if (zb->kafka != NULL &&
+	    (rc = klog_zkkafka_register(zb->kafka, 0, &err)) < 0) {
+		failed(zb, "the Kafka listener", rc, &err);
+		return;
+	}
 	if (klog_broker_topics(zb->b, topic_one, zb) == 0 && !zb->dirty) {
 		if (zb->warned)
 			zlog(zb, KLOG_LEVEL_INFO, "zookeeper: registered again "
@@ -123,7 +130,7 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 static void
 on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
-	if (klog_zkrepl_event(zb->repl, ev))
+	if (klog_zkkafka_event(zb->kafka, ev) || klog_zkrepl_event(zb->repl, ev))
 		return;
 	switch (ev->type) {
 	case KLOG_ZK_EVENT_DISCONNECTED:
@@ -215,6 +222,28 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	return 0;
 }
 
+/* The Kafka listener's registration and cluster hooks, when it has one. */
+static int
+open_kafka(klog_zkbroker_t *zb, klog_err_t *err)
+{
+	klog_kafka_t *kafka = klog_broker_kafka(zb->b);
+	klog_zkkafka_config_t kc = {
+		.broker_id = zb->cfg.broker_id,
+		.host = klog_broker_kafka_host(zb->b),
+		.port = klog_broker_kafka_advertised_port(zb->b),
+		.default_partitions = klog_broker_default_partitions(zb->b),
+		.log = { zb->cfg.log, zb->cfg.log_arg, zb->cfg.log_level },
+	};
+	int rc;
+
+	if (kafka == NULL)
+		return 0;
+	if ((rc = klog_zkkafka_new(zb->zk, kafka, &kc, &zb->kafka)) < 0)
+		return klog_err_set(err, rc, "out of memory");
+	return klog_zkkafka_register(zb->kafka, klog_zk_session_ms(zb->zk) +
+	    ZOMBIE_SLACK_MS, err);
+}
+
 int
 klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
     klog_zkbroker_t **out, klog_err_t *err)
@@ -242,7 +271,7 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	if ((rc = register_broker(zb, klog_zk_session_ms(zb->zk) +
 	    ZOMBIE_SLACK_MS, err)) < 0)
 		goto fail;
-	if ((rc = open_repl(zb, err)) < 0)
+	if ((rc = open_repl(zb, err)) < 0 || (rc = open_kafka(zb, err)) < 0)
 		goto fail;
 	/* A topic that fails here is retried like any other. */
 	(void)klog_broker_topics(b, topic_one, zb);
@@ -275,6 +304,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 		klog_core_set_replication(klog_broker_core(zb->b),
 		    zb->cfg.replica_lag_ms, NULL, NULL, NULL, NULL);
 	}
+	klog_zkkafka_free(zb->kafka);
 	klog_zkrepl_free(zb->repl);
 	klog_fetcher_free(zb->fetcher);
 	if (zb->watching)

@@ -39,6 +39,7 @@
 
 #include "klog/core.h"
 #include "klog/error.h"
+#include "klog/kafka.h"
 #include "klog/logger.h"
 #include "klog/loop.h"
 
@@ -130,8 +131,14 @@ int klog_broker_port(const klog_broker_t *b);
 const char *klog_broker_advertised_host(const klog_broker_t *b);
 /* The port METADATA reports (advertised_port, or the bound one). */
 int klog_broker_advertised_port(const klog_broker_t *b);
-/* The Kafka listener's bound port, 0 without one. */
+/* The Kafka listener's bound port, 0 without one; its front end (NULL
+ * without one), and the host and port its metadata reports. */
 int klog_broker_kafka_port(const klog_broker_t *b);
+klog_kafka_t *klog_broker_kafka(klog_broker_t *b);
+/* Partitions of an auto-created topic. */
+int klog_broker_default_partitions(const klog_broker_t *b);
+const char *klog_broker_kafka_host(const klog_broker_t *b);
+int klog_broker_kafka_advertised_port(const klog_broker_t *b);
 
 /*
  * Call fn for every topic of the store, in name order, with its partition

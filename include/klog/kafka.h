@@ -19,6 +19,7 @@
 #include "klog/conn.h"
 #include "klog/core.h"
 #include "klog/error.h"
+#include "klog/kwire.h"
 #include "klog/logger.h"
 #include "klog/loop.h"
 
@@ -41,6 +42,44 @@ typedef struct klog_kafka_config {
 	klog_logger_t log;
 } klog_kafka_config_t;
 
+/* A partition as a cluster names it to Metadata. */
+#define KLOG_KAFKA_MAX_REPLICAS 16
+
+typedef struct klog_kafka_pmeta {
+	int16_t error;                 /* KLOG_KERR_*: LEADER_NOT_AVAILABLE
+	                                  while it has none */
+	int32_t leader;                /* -1: none */
+	uint32_t nreplicas, nisr;
+	int32_t replicas[KLOG_KAFKA_MAX_REPLICAS];
+	int32_t isr[KLOG_KAFKA_MAX_REPLICAS];
+} klog_kafka_pmeta_t;
+
+/*
+ * Cluster mode (zkkafka.h): what the front end asks of the cluster instead
+ * of answering for this broker alone.  Every call is on the loop thread;
+ * what it returns stays valid until the next call of the same hook.
+ */
+typedef struct klog_kafka_cluster {
+	void *arg;
+	/* The brokers with a Kafka listener, live now. */
+	int (*brokers)(void *arg, const klog_kmeta_broker_t **out, size_t *n);
+	/* The topics Kafka clients may use. */
+	int (*topics)(void *arg, char *const **names, size_t *n);
+	/* A topic's partitions; create: make it if missing (auto-creation
+	 * is the cluster's to allow).  -KLOG_ENOTOPIC, -KLOG_ETOPIC, or
+	 * another error (the client retries). */
+	int (*topic)(void *arg, const char *topic, int create,
+	    const klog_kafka_pmeta_t **parts, uint32_t *n);
+	/* The broker coordinating group (-KLOG_ENOENT: none is live). */
+	int (*coordinator)(void *arg, const char *group,
+	    klog_kmeta_broker_t *out);
+	/* A group's committed offsets (-KLOG_ENOENT: none). */
+	int (*commit)(void *arg, const char *group, const char *topic,
+	    int32_t partition, int64_t offset);
+	int (*committed)(void *arg, const char *group, const char *topic,
+	    int32_t partition, int64_t *offset);
+} klog_kafka_cluster_t;
+
 /* A front end over core (the caller's, outliving it) with its group
  * coordinator's timers on loop.  *out is the caller's: klog_kafka_free(),
  * after the connections that use it are closed. */
@@ -48,6 +87,10 @@ int klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
     const klog_kafka_config_t *cfg, klog_kafka_t **out, klog_err_t *err);
 
 void klog_kafka_free(klog_kafka_t *k);
+
+/* Answer from the cluster (copied), or with NULL for this broker alone
+ * again. */
+void klog_kafka_set_cluster(klog_kafka_t *k, const klog_kafka_cluster_t *c);
 
 /* The connection callbacks; their arg is the klog_kafka_t. */
 const klog_conn_front_t *klog_kafka_front(void);

@@ -1,0 +1,341 @@
+/*
+ * The Kafka listener's cluster hooks over ZooKeeper; see zkkafka.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/cluster.h"
+#include "klog/kwire.h"
+#include "klog/parse.h"
+#include "klog/rtopics.h"
+#include "klog/zkkafka.h"
+
+struct klog_zkkafka {
+	klog_zkkafka_config_t cfg;
+	char *host;
+	klog_zk_t *zk;
+	klog_kafka_t *kafka;
+	/* The live listeners, read again after a change. */
+	int stale;
+	klog_kmeta_broker_t *brokers;
+	char **hosts;
+	size_t nbrokers;
+	klog_zk_list_t topics;
+	klog_kafka_pmeta_t *parts;
+	size_t parts_cap;
+	uint32_t seed;               /* spreads auto-created topics' leaders */
+};
+
+static void
+say(klog_zkkafka_t *zkk, int level, const char *what, const klog_err_t *err,
+    int rc)
+{
+	klog_logger_say(&zkk->cfg.log, level, "zookeeper: Kafka listener: %s: "
+	    "%s", what, klog_err_text(err, rc));
+}
+
+static void
+drop_brokers(klog_zkkafka_t *zkk)
+{
+	for (size_t i = 0; i < zkk->nbrokers; i++)
+		free(zkk->hosts[i]);
+	free(zkk->hosts);
+	free(zkk->brokers);
+	zkk->hosts = NULL;
+	zkk->brokers = NULL;
+	zkk->nbrokers = 0;
+}
+
+/* One listener's node into slot i: 1 if it was taken, 0 if skipped. */
+static int
+read_broker(klog_zkkafka_t *zkk, const char *name, size_t i)
+{
+	char path[KLOG_ZK_PATH_MAX], host[256], port[16], *data;
+	klog_err_t err = { 0 };
+	const char *why;
+	int64_t id;
+	size_t len;
+
+	if (klog_parse_i64(name, 0, INT32_MAX, &id, &why) < 0)
+		return 0;
+	snprintf(path, sizeof(path), KLOG_ZKKAFKA_BROKERS "/%s", name);
+	if (klog_zk_get(zkk->zk, path, 0, &data, &len, NULL, &err) < 0)
+		return 0;
+	if (klog_parse_hostport(data, "", "", host, sizeof(host), port,
+	    sizeof(port), &why) < 0 || host[0] == '\0' || port[0] == '\0' ||
+	    (zkk->hosts[i] = strdup(host)) == NULL) {
+		free(data);
+		return 0;
+	}
+	free(data);
+	zkk->brokers[i] = (klog_kmeta_broker_t){ (int32_t)id,
+	    { zkk->hosts[i], (uint16_t)strlen(host) }, atoi(port) };
+	return 1;
+}
+
+/* Ascending ids: the children are sorted as strings. */
+static int
+by_id(const void *a, const void *b)
+{
+	const klog_kmeta_broker_t *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int
+read_brokers(klog_zkkafka_t *zkk)
+{
+	klog_zk_list_t l = { 0 };
+	klog_err_t err = { 0 };
+	size_t n = 0;
+	int rc;
+
+	drop_brokers(zkk);
+	if ((rc = klog_zk_children(zkk->zk, KLOG_ZKKAFKA_BROKERS, 1, &l,
+	    &err)) < 0) {
+		say(zkk, KLOG_LEVEL_WARN, "listing the listeners", &err, rc);
+		return rc;
+	}
+	zkk->brokers = calloc(l.n + 1, sizeof(*zkk->brokers));
+	zkk->hosts = calloc(l.n + 1, sizeof(*zkk->hosts));
+	if (zkk->brokers == NULL || zkk->hosts == NULL) {
+		klog_zk_list_free(&l);
+		drop_brokers(zkk);
+		return -KLOG_ENOMEM;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		n += (size_t)read_broker(zkk, l.names[i], n);
+	zkk->nbrokers = n;
+	qsort(zkk->brokers, n, sizeof(*zkk->brokers), by_id);
+	/* hosts[] stays in read order: it only owns the strings. */
+	klog_zk_list_free(&l);
+	zkk->stale = 0;
+	return 0;
+}
+
+static int
+brokers(void *arg, const klog_kmeta_broker_t **out, size_t *n)
+{
+	klog_zkkafka_t *zkk = arg;
+	int rc;
+
+	if (zkk->stale && (rc = read_brokers(zkk)) < 0)
+		return rc;
+	*out = zkk->brokers;
+	*n = zkk->nbrokers;
+	return 0;
+}
+
+static const klog_kmeta_broker_t *
+find_broker(klog_zkkafka_t *zkk, int32_t id)
+{
+	for (size_t i = 0; i < zkk->nbrokers; i++)
+		if (zkk->brokers[i].id == id)
+			return &zkk->brokers[i];
+	return NULL;
+}
+
+static int
+topics(void *arg, char *const **names, size_t *n)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_err_t err = { 0 };
+	int rc;
+
+	klog_zk_list_free(&zkk->topics);
+	if ((rc = klog_rtopics_list(zkk->zk, 0, &zkk->topics, &err)) < 0)
+		return rc;
+	*names = zkk->topics.names;
+	*n = zkk->topics.n;
+	return 0;
+}
+
+/* Partition p of t: its replicas, live leader and isr. */
+static void
+read_part(klog_zkkafka_t *zkk, const char *topic, const klog_rtopic_t *t,
+    int p, klog_kafka_pmeta_t *pm)
+{
+	klog_err_t err = { 0 };
+	klog_rstate_t st;
+	int32_t leader = -1;
+
+	memset(pm, 0, sizeof(*pm));
+	pm->nreplicas = (uint32_t)t->rf;
+	memcpy(pm->replicas, t->replicas + (size_t)p * (size_t)t->rf,
+	    (size_t)t->rf * sizeof(int32_t));
+	if (klog_rtopics_state(zkk->zk, topic, p, 0, &st, &err) == 0) {
+		pm->nisr = (uint32_t)st.nisr;
+		memcpy(pm->isr, st.isr, (size_t)st.nisr * sizeof(int32_t));
+	}
+	if (klog_rtopics_leader(zkk->zk, topic, p, 0, &leader, &err) < 0 ||
+	    find_broker(zkk, leader) == NULL)
+		leader = -1;
+	pm->leader = leader;
+	pm->error = leader < 0 ? KLOG_KERR_LEADER_NOT_AVAILABLE :
+	    KLOG_KERR_NONE;
+}
+
+static int
+topic(void *arg, const char *name, int create,
+    const klog_kafka_pmeta_t **parts, uint32_t *n)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_err_t err = { 0 };
+	klog_rtopic_t t = { 0 };
+	int rc;
+
+	if (zkk->stale && (rc = read_brokers(zkk)) < 0)
+		return rc;
+	rc = klog_rtopics_read(zkk->zk, name, 0, &t, &err);
+	if (rc == -KLOG_ENOENT && create) {
+		rc = klog_rtopics_create_live(zkk->zk, name,
+		    zkk->cfg.default_partitions, 1, 1, zkk->seed++, &t, &err);
+		if (rc == 0)
+			klog_logger_say(&zkk->cfg.log, KLOG_LEVEL_INFO,
+			    "Kafka listener: created replicated topic \"%s\" "
+			    "with %d partitions", name,
+			    zkk->cfg.default_partitions);
+		klog_rtopic_free(&t);
+		rc = klog_rtopics_read(zkk->zk, name, 0, &t, &err);
+	}
+	if (rc < 0)
+		return rc == -KLOG_ENOENT ? -KLOG_ENOTOPIC : rc;
+	if (klog_buf_grow((void **)&zkk->parts, &zkk->parts_cap,
+	    ((size_t)t.nparts + 1) * sizeof(*zkk->parts)) < 0) {
+		klog_rtopic_free(&t);
+		return -KLOG_ENOMEM;
+	}
+	for (int p = 0; p < t.nparts; p++)
+		read_part(zkk, name, &t, p, &zkk->parts[p]);
+	*parts = zkk->parts;
+	*n = (uint32_t)t.nparts;
+	klog_rtopic_free(&t);
+	return 0;
+}
+
+/* FNV-1a: any broker computes the same from the same set. */
+static uint32_t
+hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int
+coordinator(void *arg, const char *group, klog_kmeta_broker_t *out)
+{
+	klog_zkkafka_t *zkk = arg;
+	int rc;
+
+	if (zkk->stale && (rc = read_brokers(zkk)) < 0)
+		return rc;
+	if (zkk->nbrokers == 0)
+		return -KLOG_ENOENT;
+	*out = zkk->brokers[hash(group) % zkk->nbrokers];
+	return 0;
+}
+
+static int
+commit(void *arg, const char *group, const char *topic_name,
+    int32_t partition, int64_t offset)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_err_t err = { 0 };
+	int rc;
+
+	rc = klog_cluster_offset_commit(zkk->zk, group, topic_name,
+	    KLOG_CLUSTER_NUMBERED, partition, offset, &err);
+	if (rc < 0)
+		say(zkk, KLOG_LEVEL_WARN, "committing an offset", &err, rc);
+	return rc;
+}
+
+static int
+committed(void *arg, const char *group, const char *topic_name,
+    int32_t partition, int64_t *offset)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_err_t err = { 0 };
+
+	return klog_cluster_offset_read(zkk->zk, group, topic_name,
+	    KLOG_CLUSTER_NUMBERED, partition, offset, &err);
+}
+
+int
+klog_zkkafka_register(klog_zkkafka_t *zkk, int wait_ms, klog_err_t *err)
+{
+	char path[KLOG_ZK_PATH_MAX], data[300];
+	int rc;
+
+	snprintf(path, sizeof(path), KLOG_ZKKAFKA_BROKERS "/%d",
+	    (int)zkk->cfg.broker_id);
+	snprintf(data, sizeof(data), "%s:%d", zkk->host, zkk->cfg.port);
+	if ((rc = klog_zk_mkdirs(zkk->zk, KLOG_ZKKAFKA_BROKERS, err)) < 0)
+		return rc;
+	rc = klog_zk_create_ephemeral(zkk->zk, path, data, strlen(data),
+	    wait_ms, err);
+	zkk->stale = 1;
+	return rc;
+}
+
+int
+klog_zkkafka_event(klog_zkkafka_t *zkk, const klog_zk_event_t *ev)
+{
+	if (zkk == NULL)
+		return 0;
+	switch (ev->type) {
+	case KLOG_ZK_EVENT_CHILD:
+		if (strcmp(ev->path, KLOG_ZKKAFKA_BROKERS) != 0)
+			return 0;
+		zkk->stale = 1;
+		return 1;
+	case KLOG_ZK_EVENT_SESSION:
+	case KLOG_ZK_EVENT_OVERFLOW:
+		zkk->stale = 1;   /* the watch went with the session */
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int
+klog_zkkafka_new(klog_zk_t *zk, klog_kafka_t *kafka,
+    const klog_zkkafka_config_t *cfg, klog_zkkafka_t **out)
+{
+	klog_zkkafka_t *zkk = calloc(1, sizeof(*zkk));
+	klog_kafka_cluster_t hooks;
+
+	*out = NULL;
+	if (zkk == NULL || (zkk->host = strdup(cfg->host)) == NULL) {
+		free(zkk);
+		return -KLOG_ENOMEM;
+	}
+	zkk->cfg = *cfg;
+	zkk->cfg.host = zkk->host;
+	zkk->zk = zk;
+	zkk->kafka = kafka;
+	zkk->stale = 1;
+	zkk->seed = (uint32_t)cfg->broker_id * 2654435761u;
+	hooks = (klog_kafka_cluster_t){ zkk, brokers, topics, topic,
+	    coordinator, commit, committed };
+	klog_kafka_set_cluster(kafka, &hooks);
+	*out = zkk;
+	return 0;
+}
+
+void
+klog_zkkafka_free(klog_zkkafka_t *zkk)
+{
+	if (zkk == NULL)
+		return;
+	klog_kafka_set_cluster(zkk->kafka, NULL);
+	drop_brokers(zkk);
+	klog_zk_list_free(&zkk->topics);
+	free(zkk->parts);
+	free(zkk->host);
+	free(zkk);
+}
