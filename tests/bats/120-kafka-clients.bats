@@ -105,7 +105,7 @@ teardown() {
 @test "kafka: kafka-python: a group commits, and a new consumer resumes from the commit" {
 	start_kafka_broker --topic kp:2
 	seq 1000 | klog-produce -t kp
-	"$PY" - "$KAFKA" <<-'EOF2'
+	"$PY" - "$KAFKA" >"$TMP/lag" <<-'EOF2'
 	import sys
 	from kafka import KafkaConsumer, TopicPartition
 	c = KafkaConsumer("kp", bootstrap_servers=sys.argv[1], group_id="g1",
@@ -117,8 +117,18 @@ teardown() {
 	    if n == 600:
 	        break
 	c.commit()
+	for p in (0, 1):
+	    tp = TopicPartition("kp", p)
+	    print(p, c.committed(tp), c.end_offsets([tp])[tp])
 	c.close()
 	EOF2
+	# Lag is in bytes (documented): what is left of each partition after
+	# its commit, 9 bytes of header and the line, is end - committed.
+	while read -r p committed end; do
+		bytes=$(klog-consume -t kp -p "$p" -o "$committed" -e |
+			awk '{ s += 9 + length($0) } END { print s + 0 }')
+		[ "$bytes" -eq $((end - committed)) ]
+	done <"$TMP/lag"
 	"$PY" - "$KAFKA" >"$TMP/second" <<-'EOF2'
 	import sys
 	from kafka import KafkaConsumer
