@@ -804,6 +804,10 @@ klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
 	s = log->segs[seg_find(log, offset)];
 	if ((fd = klog_segment_pin(s, log->dir, err)) < 0) {
 		pthread_mutex_unlock(&log->mu);
+		/* Deleted behind our back (klog-retain, an operator): the start
+		 * the reader is told next must already follow the files. */
+		if (fd == -KLOG_ERANGE)
+			(void)klog_log_rescan(log, NULL);
 		return fd;
 	}
 	pos = offset - s->base;

@@ -132,3 +132,33 @@ ev	0	960	960" ]
 	[ "$(printf '%s\n' "${lines[@]}" | sort -c -n && echo sorted)" = sorted ]
 	run -0 klog-dump --verify "$D/ev-0"
 }
+
+# Issue 18 #1: after a restart, the broker has no descriptor of a segment
+# it has not read yet; one deleted behind it then failed the fetch with
+# the old range, and the consumer went back to offset 0, whose segment was
+# still open: records delivered twice.  The fetch now moves the start past
+# the deleted files before it answers, and the consumer goes forward.
+@test "retain live: a segment deleted after a restart sends the consumer forward, never back to 0" {
+	produce 1 800
+	kill -TERM "$SERVE_PID"
+	wait_gone "$SERVE_PID" 10
+	klog-serve -q -d "$D" -l "$B" --segment-bytes 1K \
+		--retention-hours off 2>>"$TMP/serve.log" &
+	SERVE_PID=$!
+	PIDS+=("$SERVE_PID")
+	wait_port "$PORT" 10
+	# The first segment is read, so the broker holds it open; the
+	# seventh (5760) has not been.
+	run -0 klog-consume -b "$B" -t ev -o beginning -c 5
+	[ "${lines[0]}" = "001" ]
+	[ -e "$D/ev-0/00000000000000005760.klog" ]
+	klog-retain -q -d "$D" --max-bytes 1K >/dev/null
+	[ ! -e "$D/ev-0/00000000000000005760.klog" ]
+	run -0 --separate-stderr klog-consume -b "$B" -t ev -o 5760 -e
+	# Forward, to the start after the deletion; nothing from the first
+	# segment again.
+	start=$(offsets | cut -d' ' -f1)
+	[ "$start" -gt 5760 ]
+	grep -q "holds $start to .*; going on from $start\$" <<<"$stderr"
+	[ "${lines[0]}" = "$(printf '%03d' $((start / 12 + 1)))" ]
+}
