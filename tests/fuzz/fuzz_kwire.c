@@ -1,0 +1,590 @@
+/*
+ * libFuzzer target for lib/kwire.c: arbitrary bytes as Kafka request
+ * frames.
+ *
+ * The input goes to klog_kwire_frame() whole, then as a stream of frames
+ * one after another (as a connection that pipelines them reads them), and
+ * cut after as many bytes as its first byte's value, which must either be
+ * too short or agree with the whole.  Every frame's body goes, in a heap
+ * copy of exactly the frame so that ASan sees a read past it, to the
+ * decoder its api names, whatever the version; each view a decoder
+ * returns must lie inside the frame and each count must fit the array
+ * it came in.  What decoded is encoded back as the responses the listener
+ * writes (Produce from the parts, Metadata from the topics, ApiVersions,
+ * the coordinator and error answers), each parsed here to check that its
+ * size field is its length and that its counts are what was put in.  A
+ * broken invariant aborts.
+ *
+ * The seeds in corpus/fuzz_kwire are real request frames, one per API and
+ * version the listener speaks (Produce v2 once per codec), captured by a
+ * proxy in front of klog-serve --kafka-listen while kcat (-L, -P with -z
+ * gzip/snappy/lz4 and with broker.version.fallback 0.8.2 and 0.9.0, -C -e,
+ * -G) and kafka-python (producers, a group consumer, api_version (0, 8, 1))
+ * ran against it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/kwire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define MAX_SIZE (1u << 20)
+#define MAX_FRAMES 16
+
+/* The frame's bytes: views must lie in [p, p + len). */
+struct frame {
+	const uint8_t *p;
+	size_t len;
+};
+
+static void
+check_view(struct frame f, const void *p, size_t n)
+{
+	const uint8_t *v = p;
+
+	if (n == 0)
+		return;
+	CHECK(v != NULL);
+	CHECK(v >= f.p && v <= f.p + f.len && n <= (size_t)(f.p + f.len - v));
+}
+
+static void
+check_str(struct frame f, klog_str_t s)
+{
+	check_view(f, s.p, s.len);
+}
+
+/* A decoder's count of elements of size sz fits the array a. */
+static void
+check_count(const klog_proto_array_t *a, const void *arr, uint32_t n,
+    size_t sz)
+{
+	if (n == 0)
+		return;
+	CHECK(arr == a->p && a->p != NULL);
+	CHECK(a->cap / sz >= n);
+}
+
+static void
+check_rc(int rc)
+{
+	CHECK(rc == 0 || rc == -KLOG_EPROTO || rc == -KLOG_ENOMEM);
+}
+
+/* ---- reading back what the encoders wrote ---- */
+
+static void
+rd_str_back(klog_rd_t *rd, int nullable)
+{
+	int16_t n = klog_rd_i16(rd);
+
+	CHECK(n >= 0 || (nullable && n == -1));
+	if (n > 0)
+		CHECK(klog_rd_bytes(rd, (size_t)n) != NULL);
+}
+
+/* The response frame at b->data + start, correlation corr: its size field
+ * is its length; the reader is left on its body. */
+static void
+frame_back(const klog_buf_t *b, size_t start, int32_t corr, klog_rd_t *rd)
+{
+	CHECK(!b->failed);
+	CHECK(b->len >= start + 8);
+	klog_rd_init(rd, b->data + start, b->len - start);
+	CHECK((size_t)klog_rd_i32(rd) == b->len - start - 4);
+	CHECK(klog_rd_i32(rd) == corr);
+}
+
+static void
+end_back(const klog_rd_t *rd)
+{
+	CHECK(!rd->failed && rd->pos == rd->len);
+}
+
+/* ---- the decoders, and the responses from what they decoded ---- */
+
+static void
+produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
+{
+	klog_produce_result_t *res;
+	size_t *errpos, start;
+	int16_t v = r->version;
+	int32_t nt, parts = 0;
+	klog_rd_t rd;
+
+	res = malloc((req->count + 1) * sizeof(*res));
+	errpos = malloc((req->count + 1) * sizeof(*errpos));
+	CHECK(res != NULL && errpos != NULL);
+	for (uint32_t i = 0; i < req->count; i++) {
+		res[i].topic = req->parts[i].topic;
+		res[i].partition = req->parts[i].partition;
+		res[i].error = (int16_t)(i % 3 == 1 ?
+		    KLOG_KERR_CORRUPT_MESSAGE : KLOG_KERR_NONE);
+		res[i].offset = (int64_t)req->parts[i].set_len;
+	}
+	klog_buf_reset(b);
+	start = b->len;
+	klog_kwire_produce_resp(b, r->correlation, v, res, req->count, errpos);
+	frame_back(b, start, r->correlation, &rd);
+	nt = klog_rd_i32(&rd);
+	CHECK(nt >= 0 && (uint32_t)nt <= req->count);
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t np;
+
+		rd_str_back(&rd, 0);
+		np = klog_rd_i32(&rd);
+		CHECK(np > 0);
+		for (int32_t j = 0; j < np; j++, parts++) {
+			CHECK((uint32_t)parts < req->count);
+			CHECK(klog_rd_i32(&rd) == res[parts].partition);
+			CHECK(rd.pos == errpos[parts] - start);
+			CHECK(klog_rd_i16(&rd) == res[parts].error);
+			CHECK(klog_rd_i64(&rd) == (res[parts].error ? -1 :
+			    res[parts].offset));
+			if (v >= 2)
+				CHECK(klog_rd_i64(&rd) == -1);
+		}
+	}
+	CHECK((uint32_t)parts == req->count);
+	if (v >= 1)
+		CHECK(klog_rd_i32(&rd) == 0);
+	end_back(&rd);
+	/* A patched result reads as the error, the rest unchanged. */
+	if (req->count > 0) {
+		size_t len = b->len, pos = errpos[req->count - 1];
+
+		klog_kwire_patch_produce(b, pos, KLOG_KERR_NOT_LEADER_FOR_PARTITION);
+		CHECK(b->len == len);
+		CHECK(b->data[pos] == 0 && b->data[pos + 1] ==
+		    KLOG_KERR_NOT_LEADER_FOR_PARTITION);
+		for (int k = 2; k < 10; k++)
+			CHECK(b->data[pos + k] == 0xff);
+		klog_kwire_patch_produce(b, b->len - 9, 0);  /* no room: nothing */
+		klog_kwire_patch_produce(b, b->len + 1, 0);
+		CHECK(b->len == len);
+	}
+	free(res);
+	free(errpos);
+}
+
+static void
+produce(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	klog_produce_req_t req;
+	int rc = klog_kwire_produce(r, &req, &a);
+
+	check_rc(rc);
+	if (rc == 0) {
+		check_count(&a, req.parts, req.count, sizeof(*req.parts));
+		for (uint32_t i = 0; i < req.count; i++) {
+			check_str(f, req.parts[i].topic);
+			CHECK(req.parts[i].topic.p != NULL);
+			check_view(f, req.parts[i].set, req.parts[i].set_len);
+		}
+		produce_resp(b, r, &req);
+	}
+	free(a.p);
+}
+
+static void
+fetch(struct frame f, const klog_kreq_t *r)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	klog_fetch_req_t req;
+	int32_t max_bytes;
+	int rc = klog_kwire_fetch(r, &req, &max_bytes, &a);
+
+	check_rc(rc);
+	if (rc == 0) {
+		check_count(&a, req.parts, req.count, sizeof(*req.parts));
+		for (uint32_t i = 0; i < req.count; i++)
+			check_str(f, req.parts[i].topic);
+		if (r->version < 3)
+			CHECK(max_bytes == INT32_MAX);
+	}
+	free(a.p);
+}
+
+static void
+list_offsets(struct frame f, const klog_kreq_t *r)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	klog_offsets_part_t *parts;
+	uint32_t n = 0;
+	int rc = klog_kwire_list_offsets(r, &a, &n);
+
+	check_rc(rc);
+	parts = a.p;
+	if (rc == 0) {
+		check_count(&a, parts, n, sizeof(*parts));
+		for (uint32_t i = 0; i < n; i++) {
+			check_str(f, parts[i].topic);
+			if (r->version != 0)
+				CHECK(parts[i].max == 1);
+		}
+	}
+	free(a.p);
+}
+
+static void
+metadata_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_str_t *names,
+    uint32_t n)
+{
+	static const int32_t replicas[] = { 0, 1, 2 };
+	klog_kmeta_part_t parts[3];
+	klog_kmeta_topic_t *topics;
+	klog_kmeta_broker_t brokers[2] = {
+		{ 0, { "127.0.0.1", 9 }, 9092 },
+		{ 1, { NULL, 0 }, -1 },
+	};
+	int16_t v = r->version >= 1 ? 1 : 0;
+	size_t start;
+	klog_rd_t rd;
+
+	for (uint32_t j = 0; j < 3; j++)
+		parts[j] = (klog_kmeta_part_t){ (int16_t)j, (int32_t)j, 0,
+		    j + 1, j, replicas, replicas };
+	topics = malloc((n + 1) * sizeof(*topics));
+	CHECK(topics != NULL);
+	for (uint32_t i = 0; i < n; i++)
+		topics[i] = (klog_kmeta_topic_t){ (int16_t)(i & 1), names[i],
+		    i % 4, parts };
+	klog_buf_reset(b);
+	klog_buf_put(b, "pad", 3);   /* a frame need not start at 0 */
+	start = b->len;
+	klog_kwire_metadata_resp(b, r->correlation, v, brokers, 2, 0, topics,
+	    n);
+	frame_back(b, start, r->correlation, &rd);
+	CHECK(klog_rd_i32(&rd) == 2);
+	for (int k = 0; k < 2; k++) {
+		CHECK(klog_rd_i32(&rd) == brokers[k].id);
+		rd_str_back(&rd, 1);
+		CHECK(klog_rd_i32(&rd) == brokers[k].port);
+		if (v >= 1)
+			CHECK(klog_rd_i16(&rd) == -1);
+	}
+	if (v >= 1)
+		CHECK(klog_rd_i32(&rd) == 0);
+	CHECK(klog_rd_i32(&rd) == (int32_t)n);
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK(klog_rd_i16(&rd) == topics[i].error);
+		rd_str_back(&rd, 0);
+		if (v >= 1)
+			CHECK(klog_rd_i8(&rd) == 0);
+		CHECK(klog_rd_i32(&rd) == (int32_t)topics[i].nparts);
+		for (uint32_t j = 0; j < topics[i].nparts; j++) {
+			CHECK(klog_rd_i16(&rd) == parts[j].error);
+			CHECK(klog_rd_i32(&rd) == parts[j].id);
+			CHECK(klog_rd_i32(&rd) == parts[j].leader);
+			CHECK(klog_rd_i32(&rd) == (int32_t)parts[j].nreplicas);
+			for (uint32_t k = 0; k < parts[j].nreplicas; k++)
+				CHECK(klog_rd_i32(&rd) == replicas[k]);
+			CHECK(klog_rd_i32(&rd) == (int32_t)parts[j].nisr);
+			for (uint32_t k = 0; k < parts[j].nisr; k++)
+				CHECK(klog_rd_i32(&rd) == replicas[k]);
+		}
+	}
+	end_back(&rd);
+	free(topics);
+}
+
+static void
+metadata(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	uint32_t n = 0;
+	int all = 0, rc = klog_kwire_metadata(r, &a, &n, &all);
+
+	check_rc(rc);
+	if (rc == 0) {
+		check_count(&a, a.p, n, sizeof(klog_str_t));
+		for (uint32_t i = 0; i < n; i++) {
+			check_str(f, ((klog_str_t *)a.p)[i]);
+			CHECK(((klog_str_t *)a.p)[i].p != NULL);
+		}
+		if (all)
+			CHECK(n == 0);
+		metadata_resp(b, r, a.p, n);
+	}
+	free(a.p);
+}
+
+static void
+small_resps(klog_buf_t *b, const klog_kreq_t *r, klog_str_t host)
+{
+	klog_kmeta_broker_t node = { 7, host, 9092 };
+	klog_rd_t rd;
+
+	klog_buf_reset(b);
+	klog_kwire_coordinator_resp(b, r->correlation, KLOG_KERR_NONE, &node);
+	frame_back(b, 0, r->correlation, &rd);
+	CHECK(klog_rd_i16(&rd) == 0 && klog_rd_i32(&rd) == 7);
+	rd_str_back(&rd, 1);
+	CHECK(klog_rd_i32(&rd) == 9092);
+	end_back(&rd);
+	klog_buf_reset(b);
+	klog_kwire_coordinator_resp(b, r->correlation,
+	    KLOG_KERR_COORDINATOR_NOT_AVAILABLE, &node);
+	frame_back(b, 0, r->correlation, &rd);
+	CHECK(klog_rd_i16(&rd) == KLOG_KERR_COORDINATOR_NOT_AVAILABLE);
+	CHECK(klog_rd_i32(&rd) == -1);
+	rd_str_back(&rd, 0);
+	CHECK(klog_rd_i32(&rd) == -1);
+	end_back(&rd);
+	klog_buf_reset(b);
+	klog_kwire_error_resp(b, r->correlation, KLOG_KERR_UNKNOWN_MEMBER_ID);
+	frame_back(b, 0, r->correlation, &rd);
+	CHECK(klog_rd_i16(&rd) == KLOG_KERR_UNKNOWN_MEMBER_ID);
+	end_back(&rd);
+}
+
+static void
+groups(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
+{
+	klog_proto_array_t a = { NULL, 0 };
+	klog_str_t g, m;
+	int32_t gen;
+	int rc;
+
+	switch (r->api) {
+	case KLOG_KAPI_FIND_COORDINATOR:
+		rc = klog_kwire_group_id(r, &g);
+		check_rc(rc);
+		if (rc == 0) {
+			check_str(f, g);
+			CHECK(g.p != NULL);
+			small_resps(b, r, g);
+		}
+		break;
+	case KLOG_KAPI_HEARTBEAT:
+		rc = klog_kwire_heartbeat(r, &g, &gen, &m);
+		check_rc(rc);
+		if (rc == 0) {
+			check_str(f, g);
+			check_str(f, m);
+			CHECK(g.p != NULL && m.p != NULL);
+		}
+		break;
+	case KLOG_KAPI_LEAVE_GROUP:
+		rc = klog_kwire_leave(r, &g, &m);
+		check_rc(rc);
+		if (rc == 0) {
+			check_str(f, g);
+			check_str(f, m);
+			CHECK(g.p != NULL && m.p != NULL);
+		}
+		break;
+	case KLOG_KAPI_JOIN_GROUP: {
+		klog_kjoin_t j;
+
+		rc = klog_kwire_join(r, &j, &a);
+		check_rc(rc);
+		if (rc != 0)
+			break;
+		check_str(f, j.group);
+		check_str(f, j.member_id);
+		check_str(f, j.protocol_type);
+		check_count(&a, j.protocols, j.nprotocols,
+		    sizeof(*j.protocols));
+		for (uint32_t i = 0; i < j.nprotocols; i++) {
+			check_str(f, j.protocols[i].name);
+			check_view(f, j.protocols[i].meta,
+			    j.protocols[i].meta_len);
+		}
+		break;
+	}
+	case KLOG_KAPI_SYNC_GROUP: {
+		klog_ksync_t s;
+
+		rc = klog_kwire_sync(r, &s, &a);
+		check_rc(rc);
+		if (rc != 0)
+			break;
+		check_str(f, s.group);
+		check_str(f, s.member_id);
+		check_count(&a, s.assign, s.nassign, sizeof(*s.assign));
+		for (uint32_t i = 0; i < s.nassign; i++) {
+			check_str(f, s.assign[i].member_id);
+			check_view(f, s.assign[i].data, s.assign[i].len);
+		}
+		break;
+	}
+	case KLOG_KAPI_OFFSET_COMMIT:
+	case KLOG_KAPI_OFFSET_FETCH: {
+		klog_kcommit_t c;
+		int commit = r->api == KLOG_KAPI_OFFSET_COMMIT;
+
+		rc = commit ? klog_kwire_offset_commit(r, &c, &a) :
+		    klog_kwire_offset_fetch(r, &c, &a);
+		check_rc(rc);
+		if (rc != 0)
+			break;
+		check_str(f, c.group);
+		check_str(f, c.member_id);
+		CHECK(c.group.p != NULL);
+		if (!commit || r->version < 1)
+			CHECK(c.generation == -1);
+		check_count(&a, c.parts, c.count, sizeof(*c.parts));
+		for (uint32_t i = 0; i < c.count; i++) {
+			check_str(f, c.parts[i].topic);
+			check_str(f, c.parts[i].metadata);
+			CHECK(c.parts[i].metadata.p != NULL);
+			if (!commit)
+				CHECK(c.parts[i].offset == -1);
+		}
+		break;
+	}
+	}
+	free(a.p);
+}
+
+static void
+api_versions(const klog_kreq_t *r, klog_buf_t *b)
+{
+	static const klog_kapi_range_t apis[] = {
+		{ KLOG_KAPI_PRODUCE, 0, 2 }, { KLOG_KAPI_FETCH, 0, 3 },
+		{ KLOG_KAPI_API_VERSIONS, 0, 2 },
+	};
+	size_t n = (size_t)(r->correlation & 3);
+	int16_t err = r->version > 2 ? KLOG_KERR_UNSUPPORTED_VERSION : 0;
+	int16_t v = r->version > 2 ? 0 : r->version;
+	klog_rd_t rd;
+
+	if (n > 3)
+		n = 3;
+	klog_buf_reset(b);
+	klog_kwire_api_versions(b, r->correlation, v, err, apis, n);
+	frame_back(b, 0, r->correlation, &rd);
+	CHECK(klog_rd_i16(&rd) == err);
+	CHECK(klog_rd_i32(&rd) == (int32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(klog_rd_i16(&rd) == apis[i].api);
+		CHECK(klog_rd_i16(&rd) == apis[i].min);
+		CHECK(klog_rd_i16(&rd) == apis[i].max);
+	}
+	if (v >= 1 && err == 0)
+		CHECK(klog_rd_i32(&rd) == 0);
+	end_back(&rd);
+}
+
+/* One whole frame p[0..len), r its header as klog_kwire_frame() read it. */
+static void
+decode(const uint8_t *p, size_t len, klog_buf_t *b)
+{
+	struct frame f;
+	klog_kreq_t r;
+	uint8_t *copy;
+
+	/* Its own allocation, so that a read past the frame is caught. */
+	copy = malloc(len);
+	CHECK(copy != NULL);
+	memcpy(copy, p, len);
+	CHECK(klog_kwire_frame(copy, len, MAX_SIZE, &r) == 0);
+	CHECK(r.size + 4 == len);
+	f = (struct frame){ copy, len };
+	check_str(f, r.client_id);
+	CHECK(r.body >= copy + KLOG_KWIRE_HEADER_MIN &&
+	    r.body + r.body_len <= copy + len);
+	if (!(r.api == KLOG_KAPI_API_VERSIONS && r.version >= 3))
+		CHECK(r.body + r.body_len == copy + len);
+	else
+		CHECK(r.body_len == 0);
+	/* Only the body and the header are views: decoders see the body. */
+	f = (struct frame){ r.body, r.body_len };
+
+	switch (r.api) {
+	case KLOG_KAPI_PRODUCE:
+		produce(f, &r, b);
+		break;
+	case KLOG_KAPI_FETCH:
+		fetch(f, &r);
+		break;
+	case KLOG_KAPI_LIST_OFFSETS:
+		list_offsets(f, &r);
+		break;
+	case KLOG_KAPI_METADATA:
+		metadata(f, &r, b);
+		break;
+	case KLOG_KAPI_API_VERSIONS:
+		api_versions(&r, b);
+		break;
+	default:
+		groups(f, &r, b);
+		break;
+	}
+	free(copy);
+}
+
+/* The frame at p[0..len): its verdict, with the header fields checked. */
+static int
+frame(const uint8_t *p, size_t len, klog_kreq_t *r)
+{
+	int rc = klog_kwire_frame(p, len, MAX_SIZE, r);
+
+	CHECK(rc == 0 || rc == -KLOG_EPARTIAL || rc == -KLOG_ETOOBIG ||
+	    rc == -KLOG_EPROTO);
+	if (rc == -KLOG_EPARTIAL)
+		CHECK(len < 4 || len - 4 < r->size);
+	if (rc == 0 || rc == -KLOG_ETOOBIG || (rc == -KLOG_EPARTIAL &&
+	    len >= 4))
+		CHECK(r->size == klog_be32(p));
+	if (rc == 0)
+		CHECK(r->size >= KLOG_KWIRE_HEADER_MIN - 4 &&
+		    r->size <= MAX_SIZE && r->size <= len - 4);
+	return rc;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	klog_buf_t b;
+	klog_kreq_t whole, cut;
+	uint8_t *copy;
+	size_t pos, k;
+	int rc, rc2;
+
+	copy = malloc(size + (size == 0));
+	CHECK(copy != NULL);
+	if (size > 0)
+		memcpy(copy, data, size);
+	klog_buf_init(&b);
+
+	/* Whole, and cut after data[0] bytes: a cut either needs more or
+	 * agrees with the whole. */
+	rc = frame(copy, size, &whole);
+	if (size > 0) {
+		k = copy[0] < size ? copy[0] : size;
+		rc2 = frame(copy, k, &cut);
+		if (rc2 != -KLOG_EPARTIAL) {
+			CHECK(rc2 == rc);
+			if (rc == 0)
+				CHECK(cut.size == whole.size &&
+				    cut.api == whole.api &&
+				    cut.version == whole.version &&
+				    cut.correlation == whole.correlation &&
+				    cut.body == whole.body &&
+				    cut.body_len == whole.body_len);
+		} else if (k >= 4) {
+			CHECK(rc != -KLOG_EPARTIAL || whole.size == cut.size);
+		}
+	}
+
+	/* A stream of frames, each decoded. */
+	for (pos = 0, k = 0; k < MAX_FRAMES && pos < size; k++) {
+		if (frame(copy + pos, size - pos, &whole) != 0)
+			break;
+		decode(copy + pos, (size_t)whole.size + 4, &b);
+		pos += (size_t)whole.size + 4;
+	}
+
+	klog_buf_free(&b);
+	free(copy);
+	return 0;
+}
