@@ -16,7 +16,7 @@ TMPDIR=${BENCH_TMPDIR:-$PWD/build/bench-tmp}
 export TMPDIR
 mkdir -p "$TMPDIR"
 ORDER="sys append iter produce consume tools latency retained partitions
-clients cpu compression cluster replication"
+clients cpu compression cluster replication kafka"
 
 head_() { printf '\n== %s\n' "$*"; }
 

@@ -1,0 +1,363 @@
+#!/bin/sh
+# kafka: the Kafka listener (klog-serve --kafka-listen) against the native
+# port, with Debian's kcat (librdkafka) on one side and klog's tools on the
+# other, on the same input: KAFKA_RECORDS records of 200 bytes (a line each).
+# Every run has a fresh broker with both listeners, and in it, the order of
+# the variants turned by one each run:
+#   produce  kcat -P -t T -p 0 < file            librdkafka defaults
+#                                                (acks all, linger.ms 5,
+#                                                so -X linger.ms=5 is this
+#                                                run; 10000 a batch, 1 MB)
+#            kcat -P ... -X acks=1               as klog-produce acknowledges
+#            klog-produce -t T -p 0 < file       its defaults (acks 1,
+#                                                batches of 1000), as tools
+#   consume  (all three read what klog-produce wrote)
+#            kcat -C -t T -p 0 -o beginning -e > /dev/null
+#            kcat -C ... -o 0 -e -X fetch.wait.max.ms=10: the same without
+#            librdkafka's fixed waits (see "EOF" and "-o beginning" below)
+#            klog-consume -t T -p 0 -o beginning -e > /dev/null
+#            and the broker's CPU seconds (utime + stime of all its
+#            threads, /proc/PID/stat) per MB each consume took: the native
+#            path sends with sendfile, the Kafka one reads and transcodes
+#   records/s and MB/s (MB: 10^6 payload bytes), each kcat figure's ratio
+#   to the native one (target: at least 0.5).
+# EOF: kcat -e stops at the first empty fetch at the high watermark, and
+# the broker holds that one for librdkafka's fetch.wait.max.ms (500 ms by
+# default), as Kafka does; klog-consume -e knows the end from the start.
+# -o beginning: librdkafka 2.0.2 asks for the earliest offset (ListOffsets)
+# and, when the partition has not joined its broker thread yet (a race lost
+# about one start in six here), retries after a fixed 500 ms; -o 0 (the
+# same message) fetches at once.  Both waits are in the default figure;
+# the variant shows the rate without them.
+# librdkafka also fetches 1 MiB a partition a request (fetch.message.max.
+# bytes), klog-consume 4 MiB.
+#
+# Then a fetch at an arbitrary byte: one partition of one segment of
+# KAFKA_SEEK_BYTES (default 1 GiB, --segment-bytes twice that), written
+# once by klog-produce and kept for every run; each run a fresh broker on
+# it (so no start is remembered), then, timed from start to exit:
+#   kcat -C -t T -p 0 -o 0 -c 1 -e             (a boundary: no scan; first,
+#                                               so the others do not pay
+#                                               for opening the segment;
+#                                               not -o beginning, whose
+#                                               500 ms retry is above)
+#   -o N, N inside the last message but one    (hops over the whole segment)
+#   -o M, M inside the message at the middle   (the remembered start is past
+#                                               M: hops from the start)
+#   -o M + 20900 (100 messages on)              (hops from the start
+#                                               remembered for M: cheap)
+# in ms, and each case less the -o 0 one; and the first fetch's
+# round trip as librdkafka logs it (-d protocol: "rtt"), the broker's part
+# without kcat's start and stop (tens of ms, which vary by a few from one
+# run to the next: more than a 64 MiB scan takes).  The page cache is warm
+# (the segment is read once before the runs; no scenario drops caches).
+#
+# Knobs: KAFKA_RECORDS (default 1000000), KAFKA_SEEK_BYTES (default 1G),
+# both times BENCH_SCALE.  Skipped without kcat.
+. "$(dirname "$0")/lib.sh"
+
+KCAT=${KCAT:-/usr/bin/kcat}
+PRODUCE=$ROOT/bin/klog-produce
+CONSUME=$ROOT/bin/klog-consume
+if [ ! -x "$KCAT" ]; then
+	note "kafka: skipped (no kcat at $KCAT)"
+	exit 0
+fi
+bench_setup kafka
+
+HZ=$(getconf CLK_TCK)
+PY=/usr/bin/python3
+
+free_port() {
+	"$PY" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# kbroker DIR [klog-serve options]: broker_start with a Kafka listener on
+# a free port as well (tried again on another port should that one be
+# taken meanwhile).  Sets BROKER, BROKER_PID and KAFKA (host:port).
+kbroker() {
+	_kdir=$1
+	shift
+	for _try in 1 2 3; do
+		_kport=$(free_port)
+		: >"$_kdir.log"
+		"$SERVE" -d "$_kdir" -l 127.0.0.1:0 \
+			--kafka-listen "127.0.0.1:$_kport" "$@" \
+			2>>"$_kdir.log" &
+		BROKER_PID=$!
+		track "$BROKER_PID"
+		_n=1000
+		while [ "$_n" -gt 0 ] && kill -0 "$BROKER_PID" 2>/dev/null; do
+			# Both sockets are bound and listening before the
+			# broker logs either line.
+			if grep -q "Kafka listener on 127.0.0.1:$_kport\$" \
+				"$_kdir.log"; then
+				_port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
+					"$_kdir.log" | tail -n 1)
+				BROKER=127.0.0.1:$_port
+				KAFKA=127.0.0.1:$_kport
+				return 0
+			fi
+			sleep 0.01
+			_n=$((_n - 1))
+		done
+		kill -KILL "$BROKER_PID" 2>/dev/null || :
+		wait "$BROKER_PID" 2>/dev/null || :
+		untrack "$BROKER_PID"
+	done
+	cat "$_kdir.log" >&2
+	echo "kafka: klog-serve with a Kafka listener did not start" >&2
+	exit 1
+}
+
+# records N: N lines of 200 bytes (a 10-digit number, then filler).
+records() {
+	awk -v n="$1" 'BEGIN {
+		f = sprintf("%190s", ""); gsub(/ /, "x", f)
+		for (i = 0; i < n; i++) printf "%010d%s\n", i, f }'
+}
+
+# topic_bytes DIR TOPIC: bytes in the segments of TOPIC's partition 0.
+topic_bytes() {
+	find "$1/$2-0" -type f -name '*.klog' -printf '%s\n' |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# timed CMD...: run CMD, print the seconds it took; fail if it does.
+timed() {
+	_t0=$(now_s)
+	"$@" || {
+		echo "kafka: failed: $*" >&2
+		exit 1
+	}
+	elapsed "$_t0" "$(now_s)"
+}
+
+# per_s COUNT SECONDS / mb_s SECONDS: a rate, and a payload MB/s.
+per_s() { ratio "$1" "$2" 0; }
+mb_s() { awk -v b="$payload" -v s="$1" 'BEGIN { printf "%.1f\n", b / s / 1e6 }'; }
+
+# cpu_per_mb TICKS: broker CPU seconds per payload MB.
+cpu_per_mb() {
+	awk -v t="$1" -v hz="$HZ" -v b="$payload" \
+		'BEGIN { printf "%.4f\n", t / hz / (b / 1e6) }'
+}
+
+p_kcat() { "$KCAT" -b "$KAFKA" -P -t "$1" -p 0 <"$WORK/input"; }
+p_kcat1() { "$KCAT" -b "$KAFKA" -P -t "$1" -p 0 -X acks=1 <"$WORK/input"; }
+p_native() { "$PRODUCE" -q -b "$BROKER" -t "$1" -p 0 <"$WORK/input"; }
+
+# The consumers read topic native; kcat's "reached end" line, which it writes
+# without -q, is kept to check it got to the end.
+c_kcat() {
+	"$KCAT" -b "$KAFKA" -C -t native -p 0 -o beginning -e \
+		>/dev/null 2>"$WORK/kcat.err"
+}
+c_kcatw() {
+	"$KCAT" -b "$KAFKA" -C -t native -p 0 -o 0 -e \
+		-X fetch.wait.max.ms=10 >/dev/null 2>"$WORK/kcat.err"
+}
+c_native() {
+	"$CONSUME" -v -b "$BROKER" -t native -p 0 -o beginning -e \
+		>/dev/null 2>"$WORK/consume.err"
+}
+
+# consume NAME: one timed consume, with the broker's CPU ticks around
+# it; appends to $WORK/c_NAME and $WORK/cpu_NAME and checks the count.
+consume() {
+	_c0=$(cpu_ticks "$BROKER_PID")
+	_s=$(timed "c_$1")
+	_c1=$(cpu_ticks "$BROKER_PID")
+	case $1 in
+	native)
+		_got=$(awk '{ print $2 }' "$WORK/consume.err")
+		[ "$_got" = "$records" ] || {
+			echo "kafka: klog-consume read $_got of $records" >&2
+			cat "$WORK/consume.err" >&2
+			exit 1
+		} ;;
+	*)
+		_eof=$(sed -n 's/.*Reached end of topic native \[0\] at offset \([0-9]*\).*/\1/p' \
+			"$WORK/kcat.err")
+		[ "$_eof" = "$logbytes" ] || {
+			echo "kafka: kcat stopped at $_eof, not $logbytes" >&2
+			cat "$WORK/kcat.err" >&2
+			exit 1
+		} ;;
+	esac
+	per_s "$records" "$_s" >>"$WORK/c_$1"
+	mb_s "$_s" >>"$WORK/cmb_$1"
+	cpu_per_mb $((_c1 - _c0)) >>"$WORK/cpu_$1"
+	eval "cs_$1=\$_s ct_$1=\$((_c1 - _c0))"
+}
+
+# rotate N WORDS...: WORDS turned left by N.
+rotate() {
+	_k=$(($1 % ($# - 1)))
+	shift
+	while [ "$_k" -gt 0 ]; do
+		_w=$1
+		shift
+		set -- "$@" "$_w"
+		_k=$((_k - 1))
+	done
+	echo "$@"
+}
+
+records=$(scaled "${KAFKA_RECORDS:-1000000}" 1000)
+payload=$((records * 200))
+seekbytes=$(scaled "$(bytes "${KAFKA_SEEK_BYTES:-1G}")" 1048576)
+records "$records" >"$WORK/input"
+note "$records records of 200 bytes ($(wc -c <"$WORK/input") bytes of" \
+	"input), $RUNS runs; $("$KCAT" -V 2>&1 | sed -n \
+	's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/kcat \1, librdkafka \2/p')"
+
+# The partition for the seeks, written once.
+seekrecs=$((seekbytes / ENTRY))
+kbroker "$WORK/seek" --segment-bytes $((seekbytes * 2))
+records "$seekrecs" | "$PRODUCE" -q -b "$BROKER" -t s -p 0 || {
+	echo "kafka: klog-produce of the seek partition failed" >&2
+	exit 1
+}
+broker_stop
+nseg=$(find "$WORK/seek/s-0" -name '*.klog' | wc -l)
+segsize=$(topic_bytes "$WORK/seek" s)
+[ "$nseg" = 1 ] && [ "$segsize" = $((seekrecs * ENTRY)) ] || {
+	echo "kafka: the seek partition has $nseg segments, $segsize bytes" >&2
+	exit 1
+}
+cat "$WORK/seek/s-0"/*.klog >/dev/null
+nmsg=$((segsize / ENTRY))
+o_end=$(((nmsg - 2) * ENTRY + 104))
+o_mid=$((nmsg / 2 * ENTRY + 104))
+o_near=$((o_mid + 100 * ENTRY))
+note "seek partition: one segment of $segsize bytes ($nmsg messages);" \
+	"offsets: end $o_end, mid $o_mid, near $o_near"
+
+# seek NAME OFFSET: one timed kcat -c 1 at OFFSET; checks
+# the message it printed is the one holding that byte.
+seek() {
+	_t0=$(now_s)
+	"$KCAT" -b "$KAFKA" -C -t s -p 0 -o "$2" -c 1 -e -q -f '%o\n' \
+		-d protocol >"$WORK/seek.out" 2>"$WORK/seek.err" || {
+		echo "kafka: kcat -o $2 failed" >&2
+		exit 1
+	}
+	_ms=$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { printf "%.1f\n", (b - a) * 1000 }')
+	_at=$(cat "$WORK/seek.out")
+	_want=$(($2 / ENTRY * ENTRY + ENTRY - 1))
+	[ "$_at" = "$_want" ] || {
+		echo "kafka: kcat -o $2 gave offset $_at, not $_want" >&2
+		exit 1
+	}
+	_rtt=$(sed -n 's/.*Received FetchResponse.*rtt \([0-9.]*\)ms.*/\1/p' \
+		"$WORK/seek.err" | head -n 1)
+	[ -n "$_rtt" ] || {
+		echo "kafka: no FetchResponse in kcat -d protocol" >&2
+		exit 1
+	}
+	echo "$_ms" >>"$WORK/s_$1"
+	echo "$_rtt" >>"$WORK/f_$1"
+	eval "sm_$1=\$_ms sf_$1=\$_rtt"
+}
+
+for f in p_kcat p_kcat1 p_native pr_kcat pr_kcat1 c_kcat c_kcatw c_native \
+	cr_kcat cr_kcatw cpu_kcat cpu_kcatw cpu_native cpur_kcat cpur_kcatw \
+	s_begin s_end s_mid s_near f_begin f_end f_mid f_near; do
+	: >"$WORK/$f"
+done
+for f in kcat kcat1 native; do : >"$WORK/pmb_$f"; done
+for f in kcat kcatw native; do : >"$WORK/cmb_$f"; done
+
+i=1
+while [ "$i" -le "$RUNS" ]; do
+	rm -rf "$WORK/data"
+	kbroker "$WORK/data"
+	for v in $(rotate "$i" kcat kcat1 native); do
+		s=$(timed "p_$v" "$v")
+		per_s "$records" "$s" >>"$WORK/p_$v"
+		mb_s "$s" >>"$WORK/pmb_$v"
+		eval "ps_$v=\$s"
+	done
+	logbytes=$(topic_bytes "$WORK/data" native)
+	for v in kcat kcat1; do
+		b=$(topic_bytes "$WORK/data" "$v")
+		[ "$b" = "$logbytes" ] || {
+			echo "kafka: kcat ($v) wrote $b bytes, klog-produce" \
+				"$logbytes" >&2
+			exit 1
+		}
+	done
+	ratio "$ps_native" "$ps_kcat" >>"$WORK/pr_kcat"
+	ratio "$ps_native" "$ps_kcat1" >>"$WORK/pr_kcat1"
+	if [ "$i" -eq 1 ]; then
+		# Once, untimed: kcat delivers every record, not only the end.
+		got=$("$KCAT" -b "$KAFKA" -C -t native -p 0 -o 0 -e -q \
+			-f '%s\n' | wc -l)
+		[ "$got" = "$records" ] || {
+			echo "kafka: kcat read $got of $records records" >&2
+			exit 1
+		}
+	fi
+	for v in $(rotate "$i" native kcat kcatw); do consume "$v"; done
+	ratio "$cs_native" "$cs_kcat" >>"$WORK/cr_kcat"
+	ratio "$cs_native" "$cs_kcatw" >>"$WORK/cr_kcatw"
+	ratio "$ct_kcat" "$ct_native" >>"$WORK/cpur_kcat"
+	ratio "$ct_kcatw" "$ct_native" >>"$WORK/cpur_kcatw"
+	broker_stop
+	rm -rf "$WORK/data"
+	note "run $i: produce kcat $ps_kcat s, kcat acks=1 $ps_kcat1 s," \
+		"klog-produce $ps_native s; consume kcat $cs_kcat s," \
+		"kcat -o 0 wait 10 ms $cs_kcatw s, klog-consume $cs_native s;" \
+		"broker CPU ticks kcat $ct_kcat, kcat -o 0 $ct_kcatw," \
+		"klog-consume $ct_native"
+
+	kbroker "$WORK/seek" --segment-bytes $((seekbytes * 2))
+	seek begin 0
+	seek end "$o_end"
+	seek mid "$o_mid"
+	seek near "$o_near"
+	broker_stop
+	note "run $i: kcat -c 1 at 0 $sm_begin ms (its fetch" \
+		"$sf_begin ms), end $sm_end ($sf_end), mid $sm_mid ($sf_mid)," \
+		"mid+20900 $sm_near ($sf_near)"
+	i=$((i + 1))
+done
+
+for v in kcat kcat1 native; do
+	say "kafka_produce_${v}_recs_s" "$(median <"$WORK/p_$v")" records/s
+	say "kafka_produce_${v}_mb_s" "$(median <"$WORK/pmb_$v")" MB/s
+done
+for v in kcat kcat1; do
+	r=$(median <"$WORK/pr_$v")
+	say "kafka_produce_${v}_ratio" "$r" of_native
+	target "kafka_produce_${v}_ratio" "$r" '>=' 0.5 of_native
+done
+for v in kcat kcatw native; do
+	say "kafka_consume_${v}_recs_s" "$(median <"$WORK/c_$v")" records/s
+	say "kafka_consume_${v}_mb_s" "$(median <"$WORK/cmb_$v")" MB/s
+done
+for v in kcat kcatw; do
+	r=$(median <"$WORK/cr_$v")
+	say "kafka_consume_${v}_ratio" "$r" of_native
+	target "kafka_consume_${v}_ratio" "$r" '>=' 0.5 of_native
+done
+for v in kcat kcatw native; do
+	say "kafka_fetch_cpu_${v}_s_per_mb" "$(median <"$WORK/cpu_$v")" s/MB
+done
+for v in kcat kcatw; do
+	say "kafka_fetch_cpu_${v}_ratio" "$(median <"$WORK/cpur_$v")" of_native
+done
+b=$(median <"$WORK/s_begin")
+say kafka_seek_start_ms "$b" ms
+say kafka_seek_start_fetch_ms "$(median <"$WORK/f_begin")" ms
+for c in end mid near; do
+	m=$(median <"$WORK/s_$c")
+	say "kafka_seek_${c}_ms" "$m" ms
+	say "kafka_seek_${c}_extra_ms" \
+		"$(awk -v m="$m" -v b="$b" 'BEGIN { printf "%.1f\n", m - b }')" ms
+	say "kafka_seek_${c}_fetch_ms" "$(median <"$WORK/f_$c")" ms
+done
