@@ -272,18 +272,6 @@ advertise(const char *what, const char *s, char **hostp, const char **cfg_host,
 	*portp = atoi(port);
 }
 
-static void
-kafka_listen(opts_t *o, const char *what, const char *s)
-{
-	char host[256], port[16];
-	const char *why;
-
-	if (klog_parse_hostport(s, "127.0.0.1", KLOG_KAFKA_DEFAULT_PORT, host,
-	    sizeof(host), port, sizeof(port), &why) < 0)
-		cli_misuse("%s %s: %s", what, s, why);
-	o->cfg.kafka_listen = s;
-}
-
 /*
  * Apply one option with its value (NULL for a flag given on the command
  * line).  what names it in messages: "--flush-ms" or "FILE:3: flush-ms".
@@ -342,7 +330,8 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		    &c->kafka_advertised_host, &c->kafka_advertised_port);
 		break;
 	case OPT_KAFKA_LISTEN:
-		kafka_listen(o, what, v);
+		/* Checked when bound, as --listen is (port 0 picks one). */
+		c->kafka_listen = v;
 		break;
 	case OPT_BROKER_ID:
 		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);
