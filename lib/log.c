@@ -455,6 +455,8 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 			s = active(log);
 		}
 		j = fit(log, s, iov, i, n, &bytes);
+		/* A write starts at an entry: a mark, now and then. */
+		klog_segment_mark(s, s->size);
 		r = klog_segment_write(s, log->dir, iov + i, j - i, bytes,
 		    &kept, &bytes, err);
 		s->size += (int64_t)bytes;
@@ -833,6 +835,7 @@ int
 klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
     klog_err_t *err)
 {
+	klog_segment_scan_t scan;
 	klog_segment_t *s;
 	int64_t from, readable, pos;
 	uint64_t cuts;
@@ -852,22 +855,28 @@ klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
 	}
 	readable = min64(s->size, log->flushed_end - s->base);
 	cuts = log->cuts;
-	from = log->hint_cuts == cuts && log->hint >= s->base &&
-	    log->hint <= offset ? log->hint - s->base : 0;
+	from = klog_segment_mark_before(s, offset - s->base);
+	if (log->hint_cuts == cuts && log->hint - s->base > from &&
+	    log->hint <= offset)
+		from = log->hint - s->base;
 	klog_segment_ref(s);
 	pthread_mutex_unlock(&log->mu);
 	r = klog_segment_find_start(fd, from, offset - s->base, readable, &pos,
-	    err);
+	    &scan, err);
 	klog_segment_unpin(s);
-	if (r == 0) {
-		*start = s->base + pos;
-		pthread_mutex_lock(&log->mu);
-		if (log->cuts == cuts) {
-			log->hint = *start;
+	pthread_mutex_lock(&log->mu);
+	/* What the scan learned holds unless the log was cut meanwhile. */
+	if (log->cuts == cuts) {
+		for (size_t i = 0; i < scan.n; i++)
+			klog_segment_mark(s, scan.marks[i]);
+		if (r == 0) {
+			log->hint = s->base + pos;
 			log->hint_cuts = cuts;
 		}
-		pthread_mutex_unlock(&log->mu);
 	}
+	pthread_mutex_unlock(&log->mu);
+	if (r == 0)
+		*start = s->base + pos;
 	klog_segment_unref(s);
 	return r;
 }

@@ -72,6 +72,8 @@ klog_segment_new(klog_fdcache_t *cache, int64_t base, int64_t size,
 	klog_fdcache_ref(s->cache);
 	s->kafka = kafka;
 	atomic_init(&s->refs, 1);
+	s->marks = NULL;
+	s->nmarks = s->marks_cap = 0;
 	return s;
 }
 
@@ -88,6 +90,7 @@ klog_segment_unref(klog_segment_t *s)
 		return;
 	klog_fdcache_drop(s->cache, &s->ent);
 	klog_fdcache_unref(s->cache);
+	free(s->marks);
 	free(s);
 }
 
@@ -365,6 +368,10 @@ klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
 	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
 		return klog_err_sys(err, "truncate", path);
 	s->size = good;
+	/* Marks past the cut would name starts of entries to be written
+	 * anew, anywhere. */
+	while (s->nmarks > 0 && s->marks[s->nmarks - 1] >= good)
+		s->nmarks--;
 	*landed = good;
 	return 0;
 }
@@ -509,17 +516,86 @@ klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
 	return 0;
 }
 
+/* The index of the first mark after pos. */
+static size_t
+mark_after(const klog_segment_t *s, int64_t pos)
+{
+	size_t lo = 0, hi = s->nmarks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->marks[mid] <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void
+klog_segment_mark(klog_segment_t *s, int64_t pos)
+{
+	size_t i = mark_after(s, pos);
+	int64_t prev = i > 0 ? s->marks[i - 1] : 0;
+
+	if (pos - prev < KLOG_SEGMENT_MARK_SPACING ||
+	    (i < s->nmarks && s->marks[i] - pos < KLOG_SEGMENT_MARK_SPACING))
+		return;
+	if (s->nmarks == s->marks_cap) {
+		size_t cap = s->marks_cap ? 2 * s->marks_cap : 16;
+		int64_t *m = realloc(s->marks, cap * sizeof(*m));
+
+		if (m == NULL)
+			return;
+		s->marks = m;
+		s->marks_cap = cap;
+	}
+	memmove(s->marks + i + 1, s->marks + i,
+	    (s->nmarks - i) * sizeof(*s->marks));
+	s->marks[i] = pos;
+	s->nmarks++;
+}
+
+int64_t
+klog_segment_mark_before(const klog_segment_t *s, int64_t pos)
+{
+	size_t i = mark_after(s, pos);
+
+	return i > 0 ? s->marks[i - 1] : 0;
+}
+
 /* Bytes read at a time by klog_segment_find_start(). */
 #define SCAN_READ ((size_t)1 << 20)
 
+/* Note pos in scan when it is a spacing past the last one noted; only the
+ * last KLOG_SEGMENT_SCAN_MARKS are kept (the next scan goes on from the
+ * last of them). */
+static void
+scan_note(klog_segment_scan_t *scan, int64_t pos, int64_t *last)
+{
+	if (scan == NULL || pos - *last < KLOG_SEGMENT_MARK_SPACING)
+		return;
+	*last = pos;
+	if (scan->n == KLOG_SEGMENT_SCAN_MARKS) {
+		memmove(scan->marks, scan->marks + 1,
+		    (KLOG_SEGMENT_SCAN_MARKS - 1) * sizeof(*scan->marks));
+		scan->n--;
+	}
+	scan->marks[scan->n++] = pos;
+}
+
 int
 klog_segment_find_start(int fd, int64_t from, int64_t target,
-    int64_t readable, int64_t *start, klog_err_t *err)
+    int64_t readable, int64_t *start, klog_segment_scan_t *scan,
+    klog_err_t *err)
 {
 	uint8_t *buf;
-	int64_t pos = from;
+	int64_t pos = from, last = from;
 	int rc = 1;
 
+	if (scan != NULL)
+		scan->n = 0;
 	if (target < from || target >= readable)
 		return klog_err_set(err, -KLOG_ERANGE, "position %lld outside "
 		    "[%lld, %lld)", (long long)target, (long long)from,
@@ -551,6 +627,7 @@ klog_segment_find_start(int fd, int64_t from, int64_t target,
 			else {
 				pos += KLOG_LENGTH_SIZE + length;
 				at += KLOG_LENGTH_SIZE + length;
+				scan_note(scan, pos, &last);
 			}
 		}
 		if (rc > 0 && at == 0)

@@ -149,11 +149,13 @@ void klog_log_slice_release(klog_log_slice_t *slice);
 /*
  * The start of the message entry that holds byte offset, which may be any
  * byte of the visible log (a Kafka client's offset, klog-kafka(7)): found
- * by hopping over the entries of its segment from its base, or from the
- * previous answer when that lies before offset in the same segment, so a
- * reader moving forward pays once.  Its cost is reading up to the segment's
- * bytes before offset.  -KLOG_ERANGE outside [start, flushed end),
- * -KLOG_ECORRUPT for an impossible length on the way.
+ * by hopping over the entries of its segment from the nearest known start
+ * before it: the segment's marks (segment.h: one a MiB, from the appends
+ * of this run and from earlier scans), or the previous answer.  So it
+ * reads at most about a MiB, except the first time in a segment written
+ * before the broker started, which reads up to the segment's bytes before
+ * offset.  -KLOG_ERANGE outside [start, flushed end), -KLOG_ECORRUPT for
+ * an impossible length on the way.
  */
 int klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
     klog_err_t *err);

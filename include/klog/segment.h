@@ -33,6 +33,16 @@
 #include "klog/error.h"
 #include "klog/fdcache.h"
 
+/*
+ * Marks: positions in the file where an entry starts, ascending, at least
+ * this far apart: a sparse index in memory only (the file format has no
+ * index, and the paper's design keeps none on disk), learned from appends
+ * and from the scans of klog_segment_find_start(), so that finding the
+ * entry that holds a byte reads at most about this far.  1 GiB of segment
+ * is 1,024 marks, 8 KiB.
+ */
+#define KLOG_SEGMENT_MARK_SPACING ((int64_t)1 << 20)
+
 typedef struct klog_segment {
 	int64_t base;
 	int64_t size;              /* bytes written */
@@ -40,6 +50,8 @@ typedef struct klog_segment {
 	klog_fdcache_t *cache;     /* referenced */
 	int kafka;                 /* named .kafka rather than .klog */
 	atomic_int refs;
+	int64_t *marks;            /* see above; the log's, under its lock */
+	size_t nmarks, marks_cap;
 } klog_segment_t;
 
 /*
@@ -133,16 +145,35 @@ int klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
 int klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
     int64_t written, int64_t offset, klog_err_t *err);
 
+/* Note that an entry starts at pos: kept as a mark when the mark before it
+ * is at least the spacing behind (0, the file's start, is one).  A mark
+ * that cannot be kept for lack of memory is simply not kept. */
+void klog_segment_mark(klog_segment_t *s, int64_t pos);
+
+/* The last mark at or before pos, 0 if none. */
+int64_t klog_segment_mark_before(const klog_segment_t *s, int64_t pos);
+
+/* The marks found by klog_segment_find_start(), for klog_segment_mark(). */
+#define KLOG_SEGMENT_SCAN_MARKS 1024  /* 1 GiB of scan */
+
+typedef struct klog_segment_scan {
+	int64_t marks[KLOG_SEGMENT_SCAN_MARKS];
+	size_t n;
+} klog_segment_scan_t;
+
 /*
  * The start of the entry that holds byte target of the segment file fd,
  * found by hopping over entry lengths from from, a known entry start (0,
- * or an earlier answer), in reads of 1 MiB: the cost of a position that
- * is not a boundary, such as a Kafka client's offset (klog-kafka(7)).
- * from <= target < readable, or -KLOG_ERANGE; an impossible length on
- * the way is -KLOG_ECORRUPT, a failed read -KLOG_EIO.
+ * or a mark), in reads of 1 MiB: the cost of a position that is not a
+ * boundary, such as a Kafka client's offset (klog-kafka(7)).  Entry starts
+ * passed on the way, a spacing apart (the last KLOG_SEGMENT_SCAN_MARKS of
+ * them), go to scan (may be NULL).  from <= target < readable, or
+ * -KLOG_ERANGE; an impossible length on the way is -KLOG_ECORRUPT, a failed
+ * read -KLOG_EIO.
  */
 int klog_segment_find_start(int fd, int64_t from, int64_t target,
-    int64_t readable, int64_t *start, klog_err_t *err);
+    int64_t readable, int64_t *start, klog_segment_scan_t *scan,
+    klog_err_t *err);
 
 /*
  * Whether every page of [pos, pos + len) of fd is in the page cache, by

@@ -362,6 +362,68 @@ test_pin(void **state)
 	klog_segment_unref(gone);
 }
 
+/* Marks: kept a spacing apart, in order, the one before a position found;
+ * a scan over a long file notes the starts it passes, each a true entry
+ * start, and a cut drops those past it. */
+static void
+test_marks(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t sp = KLOG_SEGMENT_MARK_SPACING;
+	size_t esz = klog_entry_size(1000), len = 0;
+	int n = (int)(5 * sp / (int64_t)esz), fd;
+	klog_segment_scan_t scan;
+	klog_err_t err = { 0 };
+	klog_segment_t *s;
+	int64_t start, landed;
+	uint8_t *buf, payload[1000];
+
+	memset(payload, 'x', sizeof(payload));
+	assert_non_null(buf = malloc((size_t)n * esz));
+	for (int i = 0; i < n; i++)
+		len += klog_entry_encode(buf + len, payload, sizeof(payload));
+	s = segment_with(f, buf, len);
+	fd = s->ent.fd;
+	klog_segment_mark(s, 10);           /* too close to 0 */
+	assert_int_equal(s->nmarks, 0);
+	klog_segment_mark(s, 3 * sp);
+	klog_segment_mark(s, sp + 5);
+	klog_segment_mark(s, 3 * sp + 100); /* too close to 3 sp */
+	klog_segment_mark(s, 2 * sp + 10);  /* too close to 3 sp after */
+	assert_int_equal(s->nmarks, 2);
+	assert_int_equal(s->marks[0], sp + 5);
+	assert_int_equal(s->marks[1], 3 * sp);
+	assert_int_equal(klog_segment_mark_before(s, sp), 0);
+	assert_int_equal(klog_segment_mark_before(s, 2 * sp), sp + 5);
+	assert_int_equal(klog_segment_mark_before(s, 9 * sp), 3 * sp);
+	free(s->marks);
+	s->marks = NULL;
+	s->nmarks = s->marks_cap = 0;
+
+	/* A scan to near the end notes about one start a MiB. */
+	assert_int_equal(klog_segment_find_start(fd, 0, (int64_t)len - 10,
+	    (int64_t)len, &start, &scan, &err), 0);
+	assert_int_equal(start, (int64_t)len - (int64_t)esz);
+	assert_true(scan.n >= 4 && scan.n <= 5);
+	for (size_t i = 0; i < scan.n; i++) {
+		assert_int_equal(scan.marks[i] % (int64_t)esz, 0);
+		klog_segment_mark(s, scan.marks[i]);
+	}
+	assert_int_equal(s->nmarks, scan.n);
+	/* From a mark, the same answer. */
+	assert_int_equal(klog_segment_find_start(fd,
+	    klog_segment_mark_before(s, 4 * sp + 7), 4 * sp + 7, (int64_t)len,
+	    &start, NULL, &err), 0);
+	assert_int_equal(start, (4 * sp + 7) - (4 * sp + 7) % (int64_t)esz);
+	/* A cut drops the marks past it. */
+	assert_int_equal(klog_segment_truncate(s, f->dir, 2 * sp + 1, &landed,
+	    &err), 0);
+	assert_true(s->nmarks >= 1);
+	assert_true(s->marks[s->nmarks - 1] < landed);
+	klog_segment_unref(s);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -376,6 +438,7 @@ main(void)
 		T(test_boundary),
 		T(test_boundary_crc),
 		T(test_pin),
+		T(test_marks),
 	};
 #undef T
 
