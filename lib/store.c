@@ -181,12 +181,15 @@ marker_agrees(const klog_store_t *s, klog_log_t *log)
 static int
 take_marker(klog_store_t *s, klog_err_t *err)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX];
 
 	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    s->data_dir);
 	read_marker(s, path);
+	/* A temporary marker left by a crash mid-write says nothing. */
+	if (join(tmp, sizeof(tmp), s->data_dir, KLOG_CLEAN_MARKER ".tmp") == 0)
+		(void)unlink(tmp);
 	if (unlink(path) < 0) {
 		if (errno != ENOENT)
 			return klog_err_sys(err, "unlink", path);
@@ -197,14 +200,20 @@ take_marker(klog_store_t *s, klog_err_t *err)
 	return klog_log_sync_dir(s->data_dir, err);
 }
 
+/*
+ * Write the marker whole or not at all: into a temporary file, synced, then
+ * renamed over the name, so that a full disk leaves no empty or cut marker
+ * for the next start to misread.
+ */
 static int
 write_marker(klog_store_t *s, klog_err_t *err)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX];
 	klog_buf_t b;
 	int fd, r = 0;
 
-	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0)
+	if (join(path, sizeof(path), s->data_dir, KLOG_CLEAN_MARKER) < 0 ||
+	    join(tmp, sizeof(tmp), s->data_dir, KLOG_CLEAN_MARKER ".tmp") < 0)
 		return klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
 		    s->data_dir);
 	klog_buf_init(&b);
@@ -221,19 +230,25 @@ write_marker(klog_store_t *s, klog_err_t *err)
 		klog_buf_free(&b);
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
 	if (fd < 0) {
 		klog_buf_free(&b);
-		return klog_err_sys(err, "create", path);
+		return klog_err_sys(err, "create", tmp);
 	}
 	if (write(fd, b.data, b.len) != (ssize_t)b.len)
-		r = klog_err_sys(err, "write", path);
+		r = klog_err_sys(err, "write", tmp);
 	else if (fsync(fd) < 0)
-		r = klog_err_sys(err, "fsync", path);
+		r = klog_err_sys(err, "fsync", tmp);
 	close(fd);
 	klog_buf_free(&b);
-	return r < 0 ? r : klog_log_sync_dir(s->data_dir, err);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = klog_err_sys(err, "rename", tmp);
+	if (r < 0) {
+		(void)unlink(tmp);
+		return r;
+	}
+	return klog_log_sync_dir(s->data_dir, err);
 }
 
 /* ---- topics ---- */

@@ -1,4 +1,5 @@
 /* Unit tests for the store (lib/store.c). */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -7,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -475,6 +477,39 @@ test_flusher_thread(void **state)
 	close_store(fl.s, 1);
 }
 
+/* Issue 18 #6: a marker that cannot be written whole (here the file size
+ * limit, as a full disk does) is not left behind, empty or cut: the next
+ * start must recover, and say so plainly. */
+static void
+test_marker_atomic(void **state)
+{
+	struct fixture *f = *state;
+	klog_store_config_t cfg;
+	klog_err_t err = { 0 };
+	struct rlimit old, lim;
+	klog_store_t *s;
+	int r;
+
+	config(&cfg, f->dir);
+	s = open_store(&cfg);
+	append_msg(get(s, "t", 0), "hello");
+	append_msg(get(s, "u", 0), "hello");
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 12;  /* less than the marker's text */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	r = klog_store_close(s, 1, &err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_true(r < 0);
+	assert_false(exists(f->dir, KLOG_CLEAN_MARKER));
+	assert_false(exists(f->dir, KLOG_CLEAN_MARKER ".tmp"));
+	s = open_store(&cfg);
+	assert_false(klog_store_clean(s));
+	close_store(s, 1);
+	assert_true(exists(f->dir, KLOG_CLEAN_MARKER));
+}
+
 int
 main(void)
 {
@@ -482,6 +517,7 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_marker_lifecycle),
 		T(test_marker_ends),
+		T(test_marker_atomic),
 		T(test_lock),
 		T(test_get),
 		T(test_topics_sorted),
