@@ -12,6 +12,9 @@
 #include "cli/cli.h"
 #include "klog/dump.h"
 #include "klog/exit.h"
+#include "klog/names.h"
+#include "klog/outfmt.h"
+#include "klog/salvage.h"
 
 #define PROG "klog-dump"
 #define OUT_FLUSH ((size_t)256 << 10)
@@ -20,12 +23,13 @@
 enum {
 	OPT_ALLOW_PARTIAL = 256,
 	OPT_DEEP,
+	OPT_SALVAGE,
 	OPT_VERIFY,
 	OPT_VERSION,
 };
 
 typedef struct state {
-	int json, summary, verify, allow_partial, quiet, verbose;
+	int json, summary, verify, allow_partial, quiet, verbose, salvage;
 	int show_messages;
 	int64_t base_opt;
 	size_t preview;
@@ -44,11 +48,16 @@ usage(FILE *f)
 	    "usage: " PROG " [-hJqsv] [--allow-partial] [--deep] [--verify] "
 	    "[-b base]\n"
 	    "                 [-n count] [-o offset] [-P bytes] file|dir ...\n"
+	    "       " PROG " --salvage [-qv] dir ...\n"
 	    "Print, summarize or verify klog segment files and partition "
 	    "directories.\n"
 	    "\n"
 	    "  -b, --base N         base offset of file arguments (default: "
 	    "from the name)\n"
+	    "      --salvage        of partition directories: the valid "
+	    "messages in the\n"
+	    "                       bytes recovery cut off, as JSON lines "
+	    "for klog-produce -J\n"
 	    "  -J, --json           one JSON object per message (per file "
 	    "with -s)\n"
 	    "  -n, --count N        stop after N entries per file\n"
@@ -192,6 +201,61 @@ exit_status(const state_t *st)
 	return KLOG_EXIT_OK;
 }
 
+/* What --salvage renders each message with. */
+struct salvage_out {
+	state_t *st;
+	klog_outfmt_t *fmt;
+	char topic[KLOG_TOPIC_MAX + 1];
+	int partition;
+};
+
+static int
+on_salvaged(void *arg, const klog_salvaged_t *m)
+{
+	struct salvage_out *so = arg;
+	klog_outfmt_rec_t r = { so->topic, strlen(so->topic), so->partition,
+	    m->offset, m->next_offset, m->payload, m->payload_len };
+
+	klog_outfmt_render(so->fmt, &r, &so->st->out);
+	return so->st->out.len >= OUT_FLUSH ? flush_out(so->st) : 0;
+}
+
+/* --salvage DIR: the messages of DIR's salvage files on stdout, in the
+ * JSON klog-consume -J writes (topic and partition from DIR's name). */
+static void
+salvage_dir(state_t *st, klog_outfmt_t *fmt, const char *dir)
+{
+	struct salvage_out so = { st, fmt, "", -1 };
+	const char *base = strrchr(dir, '/');
+	klog_salvage_info_t info;
+	klog_err_t err = { 0, "" };
+	char name[KLOG_TOPIC_MAX + 32];
+	size_t n;
+	int rc;
+
+	snprintf(name, sizeof(name), "%s", base != NULL && base[1] ? base + 1 :
+	    dir);
+	n = strlen(name);
+	while (n > 1 && name[n - 1] == '/')
+		name[--n] = '\0';
+	if (klog_names_dir_parse(name, so.topic, sizeof(so.topic),
+	    &so.partition) < 0) {
+		so.topic[0] = '\0';
+		so.partition = -1;
+	}
+	rc = klog_salvage_read(dir, on_salvaged, &so, &info, &err);
+	if (rc < 0 && !st->stdout_errno) {
+		input_failed(st, rc, &err);
+		return;
+	}
+	if (!st->quiet && (st->verbose || info.files == 0))
+		fprintf(stderr, PROG ": %s: %llu messages from %zu salvage "
+		    "file%s, %llu bytes in no valid message\n", dir,
+		    (unsigned long long)info.messages, info.files,
+		    info.files == 1 ? "" : "s",
+		    (unsigned long long)info.skipped);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -205,6 +269,7 @@ main(int argc, char **argv)
 		{ "offset", required_argument, NULL, 'o' },
 		{ "preview", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "salvage", no_argument, NULL, OPT_SALVAGE },
 		{ "summary", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
@@ -258,6 +323,9 @@ main(int argc, char **argv)
 		case OPT_DEEP:
 			o.flags |= KLOG_DUMP_DEEP;
 			break;
+		case OPT_SALVAGE:
+			st.salvage = 1;
+			break;
 		case OPT_VERIFY:
 			st.verify = 1;
 			break;
@@ -275,8 +343,20 @@ main(int argc, char **argv)
 		cli_misuse("-q and -v cannot be used together");
 	st.base_opt = o.base;
 	st.show_messages = !st.verify && !st.summary;
+	if (st.salvage) {
+		klog_outfmt_t *fmt;
 
-	for (int i = 0; i < argc && !st.stdout_errno; i++) {
+		if (st.summary || st.verify || st.json || o.flags ||
+		    o.count >= 0 || o.start >= 0 || o.base >= 0)
+			cli_misuse("--salvage takes only -q and -v");
+		if (klog_outfmt_json(&fmt) < 0)
+			cli_misuse("out of memory");
+		for (int i = 0; i < argc && !st.stdout_errno; i++)
+			salvage_dir(&st, fmt, argv[i]);
+		klog_outfmt_free(fmt);
+	}
+
+	for (int i = 0; i < argc && !st.salvage && !st.stdout_errno; i++) {
 		klog_err_t err = { 0, "" };
 
 		rc = klog_dump_path(argv[i], &o, on_event, &st, &err);

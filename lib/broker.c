@@ -172,9 +172,11 @@ open_store(klog_broker_t *b, klog_err_t *err)
 	for (size_t i = 0; (log = klog_store_log(b->store, i)) != NULL; i++)
 		if ((cut = klog_log_recovered_bytes(log)) > 0)
 			klog_logger_say(&b->log, KLOG_LEVEL_WARN, "topic \"%s\" "
-			    "partition %d: recovery truncated %lld bytes",
+			    "partition %d: recovery truncated %lld bytes at "
+			    "offset %lld, kept in %s (klog-dump --salvage)",
 			    klog_log_topic(log), klog_log_partition(log),
-			    (long long)cut);
+			    (long long)cut, (long long)klog_log_end(log),
+			    klog_log_salvage_path(log));
 	klog_logger_say(&b->log, KLOG_LEVEL_WARN, "%s: %s: recovered %d "
 	    "partition%s, %lld bytes truncated", b->data_dir,
 	    klog_store_clean(b->store) ? "changed since the clean shutdown" :

@@ -57,6 +57,7 @@ struct klog_log {
 	uint64_t unflushed;     /* messages appended since the last flush */
 	int64_t last_flush_ms;  /* CLOCK_MONOTONIC */
 	int64_t recovered;      /* bytes cut at open */
+	char salvaged[PATH_MAX];  /* where they were kept, or "" */
 	int dirty;              /* DIRTY_* */
 	uint64_t cuts;          /* truncations and resets: a flush begun
 	                           before one must not move flushed_end */
@@ -255,7 +256,8 @@ open_active(klog_log_t *log, int recover, klog_err_t *err)
 	}
 	if (!recover)
 		return 0;
-	return klog_segment_recover(s, log->dir, &log->recovered, err);
+	return klog_segment_recover(s, log->dir, &log->recovered,
+	    log->salvaged, sizeof(log->salvaged), err);
 }
 
 /* mkdir the partition directory; note it for the next flush if new. */
@@ -386,6 +388,12 @@ int64_t
 klog_log_recovered_bytes(const klog_log_t *log)
 {
 	return log->recovered;
+}
+
+const char *
+klog_log_salvage_path(const klog_log_t *log)
+{
+	return log->salvaged;
 }
 
 /* ---- append and flush ---- */

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -312,9 +313,68 @@ scan_valid(klog_segment_t *s, uint8_t *buf, int64_t size, int64_t *good)
 	}
 }
 
+/* Create the salvage file for a cut at partition offset off: its fd, or
+ * -1 with errno; its name into name. */
+static int
+salvage_create(int dfd, int64_t off, char *name, size_t len)
+{
+	int fd = -1;
+
+	for (int n = 0; n < 100 && fd < 0; n++) {
+		if (n == 0)
+			snprintf(name, len, "%020lld" KLOG_SALVAGE_SUFFIX,
+			    (long long)off);
+		else
+			snprintf(name, len, "%020lld.%d" KLOG_SALVAGE_SUFFIX,
+			    (long long)off, n);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return -1;
+	}
+	return fd;
+}
+
+/* Copy [from, s->size) of the segment to a new salvage file in dir, synced
+ * with its directory entry. */
+static int
+salvage(klog_segment_t *s, const char *dir, int64_t from, uint8_t *buf,
+    char *saved, size_t savedlen, klog_err_t *err)
+{
+	char name[KLOG_SALVAGE_NAME_MAX];
+	int64_t pos = from;
+	int dfd, fd, r = 0;
+
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return klog_err_sys(err, "open", dir);
+	if ((fd = salvage_create(dfd, s->base + from, name, sizeof(name))) < 0) {
+		r = klog_err_sys(err, "create salvage file in", dir);
+		close(dfd);
+		return r;
+	}
+	while (r == 0 && pos < s->size) {
+		ssize_t n = pread(s->ent.fd, buf, (size_t)min64(
+		    (int64_t)RECOVER_CHUNK, s->size - pos), pos);
+
+		if (n <= 0 || write(fd, buf, (size_t)n) != n)
+			r = klog_err_set(err, -KLOG_EIO, "%s/%s: %s", dir, name,
+			    n < 0 || errno ? strerror(errno) : "short read");
+		pos += n > 0 ? n : 0;
+	}
+	if (r == 0 && (fsync(fd) < 0 || fsync(dfd) < 0))
+		r = klog_err_sys(err, "fsync", name);
+	close(fd);
+	if (r < 0)
+		(void)unlinkat(dfd, name, 0);
+	close(dfd);
+	if (r == 0)
+		snprintf(saved, savedlen, "%s/%s", dir, name);
+	return r;
+}
+
 int
 klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
-    klog_err_t *err)
+    char *saved, size_t savedlen, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	uint8_t *buf;
@@ -322,6 +382,8 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 	int r;
 
 	*cut = 0;
+	if (savedlen > 0)
+		saved[0] = '\0';
 	klog_segment_path(s, dir, path, sizeof(path));
 	if (s->size == 0)
 		return 0;
@@ -329,12 +391,20 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 		return klog_err_set(err, -KLOG_ENOMEM, "%s: out of memory",
 		    path);
 	r = scan_valid(s, buf, s->size, &good);
-	free(buf);
-	if (r < 0)
+	if (r < 0) {
+		free(buf);
 		return klog_err_set(err, r, "read %s: %s", path,
 		    strerror(errno));
-	if (good == s->size)
+	}
+	if (good == s->size) {
+		free(buf);
 		return 0;
+	}
+	/* Never truncate what could not be kept aside. */
+	r = salvage(s, dir, good, buf, saved, savedlen, err);
+	free(buf);
+	if (r < 0)
+		return r;
 	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
 		return klog_err_sys(err, "truncate", path);
 	*cut = s->size - good;

@@ -64,6 +64,9 @@ const char *klog_log_topic(const klog_log_t *log);
 const char *klog_log_dir(const klog_log_t *log);
 int klog_log_partition(const klog_log_t *log);
 int64_t klog_log_recovered_bytes(const klog_log_t *log);
+/* The salvage file the bytes recovery cut were kept in (segment.h), ""
+ * if none. */
+const char *klog_log_salvage_path(const klog_log_t *log);
 
 /*
  * Append a validated message set of nmsgs messages at the written end,

@@ -33,6 +33,11 @@
 #define KLOG_TOPIC_MAX 249
 #define KLOG_SEGMENT_SUFFIX ".klog"
 #define KLOG_SEGMENT_SUFFIX_KAFKA ".kafka" /* Kafka 0.7's, still read */
+/* Bytes recovery cut off a segment, kept beside it: "<20-digit partition
+ * offset of the first byte cut>.salvage" (".<n>.salvage" for another cut
+ * at the same offset); never a segment, never retained or served. */
+#define KLOG_SALVAGE_SUFFIX ".salvage"
+#define KLOG_SALVAGE_NAME_MAX 40
 #define KLOG_CLEAN_MARKER ".klog_cleanshutdown"
 #define KLOG_NAMES_SEGMENT_MAX 32  /* a segment file name, NUL included */
 

@@ -116,11 +116,15 @@ int klog_segment_write(klog_segment_t *s, const char *dir,
  * Recovery of the active segment after an unclean stop, through its open
  * read-write descriptor: find the end of its valid prefix (whole top-level
  * entries with good CRCs; inner messages are not opened), reading a chunk
- * at a time, and truncate the file there and fsync it.  *cut gets the
- * bytes cut (0 if none) and s->size the new size.
+ * at a time, and truncate the file there and fsync it.  Kafka 0.7's rule
+ * (the log ends at the first bad message), but nothing is destroyed: the
+ * bytes cut are first copied, synced, to a salvage file beside the
+ * segment (names.h), whose name goes to saved (savedlen bytes; "" when
+ * nothing was cut), for klog-dump --salvage.  *cut gets the bytes cut (0
+ * if none) and s->size the new size.
  */
 int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
-    klog_err_t *err);
+    char *saved, size_t savedlen, klog_err_t *err);
 
 /*
  * Cut s (open read-write) to pos, or, if no entry ends exactly there, to

@@ -205,14 +205,16 @@ test_write_fails(void **state)
 static void
 test_recover_clean(void **state)
 {
+	char saved[PATH_MAX];
 	struct fixture *f = *state;
 	uint8_t buf[256];
 	size_t len = entries(buf, 5);
 	klog_segment_t *s = segment_with(f, buf, len);
 	int64_t cut = -1;
 
-	assert_int_equal(klog_segment_recover(s, f->dir, &cut, NULL), 0);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved, sizeof(saved), NULL), 0);
 	assert_int_equal(cut, 0);
+	assert_string_equal(saved, "");
 	assert_int_equal(s->size, (int64_t)len);
 	assert_int_equal(file_size(f, SEG0), (int64_t)len);
 	klog_segment_unref(s);
@@ -222,28 +224,51 @@ test_recover_clean(void **state)
 static void
 test_recover_truncates(void **state)
 {
+	char saved[PATH_MAX];
 	struct fixture *f = *state;
 	uint8_t buf[256];
 	size_t len = entries(buf, 5), one = klog_entry_size(2);
+	char name[64], want[PATH_MAX + 64];
+	uint8_t back[16];
 	klog_segment_t *s;
 	int64_t cut = -1;
+	int fd;
 
 	memcpy(buf + len, buf, 7);  /* a header and a bit */
 	s = segment_with(f, buf, len + 7);
-	assert_int_equal(klog_segment_recover(s, f->dir, &cut, NULL), 0);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved, sizeof(saved), NULL), 0);
 	assert_int_equal(cut, 7);
 	assert_int_equal(s->size, (int64_t)len);
 	assert_int_equal(file_size(f, SEG0), (int64_t)len);
 	klog_segment_unref(s);
 	remove_seg0(f);
+	/* The bytes cut are kept, named by the offset they were at. */
+	snprintf(name, sizeof(name), "%020zu.salvage", len);
+	snprintf(want, sizeof(want), "%s/%s", f->dir, name);
+	assert_string_equal(saved, want);
+	assert_int_equal(file_size(f, name), 7);
+	assert_true((fd = open(want, O_RDONLY)) >= 0);
+	assert_int_equal(read(fd, back, sizeof(back)), 7);
+	assert_memory_equal(back, buf, 7);
+	close(fd);
 
 	entries(buf, 5);
 	buf[2 * one + KLOG_MSG_OVERHEAD] ^= 1;  /* the third payload */
 	s = segment_with(f, buf, len);
-	assert_int_equal(klog_segment_recover(s, f->dir, &cut, NULL), 0);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved, sizeof(saved), NULL), 0);
 	assert_int_equal(cut, (int64_t)(len - 2 * one));
 	assert_int_equal(s->size, (int64_t)(2 * one));
 	assert_int_equal(file_size(f, SEG0), (int64_t)(2 * one));
+	klog_segment_unref(s);
+	snprintf(name, sizeof(name), "%020zu.salvage", 2 * one);
+	assert_int_equal(file_size(f, name), (int64_t)(len - 2 * one));
+	/* A second cut at the same offset gets a name of its own. */
+	remove_seg0(f);
+	s = segment_with(f, buf, len);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved,
+	    sizeof(saved), NULL), 0);
+	snprintf(name, sizeof(name), "%020zu.1.salvage", 2 * one);
+	assert_int_equal(file_size(f, name), (int64_t)(len - 2 * one));
 	klog_segment_unref(s);
 }
 
@@ -251,6 +276,7 @@ test_recover_truncates(void **state)
 static void
 test_recover_large_entry(void **state)
 {
+	char saved[PATH_MAX];
 	struct fixture *f = *state;
 	size_t plen = (size_t)3 << 19, elen = klog_entry_size(plen);
 	uint8_t *payload = malloc(plen), *buf = malloc(2 * elen + 16);
@@ -265,7 +291,7 @@ test_recover_large_entry(void **state)
 	klog_entry_encode(buf + elen, payload, plen);
 	buf[elen + elen - 1] ^= 1;  /* the second one's last byte */
 	s = segment_with(f, buf, 2 * elen);
-	assert_int_equal(klog_segment_recover(s, f->dir, &cut, NULL), 0);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved, sizeof(saved), NULL), 0);
 	assert_int_equal(cut, (int64_t)elen);
 	assert_int_equal(s->size, (int64_t)elen);
 	klog_segment_unref(s);

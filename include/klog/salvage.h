@@ -1,0 +1,44 @@
+/*
+ * The salvage files recovery leaves beside a segment (segment.h, names.h):
+ * the bytes it cut off at the first bad message, which usually hold good
+ * messages after the damage.  Reading them back finds those messages by
+ * resynchronizing: from the first byte, an entry is taken where its length,
+ * magic, attributes and CRC all hold, and the search moves on a byte at a
+ * time where they do not.  Offline and read-only (klog-dump --salvage).
+ */
+#ifndef KLOG_SALVAGE_H
+#define KLOG_SALVAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/error.h"
+
+/* One message found; pointers valid during the callback. */
+typedef struct klog_salvaged {
+	const char *file;          /* the salvage file's path */
+	int64_t offset;            /* the partition offset its entry had */
+	int64_t next_offset;
+	const uint8_t *payload;    /* inner messages of a wrapper one by one */
+	uint32_t payload_len;
+} klog_salvaged_t;
+
+/* Return 0 to go on, non-zero to stop (returned as it is). */
+typedef int klog_salvage_fn(void *arg, const klog_salvaged_t *m);
+
+typedef struct klog_salvage_info {
+	size_t files;
+	uint64_t messages;
+	uint64_t skipped;          /* bytes in no valid entry */
+} klog_salvage_info_t;
+
+/*
+ * Every salvage file of the partition directory dir, in name order (so in
+ * offset order): fn for each valid message.  No salvage file is 0 with
+ * info->files 0.  -KLOG_ENOENT if dir is missing, -KLOG_EIO for a file
+ * that cannot be read (err naming it).
+ */
+int klog_salvage_read(const char *dir, klog_salvage_fn *fn, void *arg,
+    klog_salvage_info_t *info, klog_err_t *err);
+
+#endif
