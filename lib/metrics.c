@@ -35,6 +35,15 @@ klog_metrics_hist_add(klog_metrics_hist_t *dst, const klog_metrics_hist_t *src)
 	dst->sum_ns += src->sum_ns;
 }
 
+void
+klog_metrics_reqs_init(klog_metrics_reqs_t *r)
+{
+	memset(r->count, 0, sizeof(r->count));
+	for (int i = 0; i < KLOG_METRICS_APIS; i++)
+		klog_metrics_hist_init(&r->time[i], klog_metrics_latency_bounds,
+		    klog_metrics_latency_nbounds);
+}
+
 /* ---- labels ---- */
 
 size_t
@@ -187,7 +196,7 @@ put_double(klog_buf_t *out, double v)
 	else if (isinf(v))
 		n = snprintf(s, sizeof(s), "%sInf\n", v < 0 ? "-" : "+");
 	else
-		n = snprintf(s, sizeof(s), "%.17g\n", v);
+		n = snprintf(s, sizeof(s), "%.15g\n", v);
 	klog_buf_put(out, s, (size_t)n);
 }
 
@@ -228,4 +237,62 @@ klog_metrics_hist(klog_buf_t *out, const char *name,
 	put_double(out, (double)h->sum_ns / 1e9);
 	put_head(out, name, "_count", labels, NULL);
 	put_u64(out, h->count);
+}
+
+/* prefix and name, lowercased: a label value. */
+static void
+lower_name(char *out, size_t cap, const char *prefix, const char *name)
+{
+	size_t n = (size_t)snprintf(out, cap, "%s%s", prefix, name);
+
+	for (size_t i = 0; i < n && i < cap; i++)
+		if (out[i] >= 'A' && out[i] <= 'Z')
+			out[i] = (char)(out[i] - 'A' + 'a');
+}
+
+void
+klog_metrics_reqs_counts(klog_buf_t *out, const char *name,
+    const klog_metrics_reqs_t *r, const char *prefix,
+    klog_metrics_name_fn *api_name, klog_metrics_name_fn *error_name)
+{
+	klog_metrics_labels_t l;
+	const char *an;
+	char api[64], err[64];
+
+	for (int a = 0; a < KLOG_METRICS_APIS; a++) {
+		if ((an = api_name(a)) == NULL)
+			continue;
+		lower_name(api, sizeof(api), prefix, an);
+		for (int e = 0; e < KLOG_METRICS_ERRORS; e++) {
+			/* Errors never seen are left out, "none" never is. */
+			if (r->count[a][e] == 0 && e != 0)
+				continue;
+			lower_name(err, sizeof(err), "", error_name(
+			    e == KLOG_METRICS_ERRORS - 1 ? -1 : e));
+			klog_metrics_labels_init(&l);
+			klog_metrics_label(&l, "api", api);
+			klog_metrics_label(&l, "error", err);
+			klog_metrics_int(out, name, &l,
+			    (int64_t)r->count[a][e]);
+		}
+	}
+}
+
+void
+klog_metrics_reqs_times(klog_buf_t *out, const char *name,
+    const klog_metrics_reqs_t *r, const char *prefix,
+    klog_metrics_name_fn *api_name)
+{
+	klog_metrics_labels_t l;
+	const char *an;
+	char api[64];
+
+	for (int a = 0; a < KLOG_METRICS_APIS; a++) {
+		if ((an = api_name(a)) == NULL)
+			continue;
+		lower_name(api, sizeof(api), prefix, an);
+		klog_metrics_labels_init(&l);
+		klog_metrics_label(&l, "api", api);
+		klog_metrics_hist(out, name, &l, &r->time[a]);
+	}
 }

@@ -104,4 +104,44 @@ void klog_metrics_double(klog_buf_t *out, const char *name,
 void klog_metrics_hist(klog_buf_t *out, const char *name,
     const klog_metrics_labels_t *labels, const klog_metrics_hist_t *h);
 
+/*
+ * A front end's requests: how many, by API and by the first error its
+ * answer carried, and how long from arrival to answer, by API.  APIs and
+ * errors are small codes; an error outside the table counts as its last
+ * slot (named by the error namer's answer for -1).
+ */
+#define KLOG_METRICS_APIS 20
+#define KLOG_METRICS_ERRORS 64
+
+typedef struct klog_metrics_reqs {
+	uint64_t count[KLOG_METRICS_APIS][KLOG_METRICS_ERRORS];
+	klog_metrics_hist_t time[KLOG_METRICS_APIS];
+} klog_metrics_reqs_t;
+
+void klog_metrics_reqs_init(klog_metrics_reqs_t *r);
+
+static inline void
+klog_metrics_reqs_note(klog_metrics_reqs_t *r, int api, int error, int64_t ns)
+{
+	if (api < 0 || api >= KLOG_METRICS_APIS)
+		return;
+	if (error < 0 || error >= KLOG_METRICS_ERRORS - 1)
+		error = KLOG_METRICS_ERRORS - 1;
+	r->count[api][error]++;
+	klog_metrics_hist_observe(&r->time[api], ns);
+}
+
+/* A code's name for a label value (lowercased when written); NULL for
+ * an API to leave out. */
+typedef const char *klog_metrics_name_fn(int code);
+
+/* The samples of name (requests_total: api, error) and of name (the
+ * request_seconds histogram: api) for r, api label values prefixed. */
+void klog_metrics_reqs_counts(klog_buf_t *out, const char *name,
+    const klog_metrics_reqs_t *r, const char *prefix,
+    klog_metrics_name_fn *api_name, klog_metrics_name_fn *error_name);
+void klog_metrics_reqs_times(klog_buf_t *out, const char *name,
+    const klog_metrics_reqs_t *r, const char *prefix,
+    klog_metrics_name_fn *api_name);
+
 #endif
