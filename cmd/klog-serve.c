@@ -42,6 +42,7 @@ enum {
 	OPT_KAFKA_LISTEN,
 	OPT_MAX_OPEN_SEGMENTS,
 	OPT_MAX_REQUEST,
+	OPT_METRICS_LISTEN,
 	OPT_NO_AUTO_CREATE,
 	OPT_PARTITIONS,
 	OPT_REPLICA_LAG,
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
 	{ "max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE },
 	{ "max-open-segments", required_argument, NULL, OPT_MAX_OPEN_SEGMENTS },
 	{ "max-request-bytes", required_argument, NULL, OPT_MAX_REQUEST },
+	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 	{ "no-auto-create", no_argument, NULL, OPT_NO_AUTO_CREATE },
 	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -187,6 +189,10 @@ usage(FILE *f)
 	    "listener's metadata\n"
 	    "                             reports (default: its listen "
 	    "address)\n"
+	    "      --metrics-listen HOST[:PORT]  answer Prometheus scrapes of "
+	    "/metrics there\n"
+	    "                             (port default 9644; off by "
+	    "default)\n"
 	    "  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	    "at\n"
 	    "                             host:port[,...][/chroot] (default: "
@@ -272,6 +278,18 @@ advertise(const char *what, const char *s, char **hostp, const char **cfg_host,
 	*portp = atoi(port);
 }
 
+/* A HOST[:PORT] option, checked now so a typo is a usage error. */
+static void
+check_hostport(const char *what, const char *s, const char *dflt_port)
+{
+	char host[256], port[16];
+	const char *why;
+
+	if (klog_parse_hostport(s, "127.0.0.1", dflt_port, host, sizeof(host),
+	    port, sizeof(port), &why) < 0)
+		cli_misuse("%s %s: %s", what, s, why);
+}
+
 /*
  * Apply one option with its value (NULL for a flag given on the command
  * line).  what names it in messages: "--flush-ms" or "FILE:3: flush-ms".
@@ -289,7 +307,7 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
-	    id == OPT_KAFKA_LISTEN) &&
+	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
 	switch (id) {
@@ -332,6 +350,10 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	case OPT_KAFKA_LISTEN:
 		/* Checked when bound, as --listen is (port 0 picks one). */
 		c->kafka_listen = v;
+		break;
+	case OPT_METRICS_LISTEN:
+		check_hostport(what, v, "9644");
+		c->metrics_listen = v;
 		break;
 	case OPT_BROKER_ID:
 		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);

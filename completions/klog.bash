@@ -248,7 +248,8 @@ _klog_serve()
 		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help
 		--kafka-advertise --kafka-listen -l --listen
 		--max-connections --max-message-bytes --max-open-segments
-		--max-request-bytes --no-auto-create --partitions -q --quiet --replica-lag-time
+		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
+		--replica-lag-time
 		--retention-bytes --retention-hours --segment-bytes --topic --unclean-leader-election
 		-v --verbose --version
 		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
@@ -271,6 +272,11 @@ _klog_serve()
 		;;
 	--kafka-listen)
 		COMPREPLY=( $(compgen -W "127.0.0.1:9093 0.0.0.0:9093" \
+			-- "$cur") )
+		return 0
+		;;
+	--metrics-listen)
+		COMPREPLY=( $(compgen -W "127.0.0.1:9644 0.0.0.0:9644" \
 			-- "$cur") )
 		return 0
 		;;

@@ -18,15 +18,22 @@
 #include "klog/broker.h"
 #include "klog/conn.h"
 #include "klog/core.h"
+#include "klog/httpd.h"
 #include "klog/kafka.h"
 #include "klog/native.h"
 #include "klog/net.h"
 #include "klog/prefetch.h"
 #include "klog/proto.h"
+#include "klog/scrape.h"
 #include "klog/store.h"
 #include "klog/upkeep.h"
 
 #define AUTO_CRC_THREADS 3
+/* Scrapers at once: a handful of Prometheus servers, and curl.  Their
+ * connections are a set of their own, so they never take a client's
+ * place under --max-connections. */
+#define METRICS_CONNECTIONS 16
+#define METRICS_DEFAULT_PORT "9644"  /* Redpanda's, whose habit this follows */
 
 struct klog_broker {
 	klog_broker_config_t cfg;
@@ -49,6 +56,14 @@ struct klog_broker {
 	klog_kafka_t *kafka;
 	klog_conns_t *conns;
 	klog_upkeep_t upkeep;
+	/* The metrics listener, when configured: as the Kafka one's. */
+	char *metrics_listen;
+	klog_net_addr_t maddr;
+	int mfd;
+	klog_httpd_t *httpd;
+	klog_conns_t *mconns;
+	klog_scrape_more_fn *more;
+	void *more_arg;
 };
 
 void
@@ -148,6 +163,22 @@ bind_kafka(klog_broker_t *b, klog_err_t *err)
 	else
 		klog_net_advertised(b->kaddr.host, b->kadv_host,
 		    sizeof(b->kadv_host));
+	return 0;
+}
+
+/* The metrics listener's socket, bound (not listening yet). */
+static int
+bind_metrics(klog_broker_t *b, klog_err_t *err)
+{
+	char why[KLOG_NET_ERR_LEN];
+	int fd;
+
+	if (b->metrics_listen == NULL)
+		return 0;
+	if ((fd = klog_net_bind(b->metrics_listen, METRICS_DEFAULT_PORT,
+	    &b->maddr, why, sizeof(why))) < 0)
+		return klog_err_set(err, fd, "metrics listener: %s", why);
+	b->mfd = fd;
 	return 0;
 }
 
@@ -278,6 +309,49 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 	return 0;
 }
 
+static int
+render_metrics(void *arg, klog_buf_t *out)
+{
+	klog_broker_t *b = arg;
+	klog_scrape_src_t src = {
+		.core = b->core,
+		.conns = b->conns,
+		.native = b->native,
+		.kafka = b->kafka,
+		.upkeep = &b->upkeep,
+		.more = b->more,
+		.more_arg = b->more_arg,
+	};
+
+	return klog_scrape_render(&src, out);
+}
+
+/* The scrape endpoint: an HTTP front end on a connection set of its
+ * own, on the same loop. */
+static int
+open_metrics(klog_broker_t *b, klog_err_t *err)
+{
+	klog_httpd_config_t hc = { "/metrics",
+	    "text/plain; version=0.0.4; charset=utf-8", render_metrics, b };
+	klog_conns_config_t cc = { METRICS_CONNECTIONS, (size_t)4 << 20,
+	    b->log };
+	int rc, fd;
+
+	if (b->metrics_listen == NULL)
+		return 0;
+	if ((rc = klog_httpd_new(&hc, &b->httpd)) < 0 ||
+	    (rc = klog_conns_new(b->loop, NULL, &cc, &b->mconns)) < 0)
+		return klog_err_set(err, rc, "metrics listener: %s",
+		    klog_strerror(rc));
+	fd = b->mfd;
+	b->mfd = -1;
+	if ((rc = klog_conns_listen(b->mconns, fd, klog_httpd_front(),
+	    b->httpd)) < 0)
+		return klog_err_set(err, rc, "metrics listener: %s",
+		    klog_strerror(rc));
+	return 0;
+}
+
 static void
 before_sleep(klog_loop_t *loop, void *arg)
 {
@@ -285,6 +359,8 @@ before_sleep(klog_loop_t *loop, void *arg)
 
 	(void)loop;
 	klog_conns_before_sleep(b->conns);
+	if (b->mconns != NULL)
+		klog_conns_before_sleep(b->mconns);
 	/* Cold reads slow down while there are appends to make durable,
 	 * whatever the flush policy. */
 	if (klog_core_before_sleep(b->core))
@@ -326,12 +402,16 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	b->log = (klog_logger_t){ cfg->log, cfg->log_arg, cfg->log_level };
 	b->lfd = -1;
 	b->kfd = -1;
-	if (cfg->kafka_listen != NULL &&
-	    (b->kafka_listen = strdup(cfg->kafka_listen)) == NULL) {
+	b->mfd = -1;
+	if ((cfg->kafka_listen != NULL &&
+	    (b->kafka_listen = strdup(cfg->kafka_listen)) == NULL) ||
+	    (cfg->metrics_listen != NULL &&
+	    (b->metrics_listen = strdup(cfg->metrics_listen)) == NULL)) {
 		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		goto fail;
 	}
 	b->cfg.kafka_listen = b->kafka_listen;
+	b->cfg.metrics_listen = b->metrics_listen;
 	if ((rc = copy_str(&b->data_dir, cfg->data_dir,
 	    KLOG_BROKER_DEFAULT_DATA_DIR)) < 0 ||
 	    (rc = copy_str(&b->listen, cfg->listen,
@@ -348,11 +428,13 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	/* Bind first, so a taken port fails before the data is touched;
 	 * listen last, so connections are taken once the store is open. */
 	if ((rc = bind_listener(b, err)) < 0 || (rc = bind_kafka(b, err)) < 0 ||
-	    (rc = open_store(b, err)) < 0)
+	    (rc = bind_metrics(b, err)) < 0 || (rc = open_store(b, err)) < 0)
 		goto fail;
 	if ((rc = klog_net_listen(b->lfd, b->listen, why, sizeof(why))) < 0 ||
 	    (b->kfd >= 0 && (rc = klog_net_listen(b->kfd, b->kafka_listen, why,
-	    sizeof(why))) < 0)) {
+	    sizeof(why))) < 0) ||
+	    (b->mfd >= 0 && (rc = klog_net_listen(b->mfd, b->metrics_listen,
+	    why, sizeof(why))) < 0)) {
 		rc = klog_err_set(err, rc, "%s", why);
 		goto fail;
 	}
@@ -362,7 +444,7 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}
-	if ((rc = open_kafka(b, err)) < 0)
+	if ((rc = open_kafka(b, err)) < 0 || (rc = open_metrics(b, err)) < 0)
 		goto fail;
 	klog_loop_set_before_sleep(b->loop, before_sleep, b);
 	klog_loop_set_wake(b->loop, on_wake, b);
@@ -402,6 +484,19 @@ int
 klog_broker_kafka_port(const klog_broker_t *b)
 {
 	return b->kafka != NULL ? b->kaddr.port : 0;
+}
+
+int
+klog_broker_metrics_port(const klog_broker_t *b)
+{
+	return b->mconns != NULL ? b->maddr.port : 0;
+}
+
+void
+klog_broker_set_metrics(klog_broker_t *b, klog_scrape_more_fn *fn, void *arg)
+{
+	b->more = fn;
+	b->more_arg = arg;
 }
 
 klog_kafka_t *
@@ -465,6 +560,10 @@ shutdown_conns(klog_broker_t *b)
 
 	klog_core_stop(b->core);
 	klog_conns_stop(b->conns);
+	/* Scrapers are not waited for. */
+	if (b->mconns != NULL)
+		klog_conns_free(b->mconns, KLOG_LEVEL_DEBUG, "shutting down");
+	b->mconns = NULL;
 	while (klog_conns_count(b->conns) > 0 &&
 	    (left = deadline - klog_loop_now_ms()) > 0)
 		if (klog_loop_run_once(b->loop, (int)left) < 0)
@@ -483,6 +582,9 @@ klog_broker_run(klog_broker_t *b)
 	if (b->kafka != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "Kafka listener on "
 		    "%s", b->kaddr.bound);
+	if (b->mconns != NULL)
+		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "metrics on http://%s"
+		    "/metrics", b->maddr.bound);
 	rc = klog_loop_run(b->loop);
 	if (rc < 0)
 		klog_logger_say(&b->log, KLOG_LEVEL_ERROR, "event loop: %s",
@@ -501,6 +603,8 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		return 0;
 	/* Connections first: their parked requests belong to the core. */
 	klog_conns_free(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
+	klog_conns_free(b->mconns, KLOG_LEVEL_DEBUG, "broker closed");
+	klog_httpd_free(b->httpd);
 	klog_kafka_free(b->kafka);
 	klog_upkeep_stop(&b->upkeep);
 	klog_core_free(b->core);
@@ -513,7 +617,10 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		close(b->lfd);
 	if (b->kfd >= 0)
 		close(b->kfd);
+	if (b->mfd >= 0)
+		close(b->mfd);
 	free(b->kafka_listen);
+	free(b->metrics_listen);
 	klog_loop_free(b->loop);
 	free(b->listen);
 	free(b->data_dir);

@@ -49,6 +49,8 @@ struct klog_conn {
 	                              then close */
 	int eof;                   /* peer shut its side */
 	int in_writeq;
+	int ended;                 /* klog_conn_end(): closing, quietly */
+	klog_timer_t deadline;     /* the front end's deadline_ms */
 	uint64_t id;               /* the prefetch token */
 	int prefetching;           /* out.cold is being read in */
 	klog_conn_t *prev, *next;            /* cs->conns */
@@ -69,6 +71,8 @@ struct klog_conns {
 	uint8_t *rd;               /* the shared read buffer */
 	int stopping;
 	int64_t refuse_logged_ms;
+	uint64_t refused;
+	uint64_t cold_bytes;
 	int64_t bad_logged_ms;
 	uint64_t bad_suppressed;
 };
@@ -152,6 +156,7 @@ conn_prefetch(klog_conn_t *c)
 		klog_outq_warmed(&c->out);
 		return -1;
 	}
+	cs->cold_bytes += (uint64_t)(r->end - r->pos);
 	c->prefetching = 1;
 	c->pf_prev = NULL;
 	c->pf_next = cs->prefetching;
@@ -197,6 +202,7 @@ conn_close(klog_conn_t *c, int level, const char *why)
 		klog_logger_say(&cs->cfg.log, level, "%s: closing: %s",
 		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
 	klog_loop_watch(cs->loop, c->fd, 0, NULL, NULL);
+	klog_loop_timer_stop(cs->loop, &c->deadline);
 	close(c->fd);
 	if (c->prefetching)
 		pf_unlink(c);
@@ -258,6 +264,13 @@ klog_conn_refuse(klog_conn_t *c, const char *why)
 		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s",
 		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
 	cs->bad_suppressed = 0;
+}
+
+void
+klog_conn_end(klog_conn_t *c)
+{
+	c->closing = 1;
+	c->ended = 1;
 }
 
 static size_t
@@ -412,8 +425,9 @@ conn_write(klog_conn_t *c)
 	}
 	if ((rc == KLOG_OUTQ_EMPTY && (c->closing || c->eof || cs->stopping)) ||
 	    (rc == KLOG_OUTQ_WAITING && c->closing)) {
-		conn_close(c, KLOG_LEVEL_DEBUG, c->closing ? "bad request" :
-		    c->eof ? "peer closed" : "shutting down");
+		conn_close(c, KLOG_LEVEL_DEBUG, c->ended ? "answered" :
+		    c->closing ? "bad request" : c->eof ? "peer closed" :
+		    "shutting down");
 		return -1;
 	}
 	if (!c->paused && !c->closing && !c->eof && !cs->stopping)
@@ -441,6 +455,14 @@ on_conn(klog_loop_t *loop, int fd, void *arg, int mask)
 }
 
 static void
+on_deadline(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	(void)loop;
+	(void)t;
+	conn_close(arg, KLOG_LEVEL_DEBUG, "past the front end's deadline");
+}
+
+static void
 conn_new(struct listener *l, int fd)
 {
 	klog_conns_t *cs = l->cs;
@@ -459,7 +481,11 @@ conn_new(struct listener *l, int fd)
 	klog_outq_init(&c->out);
 	c->out.probe = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (klog_loop_watch(cs->loop, fd, KLOG_LOOP_READABLE, on_conn, c) < 0) {
+	klog_timer_init(&c->deadline, on_deadline, c);
+	if (klog_loop_watch(cs->loop, fd, KLOG_LOOP_READABLE, on_conn, c) < 0 ||
+	    (l->front->deadline_ms > 0 && klog_loop_timer_start(cs->loop,
+	    &c->deadline, l->front->deadline_ms, 0) < 0)) {
+		klog_loop_watch(cs->loop, fd, 0, NULL, NULL);
 		close(fd);
 		free(c);
 		return;
@@ -512,6 +538,7 @@ on_accept(klog_loop_t *loop, int lfd, void *arg, int mask)
 		}
 		if (cs->nconns >= (size_t)cs->cfg.max_connections) {
 			close(fd);
+			cs->refused++;
 			now = klog_loop_now_ms();
 			if (now - cs->refuse_logged_ms >= 1000) {
 				cs->refuse_logged_ms = now;
@@ -616,6 +643,14 @@ size_t
 klog_conns_count(const klog_conns_t *cs)
 {
 	return cs->nconns;
+}
+
+void
+klog_conns_stats(const klog_conns_t *cs, klog_conns_stats_t *out)
+{
+	out->open = cs->nconns;
+	out->refused = cs->refused;
+	out->cold_read_bytes = cs->cold_bytes;
 }
 
 void

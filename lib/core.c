@@ -683,6 +683,15 @@ commit_part(klog_core_t *c, klog_core_part_t *p, klog_core_patch_fn *patch,
 
 	rc = klog_log_appendv(p->log, p->siov, p->sn, p->smsgs, NULL, &done,
 	    &err);
+	/* A write cut short leaves its sets' message counts unknown: only
+	 * its bytes are counted. */
+	if (done == p->sn) {
+		p->messages_in += p->smsgs;
+		p->bytes_in += (uint64_t)p->sbytes;
+	} else {
+		for (size_t k = 0; k < done; k++)
+			p->bytes_in += p->siov[k].iov_len;
+	}
 	if (rc < 0) {
 		append_failed(c, p, rc, &err);
 		for (size_t k = done; k < p->sn; k++)
@@ -949,6 +958,7 @@ klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
 		r->log_start = klog_log_start(it->part->log);
 		return;
 	}
+	it->part->bytes_out += r->slice.len;
 	r->has_slice = 1;
 }
 

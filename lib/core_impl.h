@@ -50,6 +50,8 @@ struct klog_core_part {
 	void *follower;           /* the fetcher's, while following */
 	int caught_up;            /* fetched up to a leader's HW since the
 	                             broker started */
+	/* Counted per staged write and per fetch read, for the metrics. */
+	uint64_t messages_in, bytes_in, bytes_out;
 };
 
 struct klog_core {

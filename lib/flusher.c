@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/clock.h"
 #include "klog/flusher.h"
 
 enum { FL_IDLE, FL_QUEUED, FL_RUNNING };
@@ -19,6 +20,9 @@ struct klog_flusher {
 	 * thread never allocates. */
 	klog_flusher_entry_t **queue, **work, **done;
 	size_t nqueue, ndone, cap;
+	/* Under mu: the flush times, observed by the thread when it takes
+	 * the lock to report the batch, read by a scrape. */
+	klog_metrics_hist_t fsync;
 	/* The loop's own: wants of this iteration. */
 	klog_flusher_entry_t **wanted;
 	size_t nwanted;
@@ -51,12 +55,16 @@ flusher_main(void *arg)
 			batch[i]->state = FL_RUNNING;
 		pthread_mutex_unlock(&fl->mu);
 		for (size_t i = 0; i < n; i++) {
+			int64_t t0 = klog_clock_mono_ns();
+
 			e = batch[i];
 			e->run_rc = klog_log_flush(e->log, &e->run_err);
+			e->run_ns = klog_clock_mono_ns() - t0;
 		}
 		pthread_mutex_lock(&fl->mu);
 		for (size_t i = 0; i < n; i++) {
 			e = batch[i];
+			klog_metrics_hist_observe(&fl->fsync, e->run_ns);
 			/* The latest result wins; the flushed end says the rest. */
 			e->rc = e->run_rc;
 			if (e->run_rc < 0)
@@ -91,6 +99,8 @@ klog_flusher_new(klog_flusher_wake_fn *wake, void *arg, klog_flusher_t **out)
 		return -KLOG_ENOMEM;
 	pthread_mutex_init(&fl->mu, NULL);
 	pthread_cond_init(&fl->cv, NULL);
+	klog_metrics_hist_init(&fl->fsync, klog_metrics_latency_bounds,
+	    klog_metrics_latency_nbounds);
 	fl->wake = wake;
 	fl->wake_arg = arg;
 	if (pthread_create(&fl->thread, NULL, flusher_main, fl) != 0) {
@@ -205,6 +215,14 @@ klog_flusher_done(klog_flusher_t *fl, klog_flusher_done_fn *fn, void *arg)
 	fl->ndone -= n;
 	pthread_mutex_unlock(&fl->mu);
 	return n;
+}
+
+void
+klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out)
+{
+	pthread_mutex_lock(&fl->mu);
+	*out = fl->fsync;
+	pthread_mutex_unlock(&fl->mu);
 }
 
 void

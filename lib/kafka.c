@@ -20,6 +20,7 @@
 
 #include "kafka_impl.h"
 #include "klog/buf.h"
+#include "klog/clock.h"
 #include "klog/format.h"
 #include "klog/kmsg.h"
 
@@ -125,6 +126,14 @@ trusted(void *arg, const klog_produce_part_t *pp)
 	return 1;  /* the entries were just encoded here, CRCs and all */
 }
 
+/* The first error of an answer, for the requests' error label. */
+static inline void
+note_error(klog_kafka_t *k, int16_t error)
+{
+	if (k->err == KLOG_KERR_NONE)
+		k->err = error;
+}
+
 /* A produce response from items: a part's Kafka base offset is its first
  * message's (item max holds the bytes of that message's entry). */
 static void
@@ -144,6 +153,8 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		    items[i].partition,
 		    klog_kwire_error_from_wire(items[i].error),
 		    klog_kmsg_offset(items[i].offset, (uint32_t)items[i].max) };
+	for (uint32_t i = 0; i < n; i++)
+		note_error(k, r[i].error);
 	klog_kwire_produce_resp(out, corr, version, r, n, errpos);
 }
 
@@ -398,6 +409,7 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 			out->data[errpos] = (uint8_t)((uint16_t)error >> 8);
 			out->data[errpos + 1] = (uint8_t)error;
 		}
+		note_error(k, error);
 		if (out->failed)
 			break;
 		klog_buf_patch_i32(out, sizepos, (int32_t)(out->len - before));
@@ -481,6 +493,7 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		klog_kwire_topics_part(out, &t, it->topic);
 		klog_buf_put_i32(out, it->partition);
 		klog_buf_put_i16(out, error);
+		note_error(k, error);
 		if (version == 0) {
 			klog_buf_put_i32(out, error ? 0 : cnt);
 			for (int j = 0; !error && j < cnt; j++)
@@ -724,8 +737,9 @@ finish(klog_core_park_t *pk)
 {
 	klog_kafka_t *k = pk->front;
 	klog_buf_t *out = klog_outq_buf(&pk->hold.q);
-	int16_t version = (int16_t)pk->tag[0];
+	int16_t version = (int16_t)pk->tag[0], outer = k->err;
 
+	k->err = KLOG_KERR_NONE;
 	switch (pk->kind) {
 	case KLOG_CORE_PRODUCE:
 		encode_produce(k, out, version, pk->correlation, pk->items,
@@ -740,6 +754,12 @@ finish(klog_core_park_t *pk)
 		    pk->n);
 		break;
 	}
+	klog_metrics_reqs_note(&k->reqs, pk->kind == KLOG_CORE_PRODUCE ?
+	    KLOG_KAPI_PRODUCE : pk->kind == KLOG_CORE_FETCH ? KLOG_KAPI_FETCH :
+	    KLOG_KAPI_LIST_OFFSETS, k->err,
+	    klog_clock_mono_ns() - pk->arrived_ns);
+	/* Answered while another request is handled: leave its error. */
+	k->err = outer;
 	pk->hold.ready = 1;
 	klog_conn_want_write(pk->conn);
 }
@@ -752,8 +772,11 @@ park(klog_kafka_t *k, int kind, int16_t version, int32_t corr,
 	klog_core_park_t *pk = klog_core_park(k->core, kind, corr, items, n,
 	    link_all, &reply);
 
-	if (pk != NULL)
+	if (pk != NULL) {
 		pk->tag[0] = version;
+		pk->arrived_ns = k->arrived_ns;
+		k->parked = 1;
+	}
 	return pk;
 }
 
@@ -772,6 +795,8 @@ dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 		klog_kwire_api_versions(out, r->correlation, ok ? r->version : 0,
 		    ok ? KLOG_KERR_NONE : KLOG_KERR_UNSUPPORTED_VERSION, apis,
 		    NAPIS);
+		note_error(k, ok ? KLOG_KERR_NONE :
+		    KLOG_KERR_UNSUPPORTED_VERSION);
 		return;
 	}
 	if (!supported(r->api, r->version)) {
@@ -838,10 +863,14 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	klog_kafka_t *k = arg;
 	klog_kreq_t r;
 	size_t pos = 0;
+	int64_t now;
 	int rc;
 
 	k->conn = c;
 	k->q = klog_conn_out(c);
+	/* One clock read per request: each one's answer is the next one's
+	 * arrival. */
+	k->arrived_ns = klog_clock_mono_ns();
 	while (pos < len && !klog_conn_stalled(c)) {
 		rc = klog_kwire_frame(data + pos, len - pos,
 		    (size_t)k->cfg.max_request_bytes, &r);
@@ -853,11 +882,18 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 			return len;
 		}
 		k->bad = NULL;
+		k->err = KLOG_KERR_NONE;
+		k->parked = 0;
 		dispatch(k, &r);
 		if (k->bad != NULL) {
 			refuse(k, c, &r, k->bad);
 			return len;
 		}
+		now = klog_clock_mono_ns();
+		if (!k->parked)
+			klog_metrics_reqs_note(&k->reqs, r.api, k->err,
+			    now - k->arrived_ns);
+		k->arrived_ns = now;
 		pos += 4 + (size_t)r.size;
 		klog_conn_answered(c);
 	}
@@ -877,9 +913,15 @@ frame_size(void *arg, const uint8_t *data, size_t len)
 const klog_conn_front_t *
 klog_kafka_front(void)
 {
-	static const klog_conn_front_t front = { process, frame_size };
+	static const klog_conn_front_t front = { process, frame_size, 0 };
 
 	return &front;
+}
+
+const klog_metrics_reqs_t *
+klog_kafka_reqs(const klog_kafka_t *k)
+{
+	return &k->reqs;
 }
 
 /* ---- new and free ---- */
@@ -896,6 +938,7 @@ klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
 		return -KLOG_ENOMEM;
 	k->cfg = *cfg;
 	k->core = core;
+	klog_metrics_reqs_init(&k->reqs);
 	if ((k->adv_host = strdup(cfg->advertised_host)) == NULL) {
 		klog_kafka_free(k);
 		return -KLOG_ENOMEM;

@@ -56,6 +56,13 @@ struct klog_kafka {
 	klog_outq_t *q;
 	const char *bad;           /* set by a handler: close the connection
 	                              after what is queued, saying this */
+	/* The request being handled: when it came in, the first error of
+	 * its answer's partitions (produce, fetch, list offsets), whether
+	 * it was parked (then counted when it is answered). */
+	int64_t arrived_ns;
+	int16_t err;
+	int parked;
+	klog_metrics_reqs_t reqs;
 };
 
 /* This broker as Metadata and FindCoordinator name it. */

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "klog/buf.h"
+#include "klog/clock.h"
 #include "klog/corerep.h"
 #include "klog/format.h"
+#include "klog/metrics.h"
 #include "klog/native.h"
 #include "klog/proto.h"
 #include "klog/verify.h"
@@ -59,6 +61,13 @@ struct klog_native {
 	/* The connection process() works for, and its output queue. */
 	klog_conn_t *conn;
 	klog_outq_t *q;
+	/* The request being handled: when it came in, the first error its
+	 * answer carries, whether it was parked (then counted when it is
+	 * answered). */
+	int64_t arrived_ns;
+	int16_t err;
+	int parked;
+	klog_metrics_reqs_t reqs;
 };
 
 static klog_core_item_t *
@@ -72,11 +81,20 @@ scratch_items(klog_native_t *n, uint32_t count)
 
 /* ---- encoding responses ---- */
 
+/* The first error of an answer, for the requests' error label. */
+static inline void
+note_error(klog_native_t *n, int16_t error)
+{
+	if (n->err == KLOG_WIRE_NONE)
+		n->err = error;
+}
+
 static void
-encode_error(klog_buf_t *out, int32_t corr, int16_t error)
+encode_error(klog_native_t *n, klog_buf_t *out, int32_t corr, int16_t error)
 {
 	size_t start = klog_proto_resp_begin(out, corr, error);
 
+	note_error(n, error);
 	klog_proto_end(out, start);
 }
 
@@ -98,6 +116,7 @@ encode_produce(klog_native_t *n, klog_buf_t *out, int32_t corr,
 		r[i].partition = items[i].partition;
 		r[i].error = items[i].error;
 		r[i].offset = items[i].offset;
+		note_error(n, items[i].error);
 	}
 	if (klog_proto_encode_produce_resp_at(out, corr, r, count, errpos) < 0)
 		out->failed = 1;
@@ -112,6 +131,7 @@ encode_fetch_part(klog_native_t *n, klog_outq_t *q, const klog_core_item_t *it,
 	klog_core_read_t r;
 
 	klog_core_fetch_read(n->core, it, budget, &r);
+	note_error(n, r.error);
 	if (!r.has_slice) {
 		klog_proto_put_fetch_part_header(out, it->topic, it->partition,
 		    r.error, r.log_start, r.log_end, 0);
@@ -179,6 +199,7 @@ encode_offsets(klog_native_t *n, klog_buf_t *out, int32_t corr,
 		    &cnt);
 		s->counts[i] = cnt;
 		k += (size_t)cnt;
+		note_error(n, s->errors[i]);
 	}
 	if (klog_proto_encode_offsets_resp(out, corr, s->oparts, s->errors,
 	    s->offp, s->counts, count) < 0)
@@ -202,6 +223,7 @@ encode_rfetch(klog_native_t *n, klog_outq_t *q, int32_t corr,
 		if (!r.has_slice && r.error != KLOG_WIRE_NONE)
 			resp.error = r.error;
 	}
+	note_error(n, resp.error);
 	resp.set_len = r.has_slice ? (uint32_t)r.slice.len : 0;
 	klog_proto_put_rfetch_header(out, &resp);
 	if (r.has_slice && klog_outq_file(q, &r.slice) < 0)
@@ -210,12 +232,30 @@ encode_rfetch(klog_native_t *n, klog_outq_t *q, int32_t corr,
 	    (int32_t)(out->len - start - 4 + resp.set_len));
 }
 
+/* The API a parked request of kind came in as. */
+static int
+kind_api(int kind)
+{
+	switch (kind) {
+	case KLOG_CORE_PRODUCE:
+		return KLOG_API_PRODUCE;
+	case KLOG_CORE_FETCH:
+		return KLOG_API_FETCH;
+	case KLOG_CORE_RFETCH:
+		return KLOG_API_REPLICA_FETCH;
+	default:
+		return KLOG_API_OFFSETS;
+	}
+}
+
 /* A parked request is answered: encode it where it waited in line. */
 static void
 finish(klog_core_park_t *pk)
 {
 	klog_native_t *n = pk->front;
+	int16_t outer = n->err;
 
+	n->err = KLOG_WIRE_NONE;
 	switch (pk->kind) {
 	case KLOG_CORE_PRODUCE:
 		encode_produce(n, klog_outq_buf(&pk->hold.q), pk->correlation,
@@ -233,6 +273,11 @@ finish(klog_core_park_t *pk)
 		    pk->items, pk->n);
 		break;
 	}
+	klog_metrics_reqs_note(&n->reqs, kind_api(pk->kind), n->err,
+	    klog_clock_mono_ns() - pk->arrived_ns);
+	/* A park answered while another request is handled (its produce
+	 * flushed eagerly) leaves that one's error as it was. */
+	n->err = outer;
 	pk->hold.ready = 1;
 	klog_conn_want_write(pk->conn);
 }
@@ -258,9 +303,14 @@ park(klog_native_t *n, int kind, int32_t corr, const klog_core_item_t *items,
     uint32_t count, int link_all)
 {
 	klog_core_reply_t reply = { n->q, finish, n, n->conn };
+	klog_core_park_t *pk = klog_core_park(n->core, kind, corr, items,
+	    count, link_all, &reply);
 
-	return klog_core_park(n->core, kind, corr, items, count, link_all,
-	    &reply);
+	if (pk != NULL) {
+		pk->arrived_ns = n->arrived_ns;
+		n->parked = 1;
+	}
+	return pk;
 }
 
 /* Whether pp's set is the next one the precheck found matching. */
@@ -311,11 +361,11 @@ handle_produce(klog_native_t *n, int32_t corr, const uint8_t *body,
 	int waits;
 
 	if (klog_proto_decode_produce_grow(body, len, &req, &n->s.parts) < 0) {
-		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, req.count)) == NULL) {
-		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	waits = klog_core_produce(n->core, &req, trusted, n, items);
@@ -338,11 +388,11 @@ handle_fetch(klog_native_t *n, int32_t corr, const uint8_t *body,
 	klog_core_park_t *pk;
 
 	if (klog_proto_decode_fetch_grow(body, len, &req, &n->s.parts) < 0) {
-		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, req.count)) == NULL) {
-		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	if (klog_core_fetch(n->core, &req, items)) {
@@ -368,11 +418,11 @@ handle_rfetch(klog_native_t *n, int32_t corr, const uint8_t *body,
 	klog_core_park_t *pk;
 
 	if (klog_proto_decode_rfetch(body, len, &req) < 0) {
-		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((it = scratch_items(n, 1)) == NULL) {
-		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	if (klog_core_rfetch(n->core, &req, it, &resp)) {
@@ -405,11 +455,11 @@ handle_offsets(klog_native_t *n, int32_t corr, const uint8_t *body,
 	uint32_t got;
 
 	if (klog_proto_decode_offsets_grow(body, len, &n->s.parts, &got) < 0) {
-		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, got)) == NULL) {
-		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	if (klog_core_offsets(n->core, n->s.parts.p, got, items) == 0)
@@ -448,14 +498,14 @@ handle_metadata(klog_native_t *n, int32_t corr, const uint8_t *body,
 	int parts;
 
 	if (klog_proto_decode_metadata_grow(body, len, &n->s.parts, &got) < 0) {
-		encode_error(out, corr, KLOG_WIRE_INVALID_REQUEST);
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	names = n->s.parts.p;
 	nt = got > 0 ? got : klog_core_topic_count(n->core);
 	if (klog_buf_grow((void **)&n->s.mtopics, &n->s.mtopics_cap,
 	    (nt + 1) * sizeof(*n->s.mtopics)) < 0) {
-		encode_error(out, corr, KLOG_WIRE_STORAGE_ERROR);
+		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	for (size_t i = 0; i < nt; i++) {
@@ -483,7 +533,7 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 	klog_buf_t *out = klog_outq_buf(n->q);
 
 	if (h->version != KLOG_PROTO_VERSION) {
-		encode_error(out, h->correlation,
+		encode_error(n, out, h->correlation,
 		    KLOG_WIRE_UNSUPPORTED_VERSION);
 		return;
 	}
@@ -509,7 +559,7 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 		handle_rpos(n, body, len);
 		break;
 	default:
-		encode_error(out, h->correlation, KLOG_WIRE_UNKNOWN_API);
+		encode_error(n, out, h->correlation, KLOG_WIRE_UNKNOWN_API);
 		break;
 	}
 }
@@ -585,7 +635,7 @@ refuse(klog_native_t *n, klog_conn_t *c, const uint8_t *p, size_t len,
 	else
 		snprintf(why, sizeof(why), "bad request size %d",
 		    (int32_t)klog_be32(p));
-	encode_error(klog_outq_buf(n->q),
+	encode_error(n, klog_outq_buf(n->q),
 	    klog_proto_peek_correlation(p, len), rc == -KLOG_ETOOBIG ?
 	    KLOG_WIRE_REQUEST_TOO_LARGE : KLOG_WIRE_INVALID_REQUEST);
 	klog_conn_refuse(c, why);
@@ -598,10 +648,14 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	klog_native_t *n = arg;
 	klog_req_header_t h;
 	size_t pos = 0, total;
+	int64_t now;
 	int rc;
 
 	n->conn = c;
 	n->q = klog_conn_out(c);
+	/* One clock read per request: each one's answer is the next one's
+	 * arrival, as they are handled back to back. */
+	n->arrived_ns = klog_clock_mono_ns();
 	precheck(n, data, len);
 	while (pos < len && !klog_conn_stalled(c)) {
 		rc = klog_proto_req_header(data + pos, len - pos,
@@ -617,8 +671,15 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 		total = 4 + (size_t)h.size;
 		if (len - pos < total)
 			break;
+		n->err = KLOG_WIRE_NONE;
+		n->parked = 0;
 		dispatch(n, &h, data + pos + KLOG_REQ_HEADER_SIZE,
 		    total - KLOG_REQ_HEADER_SIZE);
+		now = klog_clock_mono_ns();
+		if (!n->parked)
+			klog_metrics_reqs_note(&n->reqs, h.api, n->err,
+			    now - n->arrived_ns);
+		n->arrived_ns = now;
 		pos += total;
 		klog_conn_answered(c);
 	}
@@ -639,7 +700,7 @@ frame_size(void *arg, const uint8_t *data, size_t len)
 const klog_conn_front_t *
 klog_native_front(void)
 {
-	static const klog_conn_front_t front = { process, frame_size };
+	static const klog_conn_front_t front = { process, frame_size, 0 };
 
 	return &front;
 }
@@ -658,6 +719,7 @@ klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
 		return -KLOG_ENOMEM;
 	n->cfg = *cfg;
 	n->core = core;
+	klog_metrics_reqs_init(&n->reqs);
 	if ((n->adv_host = strdup(cfg->advertised_host)) == NULL) {
 		klog_native_free(n);
 		return -KLOG_ENOMEM;
@@ -670,6 +732,12 @@ klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
 	}
 	*out = n;
 	return 0;
+}
+
+const klog_metrics_reqs_t *
+klog_native_reqs(const klog_native_t *n)
+{
+	return &n->reqs;
 }
 
 void

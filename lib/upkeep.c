@@ -19,12 +19,15 @@ on_clean(klog_loop_t *loop, klog_timer_t *t, void *arg)
 	for (size_t i = 0; (log = klog_store_log(u->store, i)) != NULL; i++) {
 		rc = klog_log_retain(log, u->cfg.retention_ms,
 		    u->cfg.retention_bytes, now, &segs, &bytes, &err);
-		if (rc < 0)
+		if (rc < 0) {
 			klog_logger_say(&u->cfg.log, KLOG_LEVEL_WARN, "topic "
 			    "\"%s\" partition %d: retention: %s",
 			    klog_log_topic(log), klog_log_partition(log),
 			    klog_err_text(&err, rc));
-		else if (segs > 0)
+			continue;
+		}
+		u->deleted_segments += segs;
+		if (segs > 0)
 			klog_logger_say(&u->cfg.log, KLOG_LEVEL_INFO, "topic "
 			    "\"%s\" partition %d: retention deleted %zu "
 			    "segment%s (%lld bytes)", klog_log_topic(log),

@@ -6,6 +6,7 @@
 #include "klog/cluster.h"
 #include "klog/corerep.h"
 #include "klog/fetcher.h"
+#include "klog/metrics.h"
 #include "klog/zkbroker.h"
 #include "klog/zkkafka.h"
 #include "klog/zkrepl.h"
@@ -22,6 +23,7 @@ struct klog_zkbroker {
 	int watching;
 	int dirty;              /* a registration failed: retry */
 	int warned;             /* the current outage was logged */
+	int connected;          /* the session is connected (the metric) */
 	klog_timer_t retry;
 	klog_fetcher_t *fetcher;
 	klog_zkrepl_t *repl;
@@ -132,6 +134,12 @@ on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
 	if (klog_zkkafka_event(zb->kafka, ev) || klog_zkrepl_event(zb->repl, ev))
 		return;
+	if (ev->type == KLOG_ZK_EVENT_DISCONNECTED ||
+	    ev->type == KLOG_ZK_EVENT_EXPIRED)
+		zb->connected = 0;
+	else if (ev->type == KLOG_ZK_EVENT_CONNECTED ||
+	    ev->type == KLOG_ZK_EVENT_SESSION)
+		zb->connected = 1;
 	switch (ev->type) {
 	case KLOG_ZK_EVENT_DISCONNECTED:
 		zlog(zb, KLOG_LEVEL_WARN, "zookeeper: connection lost; "
@@ -183,6 +191,20 @@ on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
 		}
 		on_event(zb, &ev);
 	}
+}
+
+/* The broker's scrape, from the cluster layer: the session's state. */
+static int
+zk_metrics(void *arg, klog_buf_t *out)
+{
+	klog_zkbroker_t *zb = arg;
+
+	klog_metrics_family(out, "klog_zookeeper_session_state", "gauge",
+	    "1 while the ZooKeeper session is connected, 0 while it is "
+	    "lost or being replaced.");
+	klog_metrics_int(out, "klog_zookeeper_session_state", NULL,
+	    zb->connected);
+	return 0;
 }
 
 void
@@ -283,6 +305,8 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 		goto fail;
 	}
 	zb->watching = 1;
+	zb->connected = 1;
+	klog_broker_set_metrics(b, zk_metrics, zb);
 	zlog(zb, KLOG_LEVEL_INFO, "zookeeper %s: registered as broker %d at "
 	    "%s:%d", cfg->connect, (int)cfg->broker_id,
 	    klog_broker_advertised_host(b), klog_broker_advertised_port(b));
@@ -298,6 +322,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 {
 	if (zb == NULL)
 		return;
+	klog_broker_set_metrics(zb->b, NULL, NULL);
 	klog_loop_timer_stop(zb->loop, &zb->retry);
 	if (zb->repl != NULL) {
 		klog_core_set_create_check(klog_broker_core(zb->b), NULL, NULL);

@@ -42,6 +42,7 @@
 #include "klog/kafka.h"
 #include "klog/logger.h"
 #include "klog/loop.h"
+#include "klog/scrape.h"
 
 typedef struct klog_broker klog_broker_t;
 
@@ -67,6 +68,8 @@ typedef struct klog_broker_config {
 	                                  (kafka.h); NULL: none */
 	const char *kafka_advertised_host; /* as advertised_host, for it */
 	int kafka_advertised_port;
+	const char *metrics_listen;    /* "HOST:PORT" answering GET /metrics
+	                                  (Prometheus, scrape.h); NULL: none */
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */
@@ -135,6 +138,12 @@ int klog_broker_advertised_port(const klog_broker_t *b);
  * without one), and the host and port its metadata reports. */
 int klog_broker_kafka_port(const klog_broker_t *b);
 klog_kafka_t *klog_broker_kafka(klog_broker_t *b);
+/* The metrics listener's bound port, 0 without one. */
+int klog_broker_metrics_port(const klog_broker_t *b);
+/* Families a layer above adds to each scrape (the ZooKeeper session's
+ * state); on the loop thread or before run.  fn NULL removes them. */
+void klog_broker_set_metrics(klog_broker_t *b, klog_scrape_more_fn *fn,
+    void *arg);
 /* Partitions of an auto-created topic. */
 int klog_broker_default_partitions(const klog_broker_t *b);
 const char *klog_broker_kafka_host(const klog_broker_t *b);

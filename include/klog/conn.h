@@ -37,6 +37,10 @@ typedef struct klog_conn_front {
 	/* The whole size of the frame that starts data (whose first bytes
 	 * process() accepted and left), to read the rest of a large one. */
 	size_t (*frame_size)(void *arg, const uint8_t *data, size_t len);
+	/* 0, or: a connection still open this long after it was accepted
+	 * is closed, whatever it is doing (a protocol of one short exchange
+	 * per connection, whose slow or silent clients must not linger). */
+	int64_t deadline_ms;
 } klog_conn_front_t;
 
 typedef struct klog_conns_config {
@@ -67,6 +71,16 @@ void klog_conns_stop(klog_conns_t *cs);
 
 size_t klog_conns_count(const klog_conns_t *cs);
 
+/* What the connections counted, for the broker's metrics. */
+typedef struct klog_conns_stats {
+	uint64_t open;             /* connections now */
+	uint64_t refused;          /* over max_connections, since start */
+	uint64_t cold_read_bytes;  /* handed to the prefetch thread to read
+	                              in from the disk before sending */
+} klog_conns_stats_t;
+
+void klog_conns_stats(const klog_conns_t *cs, klog_conns_stats_t *out);
+
 /* Close every connection (logging why at level) and listener; free cs.
  * NULL is fine. */
 void klog_conns_free(klog_conns_t *cs, int level, const char *why);
@@ -91,5 +105,10 @@ void klog_conn_answered(klog_conn_t *c);
 /* A frame that cannot be parsed: the front end encoded its answer; write
  * it, then close.  why is logged, at most one line a second for all. */
 void klog_conn_refuse(klog_conn_t *c, const char *why);
+
+/* The front end answered the last request it will take from c: write
+ * what is queued, then close, logging nothing (one answer per
+ * connection, as HTTP/1.0 without keep-alive). */
+void klog_conn_end(klog_conn_t *c);
 
 #endif

@@ -150,6 +150,8 @@ struct klog_core_park {
 	int32_t tag[2];            /* the front end's own: the Kafka listener
 	                              keeps the API version and the fetch
 	                              limit of the request here */
+	int64_t arrived_ns;        /* the front end's own: when the request
+	                              came in, for its latency */
 	klog_timer_t timer;
 	uint32_t n;
 	klog_core_item_t items[];  /* n, then the topic names */

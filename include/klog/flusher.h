@@ -16,6 +16,7 @@
 
 #include "klog/error.h"
 #include "klog/log.h"
+#include "klog/metrics.h"
 
 typedef struct klog_flusher klog_flusher_t;
 
@@ -33,6 +34,7 @@ typedef struct klog_flusher_entry {
 	/* The thread's own while it flushes this log. */
 	int run_rc;
 	klog_err_t run_err;
+	int64_t run_ns;            /* how long it took */
 } klog_flusher_entry_t;
 
 /* Called (on the flusher's thread) after each batch of flushes. */
@@ -58,6 +60,10 @@ typedef void klog_flusher_done_fn(void *arg, void *owner, int rc,
     const klog_err_t *err);
 size_t klog_flusher_done(klog_flusher_t *fl, klog_flusher_done_fn *fn,
     void *arg);
+
+/* How long each klog_log_flush() took (its fsyncs), copied out of the
+ * thread's histogram under its lock. */
+void klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out);
 
 /* Stop the thread (after the flushes queued) and free fl; NULL is fine. */
 void klog_flusher_free(klog_flusher_t *fl);

@@ -22,6 +22,7 @@
 #include "klog/kwire.h"
 #include "klog/logger.h"
 #include "klog/loop.h"
+#include "klog/metrics.h"
 
 /* Its port when --kafka-listen names a host alone (the native port has
  * 9092, Kafka's own). */
@@ -94,5 +95,12 @@ void klog_kafka_set_cluster(klog_kafka_t *k, const klog_kafka_cluster_t *c);
 
 /* The connection callbacks; their arg is the klog_kafka_t. */
 const klog_conn_front_t *klog_kafka_front(void);
+
+/* The requests k answered, by API and by the first Kafka error of a
+ * produce, fetch or list-offsets answer's partitions (the group APIs'
+ * answers count as NONE), and their latencies (arrival to answer; a
+ * JoinGroup or SyncGroup waiting for its group is timed to its
+ * dispatch), for the broker's metrics. */
+const klog_metrics_reqs_t *klog_kafka_reqs(const klog_kafka_t *k);
 
 #endif

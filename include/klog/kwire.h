@@ -62,6 +62,12 @@ enum klog_kerr {
 	KLOG_KERR_KAFKA_STORAGE_ERROR = 56,
 };
 
+/* An API key's name in snake case ("list_offsets"), NULL for a key the
+ * listener does not speak; an error code's as Kafka spells it,
+ * UNKNOWN_SERVER_ERROR for one the listener never sends. */
+const char *klog_kwire_api_name(int api);
+const char *klog_kwire_error_name(int error);
+
 
 /* A frame (size:4) of at most this is read whole before it is parsed. */
 #define KLOG_KWIRE_HEADER_MIN 12   /* size, api, version, correlation */

@@ -19,6 +19,7 @@
 #include "klog/conn.h"
 #include "klog/core.h"
 #include "klog/error.h"
+#include "klog/metrics.h"
 
 typedef struct klog_native klog_native_t;
 
@@ -37,6 +38,10 @@ int klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
     klog_native_t **out);
 
 void klog_native_free(klog_native_t *n);
+
+/* The requests n answered, by API and error, and their latencies
+ * (arrival to answer), for the broker's metrics. */
+const klog_metrics_reqs_t *klog_native_reqs(const klog_native_t *n);
 
 /* The connection callbacks; their arg is the klog_native_t. */
 const klog_conn_front_t *klog_native_front(void);

@@ -26,6 +26,7 @@ typedef struct klog_upkeep {
 	klog_loop_t *loop;
 	klog_store_t *store;
 	klog_timer_t clean_timer, rescan_timer;
+	uint64_t deleted_segments;     /* by retention, since start */
 } klog_upkeep_t;
 
 /* Start u's timers on loop over store (both the caller's, outliving u);

@@ -82,7 +82,7 @@ echo_frame_size(void *arg, const uint8_t *data, size_t len)
 }
 
 static const klog_conn_front_t echo_front = { echo_process,
-    echo_frame_size };
+    echo_frame_size, 0 };
 
 struct fixture {
 	klog_loop_t *loop;
