@@ -147,3 +147,25 @@ EOF
 	METRICS_PORT=$mport run -0 http GET /metrics
 	[ "${lines[0]}" = 200 ]
 }
+
+@test "the Kafka listener's requests and messages are counted too" {
+	kill -TERM "$BROKER_PID"
+	wait_gone "$BROKER_PID" 10
+	KPORT=$(free_port)
+	start_broker --metrics-listen "127.0.0.1:$METRICS_PORT" \
+		--kafka-listen "127.0.0.1:$KPORT"
+	wait_port "$METRICS_PORT" 5
+	seq 1000 | timeout 30 kcat -b "127.0.0.1:$KPORT" -P -t kk -p 0
+	run -0 timeout 30 kcat -b "127.0.0.1:$KPORT" -C -t kk -p 0 \
+		-o beginning -e -q
+	[ "${#lines[@]}" -eq 1000 ]
+	[ "$(metric klog_messages_in_total 'topic="kk",partition="0"')" = 1000 ]
+	# 9 bytes of header each, the lines without their newlines.
+	[ "$(metric klog_bytes_in_total 'topic="kk",partition="0"')" = 11893 ]
+	[ "$(metric klog_bytes_out_total 'topic="kk",partition="0"')" = 11893 ]
+	[ "$(metric klog_requests_total 'api="kafka_produce",error="none"')" -ge 1 ]
+	[ "$(metric klog_requests_total 'api="kafka_fetch",error="none"')" -ge 1 ]
+	# librdkafka's first ApiVersions (v3) is refused, then v2 answered.
+	[ "$(metric klog_requests_total 'api="kafka_api_versions",error="unsupported_version"')" -ge 1 ]
+	http GET /metrics | tail -n +3 | promtool check metrics
+}
