@@ -36,7 +36,11 @@ enum {
 	OPT_CRC_THREADS,
 	OPT_FLUSH_MESSAGES,
 	OPT_FLUSH_MS,
+	OPT_IDLE_TIMEOUT,
 	OPT_MAX_CONNECTIONS,
+	OPT_MAX_PER_ADDRESS,
+	OPT_MAX_PENDING,
+	OPT_REQUEST_TIMEOUT,
 	OPT_MAX_MESSAGE,
 	OPT_KAFKA_ADVERTISE,
 	OPT_KAFKA_LISTEN,
@@ -71,7 +75,11 @@ static const struct option longopts[] = {
 	{ "kafka-advertise", required_argument, NULL, OPT_KAFKA_ADVERTISE },
 	{ "kafka-listen", required_argument, NULL, OPT_KAFKA_LISTEN },
 	{ "listen", required_argument, NULL, 'l' },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-connections-per-address", required_argument, NULL,
+	    OPT_MAX_PER_ADDRESS },
+	{ "max-pending-bytes", required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE },
 	{ "max-open-segments", required_argument, NULL, OPT_MAX_OPEN_SEGMENTS },
 	{ "max-request-bytes", required_argument, NULL, OPT_MAX_REQUEST },
@@ -80,6 +88,7 @@ static const struct option longopts[] = {
 	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "replica-lag-time", required_argument, NULL, OPT_REPLICA_LAG },
+	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
 	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
 	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
@@ -159,6 +168,21 @@ usage(FILE *f)
 	    "(default 1000000)\n"
 	    "      --max-connections N    refuse clients past N "
 	    "(default 10000)\n"
+	    "      --max-connections-per-address N  refuse one client "
+	    "address past N\n"
+	    "                             (default: --max-connections less "
+	    "a tenth)\n"
+	    "      --idle-timeout TIME    close a client that asks and is "
+	    "owed nothing\n"
+	    "                             for TIME (default 10m; off)\n"
+	    "      --request-timeout TIME close a client whose request "
+	    "stops arriving\n"
+	    "                             for TIME (default 30s; off)\n"
+	    "      --max-pending-bytes SIZE  bytes of unfinished requests "
+	    "over all\n"
+	    "                             clients; past it the one reading "
+	    "is closed\n"
+	    "                             (default 256M; off)\n"
 	    "      --max-open-segments N  keep at most N older segments "
 	    "open for reads,\n"
 	    "                             closing the least recently used "
@@ -377,6 +401,21 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 		break;
 	case OPT_FLUSH_MS:
 		c->flush_ms = cli_duration(what, v, 1, 0, DAY_MS);
+		break;
+	case OPT_IDLE_TIMEOUT:
+		c->idle_timeout_ms = is_off(v) ? 0 :
+		    cli_duration(what, v, 1, 1000, 30 * DAY_MS);
+		break;
+	case OPT_REQUEST_TIMEOUT:
+		c->request_timeout_ms = is_off(v) ? 0 :
+		    cli_duration(what, v, 1, 1000, DAY_MS);
+		break;
+	case OPT_MAX_PER_ADDRESS:
+		c->max_per_address = (int)cli_number(what, v, 1, 1000000);
+		break;
+	case OPT_MAX_PENDING:
+		c->max_pending_bytes = is_off(v) ? 0 :
+		    (size_t)cli_size(what, v, 1 << 20, INT64_MAX / 2);
 		break;
 	case OPT_MAX_CONNECTIONS:
 		c->max_connections = (int)cli_number(what, v, 1, 1000000);

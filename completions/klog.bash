@@ -247,7 +247,8 @@ _klog_serve()
 	local opts='--advertise --broker-id -c --config --cleanup-interval
 		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help
 		--kafka-advertise --kafka-listen -l --listen
-		--max-connections --max-message-bytes --max-open-segments
+		--max-connections --max-connections-per-address --max-pending-bytes
+		--idle-timeout --request-timeout --max-message-bytes --max-open-segments
 		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
 		--replica-lag-time
 		--retention-bytes --retention-hours --segment-bytes --topic --unclean-leader-election
@@ -309,6 +310,7 @@ _klog_serve()
 		return 0
 		;;
 	--advertise|--kafka-advertise|--broker-id|--flush-messages|--max-connections|\
+	--max-connections-per-address|--max-pending-bytes|--idle-timeout|--request-timeout|\
 	--max-open-segments|--partitions|--topic|-Z|--zookeeper|--zk-connect-timeout)
 		return 0	# an address, a number or NAME:N
 		;;

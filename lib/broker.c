@@ -82,6 +82,9 @@ klog_broker_config_default(klog_broker_config_t *cfg)
 	cfg->max_request_bytes = KLOG_DEFAULT_MAX_REQUEST;
 	cfg->max_message_bytes = KLOG_BROKER_DEFAULT_MAX_MESSAGE;
 	cfg->max_connections = 10000;
+	cfg->max_pending_bytes = KLOG_BROKER_DEFAULT_PENDING;
+	cfg->request_timeout_ms = KLOG_BROKER_DEFAULT_REQUEST_TIMEOUT_MS;
+	cfg->idle_timeout_ms = KLOG_BROKER_DEFAULT_IDLE_MS;
 	cfg->max_open_segments = KLOG_STORE_DEFAULT_OPEN_SEGMENTS;
 	cfg->cold_read_rate = KLOG_BROKER_DEFAULT_COLD_READ_RATE;
 	cfg->crc_threads = -1;
@@ -265,8 +268,19 @@ open_conns(klog_broker_t *b)
 		.crc_threads = crc_threads(&b->cfg),
 		.log = b->log,
 	};
-	klog_conns_config_t cc = { b->cfg.max_connections,
-	    b->cfg.conn_out_limit, b->log };
+	klog_conns_config_t cc = {
+		.max_connections = b->cfg.max_connections,
+		/* One host may not take every slot: a tenth stays for the
+		 * others. */
+		.max_per_address = b->cfg.max_per_address > 0 ?
+		    b->cfg.max_per_address : b->cfg.max_connections -
+		    b->cfg.max_connections / 10,
+		.out_limit = b->cfg.conn_out_limit,
+		.pending_limit = b->cfg.max_pending_bytes,
+		.request_timeout_ms = b->cfg.request_timeout_ms,
+		.idle_ms = b->cfg.idle_timeout_ms,
+		.log = b->log,
+	};
 	int rc, fd;
 
 	if ((rc = klog_prefetch_new(pf_notify, b->loop, b->cfg.cold_read_rate,
@@ -333,8 +347,8 @@ open_metrics(klog_broker_t *b, klog_err_t *err)
 {
 	klog_httpd_config_t hc = { "/metrics",
 	    "text/plain; version=0.0.4; charset=utf-8", render_metrics, b };
-	klog_conns_config_t cc = { METRICS_CONNECTIONS, (size_t)4 << 20,
-	    b->log };
+	klog_conns_config_t cc = { .max_connections = METRICS_CONNECTIONS,
+	    .out_limit = (size_t)4 << 20, .log = b->log };
 	int rc, fd;
 
 	if (b->metrics_listen == NULL)

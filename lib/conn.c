@@ -26,6 +26,15 @@
 #define MAX_HOLDS 1024                  /* pending responses per connection */
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 100
+#define SWEEP_MS 1000                   /* idle and request timeouts */
+#define ADDR_BUCKETS 4096
+
+/* How many connections one client address holds. */
+struct addr_count {
+	uint8_t key[17];           /* family byte, then 4 or 16 address bytes */
+	uint32_t n;
+	struct addr_count *next;
+};
 
 struct listener {
 	klog_conns_t *cs;
@@ -51,6 +60,9 @@ struct klog_conn {
 	int in_writeq;
 	int ended;                 /* klog_conn_end(): closing, quietly */
 	klog_timer_t deadline;     /* the front end's deadline_ms */
+	int64_t last_read_ms;      /* the last byte in */
+	int64_t last_active_ms;    /* the last byte in or out */
+	struct addr_count *addr;   /* its client address's count, or NULL */
 	uint64_t id;               /* the prefetch token */
 	int prefetching;           /* out.cold is being read in */
 	klog_conn_t *prev, *next;            /* cs->conns */
@@ -75,6 +87,10 @@ struct klog_conns {
 	uint64_t cold_bytes;
 	int64_t bad_logged_ms;
 	uint64_t bad_suppressed;
+	size_t held;               /* bytes of unprocessed input, all conns */
+	klog_timer_t sweep;
+	struct addr_count *addrs[ADDR_BUCKETS];
+	int64_t limit_logged_ms;   /* the last line about a limit */
 };
 
 static int conn_write(klog_conn_t *c);
@@ -190,6 +206,91 @@ klog_conns_on_wake(klog_conns_t *cs)
 		}
 }
 
+/* ---- client addresses ---- */
+
+/* The key of fd's peer address; 0 for none (not an IP socket). */
+static int
+addr_key(int fd, uint8_t key[17])
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	memset(key, 0, 17);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	key[0] = (uint8_t)ss.ss_family;
+	if (ss.ss_family == AF_INET)
+		memcpy(key + 1, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+	else if (ss.ss_family == AF_INET6)
+		memcpy(key + 1, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	else
+		return 0;
+	return 1;
+}
+
+static struct addr_count **
+addr_slot(klog_conns_t *cs, const uint8_t key[17])
+{
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 17; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &cs->addrs[h % ADDR_BUCKETS];
+}
+
+/* One more connection from key's address: its count, or NULL when the
+ * address is at its limit (or memory is short: then it is not counted). */
+static struct addr_count *
+addr_take(klog_conns_t *cs, const uint8_t key[17], int *full)
+{
+	struct addr_count **slot = addr_slot(cs, key), *a;
+
+	*full = 0;
+	for (a = *slot; a != NULL; a = a->next)
+		if (memcmp(a->key, key, 17) == 0)
+			break;
+	if (a == NULL) {
+		if ((a = calloc(1, sizeof(*a))) == NULL)
+			return NULL;
+		memcpy(a->key, key, 17);
+		a->next = *slot;
+		*slot = a;
+	}
+	if (cs->cfg.max_per_address > 0 &&
+	    a->n >= (uint32_t)cs->cfg.max_per_address) {
+		*full = 1;
+		return NULL;
+	}
+	a->n++;
+	return a;
+}
+
+static void
+addr_drop(klog_conns_t *cs, struct addr_count *a)
+{
+	struct addr_count **pp;
+
+	if (a == NULL || --a->n > 0)
+		return;
+	for (pp = addr_slot(cs, a->key); *pp != a; pp = &(*pp)->next)
+		;
+	*pp = a->next;
+	free(a);
+}
+
+/* A limit turned a client away: one line a second at most. */
+static void
+limit_say(klog_conns_t *cs, const char *what)
+{
+	int64_t now = klog_loop_now_ms();
+
+	cs->refused++;
+	if (now - cs->limit_logged_ms < 1000)
+		return;
+	cs->limit_logged_ms = now;
+	klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s", what);
+}
+
 /* ---- connections ---- */
 
 static void
@@ -221,6 +322,8 @@ conn_close(klog_conn_t *c, int level, const char *why)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	cs->nconns--;
+	cs->held -= c->rlen;
+	addr_drop(cs, c->addr);
 	klog_outq_free(&c->out);
 	free(c->rbuf);
 	free(c);
@@ -298,6 +401,8 @@ conn_keep(klog_conn_t *c, const uint8_t *data, size_t left, int shared)
 		}
 		memcpy(c->rbuf, data, left);
 	}
+	c->cs->held += left;
+	c->cs->held -= c->rlen;
 	c->rlen = left;
 	if (left == 0 && c->rcap > COPY_MAX) {
 		free(c->rbuf);
@@ -374,14 +479,26 @@ conn_read(klog_conn_t *c)
 	if (n == 0) {
 		/* Half-closed: answer what was asked, then close. */
 		c->eof = 1;
+		cs->held -= c->rlen;
 		c->rlen = 0;
 		conn_write(c);
 		return;
 	}
+	c->last_read_ms = c->last_active_ms = klog_loop_now_ms();
 	have += (size_t)n;
 	used = conn_process(c, data, have);
 	if (conn_keep(c, data + used, have - used, shared) < 0) {
 		conn_close(c, KLOG_LEVEL_WARN, "out of memory");
+		return;
+	}
+	/* Requests arriving slowly must not hold the broker's memory
+	 * without bound: the one that reads past the budget goes. */
+	if (cs->cfg.pending_limit > 0 && cs->held > cs->cfg.pending_limit &&
+	    c->rlen > 0) {
+		limit_say(cs, "closing a connection: unfinished requests over "
+		    "--max-pending-bytes");
+		conn_close(c, KLOG_LEVEL_INFO, "unfinished requests over "
+		    "--max-pending-bytes");
 		return;
 	}
 	conn_write(c);
@@ -410,6 +527,7 @@ conn_write(klog_conn_t *c)
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err, rc));
 			return -1;
 		}
+		c->last_active_ms = klog_loop_now_ms();
 		if (rc == KLOG_OUTQ_COLD) {
 			if (conn_prefetch(c) < 0)
 				continue;
@@ -466,13 +584,25 @@ static void
 conn_new(struct listener *l, int fd)
 {
 	klog_conns_t *cs = l->cs;
-	klog_conn_t *c = calloc(1, sizeof(*c));
-	int one = 1;
+	klog_conn_t *c;
+	struct addr_count *a = NULL;
+	uint8_t key[17];
+	int one = 1, full = 0;
 
-	if (c == NULL) {
+	if (addr_key(fd, key) && (a = addr_take(cs, key, &full)) == NULL &&
+	    full) {
+		close(fd);
+		limit_say(cs, "refusing connections from one address "
+		    "(--max-connections-per-address)");
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		addr_drop(cs, a);
 		close(fd);
 		return;
 	}
+	c->addr = a;
+	c->last_read_ms = c->last_active_ms = klog_loop_now_ms();
 	c->cs = cs;
 	c->front = l->front;
 	c->front_arg = l->arg;
@@ -487,6 +617,7 @@ conn_new(struct listener *l, int fd)
 	    &c->deadline, l->front->deadline_ms, 0) < 0)) {
 		klog_loop_watch(cs->loop, fd, 0, NULL, NULL);
 		close(fd);
+		addr_drop(cs, a);
 		free(c);
 		return;
 	}
@@ -594,6 +725,39 @@ listeners_close(klog_conns_t *cs)
 
 /* ---- the set ---- */
 
+/* Whether c neither waits for a request's rest nor owes an answer. */
+static int
+conn_idle(const klog_conn_t *c)
+{
+	return c->rlen == 0 && !c->prefetching && klog_outq_empty(&c->out);
+}
+
+/* Close what waited too long: a request that stopped arriving (idle
+ * clients hold no memory but a slot, so their bound is longer). */
+static void
+on_sweep(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	klog_conns_t *cs = arg;
+	int64_t now = klog_loop_now_ms();
+	klog_conn_t *c, *cn;
+
+	(void)loop;
+	(void)t;
+	for (c = cs->conns; c != NULL; c = cn) {
+		cn = c->next;
+		if (c->closing || c->paused)
+			continue;
+		if (cs->cfg.request_timeout_ms > 0 && c->rlen > 0 &&
+		    now - c->last_read_ms >= cs->cfg.request_timeout_ms)
+			conn_close(c, KLOG_LEVEL_INFO, "a request stopped "
+			    "arriving (--request-timeout)");
+		else if (cs->cfg.idle_ms > 0 && conn_idle(c) &&
+		    now - c->last_active_ms >= cs->cfg.idle_ms)
+			conn_close(c, KLOG_LEVEL_DEBUG, "idle "
+			    "(--idle-timeout)");
+	}
+}
+
 int
 klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
     const klog_conns_config_t *cfg, klog_conns_t **out)
@@ -608,6 +772,13 @@ klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
 	cs->cfg = *cfg;
 	cs->loop = loop;
 	cs->pf = pf;
+	klog_timer_init(&cs->sweep, on_sweep, cs);
+	if ((cfg->idle_ms > 0 || cfg->request_timeout_ms > 0) &&
+	    klog_loop_timer_start(loop, &cs->sweep, SWEEP_MS, SWEEP_MS) < 0) {
+		free(cs->rd);
+		free(cs);
+		return -KLOG_ENOMEM;
+	}
 	*out = cs;
 	return 0;
 }
@@ -665,6 +836,7 @@ klog_conns_free(klog_conns_t *cs, int level, const char *why)
 {
 	if (cs == NULL)
 		return;
+	klog_loop_timer_stop(cs->loop, &cs->sweep);
 	klog_conns_close_all(cs, level, why);
 	listeners_close(cs);
 	free(cs->rd);

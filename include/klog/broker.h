@@ -83,6 +83,14 @@ typedef struct klog_broker_config {
 	int64_t max_request_bytes;     /* a frame over this closes the link */
 	int64_t max_message_bytes;     /* per top-level message payload */
 	int max_connections;           /* refuse more */
+	int max_per_address;           /* refuse more from one address; 0:
+	                                  max_connections less a tenth */
+	size_t max_pending_bytes;      /* of requests not yet whole, over all
+	                                  connections; 0: no bound */
+	int64_t request_timeout_ms;    /* a request not whole this long after
+	                                  its last byte; 0: never */
+	int64_t idle_timeout_ms;       /* a client that asks and is owed
+	                                  nothing this long; 0: never */
 	size_t max_open_segments;      /* older segments kept open for reads
 	                                  (each partition's active one is
 	                                  always open); 0: no bound */
@@ -109,6 +117,10 @@ typedef struct klog_broker_config {
 #define KLOG_BROKER_DEFAULT_DATA_DIR "./klog-data"
 #define KLOG_BROKER_MAX_FETCH_BYTES KLOG_CORE_MAX_FETCH_BYTES
 #define KLOG_BROKER_DEFAULT_MAX_MESSAGE 1000000
+#define KLOG_BROKER_DEFAULT_PENDING ((size_t)256 << 20)
+#define KLOG_BROKER_DEFAULT_REQUEST_TIMEOUT_MS 30000
+#define KLOG_BROKER_DEFAULT_IDLE_MS 600000     /* Kafka's
+                                                  connections.max.idle.ms */
 #define KLOG_BROKER_DEFAULT_COLD_READ_RATE ((uint64_t)32 << 20)
 
 void klog_broker_config_default(klog_broker_config_t *cfg);

@@ -45,8 +45,18 @@ typedef struct klog_conn_front {
 
 typedef struct klog_conns_config {
 	int max_connections;       /* refuse more */
+	int max_per_address;       /* refuse more from one client address
+	                              (0: no bound of its own) */
 	size_t out_limit;          /* stop reading a client whose unsent
 	                              responses pass this many bytes */
+	size_t pending_limit;      /* bytes of requests not yet whole, over
+	                              every connection: the one that reads
+	                              past it is closed (0: no bound) */
+	int64_t request_timeout_ms; /* a request begun and not whole after
+	                              this long without a byte: closed (0:
+	                              never) */
+	int64_t idle_ms;           /* nothing asked and nothing owed for this
+	                              long: closed (0: never) */
 	klog_logger_t log;
 } klog_conns_config_t;
 

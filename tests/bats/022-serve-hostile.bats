@@ -174,3 +174,79 @@ still_serving() {
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$BROKER_PID/status")
 	[ "$rss" -lt 16384 ]
 }
+
+# Issue 18 #3: idle sockets that take every slot time out, and the real
+# clients get in again; one address cannot take the last tenth.
+@test "hostile: idle connections time out (--idle-timeout); one address keeps a tenth free" {
+	kill -TERM "$BROKER_PID"
+	wait_gone "$BROKER_PID" 10
+	start_broker --max-connections 20 --idle-timeout 3s
+	python3 - "$BROKER_PORT" <<-'EOF' &
+	import socket, sys, time
+	port = int(sys.argv[1])
+	held = []
+	for _ in range(20):
+	    s = socket.create_connection(("127.0.0.1", port))
+	    s.settimeout(10)
+	    held.append(s)
+	time.sleep(0.5)
+	# 18 taken (20 less a tenth), the last two refused at once.
+	closed = 0
+	for s in held[18:]:
+	    closed += s.recv(1) == b""
+	assert closed == 2, closed
+	# The idle ones are closed by the broker, not by us.
+	t = time.time()
+	for s in held[:18]:
+	    assert s.recv(1) == b""
+	assert 1.5 < time.time() - t < 8, time.time() - t
+	EOF
+	idle=$!
+	sleep 1
+	run klog-produce -t idle <<<"x"
+	[ "$status" -eq 69 ]
+	grep -q "refusing connections from one address" "$TMP/broker.log"
+	wait "$idle"
+	still_serving idle
+}
+
+# Issue 18 #2: requests that start and never finish neither hold memory
+# without bound nor hold their connection for ever.
+@test "hostile: unfinished requests: bounded by --max-pending-bytes, closed by --request-timeout" {
+	kill -TERM "$BROKER_PID"
+	wait_gone "$BROKER_PID" 10
+	start_broker --max-request-bytes 100M --max-pending-bytes 32M \
+		--request-timeout 2s
+	python3 - "$BROKER_PORT" "$BROKER_PID" <<-'EOF'
+	import socket, struct, sys, time
+	port, pid = int(sys.argv[1]), sys.argv[2]
+	def rss_mb():
+	    for line in open("/proc/%s/status" % pid):
+	        if line.startswith("VmRSS:"):
+	            return int(line.split()[1]) // 1024
+	conns, closed = [], 0
+	# Ten announce 100 MiB requests and send 12 MB each: past 32M, the
+	# one reading is closed.
+	for i in range(10):
+	    s = socket.create_connection(("127.0.0.1", port))
+	    s.settimeout(10)
+	    try:
+	        s.sendall(struct.pack(">i", 100 << 20) + b"x" * (12 << 20))
+	    except OSError:
+	        closed += 1
+	    conns.append(s)
+	time.sleep(0.5)
+	assert rss_mb() < 120, rss_mb()
+	# Those still open are closed once their requests stop arriving.
+	t = time.time()
+	for s in conns:
+	    try:
+	        while s.recv(65536):
+	            pass
+	    except ConnectionResetError:
+	        pass
+	assert time.time() - t < 8, time.time() - t
+	EOF
+	grep -q "unfinished requests over --max-pending-bytes" "$TMP/broker.log"
+	still_serving pending
+}

@@ -117,20 +117,27 @@ add_listener(struct fixture *f, struct proto *pr)
 }
 
 static struct fixture *
-start(int max_connections, size_t out_limit)
+start_cfg(const klog_conns_config_t *cfg)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	klog_conns_config_t cfg = { max_connections, out_limit,
-	    { NULL, NULL, 0 } };
 
 	assert_non_null(f);
 	f->shout.shout = 1;
 	assert_int_equal(klog_loop_create(&f->loop), 0);
-	assert_int_equal(klog_conns_new(f->loop, NULL, &cfg, &f->cs), 0);
+	assert_int_equal(klog_conns_new(f->loop, NULL, cfg, &f->cs), 0);
 	f->port[0] = add_listener(f, &f->echo);
 	f->port[1] = add_listener(f, &f->shout);
 	assert_int_equal(pthread_create(&f->thread, NULL, run_loop, f), 0);
 	return f;
+}
+
+static struct fixture *
+start(int max_connections, size_t out_limit)
+{
+	klog_conns_config_t cfg = { .max_connections = max_connections,
+	    .out_limit = out_limit };
+
+	return start_cfg(&cfg);
 }
 
 static void
@@ -381,6 +388,102 @@ test_connection_limit(void **state)
 	stop(f);
 }
 
+/* One address may hold only so many connections; the next is closed at
+ * once, and the others go on. */
+static void
+test_address_limit(void **state)
+{
+	klog_conns_config_t cfg = { .max_connections = 10,
+	    .max_per_address = 2, .out_limit = 1 << 20 };
+	struct fixture *f = start_cfg(&cfg);
+	uint8_t *a = frame(5), got[1];
+	int one = dial(f->port[0]), two = dial(f->port[1]), three;
+
+	(void)state;
+	send_all(one, a, 9);
+	expect_echo(one, a, 5, 0);
+	three = dial(f->port[0]);
+	assert_int_equal(read(three, got, 1), 0);
+	send_all(two, a, 9);
+	expect_echo(two, a, 5, 1);
+	close(one);
+	close(three);
+	/* One gone, room for another. */
+	three = dial(f->port[0]);
+	send_all(three, a, 9);
+	expect_echo(three, a, 5, 0);
+	close(two);
+	close(three);
+	free(a);
+	stop(f);
+}
+
+/* A request that stops arriving is closed; a connection that asked
+ * nothing is not, without an idle timeout. */
+static void
+test_request_timeout(void **state)
+{
+	klog_conns_config_t cfg = { .max_connections = 10,
+	    .out_limit = 1 << 20, .request_timeout_ms = 200 };
+	struct fixture *f = start_cfg(&cfg);
+	uint8_t *a = frame(5), got[1];
+	int slow = dial(f->port[0]), quiet = dial(f->port[0]);
+
+	(void)state;
+	send_all(slow, a, 6);           /* the header and two of five bytes */
+	assert_int_equal(read(slow, got, 1), 0);
+	send_all(quiet, a, 9);
+	expect_echo(quiet, a, 5, 0);
+	close(slow);
+	close(quiet);
+	free(a);
+	stop(f);
+}
+
+/* Nothing asked and nothing owed for the idle time: closed. */
+static void
+test_idle_timeout(void **state)
+{
+	klog_conns_config_t cfg = { .max_connections = 10,
+	    .out_limit = 1 << 20, .idle_ms = 200 };
+	struct fixture *f = start_cfg(&cfg);
+	uint8_t *a = frame(5), got[1];
+	int fd = dial(f->port[0]);
+
+	(void)state;
+	send_all(fd, a, 9);
+	expect_echo(fd, a, 5, 0);
+	assert_int_equal(read(fd, got, 1), 0);
+	close(fd);
+	free(a);
+	stop(f);
+}
+
+/* Bytes of unfinished requests over every connection are bounded: the
+ * connection that reads past the bound is closed, the others finish. */
+static void
+test_pending_budget(void **state)
+{
+	klog_conns_config_t cfg = { .max_connections = 10,
+	    .out_limit = 4 << 20, .pending_limit = 96 << 10 };
+	struct fixture *f = start_cfg(&cfg);
+	size_t big = 80 << 10;
+	uint8_t *a = frame(big), got[1];
+	int first = dial(f->port[0]), second = dial(f->port[0]);
+
+	(void)state;
+	send_all(first, a, 4 + (40 << 10));
+	usleep(100000);
+	send_all(second, a, 4 + (60 << 10));
+	assert_int_equal(read(second, got, 1), 0);
+	send_all(first, a + 4 + (40 << 10), big - (40 << 10));
+	expect_echo(first, a, big, 0);
+	close(first);
+	close(second);
+	free(a);
+	stop(f);
+}
+
 int
 main(void)
 {
@@ -391,6 +494,10 @@ main(void)
 		cmocka_unit_test(test_two_fronts),
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_connection_limit),
+		cmocka_unit_test(test_address_limit),
+		cmocka_unit_test(test_request_timeout),
+		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_pending_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
