@@ -8,8 +8,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "klog/dump.h"
 #include "klog/exit.h"
 #include "klog/names.h"
@@ -23,6 +30,7 @@
 enum {
 	OPT_ALLOW_PARTIAL = 256,
 	OPT_DEEP,
+	OPT_PROGRESS,
 	OPT_SALVAGE,
 	OPT_VERIFY,
 	OPT_VERSION,
@@ -39,14 +47,21 @@ typedef struct state {
 	int problems;          /* problems found in the data */
 	int input_errors;      /* inputs that could not be opened or read */
 	int failures;          /* other failed arguments */
+	cli_progress_t prog;
+	int progress;          /* --progress */
+	uint64_t total;        /* bytes of every argument's segments */
+	uint64_t done;         /* of the files already read */
+	uint64_t seen;         /* messages so far */
+	int64_t cur_base;      /* the file being read */
+	const char *about;     /* the argument being read */
 } state_t;
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-hJqsv] [--allow-partial] [--deep] [--verify] "
-	    "[-b base]\n"
+	    "usage: " PROG " [-hJqsv] [--allow-partial] [--deep] [--progress] "
+	    "[--verify] [-b base]\n"
 	    "                 [-n count] [-o offset] [-P bytes] file|dir ...\n"
 	    "       " PROG " --salvage [-qv] dir ...\n"
 	    "Print, summarize or verify klog segment files and partition "
@@ -72,6 +87,8 @@ usage(FILE *f)
 	    "inside\n"
 	    "      --allow-partial  a partial entry ending a partition is no "
 	    "problem\n"
+	    "      --progress       show progress on stderr even when it is not "
+	    "a terminal\n"
 	    "  -q, --quiet          do not report problems on stderr\n"
 	    "  -v, --verbose        say what was read of each file\n"
 	    "  -h, --help           print this help\n"
@@ -140,11 +157,16 @@ on_event(void *arg, const klog_dump_event_t *ev)
 		st->problems++;
 	switch (ev->kind) {
 	case KLOG_DUMP_FILE:
+		st->cur_base = ev->base;
 		if (st->verbose && !ev->named && st->base_opt < 0)
 			fprintf(stderr, PROG ": %s: not named like a segment; "
 			    "base offset 0\n", ev->file);
 		break;
 	case KLOG_DUMP_MESSAGE:
+		st->seen++;
+		cli_progress_update(&st->prog, st->about, st->done +
+		    (uint64_t)(ev->msg->next_offset - st->cur_base), st->total,
+		    st->seen, "messages");
 		if (st->show_messages && st->json)
 			klog_dump_render_json(&st->out, ev);
 		else if (st->show_messages)
@@ -153,6 +175,7 @@ on_event(void *arg, const klog_dump_event_t *ev)
 			rc = report(st, ev);
 		break;
 	case KLOG_DUMP_END:
+		st->done += (uint64_t)(ev->summary->next_offset - st->cur_base);
 		if (st->summary)
 			klog_dump_render_summary(&st->out, ev, st->json);
 		note_end(st, ev);
@@ -199,6 +222,35 @@ exit_status(const state_t *st)
 	if (st->failures)
 		return KLOG_EXIT_FAIL;
 	return KLOG_EXIT_OK;
+}
+
+/* Bytes of the segments of path (a file, or a partition directory), for
+ * the progress line; 0 when unknown. */
+static uint64_t
+arg_bytes(const char *path)
+{
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *d;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return (uint64_t)st.st_size;
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if ((n > 5 && strcmp(de->d_name + n - 5, ".klog") == 0) ||
+		    (n > 6 && strcmp(de->d_name + n - 6, ".kafka") == 0)) {
+			if (fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+				sum += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
+	return sum;
 }
 
 /* What --salvage renders each message with. */
@@ -268,6 +320,7 @@ main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "offset", required_argument, NULL, 'o' },
 		{ "preview", required_argument, NULL, 'P' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
 		{ "summary", no_argument, NULL, 's' },
@@ -326,6 +379,9 @@ main(int argc, char **argv)
 		case OPT_SALVAGE:
 			st.salvage = 1;
 			break;
+		case OPT_PROGRESS:
+			st.progress = 1;
+			break;
 		case OPT_VERIFY:
 			st.verify = 1;
 			break;
@@ -356,13 +412,21 @@ main(int argc, char **argv)
 		klog_outfmt_free(fmt);
 	}
 
+	/* Progress only where it cannot mix with what goes to stdout on a
+	 * terminal: --verify and -s print little or nothing there. */
+	cli_progress_init(&st.prog, st.quiet || st.salvage ||
+	    (st.show_messages && isatty(STDOUT_FILENO)), st.progress);
+	for (int i = 0; i < argc && st.prog.mode != 0; i++)
+		st.total += arg_bytes(argv[i]);
 	for (int i = 0; i < argc && !st.salvage && !st.stdout_errno; i++) {
 		klog_err_t err = { 0, "" };
 
+		st.about = argv[i];
 		rc = klog_dump_path(argv[i], &o, on_event, &st, &err);
 		if (rc < 0 && !st.stdout_errno)
 			input_failed(&st, rc, &err);
 	}
+	cli_progress_end(&st.prog);
 	if (flush_out(&st) == 0 && fflush(stdout) == EOF)
 		st.stdout_errno = errno ? errno : EIO;
 	if (st.stdout_errno)

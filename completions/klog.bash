@@ -27,7 +27,7 @@ _klog_dump()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='-b --base -h --help -J --json -n --count -o --offset
 		-P --preview -q --quiet -s --summary -v --verbose --verify
-		--deep --allow-partial --salvage --version'
+		--deep --allow-partial --salvage --progress --version'
 
 	COMPREPLY=()
 	case $prev in

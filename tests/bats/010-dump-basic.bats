@@ -223,3 +223,20 @@ PY
 	[[ "$output" == 'offset=0 pos=0 size=100 '* ]]
 	[ ! -s "$TMP/err" ]
 }
+
+# Issue 16: progress on long work, on stderr, only for a terminal or with
+# --progress; quiet in pipes and under -q.
+@test "dump: --verify shows progress on a terminal or with --progress, never in a pipe" {
+	mkdir -p "$TMP/p-0"
+	cp "$DATA/dump-valid.bin" "$TMP/p-0/00000000000000000000.klog"
+	run -0 --separate-stderr klog-dump --verify "$TMP/p-0"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr klog-dump --verify --progress "$TMP/p-0"
+	[[ $stderr == "klog-dump: $TMP/p-0: "*" of 169 B ("*"%), 1 messages"* ]]
+	run -0 --separate-stderr klog-dump --verify --progress -q "$TMP/p-0"
+	[ -z "$stderr" ]
+	# On a terminal: the line is drawn in place and cleared at the end.
+	run -0 script -qec "klog-dump --verify $TMP/p-0" /dev/null
+	[[ $output == *$'\r'"klog-dump: $TMP/p-0: "* ]]
+	[[ $output == *$'\r\033[K'* ]]
+}
