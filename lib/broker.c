@@ -56,6 +56,7 @@ struct klog_broker {
 	klog_kafka_t *kafka;
 	klog_conns_t *conns;
 	klog_upkeep_t upkeep;
+	int64_t progress_ms;       /* the last recovery progress line */
 	/* The metrics listener, when configured: as the Kafka one's. */
 	char *metrics_listen;
 	klog_net_addr_t maddr;
@@ -185,6 +186,23 @@ bind_metrics(klog_broker_t *b, klog_err_t *err)
 	return 0;
 }
 
+/* Recovery at start can take a while over many or large partitions: say
+ * how far it has got, once a second. */
+static void
+store_progress(void *arg, const klog_store_progress_t *pr)
+{
+	klog_broker_t *b = arg;
+	int64_t now = klog_loop_now_ms();
+
+	if (!pr->recovering || (now - b->progress_ms < 1000 &&
+	    pr->done < pr->total))
+		return;
+	b->progress_ms = now;
+	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "recovery: %zu of %zu "
+	    "partitions (topic \"%s\" partition %d)", pr->done, pr->total,
+	    pr->topic, pr->partition);
+}
+
 static int
 open_store(klog_broker_t *b, klog_err_t *err)
 {
@@ -199,6 +217,9 @@ open_store(klog_broker_t *b, klog_err_t *err)
 	sc.max_open_segments = b->cfg.max_open_segments;
 	sc.default_partitions = b->cfg.default_partitions;
 	sc.auto_create = b->cfg.auto_create;
+	sc.progress = store_progress;
+	sc.progress_arg = b;
+	b->progress_ms = klog_loop_now_ms();
 	if ((rc = klog_store_open(&sc, &b->store, err)) < 0)
 		return rc;
 	if ((n = klog_store_recovered(b->store)) == 0)

@@ -52,6 +52,8 @@ struct klog_store {
 	int lock_fd;
 	int clean;                /* open found the clean-shutdown marker */
 	int recovered;            /* partitions recovered at open */
+	int opening;              /* in klog_store_open(): report progress */
+	size_t open_done, open_total;
 	int64_t recovered_bytes;
 	int check_ends;           /* opening after a clean stop: compare each
 	                             log's end with the marker's */
@@ -74,6 +76,7 @@ struct found {
 void
 klog_store_config_default(klog_store_config_t *cfg)
 {
+	memset(cfg, 0, sizeof(*cfg));
 	cfg->data_dir = DEFAULT_DATA_DIR;
 	klog_log_config_default(&cfg->log);
 	cfg->default_partitions = 1;
@@ -358,6 +361,13 @@ grow_topic(klog_store_t *s, struct topic *t, int n, int recover,
 		}
 		s->recovered_bytes += klog_log_recovered_bytes(log);
 		t->logs[t->nparts++] = log;
+		if (s->opening && s->cfg.progress != NULL) {
+			klog_store_progress_t pr = { ++s->open_done,
+			    s->open_total, t->name, t->nparts - 1,
+			    cfg.recover, klog_log_recovered_bytes(log) };
+
+			s->cfg.progress(s->cfg.progress_arg, &pr);
+		}
 	}
 	return 0;
 }
@@ -581,12 +591,17 @@ open_existing(klog_store_t *s, int recover, klog_err_t *err)
 		return r;
 	/* A brand new directory has nothing to recover. */
 	s->check_ends = !recover;
+	for (i = 0; i < n; i++)
+		if (i + 1 == n || strcmp(list[i].topic, list[i + 1].topic) != 0)
+			s->open_total += (size_t)list[i].partition + 1;
+	s->opening = 1;
 	for (i = 0; i < n && r == 0; i++) {
 		if (i + 1 < n && strcmp(list[i].topic, list[i + 1].topic) == 0)
 			continue;  /* the last of a topic has its highest n */
 		r = open_topic(s, list[i].topic, list[i].partition + 1, recover,
 		    err);
 	}
+	s->opening = 0;
 	free(list);
 	return r;
 }

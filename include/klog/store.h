@@ -19,6 +19,19 @@
 
 typedef struct klog_store klog_store_t;
 
+/* How far klog_store_open() has got: called after each partition it
+ * opens, recovering or not. */
+typedef struct klog_store_progress {
+	size_t done, total;        /* partitions opened, of those found */
+	const char *topic;
+	int partition;
+	int recovering;            /* this one was scanned for a torn tail */
+	int64_t cut;               /* bytes its recovery cut */
+} klog_store_progress_t;
+
+typedef void klog_store_progress_fn(void *arg,
+    const klog_store_progress_t *p);
+
 typedef struct klog_store_config {
 	const char *data_dir;
 	klog_log_config_t log;     /* segment size; recover is decided here */
@@ -27,6 +40,8 @@ typedef struct klog_store_config {
 	int max_partitions;        /* upper bound on a topic's partitions */
 	size_t max_open_segments;  /* the descriptor cache's bound (fdcache.h),
 	                              shared by all logs; 0: none */
+	klog_store_progress_fn *progress;  /* at open; NULL: none */
+	void *progress_arg;
 } klog_store_config_t;
 
 #define KLOG_STORE_DEFAULT_OPEN_SEGMENTS 256

@@ -42,6 +42,8 @@ teardown() {
 	start_broker
 	grep -q '^klog-serve: warn: topic "r" partition 0: recovery truncated 12 bytes at offset [0-9]*, kept in .*\.salvage (klog-dump --salvage)$' "$TMP/broker.log"
 	grep -q "^klog-serve: warn: $BROKER_DATA: no clean-shutdown marker: recovered 1 partition, 12 bytes truncated\$" "$TMP/broker.log"
+	# How far recovery got is said, at least once it is done.
+	grep -q '^klog-serve: info: recovery: 1 of 1 partitions (topic "r" partition 0)$' "$TMP/broker.log"
 	run -0 klog-consume -t r -o beginning -e
 	[ "$output" = "$(seq 1 100)" ]
 	# New records go right after the recovered ones.

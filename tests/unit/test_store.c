@@ -510,6 +510,56 @@ test_marker_atomic(void **state)
 	assert_true(exists(f->dir, KLOG_CLEAN_MARKER));
 }
 
+struct seen {
+	size_t calls, last_done, total;
+	int recovering;
+};
+
+static void
+on_progress(void *arg, const klog_store_progress_t *pr)
+{
+	struct seen *sn = arg;
+
+	sn->calls++;
+	assert_int_equal(pr->done, sn->last_done + 1);
+	sn->last_done = pr->done;
+	sn->total = pr->total;
+	sn->recovering += pr->recovering;
+}
+
+/* Opening reports each partition it opens, of how many, and whether it
+ * was recovered; topics made later are not opening's. */
+static void
+test_open_progress(void **state)
+{
+	struct fixture *f = *state;
+	struct seen sn = { 0 };
+	klog_store_config_t cfg;
+	klog_store_t *s;
+
+	config(&cfg, f->dir);
+	s = open_store(&cfg);
+	assert_int_equal(klog_store_create_topic(s, "a", 2, NULL), 0);
+	append_msg(get(s, "a", 0), "x");
+	append_msg(get(s, "a", 1), "x");
+	append_msg(get(s, "b", 0), "x");
+	close_store(s, 0);
+	cfg.progress = on_progress;
+	cfg.progress_arg = &sn;
+	s = open_store(&cfg);
+	assert_int_equal(sn.calls, 3);
+	assert_int_equal(sn.total, 3);
+	assert_int_equal(sn.recovering, 3);
+	append_msg(get(s, "c", 0), "x");
+	assert_int_equal(sn.calls, 3);
+	close_store(s, 1);
+	memset(&sn, 0, sizeof(sn));
+	s = open_store(&cfg);
+	assert_int_equal(sn.calls, 4);
+	assert_int_equal(sn.recovering, 0);
+	close_store(s, 1);
+}
+
 int
 main(void)
 {
@@ -518,6 +568,7 @@ main(void)
 		T(test_marker_lifecycle),
 		T(test_marker_ends),
 		T(test_marker_atomic),
+		T(test_open_progress),
 		T(test_lock),
 		T(test_get),
 		T(test_topics_sorted),
