@@ -391,11 +391,13 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 
 		klog_kwire_topics_part(out, &t, it->topic);
 		klog_buf_put_i32(out, it->partition);
-		if (left > 0)
-			klog_core_fetch_read(k->core, it, left, &r);
-		else
-			r = (klog_core_read_t){ .error = it->error,
-			    .log_end = -1 };
+		/* Past the response's limit a partition still tells its high
+		 * watermark (clients count lag and find the end by it). */
+		klog_core_fetch_read(k->core, it, left > 0 ? left : 0, &r);
+		if (r.has_slice && left <= 0) {
+			klog_log_slice_release(&r.slice);
+			r.has_slice = 0;
+		}
 		error = klog_kwire_error_from_wire(r.error);
 		errpos = out->len;
 		klog_buf_put_i16(out, error);
