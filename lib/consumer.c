@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,9 @@ struct klog_consumer {
 	struct cpart *itp;
 	int watch_fd;                 /* -1, or reported when it errs */
 	int wake_fd;                  /* -1, or ends a wait when readable */
-	char notice[512];
+	/* Lines worth telling, '\n'-ended, handed out one per NOTICE: each
+	 * partition reset at open has one. */
+	char notice[4096];
 };
 
 void
@@ -161,6 +164,24 @@ klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
 		rc = klog_err_set(err, -KLOG_ENOTOPIC,
 		    "topic \"%s\" does not exist", topic);
 	return rc;
+}
+
+/* Queue a notice line; one that does not fit is dropped (the reset it
+ * tells of happens all the same). */
+static void
+add_notice(klog_consumer_t *c, const char *fmt, ...)
+{
+	size_t used = strlen(c->notice);
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0 && used + (size_t)n + 2 <= sizeof(c->notice))
+		snprintf(c->notice + used, sizeof(c->notice) - used, "%s\n",
+		    line);
 }
 
 /* ---- links ---- */
@@ -312,7 +333,7 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 			    (long long)r->log_start, (long long)r->log_end);
 		to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
 		    r->log_end : r->log_start;
-		snprintf(c->notice, sizeof(c->notice),
+		add_notice(c,
 		    "topic \"%s\" partition %d: offset %lld is out of range "
 		    "(the log holds %lld to %lld); going on from %lld",
 		    c->topic, (int)p->index, (long long)p->asked,
@@ -632,8 +653,11 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 
 	for (;;) {
 		if (c->notice[0] != '\0') {
-			klog_err_set(err, 0, "%s", c->notice);
-			c->notice[0] = '\0';
+			char *nl = strchr(c->notice, '\n');
+
+			klog_err_set(err, 0, "%.*s", (int)(nl - c->notice),
+			    c->notice);
+			memmove(c->notice, nl + 1, strlen(nl + 1) + 1);
 			return KLOG_CONSUMER_NOTICE;
 		}
 		if (c->iterating) {
@@ -740,6 +764,45 @@ start_override(const klog_consumer_config_t *cfg, int32_t index)
 	return NULL;
 }
 
+/*
+ * An offset asked for (-o, an offset file) outside [earliest, latest]:
+ * --reset says where to go instead, the same with and without -e, so a
+ * mistyped offset never turns into a fetch the broker refuses, nor
+ * silently into a replay.  On an empty partition both are 0.
+ */
+static int
+check_range(klog_consumer_t *c, struct cpart *p, int64_t *start,
+    klog_err_t *err)
+{
+	klog_client_t *cl = c->links[p->link].c;
+	int tmo = c->cfg.connect_timeout_ms;
+	int64_t lo, hi, to;
+	const char *what;
+	int rc;
+
+	if ((rc = klog_client_query_offset(cl, c->topic, p->partition,
+	    KLOG_OFFSET_EARLIEST, tmo, NULL, &lo, err)) < 0 ||
+	    (rc = klog_client_query_offset(cl, c->topic, p->partition,
+	    KLOG_OFFSET_LATEST, tmo, NULL, &hi, err)) < 0)
+		return rc;
+	if (*start >= lo && *start <= hi)
+		return 0;
+	what = *start > hi ? "past the end" : "before the start";
+	if (c->cfg.reset == KLOG_CONSUMER_RESET_FAIL)
+		return klog_err_set(err, -KLOG_ERANGE, "offset %lld is %s "
+		    "(%lld) of %s/%d", (long long)*start, what,
+		    (long long)(*start > hi ? hi : lo), c->topic,
+		    (int)p->index);
+	to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ? hi : lo;
+	add_notice(c, "offset %lld is %s (%lld) of %s/%d; going on from "
+	    "%lld (--reset %s)", (long long)*start, what,
+	    (long long)(*start > hi ? hi : lo), c->topic, (int)p->index,
+	    (long long)to, c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
+	    "latest" : "earliest");
+	*start = to;
+	return 0;
+}
+
 static int
 resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 {
@@ -753,8 +816,12 @@ resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	    p->partition, KLOG_OFFSET_LATEST, tmo, NULL, &p->end, err)) < 0)
 		return rc;
 	if (start >= 0) {
+		if ((rc = check_range(c, p, &start, err)) < 0)
+			return rc;
+		/* The end may have grown since it was asked for -e. */
+		if (c->cfg.exit_at_end && start > p->end)
+			p->end = start;
 		set_position(c, p, start);
-		p->done = c->cfg.exit_at_end && start == p->end;
 		return 0;
 	}
 	time = start == KLOG_CONSUMER_END ? KLOG_OFFSET_LATEST :

@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# klog-consume -o: offsets past the end or before the start, honouring
+# --reset the same with and without -e; the last N messages (-o -N); times
+# (-o s@TIME).
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	common_teardown
+}
+
+@test "offsets: past the end: --reset fail says so, with and without -e" {
+	start_broker
+	seq 1 3 | klog-produce -t o -a all
+	run -1 --separate-stderr klog-consume -t o -o 999999999 -e --reset fail
+	[ "$stderr" = 'klog-consume: offset 999999999 is past the end (30) of o/0' ]
+	[ -z "$output" ]
+	run -1 --separate-stderr klog-consume -t o -o 999999999 --reset fail
+	[ "$stderr" = 'klog-consume: offset 999999999 is past the end (30) of o/0' ]
+	[ -z "$output" ]
+}
+
+@test "offsets: past the end: earliest (default) and latest, with and without -e" {
+	start_broker
+	seq 1 3 | klog-produce -t o -a all
+	run -0 --separate-stderr klog-consume -t o -o 999999999 -e
+	[ "$output" = "1
+2
+3" ]
+	[ "$stderr" = 'klog-consume: offset 999999999 is past the end (30) of o/0; going on from 0 (--reset earliest)' ]
+	run -0 --separate-stderr klog-consume -t o -o 999999999 -c 3
+	[ "$output" = "1
+2
+3" ]
+	[ "$stderr" = 'klog-consume: offset 999999999 is past the end (30) of o/0; going on from 0 (--reset earliest)' ]
+	run -0 --separate-stderr klog-consume -t o -o 999999999 -e --reset latest
+	[ -z "$output" ]
+	[ "$stderr" = 'klog-consume: offset 999999999 is past the end (30) of o/0; going on from 30 (--reset latest)' ]
+	# Without -e, latest follows from the end: the next record is the
+	# first one out.
+	klog-consume -t o -o 999999999 --reset latest -c 1 -q >"$TMP/out" &
+	PIDS+=("$!")
+	sleep 0.5
+	echo 4 | klog-produce -t o -a all
+	wait_gone "${PIDS[-1]}" 5
+	[ "$(cat "$TMP/out")" = "4" ]
+}
+
+@test "offsets: an empty partition: never negative, the same with and without -e" {
+	start_broker --partitions 2
+	echo a | klog-produce -t e -p 0 -a all
+	run -1 --separate-stderr klog-consume -t e -p 1 -o 5 -e --reset fail
+	[ "$stderr" = 'klog-consume: offset 5 is past the end (0) of e/1' ]
+	run -1 --separate-stderr klog-consume -t e -p 1 -o 5 --reset fail
+	[ "$stderr" = 'klog-consume: offset 5 is past the end (0) of e/1' ]
+	run -0 --separate-stderr klog-consume -t e -p 1 -o 5 -e
+	[ -z "$output" ]
+	[ "$stderr" = 'klog-consume: offset 5 is past the end (0) of e/1; going on from 0 (--reset earliest)' ]
+	run -0 --separate-stderr klog-consume -t e -p 1 -o 0 -e
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+}
+
+@test "offsets: before the start (retention): --reset, with and without -e" {
+	start_broker --segment-bytes 1K --retention-hours off
+	# 10 records a request, so that segments roll (1000 to 1399).
+	seq 1000 1399 | klog-produce -q -t r --batch 10
+	klog-retain -q -d "$BROKER_DATA" --max-bytes 2000 >/dev/null
+	# The broker notices the deletion at its next rescan.
+	for i in $(seq 50); do
+		lo=$(klog-consume -L -t r | cut -f3)
+		[ "$lo" -gt 0 ] && break
+		sleep 0.2
+	done
+	[ "$lo" -gt 0 ]
+	run -1 --separate-stderr klog-consume -t r -o 0 -e --reset fail
+	[ "$stderr" = "klog-consume: offset 0 is before the start ($lo) of r/0" ]
+	run -1 --separate-stderr klog-consume -t r -o 0 --reset fail
+	[ "$stderr" = "klog-consume: offset 0 is before the start ($lo) of r/0" ]
+	run -0 --separate-stderr klog-consume -t r -o 0 -c 1
+	[ "$stderr" = "klog-consume: offset 0 is before the start ($lo) of r/0; going on from $lo (--reset earliest)" ]
+	[ "$output" -gt 1000 ]
+}
