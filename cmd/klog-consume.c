@@ -25,6 +25,7 @@
 #include "klog/member.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
+#include "klog/parse.h"
 #include "klog/zk.h"
 
 #define PROG "klog-consume"
@@ -93,8 +94,9 @@ usage(FILE *f)
 	    "all, merged)\n"
 	    "  -o, --offset WHERE     beginning, end (default), a byte offset "
 	    "that starts a\n"
-	    "                         message, or s@MS: the segment holding "
-	    "that Unix time (ms)\n"
+	    "                         message, or s@TIME: the segment holding "
+	    "TIME (Unix ms or\n"
+	    "                         2026-11-29T10:00:00Z)\n"
 	    "  -e, --exit             stop at the end each partition had at "
 	    "start\n"
 	    "  -c, --count N          stop after N messages in all\n"
@@ -134,6 +136,8 @@ usage(FILE *f)
 static void
 parse_offset(opts_t *o, const char *s)
 {
+	const char *why;
+
 	o->offset_given = 1;
 	if (strcmp(s, "beginning") == 0) {
 		o->cc.start = KLOG_CONSUMER_BEGINNING;
@@ -141,7 +145,8 @@ parse_offset(opts_t *o, const char *s)
 		o->cc.start = KLOG_CONSUMER_END;
 	} else if (strncmp(s, "s@", 2) == 0) {
 		o->cc.start = KLOG_CONSUMER_TIME;
-		o->cc.start_time_ms = cli_number("-o s@", s + 2, 0, INT64_MAX);
+		if (klog_parse_time_ms(s + 2, &o->cc.start_time_ms, &why) < 0)
+			cli_misuse("-o %s: %s", s, why);
 	} else if (s[0] == '-') {
 		cli_misuse("-o %s: offsets are byte positions; there is no "
 		    "\"last N messages\"", s);

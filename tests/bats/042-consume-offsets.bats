@@ -86,3 +86,22 @@ teardown() {
 	[ "$stderr" = "klog-consume: offset 0 is before the start ($lo) of r/0; going on from $lo (--reset earliest)" ]
 	[ "$output" -gt 1000 ]
 }
+
+@test "offsets: -o s@TIME takes a UTC time as klog-group does, or ms" {
+	start_broker
+	seq 1 3 | klog-produce -t t -a all
+	# Every segment is newer than 2000: from the beginning.
+	run -0 klog-consume -t t -o s@2000-01-01T00:00:00Z -e
+	[ "$output" = "1
+2
+3" ]
+	run -0 klog-consume -t t -o s@946684800000 -e
+	[ "${#lines[@]}" -eq 3 ]
+	# Later than every write: the end.
+	run -0 klog-consume -t t -o s@2099-01-01T00:00:00Z -e
+	[ -z "$output" ]
+	run -0 klog-consume -t t -o s@2099-01-01T00:00:00 -e
+	[ -z "$output" ]
+	run -64 --separate-stderr klog-consume -t t -o s@2026-11-29 -e
+	[ "${stderr_lines[0]}" = "klog-consume: -o s@2026-11-29: want ms since the epoch or YYYY-MM-DDTHH:MM:SSZ" ]
+}
