@@ -96,7 +96,8 @@ usage(FILE *f)
 	    "that starts a\n"
 	    "                         message, or s@TIME: the segment holding "
 	    "TIME (Unix ms or\n"
-	    "                         2026-11-29T10:00:00Z)\n"
+	    "                         2026-11-29T10:00:00Z), or -N: the last N "
+	    "messages\n"
 	    "  -e, --exit             stop at the end each partition had at "
 	    "start\n"
 	    "  -c, --count N          stop after N messages in all\n"
@@ -148,8 +149,8 @@ parse_offset(opts_t *o, const char *s)
 		if (klog_parse_time_ms(s + 2, &o->cc.start_time_ms, &why) < 0)
 			cli_misuse("-o %s: %s", s, why);
 	} else if (s[0] == '-') {
-		cli_misuse("-o %s: offsets are byte positions; there is no "
-		    "\"last N messages\"", s);
+		o->cc.start = KLOG_CONSUMER_LAST;
+		o->cc.last_n = cli_number("-o -N", s + 1, 1, INT64_MAX);
 	} else {
 		o->cc.start = cli_number("-o", s, 0, INT64_MAX);
 	}

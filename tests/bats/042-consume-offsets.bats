@@ -105,3 +105,56 @@ teardown() {
 	run -64 --separate-stderr klog-consume -t t -o s@2026-11-29 -e
 	[ "${stderr_lines[0]}" = "klog-consume: -o s@2026-11-29: want ms since the epoch or YYYY-MM-DDTHH:MM:SSZ" ]
 }
+
+@test "offsets: -o -N gives the last N messages of each partition, across segments" {
+	start_broker --segment-bytes 1K --partitions 2
+	# 10 records a request (3-digit payloads, 12-byte entries), so that
+	# segments of about 960 bytes roll: 80 to a segment.
+	seq -f '%03g' 1 300 | klog-produce -q -t n -p 0 --batch 10
+	seq -f '%03g' 501 505 | klog-produce -q -t n -p 1
+	[ "$(ls "$BROKER_DATA/n-0" | wc -l)" -ge 4 ]
+	run -0 klog-consume -t n -p 0 -o -5 -e
+	[ "$output" = "296
+297
+298
+299
+300" ]
+	run -0 klog-consume -t n -p 0 -o -1 -e
+	[ "$output" = "300" ]
+	# More than the newest segment holds: it steps back.
+	run -0 klog-consume -t n -p 0 -o -150 -e
+	[ "${#lines[@]}" -eq 150 ]
+	[ "${lines[0]}" = "151" ]
+	# More than the partition holds: all of it.
+	run -0 klog-consume -t n -p 0 -o -1000 -e
+	[ "${#lines[@]}" -eq 300 ]
+	[ "${lines[0]}" = "001" ]
+	# Each partition read gives its own last N.
+	run -0 klog-consume -t n -o -2 -e -f '%p %s\n'
+	[ "$(sort <<<"$output")" = "0 299
+0 300
+1 504
+1 505" ]
+	# Without -e it follows on from there.
+	klog-consume -t n -p 1 -o -1 -c 2 >"$TMP/out" &
+	PIDS+=("$!")
+	sleep 0.5
+	echo 506 | klog-produce -q -t n -p 1 -a all
+	wait_gone "${PIDS[-1]}" 5
+	[ "$(cat "$TMP/out")" = "505
+506" ]
+}
+
+@test "offsets: -o -N on an empty partition is nothing; -o -0 is a usage error" {
+	start_broker --partitions 2
+	echo a | klog-produce -q -t m -p 0 -a all
+	run -0 --separate-stderr klog-consume -t m -p 1 -o -3 -e
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run -0 klog-consume -t m -o -3 -e
+	[ "$output" = "a" ]
+	run -64 --separate-stderr klog-consume -t m -o -0 -e
+	[[ "${stderr_lines[0]}" == "klog-consume: -o -N 0: "* ]]
+	run -64 --separate-stderr klog-consume -t m -o -x -e
+	[[ "${stderr_lines[0]}" == "klog-consume: -o -N x: "* ]]
+}
