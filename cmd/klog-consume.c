@@ -25,6 +25,7 @@
 #include "klog/member.h"
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
+#include "klog/parse.h"
 #include "klog/zk.h"
 
 #define PROG "klog-consume"
@@ -37,6 +38,7 @@ enum {
 	OPT_COMMIT_INTERVAL = 256,
 	OPT_FETCH_SIZE,
 	OPT_OFFSET_FILE,
+	OPT_OFFSETS_FROM,
 	OPT_RESET,
 	OPT_RETRY_FOR,
 	OPT_VERSION,
@@ -50,6 +52,7 @@ typedef struct opts {
 	const char *format;
 	const char *delim;
 	const char *offset_file;
+	const char *offsets_from;  /* --offsets-from: read, never written */
 	klog_consumer_config_t cc;
 	int32_t parts[MAX_PARTS];
 	size_t nparts;
@@ -66,7 +69,8 @@ usage(FILE *f)
 	    "[-f format] [-m timeout]\n"
 	    "                    [-o offset] [-p partition]... "
 	    "[--fetch-size size] [--offset-file file]\n"
-	    "                    [--reset how] [--retry-for time] -t topic\n"
+	    "                    [--offsets-from file] [--reset how] "
+	    "[--retry-for time] -t topic\n"
 	    "       " PROG " -Z connect [-G group] [options] -t topic\n"
 	    "       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
 	    "Read a topic and write its messages to stdout.\n"
@@ -93,8 +97,10 @@ usage(FILE *f)
 	    "all, merged)\n"
 	    "  -o, --offset WHERE     beginning, end (default), a byte offset "
 	    "that starts a\n"
-	    "                         message, or s@MS: the segment holding "
-	    "that Unix time (ms)\n"
+	    "                         message, or s@TIME: the segment holding "
+	    "TIME (Unix ms or\n"
+	    "                         2026-11-29T10:00:00Z), or -N: the last N "
+	    "messages\n"
 	    "  -e, --exit             stop at the end each partition had at "
 	    "start\n"
 	    "  -c, --count N          stop after N messages in all\n"
@@ -107,8 +113,12 @@ usage(FILE *f)
 	    "  -D, --delimiter D      write D after each payload (-f '%%sD')\n"
 	    "  -u, --unbuffered       flush stdout after every message\n"
 	    "      --offset-file F    resume from F and keep it up to date\n"
-	    "      --reset HOW        offset gone (retention): earliest "
-	    "(default), latest, fail\n"
+	    "      --offsets-from F   start from F, never write it (a mirror's "
+	    "bookmark)\n"
+	    "      --reset HOW        offset outside the log (past the end, "
+	    "before the start,\n"
+	    "                         deleted): earliest (default), latest, "
+	    "fail\n"
 	    "      --fetch-size SIZE  bytes per partition per fetch (default "
 	    "4M)\n"
 	    "  -L, --list             list topics, partitions, earliest and "
@@ -132,6 +142,8 @@ usage(FILE *f)
 static void
 parse_offset(opts_t *o, const char *s)
 {
+	const char *why;
+
 	o->offset_given = 1;
 	if (strcmp(s, "beginning") == 0) {
 		o->cc.start = KLOG_CONSUMER_BEGINNING;
@@ -139,10 +151,11 @@ parse_offset(opts_t *o, const char *s)
 		o->cc.start = KLOG_CONSUMER_END;
 	} else if (strncmp(s, "s@", 2) == 0) {
 		o->cc.start = KLOG_CONSUMER_TIME;
-		o->cc.start_time_ms = cli_number("-o s@", s + 2, 0, INT64_MAX);
+		if (klog_parse_time_ms(s + 2, &o->cc.start_time_ms, &why) < 0)
+			cli_misuse("-o %s: %s", s, why);
 	} else if (s[0] == '-') {
-		cli_misuse("-o %s: offsets are byte positions; there is no "
-		    "\"last N messages\"", s);
+		o->cc.start = KLOG_CONSUMER_LAST;
+		o->cc.last_n = cli_number("-o -N", s + 1, 1, INT64_MAX);
 	} else {
 		o->cc.start = cli_number("-o", s, 0, INT64_MAX);
 	}
@@ -166,6 +179,7 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "list", no_argument, NULL, 'L' },
 		{ "offset", required_argument, NULL, 'o' },
 		{ "offset-file", required_argument, NULL, OPT_OFFSET_FILE },
+		{ "offsets-from", required_argument, NULL, OPT_OFFSETS_FROM },
 		{ "partition", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "reset", required_argument, NULL, OPT_RESET },
@@ -253,6 +267,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_OFFSET_FILE:
 			o->offset_file = optarg;
 			break;
+		case OPT_OFFSETS_FROM:
+			o->offsets_from = optarg;
+			break;
 		case OPT_RESET:
 			if (strcmp(optarg, "earliest") == 0)
 				o->cc.reset = KLOG_CONSUMER_RESET_EARLIEST;
@@ -288,6 +305,11 @@ parse_args(int argc, char **argv, opts_t *o)
 	if (o->group != NULL && o->offset_file != NULL)
 		cli_misuse("-G and --offset-file cannot be used together: the "
 		    "group keeps the offsets");
+	if (o->offset_file != NULL && o->offsets_from != NULL)
+		cli_misuse("--offset-file and --offsets-from cannot be used "
+		    "together");
+	if (o->offsets_from != NULL && o->list)
+		cli_misuse("--offsets-from and -L cannot be used together");
 	if (commit_given && o->group == NULL)
 		cli_misuse("--commit-interval needs -G");
 	if (o->topic == NULL && !o->list)
@@ -518,9 +540,10 @@ load_offsets(run_t *r, opts_t *o, klog_consumer_pos_t *starts, size_t *n)
 	int rc;
 
 	*n = 0;
-	if (o->offset_file == NULL)
+	if (o->offset_file == NULL && o->offsets_from == NULL)
 		return 0;
-	if ((rc = klog_offsetfile_load(o->offset_file, &r->of, &err)) < 0) {
+	if ((rc = klog_offsetfile_load(o->offset_file ? o->offset_file :
+	    o->offsets_from, &r->of, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return klog_exit_for(rc);
 	}
@@ -579,13 +602,38 @@ stdout_pipe(void)
 	return -1;
 }
 
+/*
+ * -G --offsets-from: a partition the group gives us starts where the file
+ * says, read again at each rebalance (the mirror's producer moves it), or
+ * at the beginning if it is not there: the group's commits run ahead of
+ * what the destination acknowledged.
+ */
+static int
+group_start_at(void *arg, int32_t index, int64_t *offset, klog_err_t *err)
+{
+	run_t *r = arg;
+	klog_offsetfile_t f;
+	int rc;
+
+	if ((rc = klog_offsetfile_load(r->o->offsets_from, &f, err)) < 0) {
+		klog_offsetfile_free(&f);
+		return rc;
+	}
+	if (klog_offsetfile_get(&f, r->o->topic, index, offset) == 0)
+		*offset = KLOG_CONSUMER_BEGINNING;
+	klog_offsetfile_free(&f);
+	return 1;
+}
+
 static int
 join_group(run_t *r, const opts_t *o)
 {
 	klog_member_config_t mc = {
 		.group = { .group = o->group, .topic = o->topic },
 		.read = o->cc, .commit_ms = o->commit_ms,
-		.watch_fd = stdout_pipe(), .flush = member_flush, .arg = r,
+		.watch_fd = stdout_pipe(), .flush = member_flush,
+		.start_at = o->offsets_from && !o->offset_given ?
+		    group_start_at : NULL, .arg = r,
 		.log = { member_log, NULL, o->quiet ? KLOG_LEVEL_WARN :
 		    o->verbose ? KLOG_LEVEL_DEBUG : KLOG_LEVEL_INFO },
 	};

@@ -151,33 +151,17 @@ fail(int rc, const klog_err_t *err)
 	return klog_exit_for(rc);
 }
 
-/* "2024-01-31T12:00:00Z" (UTC; the Z may be left out) or ms since the
- * epoch. */
-static int
-parse_time(const char *s, int64_t *ms)
-{
-	struct tm tm;
-	const char *end, *why;
-
-	if (klog_parse_i64(s, 0, INT64_MAX, ms, &why) == 0)
-		return 0;
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (end == NULL || (strcmp(end, "Z") != 0 && *end != '\0'))
-		return -1;
-	*ms = (int64_t)timegm(&tm) * 1000;
-	return *ms < 0 ? -1 : 0;
-}
-
 static void
 set_to(opts_t *o, int to, const char *arg)
 {
+	const char *why;
+
 	o->to = to;
 	o->tos++;
 	o->have |= HAVE_TO;
 	if (to == TO_OFFSET)
 		o->to_value = cli_number("--to-offset", arg, 0, INT64_MAX);
-	if (to == TO_TIME && parse_time(arg, &o->to_value) < 0)
+	if (to == TO_TIME && klog_parse_time_ms(arg, &o->to_value, &why) < 0)
 		cli_misuse("--to-time %s: want ms since the epoch or "
 		    "YYYY-MM-DDTHH:MM:SSZ", arg);
 }

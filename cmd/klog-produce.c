@@ -19,6 +19,7 @@
 #include "klog/format.h"
 #include "klog/input.h"
 #include "klog/log.h"
+#include "klog/offsetfile.h"
 #include "klog/outfmt.h"
 #include "klog/producer.h"
 #include "klog/zk.h"
@@ -31,6 +32,7 @@ enum {
 	OPT_LINGER,
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
+	OPT_SOURCE_OFFSET_FILE,
 	OPT_STRIP_KEY,
 	OPT_VERSION,
 };
@@ -40,6 +42,7 @@ typedef struct opts {
 	klog_producer_config_t pc;
 	klog_buf_t delim;
 	klog_buf_t keydelim;       /* empty: no -K */
+	const char *source_file;   /* --source-offset-file */
 	int strip_key, json, verbose, quiet;
 } opts_t;
 
@@ -53,7 +56,8 @@ usage(FILE *f)
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
-	    "[--strip-key] -t topic\n"
+	    "[--strip-key]\n"
+	    "                    [--source-offset-file file] -t topic\n"
 	    "Read records from stdin, one per line, and publish them to a "
 	    "topic.\n"
 	    "\n"
@@ -80,6 +84,10 @@ usage(FILE *f)
 	    "  -0, --null             records end with NUL bytes (-D '\\0')\n"
 	    "  -J, --json             read the NDJSON envelope of "
 	    "klog-consume -J\n"
+	    "      --source-offset-file F  with -J: after each acknowledged "
+	    "batch, save the\n"
+	    "                         envelopes' source positions in F (a "
+	    "mirror's bookmark)\n"
 	    "  -z, --compression C    gzip or none (default none)\n"
 	    "  -a, --acks A           0 (none), 1 (appended) or all (synced); "
 	    "default 1\n"
@@ -141,6 +149,8 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "partition", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+		{ "source-offset-file", required_argument, NULL,
+		    OPT_SOURCE_OFFSET_FILE },
 		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
@@ -232,6 +242,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_STRIP_KEY:
 			o->strip_key = 1;
 			break;
+		case OPT_SOURCE_OFFSET_FILE:
+			o->source_file = optarg;
+			break;
 		case OPT_VERSION:
 			cli_version();
 		default:
@@ -251,6 +264,12 @@ parse_args(int argc, char **argv, opts_t *o)
 		cli_misuse("--strip-key needs -K");
 	if (o->keydelim.len > 0 && o->pc.partition >= 0)
 		cli_misuse("-K and -p cannot be used together");
+	if (o->source_file != NULL && !o->json)
+		cli_misuse("--source-offset-file needs -J: the positions come "
+		    "from the envelopes");
+	if (o->source_file != NULL && o->pc.acks == KLOG_ACKS_NONE)
+		cli_misuse("--source-offset-file and -a 0 cannot be used "
+		    "together: nothing says what the destination holds");
 }
 
 typedef struct run {
@@ -260,7 +279,12 @@ typedef struct run {
 	klog_discovery_t *d;
 	klog_input_t in;
 	klog_buf_t payload;        /* -J: the decoded record */
+	klog_bookmark_t *bm;       /* --source-offset-file */
+	klog_input_source_t src;   /* the record's source position */
 	uint64_t recno;            /* records read */
+	uint64_t sent;             /* records queued: the producer's numbers */
+	int done_failed;           /* the bookmark could not take a request */
+	int save_failed;           /* said once; no more saves */
 	int status;                /* exit status decided so far */
 } run_t;
 
@@ -286,8 +310,8 @@ record(run_t *r, const uint8_t *rec, size_t len)
 
 	r->recno++;
 	if (o->json) {
-		if ((rc = klog_input_envelope(rec, len, &r->payload, &err)) <
-		    0)
+		if ((rc = klog_input_envelope_source(rec, len, &r->payload,
+		    r->bm ? &r->src : NULL, &err)) < 0)
 			return bad_record(r, rc, err.msg);
 		if (rc == 0)
 			return 0;
@@ -302,13 +326,21 @@ record(run_t *r, const uint8_t *rec, size_t len)
 			len -= keylen + o->keydelim.len;
 		}
 	}
+	/* Noted first, so that a record of a second topic is not sent; a
+	 * number that send then refuses is never acknowledged. */
+	if (r->bm != NULL && (rc = klog_bookmark_note(r->bm, r->sent + 1,
+	    r->src.topic, r->src.partition, r->src.next_offset, &err)) < 0)
+		return bad_record(r, rc, err.msg);
 	rc = klog_producer_send(r->p, rec, len, key, keylen);
 	if (rc == -KLOG_ETOOBIG) {
 		snprintf(why, sizeof(why), "over the maximum message size "
 		    "of %zu bytes; not sent", o->pc.max_message);
 		return bad_record(r, rc, why);
 	}
-	return rc < 0 ? bad_record(r, rc, klog_strerror(rc)) : 0;
+	if (rc < 0)
+		return bad_record(r, rc, klog_strerror(rc));
+	r->sent++;
+	return 0;
 }
 
 /* Publish every complete record buffered; <0 stops reading. */
@@ -330,6 +362,30 @@ drain_input(run_t *r)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * --source-offset-file: save the source positions the destination now
+ * holds.  A failure is said once and ends the run with status 74.
+ */
+static int
+settle(run_t *r)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (r->bm == NULL)
+		return 0;
+	if (r->save_failed)
+		return -1;
+	if (r->done_failed)
+		rc = klog_err_set(&err, -KLOG_ENOMEM, "out of memory");
+	else if ((rc = klog_bookmark_settle(r->bm, &err)) == 0)
+		return 0;
+	fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+	r->status = KLOG_EXIT_IOERR;
+	r->save_failed = 1;
+	return -1;
 }
 
 /*
@@ -377,6 +433,8 @@ pump(run_t *r, klog_err_t *err)
 		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
 		if (rc < 0)
 			return rc;
+		if (settle(r) < 0)
+			return 0;
 		if (rc & KLOG_PRODUCER_WOKEN)
 			cluster_events(r);
 		if (!(rc & KLOG_PRODUCER_INPUT)) {
@@ -433,10 +491,23 @@ drain(run_t *r, klog_err_t *err)
 	while (!klog_producer_done(r->p)) {
 		if ((rc = klog_producer_poll(r->p, -1, -1, err)) < 0)
 			return rc;
+		if (settle(r) < 0)
+			return 0;
 		if (rc & KLOG_PRODUCER_WOKEN)
 			cluster_events(r);
 	}
+	(void)settle(r);
 	return 0;
+}
+
+/* The producer's word on a request: to the bookmark. */
+static void
+request_done(void *arg, uint64_t first, uint32_t records, int ok)
+{
+	run_t *r = arg;
+
+	if (klog_bookmark_done(r->bm, first, records, ok) < 0)
+		r->done_failed = 1;
 }
 
 static int
@@ -448,6 +519,12 @@ connect_producer(run_t *r)
 	if ((rc = cli_where_open(&r->o->where, r->o->pc.connect_timeout_ms,
 	    &r->zk, &r->d)) != 0)
 		return rc;
+	/* Without keys (-J has none) a request's records are consecutive,
+	 * as the bookmark needs. */
+	if (r->bm != NULL) {
+		r->o->pc.done = request_done;
+		r->o->pc.arg = r;
+	}
 	if ((rc = klog_producer_open(r->d, &r->o->pc, &r->p, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return rc == -KLOG_ETOPIC ? KLOG_EXIT_USAGE :
@@ -484,6 +561,12 @@ main(int argc, char **argv)
 
 	r.o = &o;
 	klog_buf_init(&r.payload);
+	if (o.source_file != NULL && (rc = klog_bookmark_open(o.source_file,
+	    &r.bm, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		status = klog_exit_for(rc);
+		goto out;
+	}
 	if ((status = connect_producer(&r)) != 0)
 		goto out;
 	if (klog_input_init(&r.in, o.delim.data, o.delim.len,
@@ -512,6 +595,7 @@ main(int argc, char **argv)
 	}
 out:
 	klog_input_free(&r.in);
+	klog_bookmark_close(r.bm);
 	klog_producer_close(r.p);
 	klog_discovery_close(r.d);
 	klog_zk_close(r.zk);

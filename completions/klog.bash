@@ -168,7 +168,8 @@ _klog_produce()
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-h --help -J --json -K --key-delimiter --linger -m --timeout
 		--max-message -p --partition -q --quiet --retry-for --strip-key
-		-t --topic -v --verbose --version -z --compression
+		--source-offset-file -t --topic -v --verbose --version
+		-z --compression
 		-Z --zookeeper --zk-session-timeout'
 
 	COMPREPLY=()
@@ -185,6 +186,10 @@ _klog_produce()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
+	--source-offset-file)
+		_klog_files "$cur"
+		return 0
+		;;
 	-b|--broker|--batch|-D|--delimiter|-K|--key-delimiter|--linger|\
 	-m|--timeout|--max-message|-p|--partition|--retry-for|\
 	-Z|--zookeeper|--zk-session-timeout)
@@ -199,7 +204,8 @@ _klog_consume()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='-b --broker -c --count -D --delimiter -e --exit
 		--fetch-size -f --format -h --help -J --json -L --list
-		-m --timeout -o --offset --offset-file -p --partition -q --quiet
+		-m --timeout -o --offset --offset-file --offsets-from
+		-p --partition -q --quiet
 		--reset --retry-for -t --topic -u --unbuffered -v --verbose
 		--version -Z --zookeeper -G --group --commit-interval
 		--zk-session-timeout'
@@ -222,7 +228,7 @@ _klog_consume()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--offset-file)
+	--offset-file|--offsets-from)
 		_klog_files "$cur"
 		return 0
 		;;

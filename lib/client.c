@@ -392,20 +392,21 @@ answer_error(klog_err_t *err, int rc, const char *what, const char *topic,
 }
 
 int
-klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
-    int64_t time, int timeout_ms, const char *what, int64_t *offset,
-    klog_err_t *err)
+klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
+    int64_t time, int max, int timeout_ms, const char *what, int64_t *offsets,
+    int *n, klog_err_t *err)
 {
 	klog_offsets_part_t q = { { topic, (uint16_t)strlen(topic) }, part,
-	    time, 1 };
+	    time, max };
 	klog_offsets_result_t res;
 	const uint8_t *body;
 	int16_t error;
-	uint32_t n = 0;
+	uint32_t got = 0;
 	size_t len;
 	int32_t id = klog_client_next_id(c);
 	int rc;
 
+	*n = 0;
 	if ((rc = klog_proto_encode_offsets(&c->out, id, &q, 1)) < 0)
 		return klog_err_set(err, rc, "%s: offsets request: %s",
 		    c->name, klog_strerror(rc));
@@ -414,8 +415,8 @@ klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
 		return rc;
 	/* A refusal of the whole request has no body to decode. */
 	if (error == KLOG_WIRE_NONE) {
-		if (klog_proto_decode_offsets_resp(body, len, &res, 1, &n) < 0 ||
-		    n != 1)
+		if (klog_proto_decode_offsets_resp(body, len, &res, 1, &got) <
+		    0 || got != 1)
 			return klog_err_set(err, -KLOG_EPROTO,
 			    "%s: malformed offsets response", c->name);
 		error = res.error;
@@ -426,8 +427,20 @@ klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
 	if (res.count < 1)
 		return answer_error(err, -KLOG_ENOENT, what, topic, part,
 		    "no offset that old");
-	*offset = klog_proto_offset_at(&res, 0);
+	for (int32_t i = 0; i < res.count && i < max; i++)
+		offsets[(*n)++] = klog_proto_offset_at(&res, i);
 	return 0;
+}
+
+int
+klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
+    int64_t time, int timeout_ms, const char *what, int64_t *offset,
+    klog_err_t *err)
+{
+	int n;
+
+	return klog_client_query_offsets(c, topic, part, time, 1, timeout_ms,
+	    what, offset, &n, err);
 }
 
 int

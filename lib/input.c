@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,9 +186,69 @@ check_size(const klog_json_member_t *m, size_t have, klog_err_t *err)
 	return 0;
 }
 
+/* Member key of m as an integer in [min, max]. */
+static int
+int_member(const klog_json_member_t *m, size_t n, const char *key,
+    int64_t min, int64_t max, int64_t *out, klog_err_t *err)
+{
+	const klog_json_member_t *v = member(m, n, key);
+	const char *why;
+	char num[24];
+
+	if (v == NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "no %s", key);
+	if (v->type != KLOG_JSON_NUMBER || v->raw_len >= sizeof(num))
+		return klog_err_set(err, -KLOG_EINVAL, "%s: not a number", key);
+	memcpy(num, v->raw, v->raw_len);
+	num[v->raw_len] = '\0';
+	if (klog_parse_i64(num, min, max, out, &why) < 0)
+		return klog_err_set(err, -KLOG_EINVAL, "%s %s: %s", key, num,
+		    why);
+	return 0;
+}
+
+/* The source position of an envelope (see klog_input_envelope_source). */
+static int
+source(const klog_json_member_t *m, size_t n, klog_input_source_t *src,
+    klog_err_t *err)
+{
+	const klog_json_member_t *t = member(m, n, "topic");
+	klog_buf_t name;
+	int64_t v;
+	int rc;
+
+	if (t == NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "no topic");
+	klog_buf_init(&name);
+	rc = t->type == KLOG_JSON_STRING && klog_json_unescape(&name, t->raw,
+	    t->raw_len) == 0 ? 0 : -1;
+	if (rc == 0)
+		klog_buf_put(&name, "", 1);
+	if (rc == 0 && (name.failed || klog_topic_validate((const char *)
+	    name.data, NULL) < 0))
+		rc = -1;
+	if (rc == 0)
+		snprintf(src->topic, sizeof(src->topic), "%s", name.data);
+	klog_buf_free(&name);
+	if (rc < 0)
+		return klog_err_set(err, -KLOG_EINVAL, "topic: not a topic name");
+	if ((rc = int_member(m, n, "partition", 0, INT32_MAX, &v, err)) < 0)
+		return rc;
+	src->partition = (int32_t)v;
+	return int_member(m, n, "next_offset", 0, INT64_MAX,
+	    &src->next_offset, err);
+}
+
 int
 klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
     klog_err_t *err)
+{
+	return klog_input_envelope_source(line, len, payload, NULL, err);
+}
+
+int
+klog_input_envelope_source(const uint8_t *line, size_t len,
+    klog_buf_t *payload, klog_input_source_t *src, klog_err_t *err)
 {
 	klog_json_member_t m[MAX_MEMBERS];
 	const klog_json_member_t *text, *b64, *size;
@@ -219,6 +280,8 @@ klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	if ((size = member(m, n, "size")) != NULL &&
 	    (rc = check_size(size, payload->len, err)) < 0)
+		return rc;
+	if (src != NULL && (rc = source(m, n, src, err)) < 0)
 		return rc;
 	return 1;
 }

@@ -997,7 +997,7 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 	size_t count, k = 0;
 	int64_t flushed, ms;
 	long start;
-	int r;
+	int r, gone = 0;
 
 	*n = 0;
 	if ((r = snapshot(log, &sn, &count, &flushed)) < 0)
@@ -1007,8 +1007,10 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 		return -KLOG_ENOMEM;
 	}
 	for (size_t i = 0; i < count && sn[i].base <= flushed; i++) {
-		if ((r = snap_mtime(log, &sn[i], &ms)) == -KLOG_ENOENT)
+		if ((r = snap_mtime(log, &sn[i], &ms)) == -KLOG_ENOENT) {
+			gone = 1;
 			continue;
+		}
 		if (r < 0)
 			goto out;
 		ot[k].offset = sn[i].base;
@@ -1032,6 +1034,12 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 out:
 	free(ot);
 	snapshot_free(sn, count);
+	/* Deleted behind our back, as klog_log_read() finds: the start and
+	 * the open descriptors follow the files from now on, so a reader
+	 * that asks first and never reads the gone range is not the only
+	 * one who knows. */
+	if (gone)
+		(void)klog_log_rescan(log, NULL);
 	return r;
 }
 

@@ -116,7 +116,12 @@ start_reading(klog_member_t *mb, klog_err_t *err)
 	for (size_t i = 0; i < n; i++) {
 		gp = klog_group_part(mb->g, i);
 		parts[i] = gp->index;
-		if (gp->position >= 0) {
+		if (mb->cfg.start_at != NULL && (rc = mb->cfg.start_at(
+		    mb->cfg.arg, gp->index, &starts[k].offset, err)) != 0) {
+			if (rc < 0)
+				goto out;
+			starts[k++].partition = gp->index;
+		} else if (gp->position >= 0) {
 			starts[k].partition = gp->index;
 			starts[k++].offset = gp->position;
 		}

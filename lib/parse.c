@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "klog/error.h"
 #include "klog/parse.h"
@@ -195,4 +196,26 @@ klog_parse_bool(const char *s, int *out, const char **why)
 		}
 	}
 	return fail(why, "invalid");
+}
+
+int
+klog_parse_time_ms(const char *s, int64_t *out, const char **why)
+{
+	struct tm tm;
+	const char *end;
+
+	if (klog_parse_i64(s, 0, INT64_MAX, out, why) == 0)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (end == NULL || (strcmp(end, "Z") != 0 && *end != '\0')) {
+		*why = "want ms since the epoch or YYYY-MM-DDTHH:MM:SSZ";
+		return -KLOG_EINVAL;
+	}
+	*out = (int64_t)timegm(&tm) * 1000;
+	if (*out < 0) {
+		*why = "before 1970";
+		return -KLOG_EINVAL;
+	}
+	return 0;
 }

@@ -22,6 +22,7 @@ struct req {
 	size_t hdr_len;          /* bytes before the message set */
 	int index;               /* partition index */
 	uint32_t records;
+	uint64_t first_seq;      /* klog_producer_send() number of its first */
 	uint64_t payload_bytes;
 	int32_t id;
 	int64_t born_ms;         /* for linger */
@@ -282,6 +283,9 @@ complete(klog_producer_t *p, struct link *l, int16_t error)
 {
 	struct req *r = l->q[l->head++];
 
+	if (p->cfg.done != NULL && r->records > 0)
+		p->cfg.done(p->cfg.arg, r->first_seq, r->records,
+		    error == KLOG_WIRE_NONE);
 	if (error != KLOG_WIRE_NONE) {
 		p->st.failed += r->records;
 		if (p->error[0] == '\0')
@@ -571,9 +575,10 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 	if (klog_buf_reserve(&r->buf, esize) < 0)
 		return -KLOG_ENOMEM;
 	r->buf.len += klog_entry_encode(r->buf.data + r->buf.len, payload, len);
-	r->records++;
-	r->payload_bytes += len;
 	p->st.records++;
+	if (r->records++ == 0)
+		r->first_seq = p->st.records;
+	r->payload_bytes += len;
 	if (r->records >= p->cfg.batch_records)
 		return seal(p, idx);
 	return 0;
@@ -937,12 +942,15 @@ move_requests(klog_producer_t *p, struct link *l, int64_t now)
 			klog_buf_put(&nr->buf, r->buf.data + r->hdr_len,
 			    r->buf.len - r->hdr_len);
 			nr->records = r->records;
+			nr->first_seq = r->first_seq;
 			nr->payload_bytes = r->payload_bytes;
 			nr->sent = r->sent;  /* counts as resent once written */
 			rc = enqueue(p, nr);
 		} else if (rc == 0) {
 			rc = -KLOG_ENOMEM;
 		}
+		if (rc < 0 && p->cfg.done != NULL && r->records > 0)
+			p->cfg.done(p->cfg.arg, r->first_seq, r->records, 0);
 		p->queued--;
 		p->queued_bytes -= r->buf.len;
 		req_free(r);

@@ -141,6 +141,16 @@ int klog_client_query_offset(klog_client_t *c, const char *topic,
     int64_t *offset, klog_err_t *err);
 
 /*
+ * The same question for up to max offsets (max >= 1), descending, as the
+ * broker's OFFSETS answers them (klog_log_offsets_before(): with time
+ * KLOG_OFFSET_LATEST, the end and then every segment's base, newest
+ * first); *n gets how many.
+ */
+int klog_client_query_offsets(klog_client_t *c, const char *topic,
+    int32_t part, int64_t time, int max, int timeout_ms, const char *what,
+    int64_t *offsets, int *n, klog_err_t *err);
+
+/*
  * The same question on a connection of its own to addr, opened and closed
  * here: the connect and the round trip together take at most timeout_ms.
  */

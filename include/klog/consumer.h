@@ -8,6 +8,16 @@
  * so the broker prepares the next batch while the caller goes through this
  * one; messages are views into the response buffer, never copied.
  *
+ * KLOG_CONSUMER_LAST, the last N entries (kcat's -o -N): the format has no
+ * back pointers, so klog_consumer_open() counts entries forwards from the
+ * newest segment's base (OFFSETS lists the bases) to the end, reading
+ * only their length fields and keeping the last N starts, and steps back
+ * a segment while those hold fewer than N (at most the 1,024 segments
+ * OFFSETS lists; then it starts at the oldest of them).  So it reads the
+ * newest segments that together hold N entries, up to a whole segment
+ * more than those N, and keeps 8 bytes per start, at most N of them.  A
+ * compressed wrapper counts as one entry.
+ *
  * Offsets are byte positions (format.h).  Each partition has a position:
  * the next offset of the last message handed out (or the start offset),
  * which is what an offset file stores to resume without loss.  Inside a
@@ -44,6 +54,7 @@ enum klog_consumer_start {
 	KLOG_CONSUMER_END = -1,        /* the flushed end at start */
 	KLOG_CONSUMER_BEGINNING = -2,  /* the first retained offset */
 	KLOG_CONSUMER_TIME = -3,       /* start_time_ms, segment granular */
+	KLOG_CONSUMER_LAST = -4,       /* the last last_n entries */
 };
 
 /* What to do when a position is no longer in the log (retention). */
@@ -65,6 +76,7 @@ typedef struct klog_consumer_config {
 	size_t npartitions;
 	int64_t start;              /* KLOG_CONSUMER_* or a byte offset */
 	int64_t start_time_ms;      /* for KLOG_CONSUMER_TIME */
+	int64_t last_n;             /* for KLOG_CONSUMER_LAST, >= 1 */
 	const klog_consumer_pos_t *starts;  /* per-partition overrides */
 	size_t nstarts;
 	int exit_at_end;            /* stop at each partition's end at open */

@@ -16,6 +16,7 @@
 
 #include "klog/buf.h"
 #include "klog/error.h"
+#include "klog/names.h"
 
 typedef struct klog_input {
 	uint8_t *buf;          /* owned */
@@ -69,5 +70,21 @@ int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
  */
 int klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
     klog_err_t *err);
+
+/* Where a record came from, as klog-consume -J says. */
+typedef struct klog_input_source {
+	char topic[KLOG_TOPIC_MAX + 1];
+	int32_t partition;
+	int64_t next_offset;
+} klog_input_source_t;
+
+/*
+ * As klog_input_envelope(), and for a record *src from its "topic",
+ * "partition" and "next_offset" members (klog-produce
+ * --source-offset-file): -KLOG_EINVAL if one is missing or not what
+ * klog-consume writes.
+ */
+int klog_input_envelope_source(const uint8_t *line, size_t len,
+    klog_buf_t *payload, klog_input_source_t *src, klog_err_t *err);
 
 #endif

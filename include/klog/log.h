@@ -168,7 +168,9 @@ int klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
  * mtime) pairs of all segments plus (flushed end, now) if the last segment is
  * not empty; time -1 starts from the last entry, -2 from the first, otherwise
  * from the newest entry whose mtime <= time_ms; up to max offsets are
- * returned counting backwards, in descending order.
+ * returned counting backwards, in descending order.  A segment found
+ * deleted behind the log (klog-retain) is left out, and the log rescans
+ * then, as klog_log_read() does.
  */
 int klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
     int max, int *n);

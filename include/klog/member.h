@@ -44,7 +44,14 @@ typedef struct klog_member_config {
 	/* Write out everything handed out so far: 0, or < 0 if it could not
 	 * be (the member then stops).  NULL: nothing is kept back. */
 	int (*flush)(void *arg);
-	void *arg;                    /* flush's */
+	/* Where partition index starts when the group gives it to this
+	 * member, instead of the group's committed offset: 1 and *offset
+	 * (a byte offset or a KLOG_CONSUMER_* start), 0 for the group's,
+	 * or < 0 (a -KLOG_E* code, with err) to fail.  Asked at every
+	 * rebalance (klog-consume -G --offsets-from).  NULL: the group's. */
+	int (*start_at)(void *arg, int32_t index, int64_t *offset,
+	    klog_err_t *err);
+	void *arg;                    /* flush's and start_at's */
 	klog_logger_t log;            /* what the member has to tell */
 } klog_member_config_t;
 

@@ -32,6 +32,10 @@ int klog_parse_hostport(const char *s, const char *default_host,
     const char *default_port, char *host, size_t hostlen, char *port,
     size_t portlen, const char **why);
 
+/* A time, in ms since the epoch: "2026-11-29T10:00:00Z" (UTC; the Z may
+ * be left out) or a bare number of milliseconds. */
+int klog_parse_time_ms(const char *s, int64_t *out, const char **why);
+
 /* "true/false/yes/no/on/off/1/0" */
 int klog_parse_bool(const char *s, int *out, const char **why);
 

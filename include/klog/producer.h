@@ -77,6 +77,15 @@ typedef struct klog_producer_config {
 	size_t max_message;         /* largest payload; default 1000000 */
 	int connect_timeout_ms;     /* default 5000 */
 	int64_t retry_for_ms;       /* default 30000 */
+	/*
+	 * Called once for each request done: acknowledged (ok 1; acks 0:
+	 * written), or refused or dropped (ok 0: never to be).  Its records
+	 * have send numbers (1, 2, ... in klog_producer_send() order) from
+	 * first; records of them, consecutive unless keys spread records
+	 * over several open batches at once.  NULL: not called.
+	 */
+	void (*done)(void *arg, uint64_t first, uint32_t records, int ok);
+	void *arg;                  /* done's */
 } klog_producer_config_t;
 
 typedef struct klog_producer_stats {

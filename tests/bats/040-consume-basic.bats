@@ -37,8 +37,6 @@ Try 'klog-consume -h'" ]
 	[[ "${stderr_lines[0]}" == *"\\x: needs two hex digits" ]]
 	run -64 --separate-stderr klog-consume -t x -J -f '%s'
 	[ "${stderr_lines[0]}" = "klog-consume: -f, -J and -D cannot be used together" ]
-	run -64 --separate-stderr klog-consume -t x -o -5
-	[[ "${stderr_lines[0]}" == "klog-consume: -o -5: offsets are byte positions"* ]]
 	run -64 --separate-stderr klog-consume -t x -o yesterday
 	[ "${stderr_lines[0]}" = "klog-consume: -o yesterday: invalid" ]
 	run -64 --separate-stderr klog-consume -t x -c 0
@@ -120,7 +118,7 @@ Try 'klog-consume -h'" ]
 	start_broker
 	seq 1 3 | klog-produce -t o -a all
 	run -1 --separate-stderr klog-consume -t o -o 100000 --reset fail -c 1
-	[[ "$stderr" == 'klog-consume: topic "o" partition 0: offset 100000 is out of range'* ]]
+	[ "$stderr" = 'klog-consume: offset 100000 is past the end (30) of o/0' ]
 	run -0 --separate-stderr klog-consume -t o -o 100000 -c 3
 	[ "$output" = "1
 2

@@ -69,7 +69,7 @@ ev	0	960	960" ]
 	run -1 --separate-stderr klog-consume -b "$B" -t ev -o 0 -e \
 		--reset fail
 	[ -z "$output" ]
-	[[ "$stderr" == *'offset 0 is out of range (the log holds 1920 to 4800)'* ]]
+	[[ "$stderr" == *'offset 0 is before the start (1920) of ev/0' ]]
 	run -0 --separate-stderr klog-consume -b "$B" -t ev -o 0 -e
 	[ "${#lines[@]}" -eq 240 ]
 	[ "${lines[0]}" = 161 ]
@@ -159,6 +159,6 @@ ev	0	960	960" ]
 	# segment again.
 	start=$(offsets | cut -d' ' -f1)
 	[ "$start" -gt 5760 ]
-	grep -q "holds $start to .*; going on from $start\$" <<<"$stderr"
+	grep -q "before the start ($start) of ev/0; going on from $start (--reset earliest)$" <<<"$stderr"
 	[ "${lines[0]}" = "$(printf '%03d' $((start / 12 + 1)))" ]
 }

@@ -275,8 +275,12 @@ test_out_of_range(void **state)
 	cfg.start = 5000;
 	cfg.reset = KLOG_CONSUMER_RESET_FAIL;
 	assert_int_equal(open_run(f, &cfg, &g, &err, NULL), -KLOG_ERANGE);
-	assert_string_equal(err.msg, "topic \"t\" partition 0: offset 5000 "
-	    "is out of range (the log holds 0 to 25)");
+	assert_string_equal(err.msg, "offset 5000 is past the end (25) of t/0");
+	/* Checked at open, so the same with exit_at_end. */
+	cfg.exit_at_end = 1;
+	assert_int_equal(open_run(f, &cfg, &g, &err, NULL), -KLOG_ERANGE);
+	assert_string_equal(err.msg, "offset 5000 is past the end (25) of t/0");
+	cfg.exit_at_end = 0;
 	/* Earliest: a notice, then from the start, then following. */
 	{
 		klog_discovery_t *d = discover(f);

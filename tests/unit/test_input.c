@@ -194,6 +194,46 @@ envelope(const char *line, klog_buf_t *payload, klog_err_t *err)
 	    payload, err);
 }
 
+/* The source position --source-offset-file takes from an envelope. */
+static void
+test_envelope_source(void **state)
+{
+	klog_input_source_t src;
+	klog_err_t err = { 0 };
+	klog_buf_t payload;
+	const char *ok = "{\"topic\":\"ng\\u0069nx\",\"partition\":3,"
+	    "\"offset\":10,\"next_offset\":21,\"size\":1,\"payload\":\"x\"}";
+	const char *bad[] = {
+		"{\"partition\":3,\"next_offset\":21,\"payload\":\"x\"}",
+		"{\"topic\":\"a b\",\"partition\":3,\"next_offset\":21,"
+		    "\"payload\":\"x\"}",
+		"{\"topic\":\"t\",\"next_offset\":21,\"payload\":\"x\"}",
+		"{\"topic\":\"t\",\"partition\":-1,\"next_offset\":21,"
+		    "\"payload\":\"x\"}",
+		"{\"topic\":\"t\",\"partition\":0,\"payload\":\"x\"}",
+		"{\"topic\":\"t\",\"partition\":0,\"next_offset\":\"21\","
+		    "\"payload\":\"x\"}",
+	};
+
+	(void)state;
+	klog_buf_init(&payload);
+	assert_int_equal(klog_input_envelope_source((const uint8_t *)ok,
+	    strlen(ok), &payload, &src, &err), 1);
+	assert_string_equal(src.topic, "nginx");
+	assert_int_equal(src.partition, 3);
+	assert_int_equal(src.next_offset, 21);
+	assert_int_equal(payload.len, 1);
+	/* Without src, the position is not asked for. */
+	assert_int_equal(envelope(bad[0], &payload, &err), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(klog_input_envelope_source((const uint8_t *)
+		    bad[i], strlen(bad[i]), &payload, &src, &err),
+		    -KLOG_EINVAL);
+	assert_int_equal(klog_input_envelope_source((const uint8_t *)"  ", 2,
+	    &payload, &src, &err), 0);
+	klog_buf_free(&payload);
+}
+
 static void
 test_envelope(void **state)
 {
@@ -294,6 +334,7 @@ main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_fill_from_pipe),
 		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_envelope_source),
 		cmocka_unit_test(test_envelope_errors),
 		cmocka_unit_test(test_envelope_round_trip),
 	};

@@ -1200,6 +1200,27 @@ test_read_removed(void **state)
 	klog_log_close(log);
 }
 
+/* OFFSETS that finds a segment removed behind the log rescans as a read
+ * does: the start and the descriptors follow the files. */
+static void
+test_offsets_removed(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = make_segments(f->dir, 2);
+	int64_t offs[8];
+	int n;
+
+	seg_file(path, sizeof(path), f->dir, 0, ".klog");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(klog_log_start(log), 0);
+	assert_int_equal(klog_log_offsets_before(log, -2, offs, 8, &n), 0);
+	assert_true(n >= 1);
+	assert_int_equal(offs[0], 1000);
+	assert_int_equal(klog_log_start(log), 1000);
+	klog_log_close(log);
+}
+
 /* ---- errors on append ---- */
 
 static void
@@ -1807,6 +1828,7 @@ main(void)
 		T(test_retain_with_slice),
 		T(test_rescan),
 		T(test_read_removed),
+		T(test_offsets_removed),
 		T(test_append_efbig),
 		T(test_appendv_roll),
 		T(test_appendv_partial),

@@ -32,7 +32,7 @@ teardown(void **state)
 
 	(void)state;
 	unlink(path);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	unlink(tmp);
 	return rmdir(dir);
 }
@@ -97,7 +97,7 @@ test_save_and_load(void **state)
 	    "app\t3\t0\n"
 	    "nginx\t0\t123456\n"
 	    "nginx\t1\t98765\n");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	assert_int_equal(access(tmp, F_OK), -1);
 	assert_int_equal(klog_offsetfile_load(path, &g, &err), 0);
 	assert_int_equal(g.n, 3);
@@ -161,12 +161,63 @@ test_malformed(void **state)
 	check_bad("a/b 0 1\n", "1: invalid topic name");
 }
 
+/* A mirror's bookmark: only what was acknowledged, with every record
+ * before it, merged into what another mirror of the group wrote. */
+static void
+test_bookmark(void **state)
+{
+	klog_bookmark_t *b = NULL;
+	klog_err_t err = { 0 };
+
+	(void)state;
+	unlink(path);
+	assert_int_equal(klog_bookmark_open(path, &b, &err), 0);
+	for (int i = 1; i <= 6; i++)
+		assert_int_equal(klog_bookmark_note(b, (uint64_t)i, "t", i % 2,
+		    i * 10, &err), 0);
+	assert_int_equal(klog_bookmark_note(b, 7, "u", 0, 1, &err),
+	    -KLOG_EINVAL);
+	/* 3..4 acknowledged before 1..2: nothing to save yet. */
+	assert_int_equal(klog_bookmark_done(b, 3, 2, 1), 0);
+	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(klog_bookmark_done(b, 1, 2, 1), 0);
+	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "t\t0\t40\n"
+	    "t\t1\t30\n");
+	/* Another mirror moved partition 1 and added 2: kept.  5 refused
+	 * holds the file for good, though 6 is acknowledged. */
+	write_file("t 0 40\nt 1 35\nt 2 99\n");
+	assert_int_equal(klog_bookmark_done(b, 6, 1, 1), 0);
+	assert_int_equal(klog_bookmark_done(b, 5, 1, 0), 0);
+	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_string_equal(read_file(), "t 0 40\nt 1 35\nt 2 99\n");
+	klog_bookmark_close(b);
+	/* Moved by a settle, the others' lines stay. */
+	assert_int_equal(klog_bookmark_open(path, &b, &err), 0);
+	assert_int_equal(klog_bookmark_note(b, 1, "t", 0, 50, &err), 0);
+	assert_int_equal(klog_bookmark_done(b, 1, 1, 1), 0);
+	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "t\t0\t50\n"
+	    "t\t1\t35\n"
+	    "t\t2\t99\n");
+	klog_bookmark_close(b);
+	/* A file that does not parse is refused at open. */
+	write_file("t zero 1\n");
+	assert_int_equal(klog_bookmark_open(path, &b, &err), -KLOG_ECORRUPT);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_missing_is_empty),
 		cmocka_unit_test(test_save_and_load),
+		cmocka_unit_test(test_bookmark),
 		cmocka_unit_test(test_hand_edited),
 		cmocka_unit_test(test_malformed),
 	};

@@ -311,6 +311,75 @@ test_too_big(void **state)
 	fake_stop(f);
 }
 
+/* What the done callback was told, in order. */
+struct dones {
+	uint64_t first[64];
+	uint32_t records[64];
+	int ok[64];
+	int n;
+};
+
+static void
+on_done(void *arg, uint64_t first, uint32_t records, int ok)
+{
+	struct dones *d = arg;
+
+	if (d->n < 64) {
+		d->first[d->n] = first;
+		d->records[d->n] = records;
+		d->ok[d->n++] = ok;
+	}
+}
+
+/*
+ * done: every request once, its send numbers consecutive without keys
+ * and, all together, each record once; a refused one with ok 0.
+ */
+static void
+test_done(void **state)
+{
+	fake_t *f = fake_start(3, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	struct dones got = { 0 };
+	int seen[41] = { 0 }, refused = 0;
+
+	(void)state;
+	config(&cfg, 7);
+	cfg.done = on_done;
+	cfg.arg = &got;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(klog_producer_send(p, "x", 1, NULL, 0), 0);
+	assert_int_equal(got.n, 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	assert_int_equal(got.n, 2);
+	/* The next request (records 11..17) is refused. */
+	pthread_mutex_lock(&f->mu);
+	f->produce_error = KLOG_WIRE_INVALID_MESSAGE;
+	f->produce_error_from = f->produces + 1;
+	f->produce_error_count = 1;
+	pthread_mutex_unlock(&f->mu);
+	produce(p, 30, 0);
+	for (int i = 0; i < got.n; i++) {
+		for (uint32_t k = 0; k < got.records[i]; k++)
+			seen[got.first[i] + k]++;
+		if (!got.ok[i]) {
+			assert_int_equal(got.first[i], 11);
+			assert_int_equal(got.records[i], 7);
+			refused++;
+		}
+	}
+	assert_int_equal(refused, 1);
+	for (int i = 1; i <= 40; i++)
+		assert_int_equal(seen[i], 1);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
 /* The broker goes away for good: the producer gives up in time. */
 static void
 test_gives_up(void **state)
@@ -655,6 +724,7 @@ main(void)
 		cmocka_unit_test(test_resend_after_drop),
 		cmocka_unit_test(test_acks_none_and_gzip),
 		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_done),
 		cmocka_unit_test(test_gives_up),
 		cmocka_unit_test(test_follows_leader),
 		cmocka_unit_test(test_not_enough_replicas_retried),
