@@ -61,9 +61,6 @@ struct klog_log {
 	int dirty;              /* DIRTY_* */
 	uint64_t cuts;          /* truncations and resets: a flush begun
 	                           before one must not move flushed_end */
-	int64_t hint;           /* an entry start klog_log_find_start()
-	                           found, while cuts is still hint_cuts */
-	uint64_t hint_cuts;
 };
 
 /* A segment as copied out under the lock, with a reference held. */
@@ -864,9 +861,6 @@ klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
 	readable = min64(s->size, log->flushed_end - s->base);
 	cuts = log->cuts;
 	from = klog_segment_mark_before(s, offset - s->base);
-	if (log->hint_cuts == cuts && log->hint - s->base > from &&
-	    log->hint <= offset)
-		from = log->hint - s->base;
 	klog_segment_ref(s);
 	pthread_mutex_unlock(&log->mu);
 	r = klog_segment_find_start(fd, from, offset - s->base, readable, &pos,
@@ -874,14 +868,8 @@ klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
 	klog_segment_unpin(s);
 	pthread_mutex_lock(&log->mu);
 	/* What the scan learned holds unless the log was cut meanwhile. */
-	if (log->cuts == cuts) {
-		for (size_t i = 0; i < scan.n; i++)
-			klog_segment_mark(s, scan.marks[i]);
-		if (r == 0) {
-			log->hint = s->base + pos;
-			log->hint_cuts = cuts;
-		}
-	}
+	for (size_t i = 0; log->cuts == cuts && i < scan.n; i++)
+		klog_segment_mark(s, scan.marks[i]);
 	pthread_mutex_unlock(&log->mu);
 	if (r == 0)
 		*start = s->base + pos;

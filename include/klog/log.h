@@ -154,7 +154,7 @@ void klog_log_slice_release(klog_log_slice_t *slice);
  * byte of the visible log (a Kafka client's offset, klog-kafka(7)): found
  * by hopping over the entries of its segment from the nearest known start
  * before it: the segment's marks (segment.h: one a MiB, from the appends
- * of this run and from earlier scans), or the previous answer.  So it
+ * of this run and from earlier scans).  So it
  * reads at most about a MiB, except the first time in a segment written
  * before the broker started, which reads up to the segment's bytes before
  * offset.  -KLOG_ERANGE outside [start, flushed end), -KLOG_ECORRUPT for
