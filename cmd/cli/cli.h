@@ -21,7 +21,14 @@
 
 #define CLI_VERSION "0.1.0"
 
-/* Name the program for every message below; prog must outlive the run. */
+/*
+ * Name the program for every message below; prog must outlive the run.
+ * Also makes sure descriptors 0, 1 and 2 are open before the main opens
+ * anything, so none of its files or sockets becomes stdin or stdout; one
+ * that was closed is /dev/null opened for the wrong direction, and the
+ * tool's first read or write of it fails with EBADF (exit 74).  Without
+ * /dev/null the tool exits 74 at once.
+ */
 void cli_init(const char *prog);
 const char *cli_prog(void);
 

@@ -98,3 +98,20 @@ expect_misuse() {
 	expect_misuse "klog-group: extra: unexpected argument" klog-group list extra
 	expect_misuse "klog-group: frob: unknown command" klog-group frob
 }
+
+@test "cli: a closed stdin or stdout is never a socket: the tool fails with 74" {
+	start_broker
+	seq 1 3 | klog-produce -t fds
+	# Before, the consumer's socket took fd 1 and the records went to
+	# the broker, exit 0; the producer read its own socket and hung.
+	run -74 --separate-stderr bash -c 'klog-consume -t fds -o beginning -e >&-'
+	[ "$stderr" = "klog-consume: stdout: Bad file descriptor" ]
+	run -74 --separate-stderr timeout 10 bash -c 'klog-produce -t fds <&-'
+	[ "$stderr" = "klog-produce: stdin: read: Bad file descriptor" ]
+	# A closed stderr: the data still flows, nothing is lost on stdout.
+	run -0 --separate-stderr bash -c 'klog-consume -t fds -o beginning -e 2>&-'
+	[ "$output" = "$(seq 1 3)" ]
+	! grep -q 'over the limit' "$TMP/broker.log"
+	run -0 klog-consume -t fds -o beginning -e
+	[ "$output" = "$(seq 1 3)" ]
+}
