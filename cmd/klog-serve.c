@@ -498,7 +498,12 @@ on_signal(int sig)
 		klog_broker_stop(b);
 }
 
-/* SA_RESETHAND: a second ^C ends the process at once. */
+/*
+ * SA_RESETHAND: a second ^C ends the process at once.  SIGHUP (a closed
+ * terminal) is a clean stop too, not a reload: re-reading only part of
+ * the configuration would surprise more than a stop, and dying on it
+ * would cost the next start a recovery of every partition.
+ */
 static void
 catch_signals(void)
 {
@@ -510,6 +515,7 @@ catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* A write past RLIMIT_FSIZE then fails with EFBIG, which the log
 	 * undoes and reports as DISK_FULL, instead of ending the broker. */

@@ -60,9 +60,11 @@ void cli_help(void (*usage)(FILE *)) __attribute__((noreturn));
 void cli_version(void) __attribute__((noreturn));
 
 /*
- * Catch SIGINT and SIGTERM once: the first one makes cli_stopped() true,
- * for the main to end its run cleanly (drain, commit, save); the second
- * one kills, since the handler resets itself.
+ * Catch SIGINT, SIGTERM and SIGHUP once: the first one makes cli_stopped()
+ * true, for the main to end its run cleanly (drain, commit, save); the
+ * second one kills, since the handler resets itself.  A hangup (the
+ * terminal or ssh session gone) is a stop like ^C, so a consumer still
+ * commits and saves what it wrote.
  */
 void cli_catch_stop(void);
 int cli_stopped(void);

@@ -255,3 +255,18 @@ Try 'klog-serve -h'" ]
 	klog-consume -t big -o beginning -e >"$TMP/out"
 	cmp "$TMP/out" <(seq -f 'line-%07g' 1 200000)
 }
+
+@test "serve: SIGHUP stops as cleanly as SIGTERM: exit 0, the marker, no recovery" {
+	serve
+	seq 1 5 | klog-produce -t hup
+	kill -HUP "$SERVE_PID"
+	serve_rc=0
+	wait "$SERVE_PID" || serve_rc=$?
+	[ "$serve_rc" -eq 0 ]
+	[ -e "$TMP/data/.klog_cleanshutdown" ]
+	grep -q '^klog-serve: info: clean shutdown$' "$TMP/serve.log"
+	serve
+	! grep -q 'no clean-shutdown marker' "$TMP/serve.log"
+	run -0 klog-consume -t hup -o beginning -e
+	[ "$output" = "$(seq 1 5)" ]
+}
