@@ -31,6 +31,7 @@ enum {
 	OPT_LINGER,
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
+	OPT_STOP_ON_OVERSIZE,
 	OPT_STRIP_KEY,
 	OPT_VERSION,
 };
@@ -41,6 +42,7 @@ typedef struct opts {
 	klog_buf_t delim;
 	klog_buf_t keydelim;       /* empty: no -K */
 	int strip_key, json, verbose, quiet;
+	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
 static void
@@ -53,7 +55,8 @@ usage(FILE *f)
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
-	    "[--strip-key] -t topic\n"
+	    "[--stop-on-oversize]\n"
+	    "                    [--strip-key] -t topic\n"
 	    "Read records from stdin, one per line, and publish them to a "
 	    "topic.\n"
 	    "\n"
@@ -86,7 +89,12 @@ usage(FILE *f)
 	    "      --batch N          records per request (default 1000)\n"
 	    "      --linger TIME      longest wait for a batch to fill "
 	    "(default 5ms)\n"
-	    "      --max-message SIZE largest record (default 1000000)\n"
+	    "      --max-message SIZE largest record (default 1000000); a "
+	    "longer one is\n"
+	    "                         skipped with a warning, and the exit "
+	    "status is 1\n"
+	    "      --stop-on-oversize stop at the first record over "
+	    "--max-message instead\n"
 	    "      --retry-for TIME   give up reconnecting, or retrying a "
 	    "partition with no\n"
 	    "                         leader or too few replicas, after TIME "
@@ -141,6 +149,8 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "partition", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+		{ "stop-on-oversize", no_argument, NULL,
+		    OPT_STOP_ON_OVERSIZE },
 		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
@@ -229,6 +239,9 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->pc.retry_for_ms = duration("--retry-for", optarg,
 			    INT32_MAX);
 			break;
+		case OPT_STOP_ON_OVERSIZE:
+			o->stop_on_oversize = 1;
+			break;
 		case OPT_STRIP_KEY:
 			o->strip_key = 1;
 			break;
@@ -261,6 +274,7 @@ typedef struct run {
 	klog_input_t in;
 	klog_buf_t payload;        /* -J: the decoded record */
 	uint64_t recno;            /* records read */
+	uint64_t oversized;        /* records skipped as too long */
 	int status;                /* exit status decided so far */
 } run_t;
 
@@ -273,6 +287,29 @@ bad_record(run_t *r, int rc, const char *why)
 	return -1;
 }
 
+/*
+ * Record recno is over --max-message: a shipper fed by tail -F must not
+ * lose every record after one long line, so it is skipped with a warning
+ * and the run ends 1 (OpenBSD's habit), unless --stop-on-oversize makes it
+ * the end.  <0 stops reading.  The broker's own limit cannot be learnt
+ * (METADATA does not carry it), so the message names both settings.
+ */
+static int
+oversized(run_t *r)
+{
+	const int stop = r->o->stop_on_oversize;
+
+	fprintf(stderr, PROG ": record %" PRIu64 ": over the maximum message "
+	    "size of %zu bytes (--max-message here, --max-message-bytes on "
+	    "the broker); %s\n", r->recno, r->o->pc.max_message,
+	    stop ? "not sent" : "skipped");
+	r->oversized++;
+	if (!stop)
+		return 0;
+	r->status = KLOG_EXIT_FAIL;
+	return -1;
+}
+
 /* Publish one record cut from stdin; <0 stops reading. */
 static int
 record(run_t *r, const uint8_t *rec, size_t len)
@@ -281,7 +318,6 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	const uint8_t *key = NULL, *hit;
 	size_t keylen = 0;
 	klog_err_t err = { 0 };
-	char why[128];
 	int rc;
 
 	r->recno++;
@@ -303,11 +339,8 @@ record(run_t *r, const uint8_t *rec, size_t len)
 		}
 	}
 	rc = klog_producer_send(r->p, rec, len, key, keylen);
-	if (rc == -KLOG_ETOOBIG) {
-		snprintf(why, sizeof(why), "over the maximum message size "
-		    "of %zu bytes; not sent", o->pc.max_message);
-		return bad_record(r, rc, why);
-	}
+	if (rc == -KLOG_ETOOBIG)
+		return oversized(r);
 	return rc < 0 ? bad_record(r, rc, klog_strerror(rc)) : 0;
 }
 
@@ -319,15 +352,16 @@ drain_input(run_t *r)
 	size_t len;
 	int rc;
 
-	while ((rc = klog_input_next(&r->in, &rec, &len)) == 1)
-		if (record(r, rec, len) < 0)
+	/* A record too long for the input buffer is dropped there as it
+	 * streams in, without ever being held whole. */
+	while ((rc = klog_input_next(&r->in, &rec, &len)) != 0) {
+		if (rc == -KLOG_ETOOBIG) {
+			r->recno++;
+			if (oversized(r) < 0)
+				return -1;
+		} else if (record(r, rec, len) < 0) {
 			return -1;
-	if (rc == -KLOG_ETOOBIG) {
-		fprintf(stderr, PROG ": record %" PRIu64 ": over the maximum "
-		    "message size of %zu bytes; not sent\n", r->recno + 1,
-		    r->o->pc.max_message);
-		r->status = KLOG_EXIT_FAIL;
-		return -1;
+		}
 	}
 	return 0;
 }
@@ -421,6 +455,14 @@ report(const run_t *r, int64_t start_ms)
 	if (missing > 0)
 		fprintf(stderr, PROG ": %" PRIu64 " of %" PRIu64 " records %s,"
 		    " %" PRIu64 " not\n", st.acked, st.records, verb, missing);
+	if (st.too_large > 0)
+		fprintf(stderr, PROG ": a record was over the broker's "
+		    "--max-message-bytes, which is below this producer's "
+		    "--max-message of %zu bytes\n", r->o->pc.max_message);
+	if (r->oversized > 0 && !r->o->stop_on_oversize)
+		fprintf(stderr, PROG ": %" PRIu64 " record%s over %zu bytes "
+		    "skipped\n", r->oversized, r->oversized == 1 ? "" : "s",
+		    r->o->pc.max_message);
 }
 
 /* Flush and wait for every acknowledgement, following the cluster. */
@@ -499,6 +541,8 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 	report(&r, start_ms);
 	status = r.status;
+	if (status == 0 && r.oversized > 0)
+		status = KLOG_EXIT_FAIL;
 	if (status == 0 && rc < 0)
 		status = klog_exit_for(rc);
 	if (status == 0 && !klog_producer_done(r.p))
