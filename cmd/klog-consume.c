@@ -21,6 +21,7 @@
 #include "klog/consumer.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
+#include "klog/json.h"
 #include "klog/log.h"
 #include "klog/member.h"
 #include "klog/offsetfile.h"
@@ -113,6 +114,8 @@ usage(FILE *f)
 	    "4M)\n"
 	    "  -L, --list             list topics, partitions, earliest and "
 	    "latest offsets\n"
+	    "                         (with -J: one JSON object per "
+	    "partition)\n"
 	    "  -m, --timeout TIME     connect and request timeout (default "
 	    "5s)\n"
 	    "      --retry-for TIME   give up reconnecting, or waiting for a "
@@ -482,16 +485,28 @@ consume_group(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* -L: one line per partition: topic, partition, earliest, latest. */
+/*
+ * -L: one line per partition: topic, partition, earliest, latest; with -J
+ * a JSON object per line, as every other -J output is.
+ */
 static int
 list_line(void *arg, const char *topic, int32_t index, int64_t lo, int64_t hi)
 {
+	run_t *r = arg;
 	char line[KLOG_TOPIC_MAX + 80];
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%" PRId64 "\n",
-	    topic, (int)index, lo, hi);
-	klog_buf_put(arg, line, (size_t)n);
+	if (!r->o->json) {
+		n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%"
+		    PRId64 "\n", topic, (int)index, lo, hi);
+		klog_buf_put(&r->out, line, (size_t)n);
+		return 0;
+	}
+	klog_buf_put(&r->out, "{\"topic\":", 9);
+	klog_json_put_string(&r->out, topic, strlen(topic));
+	n = snprintf(line, sizeof(line), ",\"partition\":%d,\"earliest\":%"
+	    PRId64 ",\"latest\":%" PRId64 "}\n", (int)index, lo, hi);
+	klog_buf_put(&r->out, line, (size_t)n);
 	return 0;
 }
 
@@ -502,7 +517,7 @@ list(run_t *r)
 	int rc;
 
 	if ((rc = klog_consumer_list(r->d, r->o->topic,
-	    r->o->cc.connect_timeout_ms, list_line, &r->out, &err)) < 0) {
+	    r->o->cc.connect_timeout_ms, list_line, r, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
