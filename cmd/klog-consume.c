@@ -183,12 +183,16 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
+	cli_seen_t seen = { { 0 } };
 	int ch, formats = 0, commit_given = 0;
 
 	/* Durations: a bare number is milliseconds (unit 1). */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
+		/* -p is a list: -p 0 -p 3 reads both. */
+		if (ch != 'p')
+			cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
 			continue;
 		switch (ch) {
@@ -234,8 +238,14 @@ parse_args(int argc, char **argv, opts_t *o)
 			if (o->nparts == MAX_PARTS)
 				cli_misuse("-p: at most %d partitions",
 				    MAX_PARTS);
-			o->parts[o->nparts++] = (int32_t)cli_number("-p",
+			o->parts[o->nparts] = (int32_t)cli_number("-p",
 			    optarg, 0, INT32_MAX);
+			/* The same partition twice would be read twice at
+			 * once, and never end. */
+			for (size_t i = 0; i < o->nparts; i++)
+				if (o->parts[i] == o->parts[o->nparts])
+					cli_misuse("-p %s given twice", optarg);
+			o->nparts++;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -161,11 +161,13 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
+	cli_seen_t seen = { { 0 } };
 	int ch;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vZ:z:",
 	    longopts, NULL)) != -1) {
+		cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
 			continue;
 		switch (ch) {

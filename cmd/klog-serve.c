@@ -442,11 +442,15 @@ static void
 parse_args(opts_t *o, int argc, char **argv)
 {
 	char what[64];
+	cli_seen_t seen = { { 0 } };
 	int ch, li = -1;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":c:d:hl:qvZ:", longopts,
 	    &li)) != -1) {
+		/* --topic is a list: each one is created. */
+		if (ch != OPT_TOPIC)
+			cli_once(&seen, ch, longopts);
 		switch (ch) {
 		case 'c':
 			o->config = optarg;

@@ -117,6 +117,26 @@ cli_duration(const char *opt, const char *s, int64_t unit, int64_t min,
 }
 
 void
+cli_once(cli_seen_t *s, int ch, const struct option *longopts)
+{
+	const struct option *lo;
+
+	if (ch < 0 || ch >= CLI_OPT_MAX)
+		return;
+	for (lo = longopts; lo->name != NULL && lo->val != ch; lo++)
+		;
+	/* Not an option of the tool (':' or '?'), or one without a value. */
+	if (lo->name == NULL || lo->has_arg == no_argument)
+		return;
+	if (s->seen[ch]) {
+		if (ch < 256)
+			cli_misuse("-%c given twice", ch);
+		cli_misuse("--%s given twice", lo->name);
+	}
+	s->seen[ch] = 1;
+}
+
+void
 cli_help(void (*usage)(FILE *))
 {
 	usage(stdout);

@@ -93,6 +93,22 @@ void cli_stdout_error(int errnum);
  * long-only options, which count up from 256. */
 #define CLI_OPT_ZK_SESSION 0x1000
 
+/*
+ * An option that takes one value, given twice, is a usage error naming it
+ * ("-t given twice"), never a silent "the last one wins".  A main keeps a
+ * zeroed cli_seen_t through its getopt_long() loop and offers it every
+ * option it returns, except those the main takes as a list (klog-consume
+ * -p, klog-serve --topic, klog-retain -t).  Options without a value (-v,
+ * -J) may repeat: saying a thing twice changes nothing.  longopts names
+ * the long-only ones ("--batch given twice").
+ */
+#define CLI_OPT_MAX (CLI_OPT_ZK_SESSION + 1)
+typedef struct cli_seen {
+	unsigned char seen[CLI_OPT_MAX];
+} cli_seen_t;
+struct option;
+void cli_once(cli_seen_t *s, int ch, const struct option *longopts);
+
 typedef struct cli_where {
 	const char *brokers;
 	const char *zookeeper;     /* after cli_where_check(): NULL unless
