@@ -322,22 +322,27 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	klog_err_t err = { 0 };
 	int rc;
 
-	r->recno++;
 	if (o->json) {
-		if ((rc = klog_input_envelope(rec, len, &r->payload, &err)) <
+		/* A blank line is no record: the numbers in messages count
+		 * records, as klog-consume -J wrote them, not lines. */
+		if ((rc = klog_input_envelope(rec, len, &r->payload, &err)) ==
 		    0)
-			return bad_record(r, rc, err.msg);
-		if (rc == 0)
 			return 0;
+		r->recno++;
+		if (rc < 0)
+			return bad_record(r, rc, err.msg);
 		rec = r->payload.data;
 		len = r->payload.len;
-	} else if (o->keydelim.len > 0 && (hit = memmem(rec, len,
-	    o->keydelim.data, o->keydelim.len)) != NULL) {
-		key = rec;
-		keylen = (size_t)(hit - rec);
-		if (o->strip_key) {
-			rec = hit + o->keydelim.len;
-			len -= keylen + o->keydelim.len;
+	} else {
+		r->recno++;
+		if (o->keydelim.len > 0 && (hit = memmem(rec, len,
+		    o->keydelim.data, o->keydelim.len)) != NULL) {
+			key = rec;
+			keylen = (size_t)(hit - rec);
+			if (o->strip_key) {
+				rec = hit + o->keydelim.len;
+				len -= keylen + o->keydelim.len;
+			}
 		}
 	}
 	rc = klog_producer_send(r->p, rec, len, key, keylen);
