@@ -1,7 +1,8 @@
 # klog: one Makefile for the library, the tools, the tests and the docs.
 #   make            build lib/libklog.a and bin/*
 #   make check      install missing packages, build, run every test
-#   make run        start a standalone broker on its defaults
+#   make run        start a standalone broker on its defaults, or on
+#                   LISTEN=host:port with its data in DATA=dir
 #   make bench      benchmarks (never part of check)
 #   make soak       replication kill loop for SOAK_SECONDS (never part of check)
 #   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS)
@@ -124,8 +125,13 @@ lint:
 	@if command -v zsh >/dev/null; then zsh -n completions/_klog; fi
 	@out=$$(tests/layers.sh) || { echo "$$out"; exit 1; }
 
+# Empty: klog-serve's own defaults (127.0.0.1:9092, ./klog-data, or
+# $KLOG_DATA_DIR).
+LISTEN ?=
+DATA ?=
 run: all
-	@if [ -x bin/klog-serve ]; then exec bin/klog-serve; \
+	@if [ -x bin/klog-serve ]; then exec bin/klog-serve \
+	    $(if $(LISTEN),-l '$(LISTEN)') $(if $(DATA),-d '$(DATA)'); \
 	else echo "make run: klog-serve is not built yet"; exit 1; fi
 
 bench: all $(BENCH_BINS)

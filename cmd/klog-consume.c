@@ -21,6 +21,7 @@
 #include "klog/consumer.h"
 #include "klog/discovery.h"
 #include "klog/exit.h"
+#include "klog/json.h"
 #include "klog/log.h"
 #include "klog/member.h"
 #include "klog/offsetfile.h"
@@ -123,6 +124,8 @@ usage(FILE *f)
 	    "4M)\n"
 	    "  -L, --list             list topics, partitions, earliest and "
 	    "latest offsets\n"
+	    "                         (with -J: one JSON object per "
+	    "partition)\n"
 	    "  -m, --timeout TIME     connect and request timeout (default "
 	    "5s)\n"
 	    "      --retry-for TIME   give up reconnecting, or waiting for a "
@@ -194,12 +197,16 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
+	cli_seen_t seen = { { 0 } };
 	int ch, formats = 0, commit_given = 0;
 
 	/* Durations: a bare number is milliseconds (unit 1). */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
 	    longopts, NULL)) != -1) {
+		/* -p is a list: -p 0 -p 3 reads both. */
+		if (ch != 'p')
+			cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
 			continue;
 		switch (ch) {
@@ -245,8 +252,14 @@ parse_args(int argc, char **argv, opts_t *o)
 			if (o->nparts == MAX_PARTS)
 				cli_misuse("-p: at most %d partitions",
 				    MAX_PARTS);
-			o->parts[o->nparts++] = (int32_t)cli_number("-p",
+			o->parts[o->nparts] = (int32_t)cli_number("-p",
 			    optarg, 0, INT32_MAX);
+			/* The same partition twice would be read twice at
+			 * once, and never end. */
+			for (size_t i = 0; i < o->nparts; i++)
+				if (o->parts[i] == o->parts[o->nparts])
+					cli_misuse("-p %s given twice", optarg);
+			o->nparts++;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -504,16 +517,28 @@ consume_group(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* -L: one line per partition: topic, partition, earliest, latest. */
+/*
+ * -L: one line per partition: topic, partition, earliest, latest; with -J
+ * a JSON object per line, as every other -J output is.
+ */
 static int
 list_line(void *arg, const char *topic, int32_t index, int64_t lo, int64_t hi)
 {
+	run_t *r = arg;
 	char line[KLOG_TOPIC_MAX + 80];
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%" PRId64 "\n",
-	    topic, (int)index, lo, hi);
-	klog_buf_put(arg, line, (size_t)n);
+	if (!r->o->json) {
+		n = snprintf(line, sizeof(line), "%s\t%d\t%" PRId64 "\t%"
+		    PRId64 "\n", topic, (int)index, lo, hi);
+		klog_buf_put(&r->out, line, (size_t)n);
+		return 0;
+	}
+	klog_buf_put(&r->out, "{\"topic\":", 9);
+	klog_json_put_string(&r->out, topic, strlen(topic));
+	n = snprintf(line, sizeof(line), ",\"partition\":%d,\"earliest\":%"
+	    PRId64 ",\"latest\":%" PRId64 "}\n", (int)index, lo, hi);
+	klog_buf_put(&r->out, line, (size_t)n);
 	return 0;
 }
 
@@ -524,7 +549,7 @@ list(run_t *r)
 	int rc;
 
 	if ((rc = klog_consumer_list(r->d, r->o->topic,
-	    r->o->cc.connect_timeout_ms, list_line, &r->out, &err)) < 0) {
+	    r->o->cc.connect_timeout_ms, list_line, r, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}

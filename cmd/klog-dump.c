@@ -331,6 +331,7 @@ main(int argc, char **argv)
 	};
 	klog_dump_opts_t o;
 	state_t st;
+	cli_seen_t seen = { { 0 } };
 	int ch, rc;
 
 	cli_init(PROG);
@@ -342,6 +343,7 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":b:hJn:o:P:qsv", longopts,
 	    NULL)) != -1) {
+		cli_once(&seen, ch, longopts);
 		switch (ch) {
 		case 'b':
 			o.base = cli_number("-b", optarg, 0, INT64_MAX);

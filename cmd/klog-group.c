@@ -192,11 +192,13 @@ parse_opts(int argc, char **argv, opts_t *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
+	cli_seen_t seen = { { 0 } };
 	int ch;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":fg:hHJnt:T:Z:", longopts,
 	    NULL)) != -1) {
+		cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
 			continue;
 		switch (ch) {

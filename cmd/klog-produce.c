@@ -33,6 +33,7 @@ enum {
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
 	OPT_SOURCE_OFFSET_FILE,
+	OPT_STOP_ON_OVERSIZE,
 	OPT_STRIP_KEY,
 	OPT_VERSION,
 };
@@ -44,6 +45,7 @@ typedef struct opts {
 	klog_buf_t keydelim;       /* empty: no -K */
 	const char *source_file;   /* --source-offset-file */
 	int strip_key, json, verbose, quiet;
+	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
 static void
@@ -56,8 +58,9 @@ usage(FILE *f)
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
-	    "[--strip-key]\n"
-	    "                    [--source-offset-file file] -t topic\n"
+	    "[--stop-on-oversize]\n"
+	    "                    [--strip-key] [--source-offset-file file] "
+	    "-t topic\n"
 	    "Read records from stdin, one per line, and publish them to a "
 	    "topic.\n"
 	    "\n"
@@ -94,7 +97,12 @@ usage(FILE *f)
 	    "      --batch N          records per request (default 1000)\n"
 	    "      --linger TIME      longest wait for a batch to fill "
 	    "(default 5ms)\n"
-	    "      --max-message SIZE largest record (default 1000000)\n"
+	    "      --max-message SIZE largest record (default 1000000); a "
+	    "longer one is\n"
+	    "                         skipped with a warning, and the exit "
+	    "status is 1\n"
+	    "      --stop-on-oversize stop at the first record over "
+	    "--max-message instead\n"
 	    "      --retry-for TIME   give up reconnecting, or retrying a "
 	    "partition with no\n"
 	    "                         leader or too few replicas, after TIME "
@@ -151,6 +159,8 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
 		{ "source-offset-file", required_argument, NULL,
 		    OPT_SOURCE_OFFSET_FILE },
+		{ "stop-on-oversize", no_argument, NULL,
+		    OPT_STOP_ON_OVERSIZE },
 		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
@@ -161,11 +171,13 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
+	cli_seen_t seen = { { 0 } };
 	int ch;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vZ:z:",
 	    longopts, NULL)) != -1) {
+		cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
 			continue;
 		switch (ch) {
@@ -239,6 +251,9 @@ parse_args(int argc, char **argv, opts_t *o)
 			o->pc.retry_for_ms = duration("--retry-for", optarg,
 			    INT32_MAX);
 			break;
+		case OPT_STOP_ON_OVERSIZE:
+			o->stop_on_oversize = 1;
+			break;
 		case OPT_STRIP_KEY:
 			o->strip_key = 1;
 			break;
@@ -285,6 +300,7 @@ typedef struct run {
 	uint64_t sent;             /* records queued: the producer's numbers */
 	int done_failed;           /* the bookmark could not take a request */
 	int save_failed;           /* said once; no more saves */
+	uint64_t oversized;        /* records skipped as too long */
 	int status;                /* exit status decided so far */
 } run_t;
 
@@ -297,6 +313,29 @@ bad_record(run_t *r, int rc, const char *why)
 	return -1;
 }
 
+/*
+ * Record recno is over --max-message: a shipper fed by tail -F must not
+ * lose every record after one long line, so it is skipped with a warning
+ * and the run ends 1 (OpenBSD's habit), unless --stop-on-oversize makes it
+ * the end.  <0 stops reading.  The broker's own limit cannot be learnt
+ * (METADATA does not carry it), so the message names both settings.
+ */
+static int
+oversized(run_t *r)
+{
+	const int stop = r->o->stop_on_oversize;
+
+	fprintf(stderr, PROG ": record %" PRIu64 ": over the maximum message "
+	    "size of %zu bytes (--max-message here, --max-message-bytes on "
+	    "the broker); %s\n", r->recno, r->o->pc.max_message,
+	    stop ? "not sent" : "skipped");
+	r->oversized++;
+	if (!stop)
+		return 0;
+	r->status = KLOG_EXIT_FAIL;
+	return -1;
+}
+
 /* Publish one record cut from stdin; <0 stops reading. */
 static int
 record(run_t *r, const uint8_t *rec, size_t len)
@@ -305,25 +344,29 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	const uint8_t *key = NULL, *hit;
 	size_t keylen = 0;
 	klog_err_t err = { 0 };
-	char why[128];
 	int rc;
 
-	r->recno++;
 	if (o->json) {
+		/* A blank line is no record: the numbers in messages count
+		 * records, as klog-consume -J wrote them, not lines. */
 		if ((rc = klog_input_envelope_source(rec, len, &r->payload,
-		    r->bm ? &r->src : NULL, &err)) < 0)
-			return bad_record(r, rc, err.msg);
-		if (rc == 0)
+		    r->bm ? &r->src : NULL, &err)) == 0)
 			return 0;
+		r->recno++;
+		if (rc < 0)
+			return bad_record(r, rc, err.msg);
 		rec = r->payload.data;
 		len = r->payload.len;
-	} else if (o->keydelim.len > 0 && (hit = memmem(rec, len,
-	    o->keydelim.data, o->keydelim.len)) != NULL) {
-		key = rec;
-		keylen = (size_t)(hit - rec);
-		if (o->strip_key) {
-			rec = hit + o->keydelim.len;
-			len -= keylen + o->keydelim.len;
+	} else {
+		r->recno++;
+		if (o->keydelim.len > 0 && (hit = memmem(rec, len,
+		    o->keydelim.data, o->keydelim.len)) != NULL) {
+			key = rec;
+			keylen = (size_t)(hit - rec);
+			if (o->strip_key) {
+				rec = hit + o->keydelim.len;
+				len -= keylen + o->keydelim.len;
+			}
 		}
 	}
 	/* Noted first, so that a record of a second topic is not sent; a
@@ -332,11 +375,8 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	    r->src.topic, r->src.partition, r->src.next_offset, &err)) < 0)
 		return bad_record(r, rc, err.msg);
 	rc = klog_producer_send(r->p, rec, len, key, keylen);
-	if (rc == -KLOG_ETOOBIG) {
-		snprintf(why, sizeof(why), "over the maximum message size "
-		    "of %zu bytes; not sent", o->pc.max_message);
-		return bad_record(r, rc, why);
-	}
+	if (rc == -KLOG_ETOOBIG)
+		return oversized(r);
 	if (rc < 0)
 		return bad_record(r, rc, klog_strerror(rc));
 	r->sent++;
@@ -351,15 +391,16 @@ drain_input(run_t *r)
 	size_t len;
 	int rc;
 
-	while ((rc = klog_input_next(&r->in, &rec, &len)) == 1)
-		if (record(r, rec, len) < 0)
+	/* A record too long for the input buffer is dropped there as it
+	 * streams in, without ever being held whole. */
+	while ((rc = klog_input_next(&r->in, &rec, &len)) != 0) {
+		if (rc == -KLOG_ETOOBIG) {
+			r->recno++;
+			if (oversized(r) < 0)
+				return -1;
+		} else if (record(r, rec, len) < 0) {
 			return -1;
-	if (rc == -KLOG_ETOOBIG) {
-		fprintf(stderr, PROG ": record %" PRIu64 ": over the maximum "
-		    "message size of %zu bytes; not sent\n", r->recno + 1,
-		    r->o->pc.max_message);
-		r->status = KLOG_EXIT_FAIL;
-		return -1;
+		}
 	}
 	return 0;
 }
@@ -479,6 +520,14 @@ report(const run_t *r, int64_t start_ms)
 	if (missing > 0)
 		fprintf(stderr, PROG ": %" PRIu64 " of %" PRIu64 " records %s,"
 		    " %" PRIu64 " not\n", st.acked, st.records, verb, missing);
+	if (st.too_large > 0)
+		fprintf(stderr, PROG ": a record was over the broker's "
+		    "--max-message-bytes, which is below this producer's "
+		    "--max-message of %zu bytes\n", r->o->pc.max_message);
+	if (r->oversized > 0 && !r->o->stop_on_oversize)
+		fprintf(stderr, PROG ": %" PRIu64 " record%s over %zu bytes "
+		    "skipped\n", r->oversized, r->oversized == 1 ? "" : "s",
+		    r->o->pc.max_message);
 }
 
 /* Flush and wait for every acknowledgement, following the cluster. */
@@ -582,6 +631,8 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 	report(&r, start_ms);
 	status = r.status;
+	if (status == 0 && r.oversized > 0)
+		status = KLOG_EXIT_FAIL;
 	if (status == 0 && rc < 0)
 		status = klog_exit_for(rc);
 	if (status == 0 && !klog_producer_done(r.p))

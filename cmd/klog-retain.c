@@ -255,6 +255,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env;
+	cli_seen_t seen = { { 0 } };
 	state_t st;
 	int ch;
 
@@ -274,6 +275,9 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":d:hnqt:vw:", longopts,
 	    NULL)) != -1) {
+		/* -t is a list: -t a -t b keeps both topics. */
+		if (ch != 't')
+			cli_once(&seen, ch, longopts);
 		switch (ch) {
 		case 'd':
 			st.data_dir = optarg;

@@ -503,11 +503,15 @@ static void
 parse_args(opts_t *o, int argc, char **argv)
 {
 	char what[64];
+	cli_seen_t seen = { { 0 } };
 	int ch, li = -1;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":c:d:hl:qvZ:", longopts,
 	    &li)) != -1) {
+		/* --topic is a list: each one is created. */
+		if (ch != OPT_TOPIC)
+			cli_once(&seen, ch, longopts);
 		switch (ch) {
 		case 'c':
 			o->config = optarg;
@@ -559,7 +563,12 @@ on_signal(int sig)
 		klog_broker_stop(b);
 }
 
-/* SA_RESETHAND: a second ^C ends the process at once. */
+/*
+ * SA_RESETHAND: a second ^C ends the process at once.  SIGHUP (a closed
+ * terminal) is a clean stop too, not a reload: re-reading only part of
+ * the configuration would surprise more than a stop, and dying on it
+ * would cost the next start a recovery of every partition.
+ */
 static void
 catch_signals(void)
 {
@@ -571,6 +580,7 @@ catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* A write past RLIMIT_FSIZE then fails with EFBIG, which the log
 	 * undoes and reports as DISK_FULL, instead of ending the broker. */

@@ -167,9 +167,9 @@ _klog_produce()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-h --help -J --json -K --key-delimiter --linger -m --timeout
-		--max-message -p --partition -q --quiet --retry-for --strip-key
-		--source-offset-file -t --topic -v --verbose --version
-		-z --compression
+		--max-message -p --partition -q --quiet --retry-for
+		--stop-on-oversize --strip-key --source-offset-file
+		-t --topic -v --verbose --version -z --compression
 		-Z --zookeeper --zk-session-timeout'
 
 	COMPREPLY=()

@@ -106,26 +106,73 @@ take(klog_input_t *in, size_t len, size_t skip, const uint8_t **rec,
 	return 1;
 }
 
+/* The next delimiter at or after the resume point, or NULL. */
+static const uint8_t *
+find_delim(const klog_input_t *in)
+{
+	size_t from = in->scan > in->start ? in->scan : in->start;
+
+	if (in->dlen == 1)
+		return memchr(in->buf + from, in->delim[0], in->end - from);
+	return memmem(in->buf + from, in->end - from, in->delim, in->dlen);
+}
+
+/*
+ * Drop what is buffered of a record too long to keep, except the last
+ * dlen-1 bytes, which may be the start of its delimiter.
+ */
+static void
+discard(klog_input_t *in)
+{
+	size_t pending = in->end - in->start;
+	size_t keep = pending < in->dlen - 1 ? pending : in->dlen - 1;
+
+	in->start = in->scan = in->end - keep;
+}
+
 int
 klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len)
 {
-	size_t from = in->scan > in->start ? in->scan : in->start;
-	size_t pending = in->end - in->start, keep;
 	const uint8_t *hit;
+	size_t pending, keep;
+	int rc;
 
-	if (in->dlen == 1)
-		hit = memchr(in->buf + from, in->delim[0], in->end - from);
-	else
-		hit = memmem(in->buf + from, in->end - from, in->delim,
-		    in->dlen);
-	if (hit != NULL)
-		return take(in, (size_t)(hit - (in->buf + in->start)),
-		    in->dlen, rec, len);
-	if (in->eof)
-		return pending > 0 ? take(in, pending, 0, rec, len) : 0;
+	/* The rest of a record already reported too long: drop up to its
+	 * delimiter, then go on with the record after it. */
+	while (in->skipping) {
+		if ((hit = find_delim(in)) != NULL) {
+			in->start = in->scan = (size_t)(hit - in->buf) +
+			    in->dlen;
+			in->skipping = 0;
+		} else if (in->eof) {
+			in->start = in->scan = in->end;
+			in->skipping = 0;
+		} else {
+			discard(in);
+			return 0;
+		}
+	}
+	pending = in->end - in->start;
+	if ((hit = find_delim(in)) != NULL) {
+		if ((rc = take(in, (size_t)(hit - (in->buf + in->start)),
+		    in->dlen, rec, len)) < 0)
+			in->start = in->scan = (size_t)(hit - in->buf) +
+			    in->dlen;
+		return rc;
+	}
+	if (in->eof) {
+		if (pending == 0)
+			return 0;
+		if ((rc = take(in, pending, 0, rec, len)) < 0)
+			in->start = in->scan = in->end;
+		return rc;
+	}
 	/* Even a delimiter arriving next would end a record too long. */
-	if (pending >= in->max_record + in->dlen)
+	if (pending >= in->max_record + in->dlen) {
+		in->skipping = 1;
+		discard(in);
 		return -KLOG_ETOOBIG;
+	}
 	/* The last dlen-1 bytes may be the start of a delimiter. */
 	keep = pending < in->dlen - 1 ? pending : in->dlen - 1;
 	in->scan = in->end - keep;

@@ -288,6 +288,8 @@ complete(klog_producer_t *p, struct link *l, int16_t error)
 		    error == KLOG_WIRE_NONE);
 	if (error != KLOG_WIRE_NONE) {
 		p->st.failed += r->records;
+		if (error == KLOG_WIRE_MESSAGE_TOO_LARGE)
+			p->st.too_large += r->records;
 		if (p->error[0] == '\0')
 			snprintf(p->error, sizeof(p->error),
 			    "topic \"%s\" partition %d: %s", p->topic,

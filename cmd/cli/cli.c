@@ -3,12 +3,14 @@
  * of state: set once by main before anything can go wrong.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "klog/exit.h"
@@ -18,10 +20,35 @@
 static const char *prog = "klog";
 static volatile sig_atomic_t stopped;
 
+/*
+ * A descriptor 0, 1 or 2 that is closed would be taken by the next open or
+ * socket, and stdout's records would go to a broker, stdin would read a
+ * socket.  Hold each closed one with /dev/null opened the other way round
+ * (stdin write-only, stdout and stderr read-only), so that using it still
+ * fails, with EBADF, as the closed descriptor would have.
+ */
+static void
+hold_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (nfd < 0)
+			exit(KLOG_EXIT_IOERR);
+		/* The lowest free descriptor is fd itself. */
+		if (nfd != fd)
+			exit(KLOG_EXIT_IOERR);
+	}
+}
+
 void
 cli_init(const char *name)
 {
 	prog = name;
+	hold_std_fds();
 }
 
 const char *
@@ -90,6 +117,26 @@ cli_duration(const char *opt, const char *s, int64_t unit, int64_t min,
 }
 
 void
+cli_once(cli_seen_t *s, int ch, const struct option *longopts)
+{
+	const struct option *lo;
+
+	if (ch < 0 || ch >= CLI_OPT_MAX)
+		return;
+	for (lo = longopts; lo->name != NULL && lo->val != ch; lo++)
+		;
+	/* Not an option of the tool (':' or '?'), or one without a value. */
+	if (lo->name == NULL || lo->has_arg == no_argument)
+		return;
+	if (s->seen[ch]) {
+		if (ch < 256)
+			cli_misuse("-%c given twice", ch);
+		cli_misuse("--%s given twice", lo->name);
+	}
+	s->seen[ch] = 1;
+}
+
+void
 cli_help(void (*usage)(FILE *))
 {
 	usage(stdout);
@@ -121,6 +168,7 @@ cli_catch_stop(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 int

@@ -21,7 +21,14 @@
 
 #define CLI_VERSION "0.1.0"
 
-/* Name the program for every message below; prog must outlive the run. */
+/*
+ * Name the program for every message below; prog must outlive the run.
+ * Also makes sure descriptors 0, 1 and 2 are open before the main opens
+ * anything, so none of its files or sockets becomes stdin or stdout; one
+ * that was closed is /dev/null opened for the wrong direction, and the
+ * tool's first read or write of it fails with EBADF (exit 74).  Without
+ * /dev/null the tool exits 74 at once.
+ */
 void cli_init(const char *prog);
 const char *cli_prog(void);
 
@@ -53,9 +60,11 @@ void cli_help(void (*usage)(FILE *)) __attribute__((noreturn));
 void cli_version(void) __attribute__((noreturn));
 
 /*
- * Catch SIGINT and SIGTERM once: the first one makes cli_stopped() true,
- * for the main to end its run cleanly (drain, commit, save); the second
- * one kills, since the handler resets itself.
+ * Catch SIGINT, SIGTERM and SIGHUP once: the first one makes cli_stopped()
+ * true, for the main to end its run cleanly (drain, commit, save); the
+ * second one kills, since the handler resets itself.  A hangup (the
+ * terminal or ssh session gone) is a stop like ^C, so a consumer still
+ * commits and saves what it wrote.
  */
 void cli_catch_stop(void);
 int cli_stopped(void);
@@ -83,6 +92,22 @@ void cli_stdout_error(int errnum);
 /* getopt_long()'s value for --zk-session-timeout: above every main's own
  * long-only options, which count up from 256. */
 #define CLI_OPT_ZK_SESSION 0x1000
+
+/*
+ * An option that takes one value, given twice, is a usage error naming it
+ * ("-t given twice"), never a silent "the last one wins".  A main keeps a
+ * zeroed cli_seen_t through its getopt_long() loop and offers it every
+ * option it returns, except those the main takes as a list (klog-consume
+ * -p, klog-serve --topic, klog-retain -t).  Options without a value (-v,
+ * -J) may repeat: saying a thing twice changes nothing.  longopts names
+ * the long-only ones ("--batch given twice").
+ */
+#define CLI_OPT_MAX (CLI_OPT_ZK_SESSION + 1)
+typedef struct cli_seen {
+	unsigned char seen[CLI_OPT_MAX];
+} cli_seen_t;
+struct option;
+void cli_once(cli_seen_t *s, int ch, const struct option *longopts);
 
 typedef struct cli_where {
 	const char *brokers;

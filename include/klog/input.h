@@ -28,6 +28,7 @@ typedef struct klog_input {
 	size_t dlen;
 	size_t max_record;
 	int eof;
+	int skipping;          /* inside a record too long, reported */
 } klog_input_t;
 
 #define KLOG_INPUT_DELIM_MAX 64
@@ -56,8 +57,10 @@ void klog_input_set_eof(klog_input_t *in);
 /*
  * The next complete record: 1 with a view *rec of *len bytes (valid until
  * the next fill or feed); 0 if no complete record is buffered (fill again;
- * after EOF it means the input is finished); -KLOG_ETOOBIG if the next
- * record is longer than max_record (the input cannot go on).
+ * after EOF it means the input is finished); -KLOG_ETOOBIG once for a
+ * record longer than max_record, which is dropped: its bytes are thrown
+ * away as they come, up to its delimiter, without ever being held whole,
+ * and the calls after go on with the record after it.
  */
 int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
 

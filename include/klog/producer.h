@@ -92,6 +92,8 @@ typedef struct klog_producer_stats {
 	uint64_t records;       /* accepted by klog_producer_send() */
 	uint64_t acked;         /* acknowledged (acks 0: written) */
 	uint64_t failed;        /* refused by the broker */
+	uint64_t too_large;     /* of those, in requests refused for a
+	                           record over the broker's limit */
 	uint64_t bytes;         /* payload bytes acknowledged */
 	uint64_t requests;      /* requests acknowledged (acks 0: written) */
 	uint64_t resent;        /* requests sent again after a reconnect */

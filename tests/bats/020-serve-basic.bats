@@ -255,3 +255,39 @@ Try 'klog-serve -h'" ]
 	klog-consume -t big -o beginning -e >"$TMP/out"
 	cmp "$TMP/out" <(seq -f 'line-%07g' 1 200000)
 }
+
+@test "serve: SIGHUP stops as cleanly as SIGTERM: exit 0, the marker, no recovery" {
+	serve
+	seq 1 5 | klog-produce -t hup
+	kill -HUP "$SERVE_PID"
+	serve_rc=0
+	wait "$SERVE_PID" || serve_rc=$?
+	[ "$serve_rc" -eq 0 ]
+	[ -e "$TMP/data/.klog_cleanshutdown" ]
+	grep -q '^klog-serve: info: clean shutdown$' "$TMP/serve.log"
+	serve
+	! grep -q 'no clean-shutdown marker' "$TMP/serve.log"
+	run -0 klog-consume -t hup -o beginning -e
+	[ "$output" = "$(seq 1 5)" ]
+}
+
+@test "serve: make run takes LISTEN=host:port and DATA=dir" {
+	local port mpid spid
+	port=$(free_port)
+	make -s -C "$KLOG_ROOT" run LISTEN="127.0.0.1:$port" \
+		DATA="$TMP/run-data" >/dev/null 2>>"$TMP/serve.log" &
+	mpid=$!
+	PIDS+=("$mpid")
+	wait_port "$port" 60 || { cat "$TMP/serve.log" >&2; false; }
+	# The recipe execs klog-serve: make's one child.
+	spid=$(ps -o pid= --ppid "$mpid" | tr -d ' ')
+	[ -n "$spid" ]
+	PIDS+=("$spid")
+	seq 1 3 | klog-produce -b "127.0.0.1:$port" -t mr -a all
+	[ -d "$TMP/run-data/mr-0" ]
+	run -0 klog-consume -b "127.0.0.1:$port" -t mr -o beginning -e
+	[ "$output" = "$(seq 1 3)" ]
+	kill -TERM "$spid"
+	wait "$mpid"
+	[ -e "$TMP/run-data/.klog_cleanshutdown" ]
+}

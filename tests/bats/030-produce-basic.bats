@@ -109,16 +109,53 @@ Try 'klog-produce -h'" ]
 	cmp "$TMP/want" <(consume_all n -D '\0')
 }
 
-@test "produce: a record over --max-message: earlier ones sent, exit 1 naming it" {
+@test "produce: a record over --max-message is skipped with a warning; the rest go, exit 1" {
 	start_broker
 	{ echo small; echo second; head -c 2000 /dev/zero | tr '\0' x; echo;
 		echo after; } >"$TMP/in"
 	run -1 --separate-stderr klog-produce -t t --max-message 1000 -a all \
 		<"$TMP/in"
-	[[ "$stderr" == *"klog-produce: record 3: over the maximum message size of 1000 bytes; not sent"* ]]
+	[ "$stderr" = "klog-produce: record 3: over the maximum message size of 1000 bytes (--max-message here, --max-message-bytes on the broker); skipped
+klog-produce: 1 record over 1000 bytes skipped" ]
 	run -0 consume_all t
 	[ "$output" = "small
-second" ]
+second
+after" ]
+}
+
+@test "produce: --stop-on-oversize ends at the first record too long, exit 1" {
+	start_broker
+	{ echo small; head -c 2000 /dev/zero | tr '\0' x; echo;
+		echo after; } >"$TMP/in"
+	run -1 --separate-stderr klog-produce -t t --max-message 1000 -a all \
+		--stop-on-oversize <"$TMP/in"
+	[ "$stderr" = "klog-produce: record 2: over the maximum message size of 1000 bytes (--max-message here, --max-message-bytes on the broker); not sent" ]
+	run -0 consume_all t
+	[ "$output" = "small" ]
+}
+
+@test "produce: a line longer than the input buffer streams past; -J too" {
+	start_broker
+	# 9 MB without a newline is more than the input holds: it is
+	# dropped as it comes, and the records after it still go.
+	{ echo first; head -c 9000000 /dev/zero | tr '\0' z; echo;
+		echo last; } >"$TMP/in"
+	run -1 --separate-stderr klog-produce -t t --max-message 1000 -a all \
+		<"$TMP/in"
+	[ "${stderr_lines[0]}" = "klog-produce: record 2: over the maximum message size of 1000 bytes (--max-message here, --max-message-bytes on the broker); skipped" ]
+	run -0 consume_all t
+	[ "$output" = "first
+last" ]
+	# -J: the decoded payload is what is measured.
+	{ echo '{"payload":"j1"}'
+		printf '{"payload":"%s"}\n' "$(head -c 1500 /dev/zero | tr '\0' q)"
+		echo '{"payload":"j3"}'; } >"$TMP/in.json"
+	run -1 --separate-stderr klog-produce -t j -J --max-message 1000 \
+		-a all <"$TMP/in.json"
+	[ "${stderr_lines[0]}" = "klog-produce: record 2: over the maximum message size of 1000 bytes (--max-message here, --max-message-bytes on the broker); skipped" ]
+	run -0 consume_all j
+	[ "$output" = "j1
+j3" ]
 }
 
 @test "produce: acks all and acks 0 both deliver; -v counts" {
@@ -151,6 +188,7 @@ second" ]
 	run -1 --separate-stderr klog-produce -t t <"$TMP/in"
 	[ "${stderr_lines[0]}" = 'klog-produce: topic "t" partition 0: MESSAGE_TOO_LARGE' ]
 	[ "${stderr_lines[1]}" = 'klog-produce: 0 of 2 records acknowledged, 2 not' ]
+	[ "${stderr_lines[2]}" = "klog-produce: a record was over the broker's --max-message-bytes, which is below this producer's --max-message of 1000000 bytes" ]
 	run -0 klog-consume -t t -o beginning -e
 	[ "$output" = "ok" ]
 }

@@ -140,6 +140,21 @@ Try 'klog-consume -h'" ]
 	run -1 klog-consume -L -t gamma
 }
 
+@test "consume: -L -J writes one JSON object per partition, not the TSV" {
+	start_broker
+	seq 1 10 | klog-produce -t alpha -a all
+	echo x | klog-produce -t beta -a all
+	run -0 klog-consume -L -J -t beta
+	[ "$output" = '{"topic":"beta","partition":0,"earliest":0,"latest":10}' ]
+	run -0 klog-consume -L -J
+	[ "${#lines[@]}" -eq 2 ]
+	printf '%s\n' "$output" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert {r["topic"] for r in rows} == {"alpha", "beta"}, rows
+assert all(set(r) == {"topic", "partition", "earliest", "latest"} for r in rows)'
+}
+
 @test "consume: | head -1 ends quietly" {
 	start_broker
 	seq 1 200000 | klog-produce -t h -a all

@@ -133,3 +133,17 @@ trickle() {
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "klog-consume: /proc/self/klog-offsets"* ]]
 }
+
+@test "offset file: SIGHUP is a clean stop too: exit 0, the file saved, resume" {
+	start_broker
+	seq 1 100 | klog-produce -t h
+	klog-consume -t h --offset-file "$TMP/off" >"$TMP/out1" &
+	local cons=$!
+	PIDS+=("$cons")
+	wait_lines "$TMP/out1" 100 10
+	kill -HUP "$cons"
+	wait "$cons"	# exit status 0 after a hangup; it used to die of it
+	seq 101 110 | klog-produce -t h
+	run -0 klog-consume -t h --offset-file "$TMP/off" -e
+	[ "$output" = "$(seq 101 110)" ]
+}

@@ -333,6 +333,9 @@ readme_blocks() {
 	run_script "$TMP/readme.sh" 150
 	# What the tour says happened did.
 	grep -qx intact "$TMP/readme.sh.out"
+	# The offset arithmetic the tour shows holds for every message.
+	grep -qx true "$TMP/readme.sh.out"
+	! grep -qx false "$TMP/readme.sh.out"
 	[ "$(klog-consume -t nginx -o beginning -e | wc -l)" -eq 1001 ]
 	[ -s tour/nginx.offset ]
 	[ "$(cat tour/member-*.out | sort -u | wc -l)" -eq 1000 ]

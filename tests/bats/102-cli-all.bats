@@ -98,3 +98,52 @@ expect_misuse() {
 	expect_misuse "klog-group: extra: unexpected argument" klog-group list extra
 	expect_misuse "klog-group: frob: unknown command" klog-group frob
 }
+
+@test "cli: a closed stdin or stdout is never a socket: the tool fails with 74" {
+	start_broker
+	seq 1 3 | klog-produce -t fds
+	# Before, the consumer's socket took fd 1 and the records went to
+	# the broker, exit 0; the producer read its own socket and hung.
+	run -74 --separate-stderr bash -c 'klog-consume -t fds -o beginning -e >&-'
+	[ "$stderr" = "klog-consume: stdout: Bad file descriptor" ]
+	run -74 --separate-stderr timeout 10 bash -c 'klog-produce -t fds <&-'
+	[ "$stderr" = "klog-produce: stdin: read: Bad file descriptor" ]
+	# A closed stderr: the data still flows, nothing is lost on stdout.
+	run -0 --separate-stderr bash -c 'klog-consume -t fds -o beginning -e 2>&-'
+	[ "$output" = "$(seq 1 3)" ]
+	! grep -q 'over the limit' "$TMP/broker.log"
+	run -0 klog-consume -t fds -o beginning -e
+	[ "$output" = "$(seq 1 3)" ]
+}
+
+@test "cli: a single-valued option given twice is an error naming it; lists may repeat" {
+	# Before, the last one won silently: -t a -t b published to b.
+	expect_misuse "klog-produce: -t given twice" klog-produce -t a -t b
+	expect_misuse "klog-produce: -t given twice" klog-produce -t a --topic b
+	expect_misuse "klog-produce: --batch given twice" \
+		klog-produce -t a --batch 1 --batch=2
+	expect_misuse "klog-produce: -b given twice" klog-produce -t a -b h:1 -b h:2
+	expect_misuse "klog-produce: --zk-session-timeout given twice" \
+		klog-produce -t a --zk-session-timeout 1s --zk-session-timeout 2s
+	expect_misuse "klog-consume: -o given twice" klog-consume -t a -o 0 -o 5
+	expect_misuse "klog-serve: -d given twice" klog-serve -d "$TMP/a" -d "$TMP/b"
+	expect_misuse "klog-serve: --segment-bytes given twice" \
+		klog-serve --segment-bytes 1M --segment-bytes 2M
+	expect_misuse "klog-dump: -n given twice" klog-dump -n 1 -n 2 f
+	expect_misuse "klog-retain: --max-age given twice" \
+		klog-retain --max-age 1d --max-age 2d
+	expect_misuse "klog-group: -g given twice" klog-group -g a -g b list
+	[ ! -e "$TMP/a" ] && [ ! -e "$TMP/b" ]
+	# Flags without a value may repeat; lists are lists.
+	start_broker
+	seq 1 3 | klog-produce -t rep -a all -q -q
+	run -0 klog-consume -t rep -p 0 -o beginning -e
+	[ "$output" = "$(seq 1 3)" ]
+	# A partition listed twice was read twice at once and never ended.
+	run -64 --separate-stderr timeout 10 \
+		klog-consume -t rep -p 0 -p 0 -o beginning -e
+	[ "${stderr_lines[0]}" = "klog-consume: -p 0 given twice" ]
+	run -1 --separate-stderr klog-retain -d "$BROKER_DATA" -t rep -t other \
+		--max-age 1d -n
+	[[ "$stderr" == *'topic "other": no such topic'* ]]
+}

@@ -144,6 +144,87 @@ test_too_long(void **state)
 	assert_int_equal(c.records, 0);
 }
 
+/*
+ * Feed data in chunks, taking records and counting the ones too long,
+ * which are dropped while the records around them still come.
+ */
+static cut_t
+split_skipping(const char *delim, size_t dlen, const void *data, size_t n,
+    size_t chunk, int *skipped)
+{
+	klog_input_t in;
+	cut_t c;
+
+	memset(&c, 0, sizeof(c));
+	*skipped = 0;
+	assert_int_equal(klog_input_init(&in, delim, dlen, MAXREC), 0);
+	for (size_t off = 0; off < n + chunk; off += chunk) {
+		size_t k = n - off < chunk ? n - off : chunk;
+
+		if (off >= n)
+			klog_input_set_eof(&in);
+		else
+			assert_int_equal(klog_input_feed(&in,
+			    (const char *)data + off, k), 0);
+		for (take_all(&in, &c); c.rc == -KLOG_ETOOBIG;
+		    take_all(&in, &c))
+			(*skipped)++;
+		assert_int_equal(c.rc, 0);
+	}
+	c.joined[c.njoined] = '\0';
+	klog_input_free(&in);
+	return c;
+}
+
+/* A record too long is reported once and skipped, whole or streaming. */
+static void
+test_too_long_skipped(void **state)
+{
+	/* Far longer than the 4 MiB buffer: it is never held whole. */
+	size_t huge = (9u << 20), n;
+	char *data = malloc(huge + 64);
+	static const size_t chunks[] = { 1, 7, MAXREC + 3, 1u << 20 };
+	cut_t c;
+	int skipped;
+
+	(void)state;
+	assert_non_null(data);
+	/* "a", MAXREC+1 x's, "b", then a record too long at EOF. */
+	n = 0;
+	data[n++] = 'a';
+	data[n++] = '\n';
+	memset(data + n, 'x', MAXREC + 1);
+	n += MAXREC + 1;
+	memcpy(data + n, "\nb\n", 3);
+	n += 3;
+	memset(data + n, 'y', MAXREC + 5);
+	n += MAXREC + 5;
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		c = split_skipping("\n", 1, data, n, chunks[i], &skipped);
+		assert_string_equal(c.joined, "a|b|");
+		assert_int_equal(skipped, 2);
+	}
+	/* A multi-byte delimiter split around the end of the long record. */
+	n = 0;
+	memset(data + n, 'x', MAXREC + 10);
+	n += MAXREC + 10;
+	memcpy(data + n, "::ok::", 6);
+	n += 6;
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		c = split_skipping("::", 2, data, n, chunks[i], &skipped);
+		assert_string_equal(c.joined, "ok|");
+		assert_int_equal(skipped, 1);
+	}
+	/* One line of 9 MiB between two short ones. */
+	memcpy(data, "first\n", 6);
+	memset(data + 6, 'z', huge);
+	memcpy(data + 6 + huge, "\nlast", 5);
+	c = split_skipping("\n", 1, data, huge + 11, 1u << 20, &skipped);
+	assert_string_equal(c.joined, "first|last|");
+	assert_int_equal(skipped, 1);
+	free(data);
+}
+
 /* Many records through a real descriptor, across buffer refills. */
 static void
 test_fill_from_pipe(void **state)
@@ -332,6 +413,7 @@ main(void)
 		cmocka_unit_test(test_multibyte),
 		cmocka_unit_test(test_nul),
 		cmocka_unit_test(test_too_long),
+		cmocka_unit_test(test_too_long_skipped),
 		cmocka_unit_test(test_fill_from_pipe),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_envelope_source),
