@@ -140,14 +140,18 @@ void
 cli_help(void (*usage)(FILE *))
 {
 	usage(stdout);
-	exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR : KLOG_EXIT_OK);
+	/* A text longer than the buffer fails in the middle: the error
+	 * flag says so even when the final flush has nothing left. */
+	exit(fflush(stdout) == EOF || ferror(stdout) ? KLOG_EXIT_IOERR :
+	    KLOG_EXIT_OK);
 }
 
 void
 cli_version(void)
 {
 	printf("%s " CLI_VERSION "\n", prog);
-	exit(fflush(stdout) == EOF ? KLOG_EXIT_IOERR : KLOG_EXIT_OK);
+	exit(fflush(stdout) == EOF || ferror(stdout) ? KLOG_EXIT_IOERR :
+	    KLOG_EXIT_OK);
 }
 
 static void
