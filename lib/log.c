@@ -532,15 +532,11 @@ unflushed_segs(klog_log_t *log, klog_segment_t ***out, size_t *n)
 static int
 sync_segs(klog_log_t *log, klog_segment_t **segs, size_t n, klog_err_t *err)
 {
-	char path[PATH_MAX];
+	int r;
 
-	for (size_t i = 0; i < n; i++) {
-		if (fsync(segs[i]->ent.fd) == 0)
-			continue;
-		seg_path(log, segs[i]->base, segs[i]->kafka, path,
-		    sizeof(path));
-		return klog_err_sys(err, "fsync", path);
-	}
+	for (size_t i = 0; i < n; i++)
+		if ((r = klog_segment_sync(segs[i], log->dir, err)) < 0)
+			return r;
 	return 0;
 }
 
