@@ -130,3 +130,17 @@ teardown() {
 	run klog-group -b "127.0.0.1:$(free_port)" delete-topic -t x
 	[ "$status" -eq 69 ]
 }
+
+@test "topic admin: klog-group(1)'s -b examples run" {
+	start_broker
+	local b=$KLOG_BROKERS
+	run klog-group -b "$b" create-topic -t clicks --partitions 3
+	[ "$status" -eq 0 ]
+	run klog-group -b "$b" alter-topic -t clicks --partitions 6
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "$(printf 'clicks\t6')" ]
+	[ -d "$BROKER_DATA/clicks-5" ]
+	run klog-group -b "$b" delete-topic -t clicks
+	[ "$status" -eq 0 ]
+	[ ! -e "$BROKER_DATA/clicks-0" ] && [ ! -e "$BROKER_DATA/clicks-5" ]
+}
