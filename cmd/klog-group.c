@@ -1157,9 +1157,10 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 
 /* ---- a broker's own topics (-b) ---- */
 
-/* A broker's refusal in words, for the topic and the command. */
+/* A broker's refusal in words, for the command's topic and count
+ * (asked), now what the topic has. */
 static int
-admin_refused(const char *cmd, const char *topic, int16_t error,
+admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
     int32_t now, klog_err_t *err)
 {
 	switch (error) {
@@ -1170,13 +1171,13 @@ admin_refused(const char *cmd, const char *topic, int16_t error,
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" "
 		    "exists already (alter-topic adds partitions)", cmd, topic);
 	case KLOG_WIRE_INVALID_PARTITIONS:
-		if (now > 0)
+		if (asked < now)
 			return klog_err_set(err, -KLOG_EBROKER, "%s: topic "
 			    "\"%s\" has %d partitions: partitions are added, "
 			    "never removed", cmd, topic, (int)now);
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
 		    "more partitions than the broker allows "
-		    "(klog-serve --max-partitions)", cmd, topic);
+		    "(1024 a topic)", cmd, topic);
 	case KLOG_WIRE_TOPIC_REPLICATED:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" is "
 		    "replicated: its partitions are ZooKeeper's (-Z), and "
@@ -1218,7 +1219,8 @@ cmd_broker_topic(const char *cmd, const opts_t *o, klog_buf_t *b,
 	if (rc < 0)
 		return rc;
 	if (error != KLOG_WIRE_NONE)
-		return admin_refused(cmd, o->topic, error, now, err);
+		return admin_refused(cmd, o->topic, o->nparts, error, now,
+		    err);
 	col[0] = str_col("TOPIC", "topic", o->topic);
 	col[1] = num_col("PARTITIONS", "partitions", now, 1);
 	emit_header(o, col, 2);
