@@ -3,7 +3,9 @@
  * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
  * delete a group, list topics and brokers; and create replicated topics in
  * klog's own layout (rtopics.h).  Log ends come from the brokers themselves,
- * by an OFFSETS request.  See klog-group(1).
+ * by an OFFSETS request.  With -b, a standalone broker's own topics are
+ * created, grown and deleted by the klog protocol's admin requests.  See
+ * klog-group(1).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -88,9 +90,9 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " [-HJ] [-Z connect] [-T timeout] command "
-	    "[options]\n"
-	    "Administer consumer groups stored in ZooKeeper.\n"
+	    "usage: " PROG " [-HJ] [-b broker | -Z connect] [-T timeout] "
+	    "command [options]\n"
+	    "Administer consumer groups stored in ZooKeeper, and topics.\n"
 	    "\n"
 	    "commands:\n"
 	    "  list                        groups and their live members\n"
@@ -110,6 +112,15 @@ usage(FILE *f)
 	    "the live brokers\n"
 	    "  brokers                     live brokers\n"
 	    "\n"
+	    "  with -b, a standalone broker's own topics:\n"
+	    "  create-topic -t topic --partitions N\n"
+	    "                              create a topic on the broker\n"
+	    "  alter-topic -t topic --partitions N\n"
+	    "                              add partitions (never fewer)\n"
+	    "  delete-topic -t topic       delete the topic and its data\n"
+	    "\n"
+	    "  -b, --broker HOST:PORT   the broker of create-topic, "
+	    "alter-topic, delete-topic\n"
 	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
 	    "(default: $KLOG_ZOOKEEPER)\n"
 	    "  -T, --timeout DURATION   wait this long for ZooKeeper and "
@@ -140,8 +151,9 @@ usage(FILE *f)
 	    "  -h, --help               print this help\n"
 	    "      --version            print the version\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 failure (or refused), 64 usage, "
-	    "69 ZooKeeper or broker\nunavailable, 74 I/O error.\n");
+	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
+	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable, 74 I/O "
+	    "error.\n");
 }
 
 static int
@@ -170,6 +182,7 @@ static const char *
 parse_opts(int argc, char **argv, opts_t *o)
 {
 	static const struct option longopts[] = {
+		{ "broker", required_argument, NULL, 'b' },
 		{ "zookeeper", required_argument, NULL, 'Z' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "group", required_argument, NULL, 'g' },
@@ -196,7 +209,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":fg:hHJnt:T:Z:", longopts,
+	while ((ch = getopt_long(argc, argv, ":b:fg:hHJnt:T:Z:", longopts,
 	    NULL)) != -1) {
 		cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg))
@@ -274,6 +287,39 @@ parse_opts(int argc, char **argv, opts_t *o)
 	return argv[optind];
 }
 
+/* The broker's own topic commands, which -b asks for. */
+static int
+broker_cmd(const char *cmd)
+{
+	return strcmp(cmd, "create-topic") == 0 ||
+	    strcmp(cmd, "alter-topic") == 0 || strcmp(cmd, "delete-topic") == 0;
+}
+
+/*
+ * -b or -Z: -b is a standalone broker's own topics (create-topic then
+ * makes a local one), -Z the cluster's groups and replicated topics.
+ * Altering and deleting replicated topics is not done (yet), so those two
+ * need -b.
+ */
+static void
+check_where(const char *cmd, opts_t *o)
+{
+	klog_err_t err;
+
+	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
+		cli_misuse("%s", err.msg);
+	cli_where_check(&o->where);
+	if (o->where.brokers_given && !broker_cmd(cmd))
+		cli_misuse("%s needs ZooKeeper (-Z), not a broker (-b)", cmd);
+	if (o->where.brokers_given && (o->have & (HAVE_RF | HAVE_MIN)))
+		cli_misuse("create-topic -b makes a broker's own topic: "
+		    "--replication-factor and --min-insync-replicas need -Z");
+	if (!o->where.brokers_given && broker_cmd(cmd) &&
+	    strcmp(cmd, "create-topic") != 0)
+		cli_misuse("%s needs -b HOST:PORT (replicated topics cannot "
+		    "be altered or deleted with -Z yet)", cmd);
+}
+
 /* Check the options against the command: required ones, and those that
  * would be silently ignored. */
 static void
@@ -295,6 +341,9 @@ check_opts(const char *cmd, opts_t *o)
 		 * say why. */
 		{ "create-topic", HAVE_TOPIC | HAVE_PARTS,
 		    HAVE_TOPIC | HAVE_PARTS | HAVE_RF | HAVE_MIN },
+		{ "alter-topic", HAVE_TOPIC | HAVE_PARTS,
+		    HAVE_TOPIC | HAVE_PARTS },
+		{ "delete-topic", HAVE_TOPIC, HAVE_TOPIC },
 	};
 	static const char *const names[] = { "-g", "-t", "-n", "--execute",
 	    "-f", "--to-*", "--partitions", "--replication-factor",
@@ -316,9 +365,12 @@ check_opts(const char *cmd, opts_t *o)
 	if (o->tos > 1)
 		cli_misuse("reset takes one of --to-earliest, --to-latest, "
 		    "--to-offset, --to-time");
+	check_where(cmd, o);
+	if (o->where.brokers_given)
+		return;
 	/* A topic without replication is Kafka 0.7's: brokers make it on
 	 * the first produce, each with its own partitions, so there is
-	 * nothing for an admin command to create. */
+	 * nothing for a cluster-wide command to create. */
 	if (strcmp(cmd, "create-topic") == 0 && !(o->have & HAVE_RF))
 		cli_misuse("create-topic: --replication-factor is required "
 		    "(unreplicated topics are created by brokers on first "
@@ -333,9 +385,6 @@ check_opts(const char *cmd, opts_t *o)
 	if (o->group != NULL && klog_cluster_group_validate(o->group,
 	    &err) < 0)
 		cli_misuse("%s", err.msg);
-	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
-		cli_misuse("%s", err.msg);
-	cli_where_check(&o->where);
 	if (o->where.zookeeper == NULL)
 		cli_misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER");
 }
@@ -1092,6 +1141,79 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	return 0;
 }
 
+/* ---- a broker's own topics (-b) ---- */
+
+/* A broker's refusal in words, for the command's topic and count
+ * (asked), now what the topic has. */
+static int
+admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
+    int32_t now, klog_err_t *err)
+{
+	switch (error) {
+	case KLOG_WIRE_UNKNOWN_TOPIC:
+		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
+		    "no such topic", cmd, topic);
+	case KLOG_WIRE_TOPIC_EXISTS:
+		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" "
+		    "exists already (alter-topic adds partitions)", cmd, topic);
+	case KLOG_WIRE_INVALID_PARTITIONS:
+		if (asked < now)
+			return klog_err_set(err, -KLOG_EBROKER, "%s: topic "
+			    "\"%s\" has %d partitions: partitions are added, "
+			    "never removed", cmd, topic, (int)now);
+		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
+		    "more partitions than the broker allows "
+		    "(1024 a topic)", cmd, topic);
+	case KLOG_WIRE_TOPIC_REPLICATED:
+		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" is "
+		    "replicated: its partitions are ZooKeeper's (-Z), and "
+		    "klog-group does not alter or delete replicated topics "
+		    "yet", cmd, topic);
+	default:
+		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
+		    "the broker answered %s (its log says why)", cmd, topic,
+		    klog_wire_error_name(error));
+	}
+}
+
+/* create-topic, alter-topic or delete-topic on the broker of -b (the
+ * first of a list): one request, then the topic as it is now. */
+static int
+cmd_broker_topic(const char *cmd, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	int16_t api = strcmp(cmd, "create-topic") == 0 ?
+	    KLOG_API_CREATE_TOPIC : strcmp(cmd, "alter-topic") == 0 ?
+	    KLOG_API_ALTER_TOPIC : KLOG_API_DELETE_TOPIC;
+	klog_client_addr_t *addrs;
+	klog_client_t *c;
+	int16_t error;
+	int32_t now;
+	size_t n;
+	col_t col[2];
+	int rc;
+
+	if (klog_client_parse_brokers(o->where.brokers, &addrs, &n, err) < 0)
+		cli_misuse("-b %s: %s", o->where.brokers, err->msg);
+	rc = klog_client_open(&addrs[0], (int)o->timeout_ms, &c, err);
+	free(addrs);
+	if (rc < 0)
+		return rc;
+	rc = klog_client_topic_admin(c, api, o->topic, o->nparts,
+	    (int)o->timeout_ms, &error, &now, err);
+	klog_client_close(c);
+	if (rc < 0)
+		return rc;
+	if (error != KLOG_WIRE_NONE)
+		return admin_refused(cmd, o->topic, o->nparts, error, now,
+		    err);
+	col[0] = str_col("TOPIC", "topic", o->topic);
+	col[1] = num_col("PARTITIONS", "partitions", now, 1);
+	emit_header(o, col, 2);
+	emit(o, b, col, 2);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1106,10 +1228,14 @@ main(int argc, char **argv)
 	cli_where_init(&o.where);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
+	klog_buf_init(&line);
+	if (o.where.brokers_given) {
+		rc = cmd_broker_topic(cmd, &o, &line, &err);
+		goto out;
+	}
 	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_session_ms,
 	    (int)o.timeout_ms, &zk)) < 0)
 		return klog_exit_for(rc);
-	klog_buf_init(&line);
 	if (strcmp(cmd, "list") == 0)
 		rc = cmd_list(zk, &o, &line, &err);
 	else if (strcmp(cmd, "describe") == 0)
@@ -1124,6 +1250,7 @@ main(int argc, char **argv)
 		rc = cmd_create_topic(zk, &o, &line, &err);
 	else
 		rc = cmd_brokers(zk, &o, &line, &err);
+out:
 	status = rc < 0 ? fail(rc, &err) : KLOG_EXIT_OK;
 	if (line.failed && status == KLOG_EXIT_OK)
 		status = fail(-KLOG_ENOMEM, NULL);

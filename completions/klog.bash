@@ -65,8 +65,9 @@ _klog_zk_names()
 _klog_group()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local cmds='list describe reset delete topics brokers create-topic'
-	local opts='-f --force -g --group -H --no-header -h --help -J --json
+	local cmds='list describe reset delete topics brokers create-topic
+		alter-topic delete-topic'
+	local opts='-b --broker -f --force -g --group -H --no-header -h --help -J --json
 		--min-insync-replicas -n --dry-run --execute --partitions
 		--replication-factor -T --timeout -t --topic --to-earliest
 		--to-latest --to-offset --to-time --version -Z --zookeeper'
@@ -88,6 +89,10 @@ _klog_group()
 		;;
 	-Z|--zookeeper)
 		COMPREPLY=( $(compgen -W "localhost:2181" -- "$cur") )
+		return 0
+		;;
+	-b|--broker)
+		COMPREPLY=( $(compgen -W "localhost:9092" -- "$cur") )
 		return 0
 		;;
 	esac

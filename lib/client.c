@@ -460,3 +460,34 @@ klog_client_query_offset_at(const klog_client_addr_t *addr,
 	klog_client_close(c);
 	return rc;
 }
+
+int
+klog_client_topic_admin(klog_client_t *c, int16_t api, const char *topic,
+    int32_t partitions, int timeout_ms, int16_t *error, int32_t *now,
+    klog_err_t *err)
+{
+	klog_topic_admin_t q = { { topic, (uint16_t)strlen(topic) },
+	    partitions };
+	klog_topic_admin_resp_t res;
+	const uint8_t *body;
+	size_t len;
+	int32_t id = klog_client_next_id(c);
+	int rc;
+
+	*now = 0;
+	if ((rc = klog_proto_encode_topic_admin(&c->out, api, id, &q)) < 0)
+		return klog_err_set(err, rc, "%s: %s request: %s", c->name,
+		    klog_proto_api_name(api), klog_strerror(rc));
+	if ((rc = klog_client_call(c, id, timeout_ms, error, &body, &len,
+	    err)) < 0)
+		return rc;
+	/* A refusal of the whole request has no body to decode. */
+	if (*error != KLOG_WIRE_NONE)
+		return 0;
+	if (klog_proto_decode_topic_admin_resp(body, len, &res) < 0)
+		return klog_err_set(err, -KLOG_EPROTO, "%s: malformed %s "
+		    "response", c->name, klog_proto_api_name(api));
+	*error = res.error;
+	*now = res.partitions;
+	return 0;
+}

@@ -342,6 +342,11 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 		    (long long)to);
 		set_position(c, p, to);
 		return 0;
+	case KLOG_WIRE_UNKNOWN_TOPIC:
+		/* It was there when the read began: deleted since. */
+		return klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\" "
+		    "partition %d: the topic no longer exists (deleted?)",
+		    c->topic, (int)p->index);
 	default:
 		return klog_err_set(err, klog_wire_error_to_klog(r->error),
 		    "topic \"%s\" partition %d: %s", c->topic, (int)p->index,

@@ -160,14 +160,23 @@ topic_created(klog_core_t *c, const char *name, int nparts)
 }
 
 /* A wire-named topic as a C string in buf, if it could be a topic. */
-static int
-topic_cstr(klog_str_t name, char *buf)
+int
+core_topic_cstr(klog_str_t name, char *buf)
 {
 	if (name.len > KLOG_TOPIC_MAX || memchr(name.p, 0, name.len) != NULL)
 		return -1;
 	memcpy(buf, name.p, name.len);
 	buf[name.len] = '\0';
 	return klog_topic_validate(buf, NULL) < 0 ? -1 : 0;
+}
+
+/* The core's entry of a topic, if it has one yet. */
+struct topic *
+core_topic_named(klog_core_t *c, const char *name)
+{
+	size_t n = strlen(name);
+
+	return topic_find(c, name, (uint16_t)n, hash_name(name, n));
 }
 
 /*
@@ -185,7 +194,7 @@ topic_lookup(klog_core_t *c, klog_str_t name, int create, int16_t *werr)
 
 	if ((t = topic_find(c, name.p, name.len, hash_name(name.p, name.len))))
 		return t;
-	if (topic_cstr(name, buf) < 0) {
+	if (core_topic_cstr(name, buf) < 0) {
 		*werr = KLOG_WIRE_INVALID_TOPIC;
 		return NULL;
 	}
@@ -240,7 +249,7 @@ part_get(klog_core_t *c, struct topic *t, int32_t id, int16_t *werr)
 	    (c->nparts + 1) * sizeof(*c->parts)) < 0 ||
 	    klog_buf_grow((void **)&c->staged, &c->staged_cap,
 	    (c->nparts + 1) * sizeof(*c->staged)) < 0 ||
-	    klog_flusher_reserve(c->fl, c->nparts + 1) < 0 ||
+	    klog_flusher_reserve(c->fl, c->nparts + c->ndying + 1) < 0 ||
 	    (p = calloc(1, sizeof(*p))) == NULL) {
 		*werr = KLOG_WIRE_STORAGE_ERROR;
 		return NULL;
@@ -315,8 +324,8 @@ item_link(klog_core_item_t *it)
 	it->linked = 1;
 }
 
-static void
-item_unlink(klog_core_item_t *it)
+void
+core_item_unlink(klog_core_item_t *it)
 {
 	if (!it->linked)
 		return;
@@ -336,7 +345,7 @@ park_detach(klog_core_park_t *pk)
 	klog_core_t *c = pk->core;
 
 	for (uint32_t i = 0; i < pk->n; i++)
-		item_unlink(&pk->items[i]);
+		core_item_unlink(&pk->items[i]);
 	klog_loop_timer_stop(c->loop, &pk->timer);
 	if (pk->complete)
 		return;
@@ -393,8 +402,8 @@ fetch_available(const klog_core_item_t *items, uint32_t n, int32_t min_bytes)
 }
 
 /* Answer pk if what it waits for has happened. */
-static void
-park_check(klog_core_park_t *pk)
+void
+core_park_check(klog_core_park_t *pk)
 {
 	if (pk->complete || pk->flushes > 0)
 		return;
@@ -415,7 +424,7 @@ park_timeout(klog_loop_t *loop, klog_timer_t *t, void *arg)
 	(void)loop;
 	(void)t;
 	pk->expired = 1;
-	park_check(pk);
+	core_park_check(pk);
 }
 
 /* A park for the n items (topics copied), queued on q; its items are
@@ -507,8 +516,8 @@ klog_core_park_fetch(klog_core_park_t *pk, int32_t min_bytes,
 		pk->expired = 1;
 }
 
-static void
-recheck_add(klog_core_t *c, klog_core_park_t *pk)
+void
+core_recheck_add(klog_core_t *c, klog_core_park_t *pk)
 {
 	if (pk->rechecking || pk->complete)
 		return;
@@ -517,15 +526,15 @@ recheck_add(klog_core_t *c, klog_core_park_t *pk)
 	c->recheck = pk;
 }
 
-static void
-recheck_run(klog_core_t *c)
+void
+core_recheck_run(klog_core_t *c)
 {
 	klog_core_park_t *pk;
 
 	while ((pk = c->recheck) != NULL) {
 		c->recheck = pk->next_recheck;
 		pk->rechecking = 0;
-		park_check(pk);
+		core_park_check(pk);
 	}
 }
 
@@ -539,7 +548,7 @@ klog_core_stop(klog_core_t *c)
 		next = pk->next;
 		if (pk->kind == KLOG_CORE_FETCH || pk->kind == KLOG_CORE_RFETCH) {
 			pk->expired = 1;
-			park_check(pk);
+			core_park_check(pk);
 		}
 	}
 }
@@ -558,6 +567,12 @@ part_flushed(void *arg, void *owner, int rc, const klog_err_t *err)
 	klog_core_t *c = arg;
 	klog_core_part_t *p = owner;
 
+	if (p->dying)  /* answered already; freed after this report */
+		return;
+	/* Its directory went behind the broker's back: dropped once the
+	 * reports are done (coreadmin.c). */
+	if (rc == -KLOG_ENOENT && p->rep == NULL)
+		c->gone = p->gone = 1;
 	if (rc < 0 && !p->flush_failing)
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_ERROR, "topic \"%s\" "
 		    "partition %d: flush: %s", p->topic->name, (int)p->id,
@@ -586,15 +601,16 @@ core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc)
 			it->target = -1;
 			it->park->flushes--;
 		}
-		recheck_add(c, it->park);
+		core_recheck_add(c, it->park);
 	}
-	recheck_run(c);
+	core_recheck_run(c);
 }
 
 void
 klog_core_on_wake(klog_core_t *c)
 {
 	klog_flusher_done(c->fl, part_flushed, c);
+	core_after_flushes(c);
 }
 
 int
@@ -665,11 +681,11 @@ stage_fail(const struct stage_ref *r, int16_t error,
 	it = &r->park->items[r->item];
 	if (it->linked && it->target >= 0)
 		r->park->flushes--;
-	item_unlink(it);
+	core_item_unlink(it);
 	it->error = error;
 	it->offset = -1;
 	it->target = -1;
-	park_check(r->park);
+	core_park_check(r->park);
 }
 
 /* Write p's staged sets; answer those the log could not take with errors. */
@@ -1033,7 +1049,7 @@ klog_core_topic_meta(klog_core_t *c, klog_str_t name, int *partitions)
 	char buf[KLOG_TOPIC_MAX + 1];
 
 	*partitions = 0;
-	if (topic_cstr(name, buf) < 0)
+	if (core_topic_cstr(name, buf) < 0)
 		return KLOG_WIRE_INVALID_TOPIC;
 	if ((*partitions = klog_store_partitions(c->store, buf)) < 0) {
 		*partitions = 0;
@@ -1159,6 +1175,7 @@ klog_core_free(klog_core_t *c)
 	if (c == NULL)
 		return;
 	klog_flusher_free(c->fl);
+	core_dying_free(c);
 	klog_loop_timer_stop(c->loop, &c->flush_timer);
 	core_rep_stop(c);
 	topics_free(c);

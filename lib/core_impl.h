@@ -1,7 +1,8 @@
 /*
- * The broker core's insides, shared by its two files: core.c (topics,
- * parts, parks, staging, requests) and corerep.c (replicated partitions).
- * Nothing else includes this.
+ * The broker core's insides, shared by its files: core.c (topics, parts,
+ * parks, staging, requests), corerep.c (replicated partitions), corestat.c
+ * (counters) and coreadmin.c (topics created, grown and deleted at run
+ * time; partitions dropped).  Nothing else includes this.
  */
 #ifndef KLOG_CORE_IMPL_H
 #define KLOG_CORE_IMPL_H
@@ -52,6 +53,11 @@ struct klog_core_part {
 	                             broker started */
 	/* Counted per staged write and per fetch read, for the metrics. */
 	uint64_t messages_in, bytes_in, bytes_out;
+	int gone;                 /* its directory was removed behind the
+	                             broker's back: to be dropped */
+	int dying;                /* dropped, waiting for the flusher to let
+	                             go of it (then freed) */
+	klog_core_part_t *next_dying;
 };
 
 struct klog_core {
@@ -77,6 +83,9 @@ struct klog_core {
 	int isr_timer_on;
 	klog_core_name_fn *replicated_elsewhere;
 	void *replicated_arg;
+	int gone;                  /* some part is gone (see the part) */
+	klog_core_part_t *dying;   /* dropped parts the flusher still has */
+	size_t ndying;             /* their entries count in its room */
 };
 
 
@@ -88,6 +97,19 @@ klog_core_part_t *core_part_named(klog_core_t *c, const char *topic, int id,
 void core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc);
 void core_after_append(klog_core_t *c, klog_core_part_t *p);
 void core_want_flush(klog_core_t *c, klog_core_part_t *p);
+int core_topic_cstr(klog_str_t name, char *buf);
+struct topic *core_topic_named(klog_core_t *c, const char *name);
+void core_item_unlink(klog_core_item_t *it);
+void core_park_check(klog_core_park_t *pk);
+void core_recheck_add(klog_core_t *c, klog_core_park_t *pk);
+void core_recheck_run(klog_core_t *c);
+
+/* coreadmin.c, for core.c */
+/* After the flusher's reports: drop the parts found gone, free the dying
+ * parts it has let go of. */
+void core_after_flushes(klog_core_t *c);
+/* Free every dying part (the flusher stopped). */
+void core_dying_free(klog_core_t *c);
 
 /* corerep.c, for core.c */
 /* What consumers may see of p: its flushed end, or for a replicated

@@ -217,6 +217,19 @@ klog_flusher_done(klog_flusher_t *fl, klog_flusher_done_fn *fn, void *arg)
 	return n;
 }
 
+int
+klog_flusher_holds(klog_flusher_t *fl, const klog_flusher_entry_t *e)
+{
+	int held;
+
+	if (e->wanted)
+		return 1;
+	pthread_mutex_lock(&fl->mu);
+	held = e->state != FL_IDLE || e->done;
+	pthread_mutex_unlock(&fl->mu);
+	return held;
+}
+
 void
 klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out)
 {

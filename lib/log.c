@@ -529,15 +529,14 @@ unflushed_segs(klog_log_t *log, klog_segment_t ***out, size_t *n)
 static int
 sync_segs(klog_log_t *log, klog_segment_t **segs, size_t n, klog_err_t *err)
 {
-	char path[PATH_MAX];
+	int r;
 
-	for (size_t i = 0; i < n; i++) {
-		if (fsync(segs[i]->ent.fd) == 0)
-			continue;
-		seg_path(log, segs[i]->base, segs[i]->kafka, path,
-		    sizeof(path));
-		return klog_err_sys(err, "fsync", path);
-	}
+	/* Only the active segment must still have a name: retention may
+	 * delete a sealed one before it is synced. */
+	for (size_t i = 0; i < n; i++)
+		if ((r = klog_segment_sync(segs[i], log->dir, i + 1 == n,
+		    err)) < 0)
+			return r;
 	return 0;
 }
 
@@ -586,6 +585,8 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 		goto out;
 out:
 	pthread_mutex_lock(&log->mu);
+	if (r == -KLOG_ENOENT && cuts != log->cuts)
+		r = 0;  /* unlinked by a cut (a reset): dropped on purpose */
 	if (r == 0 && cuts == log->cuts) {
 		if (end > log->flushed_end)
 			log->flushed_end = end;

@@ -14,6 +14,7 @@
 
 #include "klog/buf.h"
 #include "klog/clock.h"
+#include "klog/coreadmin.h"
 #include "klog/corerep.h"
 #include "klog/format.h"
 #include "klog/metrics.h"
@@ -526,6 +527,26 @@ handle_metadata(klog_native_t *n, int32_t corr, const uint8_t *body,
 		out->failed = 1;
 }
 
+/* CREATE_TOPIC, ALTER_TOPIC, DELETE_TOPIC: answered now. */
+static void
+handle_topic_admin(klog_native_t *n, int16_t api, int32_t corr,
+    const uint8_t *body, size_t len)
+{
+	klog_buf_t *out = klog_outq_buf(n->q);
+	klog_topic_admin_t req;
+	klog_topic_admin_resp_t res;
+
+	if (klog_proto_decode_topic_admin(api, body, len, &req) < 0) {
+		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
+		return;
+	}
+	res.topic = req.topic;
+	res.error = klog_core_topic_admin(n->core, api, &req, &res.partitions);
+	note_error(n, res.error);
+	if (klog_proto_encode_topic_admin_resp(out, corr, &res) < 0)
+		out->failed = 1;
+}
+
 static void
 dispatch(klog_native_t *n, const klog_req_header_t *h,
     const uint8_t *body, size_t len)
@@ -557,6 +578,11 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 		break;
 	case KLOG_API_REPLICA_POS:
 		handle_rpos(n, body, len);
+		break;
+	case KLOG_API_CREATE_TOPIC:
+	case KLOG_API_ALTER_TOPIC:
+	case KLOG_API_DELETE_TOPIC:
+		handle_topic_admin(n, h->api, h->correlation, body, len);
 		break;
 	default:
 		encode_error(n, out, h->correlation, KLOG_WIRE_UNKNOWN_API);

@@ -43,6 +43,9 @@ static const char *const wire_names[KLOG_WIRE_ERROR_MAX] = {
 	[KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND] =
 	    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
 	[KLOG_WIRE_FENCED_LEADER_EPOCH] = "FENCED_LEADER_EPOCH",
+	[KLOG_WIRE_TOPIC_EXISTS] = "TOPIC_EXISTS",
+	[KLOG_WIRE_INVALID_PARTITIONS] = "INVALID_PARTITIONS",
+	[KLOG_WIRE_TOPIC_REPLICATED] = "TOPIC_REPLICATED",
 };
 
 const char *
@@ -95,6 +98,12 @@ klog_wire_error_to_klog(int code)
 		return -KLOG_ENOREPLICAS;
 	case KLOG_WIRE_FENCED_LEADER_EPOCH:
 		return -KLOG_EFENCED;
+	case KLOG_WIRE_TOPIC_EXISTS:
+		return -KLOG_EEXIST;
+	case KLOG_WIRE_INVALID_PARTITIONS:
+		return -KLOG_EINVAL;
+	case KLOG_WIRE_TOPIC_REPLICATED:
+		return -KLOG_EBUSY;
 	default:
 		return -KLOG_EBROKER;
 	}
@@ -164,6 +173,12 @@ klog_proto_api_name(int api)
 		return "REPLICA_FETCH";
 	case KLOG_API_REPLICA_POS:
 		return "REPLICA_POS";
+	case KLOG_API_CREATE_TOPIC:
+		return "CREATE_TOPIC";
+	case KLOG_API_ALTER_TOPIC:
+		return "ALTER_TOPIC";
+	case KLOG_API_DELETE_TOPIC:
+		return "DELETE_TOPIC";
 	default:
 		return "UNKNOWN";
 	}
@@ -939,6 +954,76 @@ klog_proto_decode_metadata_resp(const uint8_t *body, size_t len,
 	md->ntopics = ntopics;
 	md->topics = topics;
 	return 0;
+}
+
+/* ---- CREATE_TOPIC, ALTER_TOPIC, DELETE_TOPIC ---- */
+
+static int
+admin_api(int16_t api)
+{
+	return api == KLOG_API_CREATE_TOPIC || api == KLOG_API_ALTER_TOPIC ||
+	    api == KLOG_API_DELETE_TOPIC;
+}
+
+int
+klog_proto_encode_topic_admin(klog_buf_t *b, int16_t api, int32_t correlation,
+    const klog_topic_admin_t *req)
+{
+	size_t start;
+
+	if (!admin_api(api) || !str_ok(req->topic) ||
+	    (api != KLOG_API_DELETE_TOPIC && req->partitions < 0))
+		return -KLOG_EINVAL;
+	start = klog_proto_req_begin(b, api, correlation);
+	put_str(b, req->topic);
+	if (api != KLOG_API_DELETE_TOPIC)
+		klog_buf_put_i32(b, req->partitions);
+	return finish(b, start);
+}
+
+int
+klog_proto_decode_topic_admin(int16_t api, const uint8_t *body, size_t len,
+    klog_topic_admin_t *req)
+{
+	klog_rd_t r;
+
+	memset(req, 0, sizeof(*req));
+	if (!admin_api(api))
+		return -KLOG_EINVAL;
+	klog_rd_init(&r, body, len);
+	rd_topic(&r, &req->topic);
+	if (api != KLOG_API_DELETE_TOPIC)
+		req->partitions = (int32_t)rd_size(&r);
+	return rd_end(&r);
+}
+
+int
+klog_proto_encode_topic_admin_resp(klog_buf_t *b, int32_t correlation,
+    const klog_topic_admin_resp_t *res)
+{
+	size_t start;
+
+	if (!str_ok(res->topic) || res->partitions < 0)
+		return -KLOG_EINVAL;
+	start = klog_proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
+	put_str(b, res->topic);
+	klog_buf_put_i16(b, res->error);
+	klog_buf_put_i32(b, res->partitions);
+	return finish(b, start);
+}
+
+int
+klog_proto_decode_topic_admin_resp(const uint8_t *body, size_t len,
+    klog_topic_admin_resp_t *res)
+{
+	klog_rd_t r;
+
+	memset(res, 0, sizeof(*res));
+	klog_rd_init(&r, body, len);
+	rd_topic(&r, &res->topic);
+	res->error = klog_rd_i16(&r);
+	res->partitions = (int32_t)rd_size(&r);
+	return rd_end(&r);
 }
 
 /* ---- decoding into arrays that grow ---- */

@@ -140,6 +140,26 @@ klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
 }
 
 int
+klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
+    klog_err_t *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	klog_segment_path(s, dir, path, sizeof(path));
+	if (fsync(s->ent.fd) < 0)
+		return klog_err_sys(err, "fsync", path);
+	if (!linked)
+		return 0;
+	if (fstat(s->ent.fd, &st) < 0)
+		return klog_err_sys(err, "fstat", path);
+	if (st.st_nlink == 0)
+		return klog_err_set(err, -KLOG_ENOENT, "%s: removed while the "
+		    "broker had it open", path);
+	return 0;
+}
+
+int
 klog_segment_pin(klog_segment_t *s, const char *dir, klog_err_t *err)
 {
 	char path[PATH_MAX];

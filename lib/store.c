@@ -10,6 +10,11 @@
  * in between are created.  Anything else in the directory (other files,
  * symbolic links, names that do not parse) is left alone.  A partition at
  * or above max_partitions makes open fail rather than hide data.
+ *
+ * A topic can be deleted (its directories removed) and a partition whose
+ * directory went behind the broker's back dropped: their logs are handed
+ * to the caller, who knows when the flusher is done with them.  A dropped
+ * partition's slot stays NULL until its next use opens it afresh.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -409,6 +414,24 @@ klog_store_create_topic(klog_store_t *s, const char *topic, int partitions,
 	return open_topic(s, topic, partitions, 0, err);
 }
 
+/* A dropped partition's log, opened again (an empty one, normally). */
+static int
+reopen_part(klog_store_t *s, struct topic *t, int partition, klog_err_t *err)
+{
+	klog_log_t *log;
+	int r;
+
+	if ((r = klog_log_open(s->data_dir, t->name, partition, &s->cfg.log,
+	    &log, err)) < 0)
+		return r;
+	if (remember(s, log) < 0) {
+		klog_log_close(log);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	t->logs[partition] = log;
+	return 0;
+}
+
 int
 klog_store_get(klog_store_t *s, const char *topic, int partition,
     int create, klog_log_t **log, klog_err_t *err)
@@ -435,8 +458,119 @@ klog_store_get(klog_store_t *s, const char *topic, int partition,
 		return klog_err_set(err, -KLOG_ENOPARTITION,
 		    "topic \"%s\": partition %d: not in [0, %d]", topic,
 		    partition, t->nparts - 1);
+	if (t->logs[partition] == NULL &&
+	    (r = reopen_part(s, t, partition, err)) < 0)
+		return r;
 	*log = t->logs[partition];
 	return 0;
+}
+
+/* Take log out of the list of every open log. */
+static void
+forget(klog_store_t *s, const klog_log_t *log)
+{
+	pthread_mutex_lock(&s->all_mu);
+	for (size_t i = 0; i < s->nall; i++) {
+		if (s->all[i] != log)
+			continue;
+		memmove(&s->all[i], &s->all[i + 1],
+		    (s->nall - i - 1) * sizeof(*s->all));
+		s->nall--;
+		break;
+	}
+	pthread_mutex_unlock(&s->all_mu);
+}
+
+/* Drop topics[i] from the array; its logs are the caller's already. */
+static void
+remove_topic(klog_store_t *s, size_t i)
+{
+	free(s->topics[i].name);
+	memmove(&s->topics[i], &s->topics[i + 1],
+	    (s->ntopics - i - 1) * sizeof(*s->topics));
+	s->ntopics--;
+}
+
+/* rm -r of a partition directory, which holds files only; one that is
+ * gone already is fine. */
+static int
+remove_dir(const char *path, klog_err_t *err)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if ((d = opendir(path)) == NULL)
+		return errno == ENOENT ? 0 : klog_err_sys(err, "opendir", path);
+	while ((de = readdir(d)) != NULL && r == 0) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+			r = klog_err_set(err, klog_errno_code(errno),
+			    "unlink %s/%s: %s", path, de->d_name,
+			    strerror(errno));
+	}
+	closedir(d);
+	if (r == 0 && rmdir(path) < 0 && errno != ENOENT)
+		r = klog_err_sys(err, "rmdir", path);
+	return r;
+}
+
+int
+klog_store_delete_topic(klog_store_t *s, const char *topic,
+    klog_log_t ***logs, int *n, klog_err_t *err)
+{
+	char dir[PATH_MAX];
+	struct topic *t;
+	long i;
+	int r = 0;
+
+	*logs = NULL;
+	*n = 0;
+	if ((i = find_topic(s, topic, NULL)) < 0)
+		return klog_err_set(err, -KLOG_ENOTOPIC,
+		    "topic \"%s\": unknown topic", topic);
+	t = &s->topics[i];
+	for (int p = 0; p < t->nparts; p++) {
+		if (t->logs[p] != NULL)
+			forget(s, t->logs[p]);
+		if (r == 0 && klog_names_dir_path(s->data_dir, t->name, p, dir,
+		    sizeof(dir)) < 0)
+			r = klog_err_set(err, -KLOG_ETOOBIG, "%s: path too long",
+			    s->data_dir);
+		if (r == 0)
+			r = remove_dir(dir, err);
+	}
+	*logs = t->logs;
+	*n = t->nparts;
+	remove_topic(s, (size_t)i);
+	if (r == 0)
+		r = klog_log_sync_dir(s->data_dir, err);
+	return r;
+}
+
+klog_log_t *
+klog_store_drop_partition(klog_store_t *s, const char *topic, int partition)
+{
+	long i = find_topic(s, topic, NULL);
+	klog_log_t *log;
+	struct topic *t;
+	int left = 0;
+
+	if (i < 0 || partition < 0 || partition >= s->topics[i].nparts)
+		return NULL;
+	t = &s->topics[i];
+	if ((log = t->logs[partition]) != NULL)
+		forget(s, log);
+	t->logs[partition] = NULL;
+	for (int p = 0; p < t->nparts; p++)
+		left += t->logs[p] != NULL;
+	if (left == 0) {
+		free(t->logs);
+		remove_topic(s, (size_t)i);
+	}
+	return log;
 }
 
 int

@@ -158,5 +158,16 @@ int klog_client_query_offset_at(const klog_client_addr_t *addr,
     const char *topic, int32_t part, int64_t time, int timeout_ms,
     const char *what, int64_t *offset, klog_err_t *err);
 
+/*
+ * One CREATE_TOPIC, ALTER_TOPIC or DELETE_TOPIC round trip (api) within
+ * timeout_ms: 0 with *error the broker's answer (a KLOG_WIRE_* code, from
+ * the header or the body) and *partitions the count it gave, or the
+ * connection's errors as klog_client_call() returns them (-KLOG_EPROTO for
+ * an answer that does not parse).  Wording an error for users is the
+ * caller's.
+ */
+int klog_client_topic_admin(klog_client_t *c, int16_t api, const char *topic,
+    int32_t partitions, int timeout_ms, int16_t *error, int32_t *now,
+    klog_err_t *err);
 
 #endif

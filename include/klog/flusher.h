@@ -61,6 +61,13 @@ typedef void klog_flusher_done_fn(void *arg, void *owner, int rc,
 size_t klog_flusher_done(klog_flusher_t *fl, klog_flusher_done_fn *fn,
     void *arg);
 
+/*
+ * Whether the flusher still has e: wanted this iteration, queued, being
+ * flushed, or flushed and not yet reported by done().  Its owner may free
+ * e (and close its log) only once it has not; on the loop's thread.
+ */
+int klog_flusher_holds(klog_flusher_t *fl, const klog_flusher_entry_t *e);
+
 /* How long each klog_log_flush() took (its fsyncs), copied out of the
  * thread's histogram under its lock. */
 void klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out);

@@ -96,7 +96,9 @@ int klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 /* fsync a directory, so that the names created or removed in it last. */
 int klog_log_sync_dir(const char *path, klog_err_t *err);
 
-/* fsync everything written so far and advance the flushed end to it. */
+/* fsync everything written so far and advance the flushed end to it.
+ * -KLOG_ENOENT if a segment with unflushed bytes (or the partition
+ * directory) was removed behind the log's back: the end does not move. */
 int klog_log_flush(klog_log_t *log, klog_err_t *err);
 
 /*

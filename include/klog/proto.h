@@ -52,6 +52,13 @@
  *              resp: broker_id:4 nbrokers:4 nbrokers x [id:4 host:str port:4]
  *                    ntopics:4 ntopics x [error:2 topic:str partitions:4
  *                    broker_id:4]
+ * CREATE_TOPIC (8)  body: topic:str partitions:4
+ * ALTER_TOPIC (9)   body: topic:str partitions:4   (grow only)
+ * DELETE_TOPIC (10) body: topic:str
+ *              resp (all three): topic:str error:2 partitions:4
+ *   A standalone broker's topic administration.  partitions in the answer
+ *   is the count the topic has now (DELETE_TOPIC: the count it had), 0
+ *   with an error that leaves no topic.
  */
 #ifndef KLOG_PROTO_H
 #define KLOG_PROTO_H
@@ -74,6 +81,9 @@ enum klog_api {
 	KLOG_API_METADATA = 5,
 	KLOG_API_REPLICA_FETCH = 6,
 	KLOG_API_REPLICA_POS = 7,
+	KLOG_API_CREATE_TOPIC = 8,
+	KLOG_API_ALTER_TOPIC = 9,
+	KLOG_API_DELETE_TOPIC = 10,
 };
 
 enum klog_acks {
@@ -111,6 +121,10 @@ enum klog_wire_error {
 	KLOG_WIRE_NOT_ENOUGH_REPLICAS = 18,
 	KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND = 19,
 	KLOG_WIRE_FENCED_LEADER_EPOCH = 20,
+	KLOG_WIRE_TOPIC_EXISTS = 21,
+	KLOG_WIRE_INVALID_PARTITIONS = 22,   /* fewer than now, or not in
+	                                        the broker's range */
+	KLOG_WIRE_TOPIC_REPLICATED = 23,     /* administered in ZooKeeper */
 	KLOG_WIRE_ERROR_MAX
 };
 
@@ -120,7 +134,8 @@ const char *klog_wire_error_name(int code);
 int klog_wire_error_to_klog(int code);
 int klog_wire_error_from_klog(int err);
 /* "PRODUCE", "FETCH", "OFFSETS", "METADATA", "REPLICA_FETCH",
- * "REPLICA_POS"; "UNKNOWN" for anything else. */
+ * "REPLICA_POS", "CREATE_TOPIC", "ALTER_TOPIC", "DELETE_TOPIC"; "UNKNOWN"
+ * for anything else. */
 const char *klog_proto_api_name(int api);
 
 typedef struct klog_req_header {
@@ -354,6 +369,29 @@ int klog_proto_encode_metadata_resp(klog_buf_t *b, int32_t correlation,
 int klog_proto_decode_metadata_resp(const uint8_t *body, size_t len,
     klog_metadata_t *md, klog_meta_broker_t *brokers, uint32_t max_brokers,
     klog_meta_topic_t *topics, uint32_t max_topics);
+
+/* ---- CREATE_TOPIC, ALTER_TOPIC, DELETE_TOPIC ---- */
+typedef struct klog_topic_admin {
+	klog_str_t topic;
+	int32_t partitions;   /* asked for (DELETE_TOPIC: 0, not sent) */
+} klog_topic_admin_t;
+
+typedef struct klog_topic_admin_resp {
+	klog_str_t topic;
+	int16_t error;
+	int32_t partitions;   /* the count now (DELETE_TOPIC: it had) */
+} klog_topic_admin_resp_t;
+
+/* A request of api (one of the three); -KLOG_EINVAL for another api. */
+int klog_proto_encode_topic_admin(klog_buf_t *b, int16_t api,
+    int32_t correlation, const klog_topic_admin_t *req);
+/* As the other decoders; a negative partition count is -KLOG_EPROTO. */
+int klog_proto_decode_topic_admin(int16_t api, const uint8_t *body,
+    size_t len, klog_topic_admin_t *req);
+int klog_proto_encode_topic_admin_resp(klog_buf_t *b, int32_t correlation,
+    const klog_topic_admin_resp_t *res);
+int klog_proto_decode_topic_admin_resp(const uint8_t *body, size_t len,
+    klog_topic_admin_resp_t *res);
 
 /* ---- decoding into arrays that grow ---- */
 

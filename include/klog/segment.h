@@ -92,6 +92,15 @@ int klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
     klog_segment_t **out, klog_err_t *err);
 
 /*
+ * fsync s's open descriptor.  With linked, a file unlinked meanwhile (its
+ * directory removed behind the broker's back) is -KLOG_ENOENT after the
+ * sync: what was written to it can never be read again, so it must not
+ * count as flushed.
+ */
+int klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
+    klog_err_t *err);
+
+/*
  * Pin s's descriptor and return it, opening a closed one read-only first.
  * -KLOG_ERANGE if the file is gone (another process deleted it), else the
  * code of the failed open.  Every pin is undone by klog_segment_unpin().

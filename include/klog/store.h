@@ -85,6 +85,31 @@ int klog_store_create_topic(klog_store_t *s, const char *topic, int partitions,
 int klog_store_get(klog_store_t *s, const char *topic, int partition,
     int create, klog_log_t **log, klog_err_t *err);
 
+/*
+ * Take topic out of the store and off the disk: every file of its
+ * partition directories (segments, leader-epochs, salvage files) goes,
+ * then the directories, then the data directory is synced.  The logs are
+ * handed over, not closed: *logs (the caller's to free()) has *n entries,
+ * NULL for a partition dropped before, each the caller's to
+ * klog_log_close() once no other thread uses it (the flusher).
+ * -KLOG_ENOTOPIC if there is no such topic.  A file that cannot be
+ * removed is an error naming it, but the topic is out of the store all
+ * the same (the logs are handed over); what is left on disk is found
+ * again at the next start.
+ */
+int klog_store_delete_topic(klog_store_t *s, const char *topic,
+    klog_log_t ***logs, int *n, klog_err_t *err);
+
+/*
+ * Forget the log of topic/partition, whose directory was removed behind
+ * the store's back, and hand it over as above (NULL if there is none).
+ * The partition is opened afresh, an empty log in a new directory, at its
+ * next klog_store_get(), unless it was the topic's last one: then the
+ * topic is gone, as if deleted.
+ */
+klog_log_t *klog_store_drop_partition(klog_store_t *s, const char *topic,
+    int partition);
+
 /* Partition count of topic, or -KLOG_ENOTOPIC. */
 int klog_store_partitions(klog_store_t *s, const char *topic);
 

@@ -286,6 +286,37 @@ rpos(struct body b, klog_buf_t *buf)
 	check_same(buf, KLOG_REQ_HEADER_SIZE, b);
 }
 
+/* The three topic admin requests share one decoder, told the api. */
+static void
+topic_admin(struct body b, klog_buf_t *buf, int16_t api)
+{
+	klog_topic_admin_t req;
+	int rc = klog_proto_decode_topic_admin(api, b.p, b.len, &req);
+
+	check_rc(rc);
+	if (rc < 0)
+		return;
+	check_view(b, req.topic.p, req.topic.len);
+	CHECK(req.partitions >= 0);
+	CHECK(api != KLOG_API_DELETE_TOPIC || req.partitions == 0);
+	CHECK(klog_proto_encode_topic_admin(buf, api, 0, &req) == 0);
+	check_same(buf, KLOG_REQ_HEADER_SIZE, b);
+}
+
+static void
+topic_admin_resp(struct body b, klog_buf_t *buf)
+{
+	klog_topic_admin_resp_t res;
+	int rc = klog_proto_decode_topic_admin_resp(b.p, b.len, &res);
+
+	check_rc(rc);
+	if (rc < 0)
+		return;
+	check_view(b, res.topic.p, res.topic.len);
+	CHECK(klog_proto_encode_topic_admin_resp(buf, 0, &res) == 0);
+	check_same(buf, KLOG_RESP_HEADER_SIZE, b);
+}
+
 static void
 rfetch_resp(struct body b)
 {
@@ -333,6 +364,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	metadata(b, &buf);
 	rfetch(b, &buf);
 	rpos(b, &buf);
+	topic_admin(b, &buf, KLOG_API_CREATE_TOPIC);
+	topic_admin(b, &buf, KLOG_API_ALTER_TOPIC);
+	topic_admin(b, &buf, KLOG_API_DELETE_TOPIC);
 	free((void *)b.p);
 
 	b = body_after(data, size, KLOG_RESP_HEADER_SIZE);
@@ -341,6 +375,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	offsets_resp(b, &buf);
 	metadata_resp(b, &buf);
 	rfetch_resp(b);
+	topic_admin_resp(b, &buf);
 	free((void *)b.p);
 
 	klog_buf_free(&buf);

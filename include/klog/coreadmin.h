@@ -1,0 +1,37 @@
+/*
+ * A standalone broker's topics administered at run time (lib/coreadmin.c,
+ * sharing lib/core_impl.h with core.c): CREATE_TOPIC, ALTER_TOPIC and
+ * DELETE_TOPIC of the klog protocol, decoded requests in, wire errors
+ * out, as the rest of the core.
+ *
+ * A deleted topic's parked requests are answered first (UNKNOWN_TOPIC),
+ * then its directories go (klog_store_delete_topic()); each partition the
+ * flusher is still syncing is kept, answered and unreachable, until the
+ * flusher reports it, and only then closed and freed.  A partition whose
+ * directory was removed behind the broker's back is found by its next
+ * flush (klog_log_flush() says -KLOG_ENOENT): its acks=all writes fail,
+ * and it is dropped the same way, to start afresh at its next use (or
+ * with its topic gone, if it was the topic's last).
+ *
+ * Replicated topics are ZooKeeper's to administer: TOPIC_REPLICATED.
+ */
+#ifndef KLOG_COREADMIN_H
+#define KLOG_COREADMIN_H
+
+#include <stdint.h>
+
+#include "klog/core.h"
+#include "klog/proto.h"
+
+/*
+ * Answer req, a request of api (KLOG_API_CREATE_TOPIC, _ALTER_TOPIC or
+ * _DELETE_TOPIC): its wire error, and in *partitions the topic's count
+ * after it (DELETE_TOPIC: the count it had; 0 when there is none).
+ * CREATE_TOPIC of a topic that exists is TOPIC_EXISTS; ALTER_TOPIC to
+ * fewer partitions INVALID_PARTITIONS (to as many: nothing to do, no
+ * error).  Storage failures are logged.
+ */
+int16_t klog_core_topic_admin(klog_core_t *c, int16_t api,
+    const klog_topic_admin_t *req, int32_t *partitions);
+
+#endif
