@@ -42,6 +42,7 @@ enum {
 	OPT_OFFSETS_FROM,
 	OPT_RESET,
 	OPT_RETRY_FOR,
+	OPT_SKIP_CORRUPT,
 	OPT_VERSION,
 };
 
@@ -71,7 +72,7 @@ usage(FILE *f)
 	    "                    [-o offset] [-p partition]... "
 	    "[--fetch-size size] [--offset-file file]\n"
 	    "                    [--offsets-from file] [--reset how] "
-	    "[--retry-for time] -t topic\n"
+	    "[--retry-for time] [--skip-corrupt] -t topic\n"
 	    "       " PROG " -Z connect [-G group] [options] -t topic\n"
 	    "       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
 	    "Read a topic and write its messages to stdout.\n"
@@ -131,6 +132,9 @@ usage(FILE *f)
 	    "      --retry-for TIME   give up reconnecting, or waiting for a "
 	    "partition's\n"
 	    "                         leader, after TIME (default 30s)\n"
+	    "      --skip-corrupt     warn of a message whose CRC does not "
+	    "match and go on\n"
+	    "                         past it, rather than stop (exit 65)\n"
 	    "  -q, --quiet            no messages but errors\n"
 	    "  -v, --verbose          statistics on stderr at the end\n"
 	    "  -h, --help             print this help\n"
@@ -187,6 +191,7 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "reset", required_argument, NULL, OPT_RESET },
 		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+		{ "skip-corrupt", no_argument, NULL, OPT_SKIP_CORRUPT },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
 		{ "unbuffered", no_argument, NULL, 'u' },
@@ -297,6 +302,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_RETRY_FOR:
 			o->cc.retry_for_ms = cli_duration("--retry-for",
 			    optarg, 1, 0, INT32_MAX);
+			break;
+		case OPT_SKIP_CORRUPT:
+			o->cc.skip_corrupt = 1;
 			break;
 		case OPT_VERSION:
 			cli_version();

@@ -211,7 +211,7 @@ _klog_consume()
 		--fetch-size -f --format -h --help -J --json -L --list
 		-m --timeout -o --offset --offset-file --offsets-from
 		-p --partition -q --quiet
-		--reset --retry-for -t --topic -u --unbuffered -v --verbose
+		--reset --retry-for --skip-corrupt -t --topic -u --unbuffered -v --verbose
 		--version -Z --zookeeper -G --group --commit-interval
 		--zk-session-timeout'
 

@@ -668,6 +668,15 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 		}
 		if (c->iterating) {
 			rc = klog_iter_next(&c->it, &msg);
+			if (rc == 1 && !msg.valid && c->cfg.skip_corrupt) {
+				/* Framed whole, so the next one is found. */
+				add_notice(c, "topic \"%s\" partition %d: "
+				    "offset %lld: crc mismatch; skipped "
+				    "(--skip-corrupt)", c->topic,
+				    (int)c->itp->index, (long long)msg.offset);
+				c->itp->position = msg.next_offset;
+				continue;
+			}
 			if (rc == 1 && !msg.valid)
 				return klog_err_set(err, -KLOG_ECORRUPT,
 				    "topic \"%s\" partition %d: offset %lld: "

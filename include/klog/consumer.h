@@ -86,6 +86,9 @@ typedef struct klog_consumer_config {
 	int max_wait_ms;            /* long poll; default 1000 */
 	int min_bytes;              /* default 1 */
 	int check_crc;              /* default 1 */
+	int skip_corrupt;           /* a message whose CRC does not match is
+	                               passed over with a notice, not an
+	                               error (klog-consume --skip-corrupt) */
 	int connect_timeout_ms;     /* default 5000 */
 	int64_t retry_for_ms;       /* reconnecting; default 30000 */
 } klog_consumer_config_t;

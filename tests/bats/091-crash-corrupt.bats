@@ -123,6 +123,10 @@ open(f, "wb").write(b)' "$1" "$2"
 	run -0 klog-consume -t c -o 1560 -e
 	[ "${#lines[@]}" -eq 380 ]
 	[ "${lines[-1]}" = "0500" ]
+	# Issue 18 #4: --skip-corrupt warns and goes on at the next message.
+	run -0 --separate-stderr klog-consume -t c -o beginning -e --skip-corrupt
+	[ "$output" = "$(seq -f '%04g' 1 500 | grep -vx 0063)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: crc mismatch; skipped (--skip-corrupt)' ]
 }
 
 @test "corrupt: a flipped magic byte or length: the entry cannot be framed, exit 65" {
