@@ -96,14 +96,23 @@ access_line() {
 		access_line "$i" $(( i % 7 == 0 ? 500 : 200 ))
 	done >"$TMP/access.log"
 
+	# Files the examples make (the mirror's bookmark) go in $TMP.
+	cd "$TMP"
 	while IFS= read -r cmd; do
 		n=$((n + 1))
 		cmd=${cmd//tail -F \/var\/log\/nginx\/access.log/cat $TMP/access.log}
 		cmd=${cmd//find \/etc/find $KLOG_ROOT/man}
+		# The mirror: from the test's broker to itself, into a topic
+		# of its own, and to the end rather than for ever.
+		cmd=${cmd//-b src:9092/-b $KLOG_BROKERS -e}
+		cmd=${cmd//-b dst:9092 -t nginx/-b $KLOG_BROKERS -t nginx-mirror}
 		run -0 bash -c "$cmd" || { echo "failed: $cmd"; false; }
 	done < <(examples "$KLOG_ROOT/man/klog-produce.1")
-	[ "$n" -eq 6 ]
+	[ "$n" -eq 7 ]
 	[ "$(klog-consume -t nginx-copy -o beginning -e | wc -l)" -eq 30 ]
+	# The mirror copied every line, and its bookmark says how far.
+	[ "$(klog-consume -t nginx-mirror -o beginning -e | wc -l)" -eq 30 ]
+	[ -s nginx.mirror ]
 	[ "$(klog-consume -t numbers -o beginning -e | tail -n 1)" = 1000000 ]
 
 	examples "$KLOG_ROOT/man/klog-consume.1" >"$TMP/ex"
