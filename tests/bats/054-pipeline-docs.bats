@@ -116,7 +116,7 @@ access_line() {
 	[ "$(klog-consume -t numbers -o beginning -e | tail -n 1)" = 1000000 ]
 
 	examples "$KLOG_ROOT/man/klog-consume.1" >"$TMP/ex"
-	[ "$(wc -l <"$TMP/ex")" -eq 7 ]
+	[ "$(wc -l <"$TMP/ex")" -eq 8 ]
 	# 1: status counts.
 	run -0 bash -c "$(sed -n 1p "$TMP/ex")"
 	[[ "$output" == *" 4 500"* ]]
@@ -144,16 +144,20 @@ access_line() {
 	run -0 bash -c "${cmd//1234567/$off}"
 	[ "${#lines[@]}" -eq 10 ]
 	[[ "${lines[0]}" == *'"GET /p32 HTTP/1.1" 500 '* ]]
-	# 4: the offset file, under $HOME.
+	# 4: the last ten.
 	run -0 bash -c "$(sed -n 4p "$TMP/ex")"
+	[ "${#lines[@]}" -eq 10 ]
+	[[ "${lines[9]}" == *'"GET /p45 HTTP/1.1" 200 '* ]]
+	# 5: the offset file, under $HOME.
+	run -0 bash -c "$(sed -n 5p "$TMP/ex")"
 	[ "${#lines[@]}" -eq 45 ]
 	[ -s "$TMP/.nginx.offset" ]
-	# 5-7.
-	run -0 bash -c "$(sed -n 5p "$TMP/ex")"
+	# 6-8.
+	run -0 bash -c "$(sed -n 6p "$TMP/ex")"
 	[ "${lines[0]}" = "0	0	alice	login" ]
-	run -0 timeout 10 bash -c "$(sed -n 6p "$TMP/ex")"
+	run -0 timeout 10 bash -c "$(sed -n 7p "$TMP/ex")"
 	[ "${#lines[@]}" -eq 1 ]
-	run -0 bash -c "$(sed -n 7p "$TMP/ex")"
+	run -0 bash -c "$(sed -n 8p "$TMP/ex")"
 	[[ "$output" == *"nginx	0	0	"* ]]
 	[[ "$output" == *"events	0	0	"* ]]
 }
