@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "klog/clock.h"
 #include "klog/client.h"
 #include "klog/cluster.h"
@@ -41,6 +42,7 @@ enum {
 	OPT_OFFSET_FILE,
 	OPT_OFFSETS_FROM,
 	OPT_RESET,
+	OPT_PROGRESS,
 	OPT_RETRY_FOR,
 	OPT_SKIP_CORRUPT,
 	OPT_VERSION,
@@ -61,6 +63,7 @@ typedef struct opts {
 	int offset_given;
 	int64_t count;             /* -c, or -1 */
 	int json, list, unbuffered, quiet, verbose;
+	int progress;              /* --progress */
 } opts_t;
 
 static void
@@ -72,7 +75,8 @@ usage(FILE *f)
 	    "                    [-o offset] [-p partition]... "
 	    "[--fetch-size size] [--offset-file file]\n"
 	    "                    [--offsets-from file] [--reset how] "
-	    "[--retry-for time] [--skip-corrupt] -t topic\n"
+	    "[--progress] [--retry-for time] [--skip-corrupt]\n"
+	    "                    -t topic\n"
 	    "       " PROG " -Z connect [-G group] [options] -t topic\n"
 	    "       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
 	    "Read a topic and write its messages to stdout.\n"
@@ -132,6 +136,8 @@ usage(FILE *f)
 	    "      --retry-for TIME   give up reconnecting, or waiting for a "
 	    "partition's\n"
 	    "                         leader, after TIME (default 30s)\n"
+	    "      --progress         with -e: progress on stderr even when it "
+	    "is not a terminal\n"
 	    "      --skip-corrupt     warn of a message whose CRC does not "
 	    "match and go on\n"
 	    "                         past it, rather than stop (exit 65)\n"
@@ -190,6 +196,7 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "partition", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "reset", required_argument, NULL, OPT_RESET },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
 		{ "skip-corrupt", no_argument, NULL, OPT_SKIP_CORRUPT },
 		{ "timeout", required_argument, NULL, 'm' },
@@ -306,6 +313,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_SKIP_CORRUPT:
 			o->cc.skip_corrupt = 1;
 			break;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
 		case OPT_VERSION:
 			cli_version();
 		default:
@@ -378,7 +388,40 @@ typedef struct run {
 	uint64_t messages, bytes;
 	int stdout_errno;
 	int save_failed;           /* the offset file could not be written */
+	cli_progress_t prog;       /* -e's catch-up */
+	int64_t from, to;          /* its bytes: the positions and ends at
+	                              open, summed over the partitions */
 } run_t;
+
+/* With -e, how far the catch-up has got: bytes past the positions at open
+ * toward the ends then, summed over the partitions; now and then, since
+ * it walks them. */
+static void
+progress(run_t *r)
+{
+	int64_t at = 0;
+
+	if (r->prog.mode == 0 || r->messages % 4096 != 1)
+		return;
+	for (size_t i = 0; i < klog_consumer_count(r->c); i++)
+		at += klog_consumer_position(r->c, i);
+	cli_progress_update(&r->prog, r->o->topic, (uint64_t)(at - r->from),
+	    (uint64_t)(r->to - r->from), r->messages, "messages");
+}
+
+static void
+progress_start(run_t *r)
+{
+	int tty_out = isatty(STDOUT_FILENO);
+
+	cli_progress_init(&r->prog, r->o->quiet || !r->o->cc.exit_at_end ||
+	    tty_out, r->o->progress);
+	for (size_t i = 0; r->prog.mode != 0 &&
+	    i < klog_consumer_count(r->c); i++) {
+		r->from += klog_consumer_position(r->c, i);
+		r->to += klog_consumer_end(r->c, i);
+	}
+}
 
 /* Write the output buffer to stdout; the first failure sticks. */
 static int
@@ -467,6 +510,7 @@ consume(run_t *r, klog_err_t *err)
 		if (rc == KLOG_CONSUMER_MSG) {
 			if (emit(r, &m))
 				return 0;
+			progress(r);
 			continue;
 		}
 		if (rc == KLOG_CONSUMER_NOTICE) {
@@ -746,7 +790,9 @@ main(int argc, char **argv)
 	r.saved_ms = klog_clock_mono_ms();
 	if (stdout_pipe() >= 0)
 		klog_consumer_watch(r.c, STDOUT_FILENO);
+	progress_start(&r);
 	rc = consume(&r, &err);
+	cli_progress_end(&r.prog);
 done:
 	/* The reader of our pipe is gone (| head): end as a write would. */
 	if (rc == -KLOG_ECLOSED && flush_out(&r) == 0)

@@ -3,6 +3,8 @@
  * batching, pipelining and reconnecting are lib/producer.c; record cutting
  * and the -J envelope are lib/input.c.  See klog-produce(1).
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "klog/clock.h"
 #include "klog/client.h"
 #include "klog/discovery.h"
@@ -32,6 +35,7 @@ enum {
 	OPT_LINGER,
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
+	OPT_PROGRESS,
 	OPT_SOURCE_OFFSET_FILE,
 	OPT_STOP_ON_OVERSIZE,
 	OPT_STRIP_KEY,
@@ -45,6 +49,7 @@ typedef struct opts {
 	klog_buf_t keydelim;       /* empty: no -K */
 	const char *source_file;   /* --source-offset-file */
 	int strip_key, json, verbose, quiet;
+	int progress;              /* --progress */
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
@@ -58,7 +63,7 @@ usage(FILE *f)
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
-	    "[--stop-on-oversize]\n"
+	    "[--stop-on-oversize] [--progress]\n"
 	    "                    [--strip-key] [--source-offset-file file] "
 	    "-t topic\n"
 	    "Read records from stdin, one per line, and publish them to a "
@@ -103,6 +108,9 @@ usage(FILE *f)
 	    "status is 1\n"
 	    "      --stop-on-oversize stop at the first record over "
 	    "--max-message instead\n"
+	    "      --progress         of a file on stdin, on stderr even when "
+	    "it is not a\n"
+	    "                         terminal\n"
 	    "      --retry-for TIME   give up reconnecting, or retrying a "
 	    "partition with no\n"
 	    "                         leader or too few replicas, after TIME "
@@ -161,6 +169,7 @@ parse_args(int argc, char **argv, opts_t *o)
 		    OPT_SOURCE_OFFSET_FILE },
 		{ "stop-on-oversize", no_argument, NULL,
 		    OPT_STOP_ON_OVERSIZE },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
@@ -254,6 +263,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_STOP_ON_OVERSIZE:
 			o->stop_on_oversize = 1;
 			break;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
 		case OPT_STRIP_KEY:
 			o->strip_key = 1;
 			break;
@@ -302,7 +314,38 @@ typedef struct run {
 	int save_failed;           /* said once; no more saves */
 	uint64_t oversized;        /* records skipped as too long */
 	int status;                /* exit status decided so far */
+	cli_progress_t prog;       /* of a file on stdin */
+	off_t in_start, in_end;
 } run_t;
+
+/* A file on stdin shows how far it has been read (a pipe has no end to
+ * measure by: a shipper's tail -F runs for ever). */
+static void
+progress_start(run_t *r)
+{
+	struct stat st;
+	off_t at;
+
+	if (fstat(STDIN_FILENO, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0 || st.st_size <= at) {
+		cli_progress_init(&r->prog, 1, 0);
+		return;
+	}
+	r->in_start = at;
+	r->in_end = st.st_size;
+	cli_progress_init(&r->prog, r->o->quiet, r->o->progress);
+}
+
+static void
+progress(run_t *r)
+{
+	off_t at;
+
+	if (r->prog.mode != 0 && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) >= 0)
+		cli_progress_update(&r->prog, "stdin",
+		    (uint64_t)(at - r->in_start),
+		    (uint64_t)(r->in_end - r->in_start), r->recno, "records");
+}
 
 /* Report record recno as bad and stop reading; the status follows rc. */
 static int
@@ -493,6 +536,7 @@ pump(run_t *r, klog_err_t *err)
 		}
 		if (drain_input(r) < 0 || rc == 0)
 			return 0;
+		progress(r);
 	}
 	return 0;
 }
@@ -624,7 +668,9 @@ main(int argc, char **argv)
 		status = KLOG_EXIT_FAIL;
 		goto out;
 	}
+	progress_start(&r);
 	rc = pump(&r, &err);
+	cli_progress_end(&r.prog);
 	if (rc == 0)
 		rc = drain(&r, &err);
 	if (rc < 0)

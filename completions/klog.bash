@@ -173,7 +173,7 @@ _klog_produce()
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-h --help -J --json -K --key-delimiter --linger -m --timeout
 		--max-message -p --partition -q --quiet --retry-for
-		--stop-on-oversize --strip-key --source-offset-file
+		--stop-on-oversize --strip-key --source-offset-file --progress
 		-t --topic -v --verbose --version -z --compression
 		-Z --zookeeper --zk-session-timeout'
 
@@ -211,7 +211,7 @@ _klog_consume()
 		--fetch-size -f --format -h --help -J --json -L --list
 		-m --timeout -o --offset --offset-file --offsets-from
 		-p --partition -q --quiet
-		--reset --retry-for --skip-corrupt -t --topic -u --unbuffered -v --verbose
+		--reset --retry-for --skip-corrupt --progress -t --topic -u --unbuffered -v --verbose
 		--version -Z --zookeeper -G --group --commit-interval
 		--zk-session-timeout'
 

@@ -744,6 +744,12 @@ klog_consumer_position(const klog_consumer_t *c, size_t i)
 	return c->parts[i].position;
 }
 
+int64_t
+klog_consumer_end(const klog_consumer_t *c, size_t i)
+{
+	return c->parts[i].end;
+}
+
 /* ---- opening ---- */
 
 /* The link to a's broker, added if new; -KLOG_ENOMEM. */

@@ -154,6 +154,8 @@ void klog_consumer_wake_on(klog_consumer_t *c, int fd);
 size_t klog_consumer_count(const klog_consumer_t *c);
 int32_t klog_consumer_partition(const klog_consumer_t *c, size_t i);
 int64_t klog_consumer_position(const klog_consumer_t *c, size_t i);
+/* With exit_at_end: the end partition i had at open. */
+int64_t klog_consumer_end(const klog_consumer_t *c, size_t i);
 
 void klog_consumer_close(klog_consumer_t *c);
 

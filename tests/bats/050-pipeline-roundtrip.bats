@@ -132,3 +132,25 @@ teardown() {
 	echo "read in $(( (t1 - t0) / 1000000 )) ms"
 	[ $(( (t1 - t0) / 1000000 )) -ge 2000 ]
 }
+
+# Issue 16: progress on long work: a file into klog-produce, a catch-up of
+# klog-consume -e; on stderr with --progress (or a terminal), never in a
+# pipe without it, never with -q.
+@test "pipeline: --progress of a file into klog-produce and of klog-consume -e" {
+	start_broker
+	seq 100000 >"$TMP/in"
+	run -0 --separate-stderr klog-produce -t prog --progress <"$TMP/in"
+	[[ $stderr == "klog-produce: stdin: "*" of 589 KB ("*"%), "*" records"* ]]
+	run -0 --separate-stderr klog-produce -t prog2 <"$TMP/in"
+	[ -z "$stderr" ]
+	# A pipe has no end to measure by.
+	run -0 --separate-stderr bash -c "seq 10 | klog-produce -t prog3 --progress"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr klog-consume -t prog -o beginning -e --progress
+	[ "${#lines[@]}" -eq 100000 ]
+	[[ $stderr == "klog-consume: prog: 10 B of 1.4 MB (0%), 1 messages"* ]]
+	run -0 --separate-stderr klog-consume -t prog -o beginning -e --progress -q
+	[ -z "$stderr" ]
+	run -0 --separate-stderr klog-consume -t prog -o beginning -e
+	[ -z "$stderr" ]
+}
