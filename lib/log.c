@@ -585,8 +585,11 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 		goto out;
 out:
 	pthread_mutex_lock(&log->mu);
-	if (r == -KLOG_ENOENT && cuts != log->cuts)
-		r = 0;  /* unlinked by a cut (a reset): dropped on purpose */
+	/* Unlinked by a cut (a reset), or sealed by a roll since and then
+	 * retained away: dropped on purpose, not behind the broker's back. */
+	if (r == -KLOG_ENOENT && (cuts != log->cuts ||
+	    (n > 0 && segs[n - 1] != active(log))))
+		r = 0;
 	if (r == 0 && cuts == log->cuts) {
 		if (end > log->flushed_end)
 			log->flushed_end = end;
