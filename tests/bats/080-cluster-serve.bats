@@ -123,7 +123,7 @@ registered() {
 	start_zk_broker 2 --zk-session-timeout $ZKS
 	run -0 brokers
 	[ "$output" = "2 127.0.0.1 ${BROKER_PORTS[2]}" ]
-	wait_for 50 registered t 2-0
+	wait_for 100 registered t 2-0
 }
 
 @test "serve -Z: an expired session is followed by a new registration" {
