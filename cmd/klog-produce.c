@@ -25,6 +25,7 @@
 #include "klog/offsetfile.h"
 #include "klog/outfmt.h"
 #include "klog/producer.h"
+#include "klog/proto.h"
 #include "klog/zk.h"
 #include "klog/zkdiscovery.h"
 
@@ -36,6 +37,7 @@ enum {
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
 	OPT_PROGRESS,
+	OPT_REPORT,
 	OPT_SOURCE_OFFSET_FILE,
 	OPT_STOP_ON_OVERSIZE,
 	OPT_STRIP_KEY,
@@ -48,6 +50,7 @@ typedef struct opts {
 	klog_buf_t delim;
 	klog_buf_t keydelim;       /* empty: no -K */
 	const char *source_file;   /* --source-offset-file */
+	const char *report_path;   /* --report, "-": stdout */
 	int strip_key, json, verbose, quiet;
 	int progress;              /* --progress */
 	int stop_on_oversize;      /* end at the first record too long */
@@ -64,6 +67,7 @@ usage(FILE *f)
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
 	    "[--stop-on-oversize] [--progress]\n"
+	    "                    [--report file]\n"
 	    "                    [--strip-key] [--source-offset-file file] "
 	    "-t topic\n"
 	    "Read records from stdin, one per line, and publish them to a "
@@ -111,6 +115,10 @@ usage(FILE *f)
 	    "      --progress         of a file on stdin, on stderr even when "
 	    "it is not a\n"
 	    "                         terminal\n"
+	    "      --report FILE      a JSON line per record into FILE (- for "
+	    "stdout):\n"
+	    "                         its number, partition and offset, or "
+	    "its error\n"
 	    "      --retry-for TIME   give up reconnecting, or retrying a "
 	    "partition with no\n"
 	    "                         leader or too few replicas, after TIME "
@@ -170,6 +178,7 @@ parse_args(int argc, char **argv, opts_t *o)
 		{ "stop-on-oversize", no_argument, NULL,
 		    OPT_STOP_ON_OVERSIZE },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 		{ "timeout", required_argument, NULL, 'm' },
 		{ "topic", required_argument, NULL, 't' },
@@ -272,6 +281,9 @@ parse_args(int argc, char **argv, opts_t *o)
 		case OPT_SOURCE_OFFSET_FILE:
 			o->source_file = optarg;
 			break;
+		case OPT_REPORT:
+			o->report_path = optarg;
+			break;
 		case OPT_VERSION:
 			cli_version();
 		default:
@@ -294,6 +306,9 @@ parse_args(int argc, char **argv, opts_t *o)
 	if (o->source_file != NULL && !o->json)
 		cli_misuse("--source-offset-file needs -J: the positions come "
 		    "from the envelopes");
+	if (o->report_path != NULL && o->keydelim.len > 0)
+		cli_misuse("--report and -K cannot be used together: keys "
+		    "spread a batch's records over the partitions");
 	if (o->source_file != NULL && o->pc.acks == KLOG_ACKS_NONE)
 		cli_misuse("--source-offset-file and -a 0 cannot be used "
 		    "together: nothing says what the destination holds");
@@ -314,6 +329,13 @@ typedef struct run {
 	int save_failed;           /* said once; no more saves */
 	uint64_t oversized;        /* records skipped as too long */
 	int status;                /* exit status decided so far */
+	FILE *report;              /* --report */
+	struct gap {               /* from send number seq on, record numbers
+	                              are seq + delta (records skipped) */
+		uint64_t seq;
+		uint64_t delta;
+	} *gaps;
+	size_t ngaps, gaps_cap;
 	cli_progress_t prog;       /* of a file on stdin */
 	off_t in_start, in_end;
 } run_t;
@@ -379,6 +401,85 @@ oversized(run_t *r)
 	return -1;
 }
 
+/* The delivery report must name records by their input numbers, which
+ * skipped records (blank, oversized) set apart from the send numbers. */
+static int
+note_gap(run_t *r)
+{
+	uint64_t delta = r->recno - r->sent;
+	struct gap *g;
+
+	if (r->report == NULL ||
+	    (r->ngaps > 0 && r->gaps[r->ngaps - 1].delta == delta) ||
+	    (r->ngaps == 0 && delta == 0))
+		return 0;
+	if (r->ngaps == r->gaps_cap) {
+		size_t cap = r->gaps_cap ? 2 * r->gaps_cap : 16;
+
+		if ((g = realloc(r->gaps, cap * sizeof(*g))) == NULL) {
+			fprintf(stderr, PROG ": out of memory\n");
+			r->status = KLOG_EXIT_FAIL;
+			return -1;
+		}
+		r->gaps = g;
+		r->gaps_cap = cap;
+	}
+	r->gaps[r->ngaps++] = (struct gap){ r->sent, delta };
+	return 0;
+}
+
+static uint64_t
+record_of(const run_t *r, uint64_t seq)
+{
+	size_t lo = 0, hi = r->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->gaps[mid].seq <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return seq + (lo > 0 ? r->gaps[lo - 1].delta : 0);
+}
+
+/*
+ * --report: one JSON line per record of a request done: its input number,
+ * partition and offset (a message inside a gzip wrapper has the wrapper's,
+ * as klog-consume shows it; null with -a 0), or the error.
+ */
+static void
+report_done(run_t *r, const klog_producer_done_t *d)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	uint32_t k = 0;
+
+	if (!d->ok) {
+		for (uint32_t i = 0; i < d->records; i++)
+			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
+			    "\":%d,\"error\":\"%s\"}\n", record_of(r,
+			    d->first + i), (int)d->partition, d->error ?
+			    klog_wire_error_name(d->error) : "not sent");
+		return;
+	}
+	klog_iter_init(&it, d->set, d->set_len, d->offset < 0 ? 0 : d->offset,
+	    KLOG_ITER_DEEP | KLOG_ITER_NOCRC, 0);
+	while (k < d->records && klog_iter_next(&it, &m) == 1) {
+		if (d->offset < 0)
+			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
+			    "\":%d,\"offset\":null}\n", record_of(r,
+			    d->first + k), (int)d->partition);
+		else
+			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
+			    "\":%d,\"offset\":%" PRId64 "}\n", record_of(r,
+			    d->first + k), (int)d->partition, m.offset);
+		k++;
+	}
+	klog_iter_free(&it);
+}
+
 /* Publish one record cut from stdin; <0 stops reading. */
 static int
 record(run_t *r, const uint8_t *rec, size_t len)
@@ -423,7 +524,7 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	if (rc < 0)
 		return bad_record(r, rc, klog_strerror(rc));
 	r->sent++;
-	return 0;
+	return note_gap(r);
 }
 
 /* Publish every complete record buffered; <0 stops reading. */
@@ -595,12 +696,15 @@ drain(run_t *r, klog_err_t *err)
 
 /* The producer's word on a request: to the bookmark. */
 static void
-request_done(void *arg, uint64_t first, uint32_t records, int ok)
+request_done(void *arg, const klog_producer_done_t *d)
 {
 	run_t *r = arg;
 
-	if (klog_bookmark_done(r->bm, first, records, ok) < 0)
+	if (r->bm != NULL &&
+	    klog_bookmark_done(r->bm, d->first, d->records, d->ok) < 0)
 		r->done_failed = 1;
+	if (r->report != NULL)
+		report_done(r, d);
 }
 
 static int
@@ -614,7 +718,7 @@ connect_producer(run_t *r)
 		return rc;
 	/* Without keys (-J has none) a request's records are consecutive,
 	 * as the bookmark needs. */
-	if (r->bm != NULL) {
+	if (r->bm != NULL || r->report != NULL) {
 		r->o->pc.done = request_done;
 		r->o->pc.arg = r;
 	}
@@ -660,6 +764,13 @@ main(int argc, char **argv)
 		status = klog_exit_for(rc);
 		goto out;
 	}
+	if (o.report_path != NULL && (r.report = strcmp(o.report_path, "-") ==
+	    0 ? stdout : fopen(o.report_path, "we")) == NULL) {
+		fprintf(stderr, PROG ": --report %s: %s\n", o.report_path,
+		    strerror(errno));
+		status = KLOG_EXIT_IOERR;
+		goto out;
+	}
 	if ((status = connect_producer(&r)) != 0)
 		goto out;
 	if (klog_input_init(&r.in, o.delim.data, o.delim.len,
@@ -691,6 +802,16 @@ main(int argc, char **argv)
 			status = KLOG_EXIT_FAIL;
 	}
 out:
+	/* The report is the ledger of what the broker holds: a report that
+	 * could not be written whole fails the run. */
+	if (r.report != NULL && (fflush(r.report) == EOF || ferror(r.report))) {
+		fprintf(stderr, PROG ": --report %s: %s\n", o.report_path,
+		    strerror(errno));
+		status = KLOG_EXIT_IOERR;
+	}
+	if (r.report != NULL && r.report != stdout)
+		fclose(r.report);
+	free(r.gaps);
 	klog_input_free(&r.in);
 	klog_bookmark_close(r.bm);
 	klog_producer_close(r.p);

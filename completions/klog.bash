@@ -173,7 +173,7 @@ _klog_produce()
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-h --help -J --json -K --key-delimiter --linger -m --timeout
 		--max-message -p --partition -q --quiet --retry-for
-		--stop-on-oversize --strip-key --source-offset-file --progress
+		--stop-on-oversize --strip-key --source-offset-file --progress --report
 		-t --topic -v --verbose --version -z --compression
 		-Z --zookeeper --zk-session-timeout'
 
@@ -191,7 +191,7 @@ _klog_produce()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--source-offset-file)
+	--source-offset-file|--report)
 		_klog_files "$cur"
 		return 0
 		;;

@@ -277,15 +277,26 @@ refused(klog_producer_t *p, struct link *l, int16_t error, int64_t now)
 	want_relocate(p, e.code, e.msg);
 }
 
-/* The oldest request of l is done: acknowledged, refused or written. */
 static void
-complete(klog_producer_t *p, struct link *l, int16_t error)
+tell_done(klog_producer_t *p, const struct req *r, int16_t error, int ok,
+    int64_t offset)
+{
+	klog_producer_done_t d = { r->first_seq, r->records, ok, error,
+	    r->index, offset, r->buf.data + r->hdr_len,
+	    r->buf.len - r->hdr_len };
+
+	if (p->cfg.done != NULL && r->records > 0)
+		p->cfg.done(p->cfg.arg, &d);
+}
+
+/* The oldest request of l is done: acknowledged (at offset), refused or
+ * written. */
+static void
+complete(klog_producer_t *p, struct link *l, int16_t error, int64_t offset)
 {
 	struct req *r = l->q[l->head++];
 
-	if (p->cfg.done != NULL && r->records > 0)
-		p->cfg.done(p->cfg.arg, r->first_seq, r->records,
-		    error == KLOG_WIRE_NONE);
+	tell_done(p, r, error, error == KLOG_WIRE_NONE, offset);
 	if (error != KLOG_WIRE_NONE) {
 		p->st.failed += r->records;
 		if (error == KLOG_WIRE_MESSAGE_TOO_LARGE)
@@ -360,7 +371,7 @@ link_write(klog_producer_t *p, struct link *l, int64_t now)
 		advance(p, l, w, now);
 		if (p->cfg.acks == KLOG_ACKS_NONE)
 			while (l->head < l->wi)
-				complete(p, l, KLOG_WIRE_NONE);
+				complete(p, l, KLOG_WIRE_NONE, -1);
 	}
 }
 
@@ -381,7 +392,7 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 			refused(p, l, h->error, now);
 			return 1;
 		}
-		complete(p, l, h->error);
+		complete(p, l, h->error, -1);
 		return 0;
 	}
 	if (klog_proto_decode_produce_resp(body, len, res, 1, &n) < 0 ||
@@ -392,7 +403,7 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 		refused(p, l, res[0].error, now);
 		return 1;
 	}
-	complete(p, l, res[0].error);
+	complete(p, l, res[0].error, res[0].error ? -1 : res[0].offset);
 	return 0;
 }
 
@@ -784,11 +795,9 @@ touch_topic(klog_producer_t *p, const klog_discovery_part_t *where,
 	return rc;
 }
 
-/*
- * Create the topic with an empty PRODUCE to every place a topic that does
- * not exist yet is located (one broker standalone, each live broker in a
- * cluster), then ask for its partition count again.
- */
+/* Create the topic with an empty PRODUCE to every place a new topic is
+ * located (one broker standalone, each live broker in a cluster), then
+ * ask for its partition count again. */
 static int
 create_topic(klog_producer_t *p, klog_err_t *err)
 {
@@ -951,8 +960,8 @@ move_requests(klog_producer_t *p, struct link *l, int64_t now)
 		} else if (rc == 0) {
 			rc = -KLOG_ENOMEM;
 		}
-		if (rc < 0 && p->cfg.done != NULL && r->records > 0)
-			p->cfg.done(p->cfg.arg, r->first_seq, r->records, 0);
+		if (rc < 0)
+			tell_done(p, r, KLOG_WIRE_NONE, 0, -1);
 		p->queued--;
 		p->queued_bytes -= r->buf.len;
 		req_free(r);

@@ -63,6 +63,7 @@
 #include "klog/error.h"
 
 typedef struct klog_producer klog_producer_t;
+typedef struct klog_producer_done klog_producer_done_t;
 
 typedef struct klog_producer_config {
 	const char *topic;          /* borrowed for the producer's life */
@@ -77,16 +78,31 @@ typedef struct klog_producer_config {
 	size_t max_message;         /* largest payload; default 1000000 */
 	int connect_timeout_ms;     /* default 5000 */
 	int64_t retry_for_ms;       /* default 30000 */
-	/*
-	 * Called once for each request done: acknowledged (ok 1; acks 0:
-	 * written), or refused or dropped (ok 0: never to be).  Its records
-	 * have send numbers (1, 2, ... in klog_producer_send() order) from
-	 * first; records of them, consecutive unless keys spread records
-	 * over several open batches at once.  NULL: not called.
-	 */
-	void (*done)(void *arg, uint64_t first, uint32_t records, int ok);
+	/* Called once for each request done (see klog_producer_done_t);
+	 * NULL: not called. */
+	void (*done)(void *arg, const klog_producer_done_t *d);
 	void *arg;                  /* done's */
 } klog_producer_config_t;
+
+/*
+ * A request done: acknowledged (ok 1; acks 0: written), or refused or
+ * dropped (ok 0: never to be).  Its records have send numbers (1, 2, ...
+ * in klog_producer_send() order) from first; records of them,
+ * consecutive unless keys spread records over several open batches at
+ * once.  Views valid during the call.
+ */
+struct klog_producer_done {
+	uint64_t first;
+	uint32_t records;
+	int ok;
+	int16_t error;              /* the broker's refusal (KLOG_WIRE_*), or
+	                               KLOG_WIRE_NONE */
+	int32_t partition;          /* its partition index */
+	int64_t offset;             /* acknowledged: the set's first offset
+	                               (-1 with acks 0, or if not) */
+	const uint8_t *set;         /* the message set sent */
+	size_t set_len;
+};
 
 typedef struct klog_producer_stats {
 	uint64_t records;       /* accepted by klog_producer_send() */

@@ -192,3 +192,39 @@ j3" ]
 	run -0 klog-consume -t t -o beginning -e
 	[ "$output" = "ok" ]
 }
+
+# Issue 18 #5: which records the broker holds, where: a delivery report.
+@test "produce: --report names every record's partition and offset, or its error" {
+	start_broker --topic rep:1
+	printf 'a\nbb\nccc\n' | klog-produce -t rep --report "$TMP/r"
+	run -0 cat "$TMP/r"
+	[ "$output" = '{"record":1,"partition":0,"offset":0}
+{"record":2,"partition":0,"offset":10}
+{"record":3,"partition":0,"offset":21}' ]
+	# The offsets are where the records are.
+	while read -r line; do
+		off=$(jq -r .offset <<<"$line")
+		n=$(jq -r .record <<<"$line")
+		[ "$(klog-consume -t rep -o "$off" -c 1)" = "$(printf 'a\nbb\nccc\n' | sed -n "${n}p")" ]
+	done <"$TMP/r"
+	# -J numbers records, not lines; a record too big has no line (and
+	# exit 1).
+	printf '{"payload":"x"}\n\n{"payload":"yyyyyyyyyyyy"}\n{"payload":"z"}\n' |
+		klog-produce -t rep -J --max-message 5 --report - >"$TMP/g" || true
+	[ "$(jq -s 'map(.record) == [1, 3]' "$TMP/g")" = true ]
+	# A gzip batch: every record at the batch's offset, as klog-consume
+	# shows them.
+	seq 100 | klog-produce -t rep -z gzip --report "$TMP/z"
+	[ "$(jq -s 'map(.record) | sort == [range(1; 101)]' "$TMP/z")" = true ]
+	[ "$(jq -s 'map(.offset) | unique | length' "$TMP/z")" = 1 ]
+	[ "$(klog-consume -t rep -o "$(jq -r .offset "$TMP/z" | head -1)" -c 1)" = 1 ]
+	run -64 klog-produce -t rep -K : --report -
+	run -74 bash -c "echo x | klog-produce -t rep --report /dev/full"
+}
+
+@test "produce: --report says why the broker refused a record" {
+	start_broker --max-message-bytes 1000
+	head -c 2000 /dev/zero | tr '\0' x >"$TMP/big"
+	run -1 --separate-stderr klog-produce -t big --report - <"$TMP/big"
+	[ "$output" = '{"record":1,"partition":0,"error":"MESSAGE_TOO_LARGE"}' ]
+}

@@ -320,14 +320,14 @@ struct dones {
 };
 
 static void
-on_done(void *arg, uint64_t first, uint32_t records, int ok)
+on_done(void *arg, const klog_producer_done_t *dn)
 {
 	struct dones *d = arg;
 
 	if (d->n < 64) {
-		d->first[d->n] = first;
-		d->records[d->n] = records;
-		d->ok[d->n++] = ok;
+		d->first[d->n] = dn->first;
+		d->records[d->n] = dn->records;
+		d->ok[d->n++] = dn->ok;
 	}
 }
 
