@@ -18,6 +18,7 @@
 
 #include "klog/conn.h"
 #include "klog/error.h"
+#include "klog/format.h"
 #include "klog/net.h"
 
 #define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
@@ -117,6 +118,14 @@ conn_under(const klog_conn_t *c)
 {
 	return conn_queued(c) <= c->cs->cfg.out_limit / 2 &&
 	    c->out.holds < MAX_HOLDS / 2;
+}
+
+size_t
+klog_conn_frame_be32(void *arg, const uint8_t *data, size_t len)
+{
+	(void)arg;
+	(void)len;
+	return 4 + (size_t)klog_be32(data);
 }
 
 int

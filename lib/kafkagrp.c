@@ -220,7 +220,7 @@ klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 	protos = k->parts2.p;
 	for (uint32_t i = 0; i < j.nprotocols; i++)
 		protos[i] = (klog_kgroup_proto_t){ j.protocols[i].name,
-		    j.protocols[i].meta, j.protocols[i].meta_len };
+		    j.protocols[i].data, j.protocols[i].len };
 	req = (klog_kgroup_join_req_t){ j.group, j.member_id,
 	    r->client_id.p ? r->client_id : (klog_str_t){ "", 0 },
 	    j.protocol_type, j.session_timeout_ms, j.session_timeout_ms,
@@ -259,7 +259,7 @@ klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	as = k->parts2.p;
 	for (uint32_t i = 0; i < s.nassign; i++)
-		as[i] = (klog_kgroup_assign_t){ s.assign[i].member_id,
+		as[i] = (klog_kgroup_assign_t){ s.assign[i].name,
 		    s.assign[i].data, s.assign[i].len };
 	req = (klog_kgroup_sync_req_t){ s.group, s.generation, s.member_id,
 	    s.nassign, as };

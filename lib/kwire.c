@@ -286,11 +286,28 @@ klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group, klog_str_t *member)
 	return done(&rd);
 }
 
+/* An array of names and their bytes, into a; its count to *n. */
+static int
+rd_pairs(klog_rd_t *rd, klog_proto_array_t *a, uint32_t *n)
+{
+	int32_t count = rd_count(rd, 6);
+
+	for (int32_t i = 0; i < count && !rd->failed; i++) {
+		klog_kpair_t *p = slot(a, (size_t)i, sizeof(*p));
+
+		if (p == NULL)
+			return -KLOG_ENOMEM;
+		p->name = rd_str(rd);
+		p->data = rd_bytes(rd, &p->len);
+	}
+	*n = (uint32_t)count;
+	return 0;
+}
+
 int
 klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 {
 	klog_rd_t rd;
-	int32_t np;
 
 	klog_rd_init(&rd, r->body, r->body_len);
 	memset(j, 0, sizeof(*j));
@@ -298,16 +315,8 @@ klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 	j->session_timeout_ms = klog_rd_i32(&rd);
 	j->member_id = rd_str(&rd);
 	j->protocol_type = rd_str(&rd);
-	np = rd_count(&rd, 6);
-	for (int32_t i = 0; i < np && !rd.failed; i++) {
-		struct klog_kjoin_proto *p = slot(a, (size_t)i, sizeof(*p));
-
-		if (p == NULL)
-			return -KLOG_ENOMEM;
-		p->name = rd_str(&rd);
-		p->meta = rd_bytes(&rd, &p->meta_len);
-	}
-	j->nprotocols = (uint32_t)np;
+	if (rd_pairs(&rd, a, &j->nprotocols) < 0)
+		return -KLOG_ENOMEM;
 	j->protocols = a->p;
 	return done(&rd);
 }
@@ -316,23 +325,14 @@ int
 klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
 {
 	klog_rd_t rd;
-	int32_t n;
 
 	klog_rd_init(&rd, r->body, r->body_len);
 	memset(s, 0, sizeof(*s));
 	s->group = rd_str(&rd);
 	s->generation = klog_rd_i32(&rd);
 	s->member_id = rd_str(&rd);
-	n = rd_count(&rd, 6);
-	for (int32_t i = 0; i < n && !rd.failed; i++) {
-		struct klog_ksync_assign *as = slot(a, (size_t)i, sizeof(*as));
-
-		if (as == NULL)
-			return -KLOG_ENOMEM;
-		as->member_id = rd_str(&rd);
-		as->data = rd_bytes(&rd, &as->len);
-	}
-	s->nassign = (uint32_t)n;
+	if (rd_pairs(&rd, a, &s->nassign) < 0)
+		return -KLOG_ENOMEM;
 	s->assign = a->p;
 	return done(&rd);
 }

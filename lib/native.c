@@ -715,18 +715,11 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	return pos;
 }
 
-static size_t
-frame_size(void *arg, const uint8_t *data, size_t len)
-{
-	(void)arg;
-	(void)len;
-	return 4 + (size_t)klog_be32(data);
-}
-
 const klog_conn_front_t *
 klog_native_front(void)
 {
-	static const klog_conn_front_t front = { process, frame_size, 0 };
+	static const klog_conn_front_t front = { process,
+	    klog_conn_frame_be32, 0 };
 
 	return &front;
 }

@@ -104,6 +104,10 @@ klog_outq_t *klog_conn_out(klog_conn_t *c);
 /* c has output to write (a parked response became ready). */
 void klog_conn_want_write(klog_conn_t *c);
 
+/* frame_size for a protocol whose frames start with a big-endian 32-bit
+ * size of the rest (klog's and Kafka's). */
+size_t klog_conn_frame_be32(void *arg, const uint8_t *data, size_t len);
+
 /* Whether process() must stop taking requests from c: paused over its
  * output limit, or closing. */
 int klog_conn_stalled(const klog_conn_t *c);

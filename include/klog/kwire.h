@@ -121,17 +121,21 @@ int klog_kwire_heartbeat(const klog_kreq_t *r, klog_str_t *group,
 int klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group,
     klog_str_t *member);
 
+/* A name and its bytes: a JoinGroup protocol and its metadata, a
+ * SyncGroup member and its assignment. */
+typedef struct klog_kpair {
+	klog_str_t name;
+	const uint8_t *data;
+	uint32_t len;
+} klog_kpair_t;
+
 /* JoinGroup v0 and SyncGroup v0, into kgroup.h's requests (passed as
  * their parts to keep this layer below kgroup). */
 typedef struct klog_kjoin {
 	klog_str_t group, member_id, protocol_type;
 	int32_t session_timeout_ms;
 	uint32_t nprotocols;
-	struct klog_kjoin_proto {
-		klog_str_t name;
-		const uint8_t *meta;
-		uint32_t meta_len;
-	} *protocols;              /* in a */
+	klog_kpair_t *protocols;   /* in a */
 } klog_kjoin_t;
 int klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j,
     klog_proto_array_t *a);
@@ -140,11 +144,7 @@ typedef struct klog_ksync {
 	klog_str_t group, member_id;
 	int32_t generation;
 	uint32_t nassign;
-	struct klog_ksync_assign {
-		klog_str_t member_id;
-		const uint8_t *data;
-		uint32_t len;
-	} *assign;                 /* in a */
+	klog_kpair_t *assign;      /* in a: member id and assignment */
 } klog_ksync_t;
 int klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s,
     klog_proto_array_t *a);

@@ -395,8 +395,8 @@ groups(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 		    sizeof(*j.protocols));
 		for (uint32_t i = 0; i < j.nprotocols; i++) {
 			check_str(f, j.protocols[i].name);
-			check_view(f, j.protocols[i].meta,
-			    j.protocols[i].meta_len);
+			check_view(f, j.protocols[i].data,
+			    j.protocols[i].len);
 		}
 		break;
 	}
@@ -411,7 +411,7 @@ groups(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 		check_str(f, s.member_id);
 		check_count(&a, s.assign, s.nassign, sizeof(*s.assign));
 		for (uint32_t i = 0; i < s.nassign; i++) {
-			check_str(f, s.assign[i].member_id);
+			check_str(f, s.assign[i].name);
 			check_view(f, s.assign[i].data, s.assign[i].len);
 		}
 		break;

@@ -262,8 +262,8 @@ test_groups(void **state)
 	assert_true(str_is(j.protocol_type, "consumer"));
 	assert_int_equal(j.nprotocols, 2);
 	assert_true(str_is(j.protocols[0].name, "range"));
-	assert_int_equal(j.protocols[0].meta_len, 3);
-	assert_int_equal(j.protocols[1].meta_len, 0);
+	assert_int_equal(j.protocols[0].len, 3);
+	assert_int_equal(j.protocols[1].len, 0);
 	klog_buf_free(&b);
 
 	klog_buf_init(&b);
@@ -280,7 +280,7 @@ test_groups(void **state)
 	assert_int_equal(s.generation, 4);
 	assert_true(str_is(s.member_id, "m1"));
 	assert_int_equal(s.nassign, 1);
-	assert_true(str_is(s.assign[0].member_id, "m2"));
+	assert_true(str_is(s.assign[0].name, "m2"));
 	assert_memory_equal(s.assign[0].data, "\1\2", 2);
 	klog_buf_free(&b);
 	free(a.p);
