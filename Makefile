@@ -4,7 +4,8 @@
 #   make run        start a standalone broker on its defaults, or on
 #                   LISTEN=host:port with its data in DATA=dir
 #   make bench      benchmarks (never part of check)
-#   make soak       replication kill loop for SOAK_SECONDS (never part of check)
+#   make soak       fault loops for SOAK_SECONDS each (SOAK=replication faults;
+#                   never part of check)
 #   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS)
 #   make install    PREFIX/DESTDIR-aware install; make uninstall
 
@@ -137,10 +138,14 @@ run: all
 bench: all $(BENCH_BINS)
 	@bench/run.sh $(SCENARIO)
 
-# A longer version of tests/bats/112's kill loop, with its figures.
+# Long fault loops, with their figures (tests/soak/): replication, a
+# longer version of tests/bats/112's kill loop; faults, one broker under
+# every kind of client, retention, hostile connections and kill -9.
 SOAK_SECONDS ?= 300
+SOAK ?= replication faults
 soak: all
-	@SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/replication.sh
+	@for s in $(SOAK); do echo "soak: $$s for $(SOAK_SECONDS)s"; \
+		SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/$$s.sh || exit 1; done
 
 FUZZ_SECONDS ?= 60
 fuzz: $(FUZZ_BINS)
