@@ -429,6 +429,7 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_core_item_t *items;
 	klog_core_park_t *pk;
 	int32_t max_bytes;
+	int now;
 
 	if (klog_kwire_fetch(r, &req, &max_bytes, &k->parts) < 0) {
 		k->bad = "a Fetch request that does not parse";
@@ -445,15 +446,14 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 			req.parts[i].max_bytes = KLOG_CORE_MAX_FETCH_BYTES;
 	if (max_bytes <= 0)
 		max_bytes = 1;
-	if (klog_core_fetch(k->core, &req, items)) {
-		for (uint32_t i = 0; i < req.count; i++)
-			items[i].align = 1;
+	now = klog_core_fetch(k->core, &req, items);
+	for (uint32_t i = 0; i < req.count; i++)
+		items[i].align = 1;
+	if (now) {
 		encode_fetch(k, out, r->version, r->correlation, max_bytes,
 		    items, req.count);
 		return;
 	}
-	for (uint32_t i = 0; i < req.count; i++)
-		items[i].align = 1;
 	if ((pk = park(k, KLOG_CORE_FETCH, r->version, r->correlation, items,
 	    req.count, 1)) == NULL) {
 		out->failed = 1;
