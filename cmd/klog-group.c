@@ -19,6 +19,7 @@
 #include "klog/client.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
+#include "klog/grouppos.h"
 #include "klog/json.h"
 #include "klog/parse.h"
 #include "klog/proto.h"
@@ -79,12 +80,9 @@ typedef struct opts {
 	int min_insync;
 } opts_t;
 
-/* A partition of a topic as klog-group shows it; broker
- * KLOG_CLUSTER_NUMBERED for a replicated topic's (named "<p>"). */
-typedef struct part {
-	int32_t broker;
-	int32_t part;
-} part_t;
+typedef klog_grouppos_part_t part_t;
+typedef klog_grouppos_brokers_t brokers_t;
+
 
 static void
 usage(FILE *f)
@@ -490,206 +488,6 @@ ids_col(const char *name, const char *key, const int32_t *ids, int n)
 	return c;
 }
 
-/* ---- partitions of a topic for a group ---- */
-
-static int
-cmp_part(const void *a, const void *b)
-{
-	const part_t *x = a, *y = b;
-
-	if (x->broker != y->broker)
-		return (x->broker > y->broker) - (x->broker < y->broker);
-	return (x->part > y->part) - (x->part < y->part);
-}
-
-static int
-add_part(part_t **v, size_t *n, int32_t broker, int32_t p)
-{
-	part_t *nv;
-
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].broker == broker && (*v)[i].part == p)
-			return 0;
-	if ((nv = realloc(*v, (*n + 1) * sizeof(**v))) == NULL)
-		return -KLOG_ENOMEM;
-	nv[*n].broker = broker;
-	nv[*n].part = p;
-	*v = nv;
-	(*n)++;
-	return 0;
-}
-
-/* Add the "<b>-<p>" children of path (offsets or owners of a topic). */
-static int
-add_named_parts(klog_zk_t *zk, const char *path, part_t **v, size_t *n,
-    klog_err_t *err)
-{
-	klog_zk_list_t l;
-	int32_t b, p;
-	int rc;
-
-	rc = klog_zk_children(zk, path, 0, &l, err);
-	if (rc == -KLOG_ENOENT)
-		return 0;
-	for (size_t i = 0; rc == 0 && i < l.n; i++)
-		if (klog_cluster_part_parse(l.names[i], &b, &p) == 0)
-			rc = add_part(v, n, b, p);
-	klog_zk_list_free(&l);
-	return rc;
-}
-
-/*
- * The partitions of topic that matter to group: those registered by live
- * brokers (for a replicated topic: every partition of its assignment), and
- * those the group has an offset or an owner for; sorted by broker, then
- * partition.
- */
-static int
-group_parts(klog_zk_t *zk, const char *group, const char *topic,
-    part_t **out, size_t *n, klog_err_t *err)
-{
-	klog_cluster_topic_t t = { 0 };
-	klog_rtopic_t rt;
-	char path[KLOG_ZK_PATH_MAX];
-	part_t *v = NULL;
-	size_t k = 0;
-	int rc;
-
-	rc = klog_rtopics_read(zk, topic, 0, &rt, err);
-	if (rc == 0) {
-		for (int32_t p = 0; rc == 0 && p < rt.nparts; p++)
-			rc = add_part(&v, &k, KLOG_CLUSTER_NUMBERED, p);
-		klog_rtopic_free(&rt);
-	} else if (rc == -KLOG_ENOENT) {
-		rc = klog_cluster_topic(zk, topic, 0, &t, err);
-	}
-	if (rc < 0 && rc != -KLOG_ENOTOPIC) {
-		free(v);
-		return rc;
-	}
-	for (size_t i = 0; rc == 0 && i < t.nholders; i++)
-		for (int32_t p = 0; rc == 0 && p < t.holders[i].partitions; p++)
-			rc = add_part(&v, &k, t.holders[i].broker_id, p);
-	klog_cluster_topic_free(&t);
-	if (rc == -KLOG_ENOTOPIC)
-		rc = 0;
-	if (rc == 0) {
-		klog_cluster_offset_path(path, sizeof(path), group, topic, -1,
-		    -1);
-		rc = add_named_parts(zk, path, &v, &k, err);
-	}
-	if (rc == 0) {
-		klog_cluster_owner_path(path, sizeof(path), group, topic, -1,
-		    -1);
-		rc = add_named_parts(zk, path, &v, &k, err);
-	}
-	if (rc < 0) {
-		free(v);
-		return rc == -KLOG_ENOMEM ? klog_err_set(err, rc, "%s",
-		    klog_strerror(rc)) : rc;
-	}
-	if (k > 1)
-		qsort(v, k, sizeof(*v), cmp_part);
-	*out = v;
-	*n = k;
-	return 0;
-}
-
-/* Brokers, and which of them failed to answer (asked once each). */
-typedef struct brokers {
-	klog_zk_t *zk;             /* for replicated partitions' leaders */
-	klog_cluster_broker_t *v;
-	size_t n;
-	int *dead;
-} brokers_t;
-
-static int
-brokers_load(klog_zk_t *zk, brokers_t *b, klog_err_t *err)
-{
-	int rc = klog_cluster_brokers(zk, 0, &b->v, &b->n, err);
-
-	if (rc < 0)
-		return rc;
-	b->zk = zk;
-	if ((b->dead = calloc(b->n + 1, sizeof(int))) == NULL) {
-		free(b->v);
-		return klog_err_set(err, -KLOG_ENOMEM, "%s",
-		    klog_strerror(KLOG_ENOMEM));
-	}
-	return 0;
-}
-
-static void
-brokers_free(brokers_t *b)
-{
-	free(b->v);
-	free(b->dead);
-}
-
-static const klog_cluster_broker_t *
-broker_find(const brokers_t *b, int32_t id, size_t *idx)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].id == id) {
-			if (idx != NULL)
-				*idx = i;
-			return &b->v[i];
-		}
-	}
-	return NULL;
-}
-
-/*
- * Ask the partition's broker for an offset at time: a replicated
- * partition's leader (which answers "latest" with the committed end: what
- * consumers can read), a 0.7 partition's holder.  A broker that is not
- * registered, or that failed once, is not asked again.
- */
-static int
-ask_offset(brokers_t *b, const char *topic, const part_t *p, int64_t time,
-    int timeout_ms, int64_t *off, klog_err_t *err)
-{
-	const klog_cluster_broker_t *br;
-	klog_client_addr_t addr;
-	klog_err_t e = { 0, "" };
-	char what[KLOG_CLUSTER_HOST_MAX + KLOG_TOPIC_MAX + 32];
-	char name[KLOG_CLUSTER_PART_NAME_MAX];
-	int32_t id = p->broker;
-	size_t i;
-	int rc;
-
-	klog_cluster_part_name(name, sizeof(name), p->broker, p->part);
-	if (p->broker == KLOG_CLUSTER_NUMBERED) {
-		rc = klog_rtopics_leader(b->zk, topic, p->part, 0, &id, &e);
-		if (rc == -KLOG_ENOENT)
-			return klog_err_set(err, -KLOG_ENOTLEADER, "topic "
-			    "\"%s\" partition %s: no leader (an election is "
-			    "under way)", topic, name);
-		if (rc < 0)
-			return klog_err_set(err, rc, "topic \"%s\" partition "
-			    "%s: %s", topic, name, klog_err_text(&e, rc));
-	}
-	if ((br = broker_find(b, id, &i)) == NULL)
-		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
-		    "%s: broker %d is not registered", topic, name, (int)id);
-	if (b->dead[i])
-		return klog_err_set(err, -KLOG_ECONN, "topic \"%s\" partition "
-		    "%s: broker %d: unavailable", topic, name, (int)id);
-	snprintf(addr.host, sizeof(addr.host), "%s", br->host);
-	snprintf(addr.port, sizeof(addr.port), "%d", br->port);
-	snprintf(what, sizeof(what), "%s:%d: %s %d", br->host, br->port, topic,
-	    (int)p->part);
-	rc = klog_client_query_offset_at(&addr, topic, p->part, time,
-	    timeout_ms, what, off, &e);
-	if (rc == -KLOG_ECONN || rc == -KLOG_ETIMEDOUT || rc == -KLOG_ECLOSED)
-		b->dead[i] = 1;
-	if (rc < 0)
-		return klog_err_set(err, rc, "topic \"%s\" partition %s: "
-		    "broker %d: %s", topic, name, (int)id,
-		    klog_err_text(&e, rc));
-	return 0;
-}
-
 /* ---- commands ---- */
 
 static int
@@ -745,7 +543,8 @@ describe_topic(klog_zk_t *zk, const opts_t *o, brokers_t *brs,
 	size_t n;
 	col_t c[7];
 
-	if ((rc = group_parts(zk, o->group, topic, &parts, &n, err)) < 0)
+	if ((rc = klog_grouppos_parts(zk, o->group, topic, &parts, &n,
+	    err)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		rc = klog_cluster_offset_read(zk, o->group, topic,
@@ -757,8 +556,8 @@ describe_topic(klog_zk_t *zk, const opts_t *o, brokers_t *brs,
 		    parts[i].broker, parts[i].part, &owner, err);
 		if (rc < 0 && rc != -KLOG_ENOENT)
 			break;
-		has_end = ask_offset(brs, topic, &parts[i], KLOG_OFFSET_LATEST,
-		    (int)o->timeout_ms, &end, NULL) == 0;
+		has_end = klog_grouppos_ask_offset(brs, topic, &parts[i],
+		    KLOG_OFFSET_LATEST, (int)o->timeout_ms, &end, NULL) == 0;
 		klog_cluster_part_name(name, sizeof(name), parts[i].broker,
 		    parts[i].part);
 		c[0] = str_col("GROUP", "group", o->group);
@@ -797,7 +596,7 @@ cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		    err)) < 0)
 			return rc;
 	}
-	if ((rc = brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	emit_header(o, c, 7);
 	if (o->topic != NULL)
@@ -807,7 +606,7 @@ cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 			rc = describe_topic(zk, o, &brs, topics.names[i], b,
 			    err);
 out:
-	brokers_free(&brs);
+	klog_grouppos_brokers_free(&brs);
 	klog_zk_list_free(&topics);
 	return rc;
 }
@@ -842,18 +641,18 @@ new_offset(const opts_t *o, brokers_t *brs, const part_t *p, int64_t *off,
 		*off = o->to_value;
 		return 0;
 	case TO_EARLIEST:
-		return ask_offset(brs, o->topic, p, KLOG_OFFSET_EARLIEST,
-		    timeout, off, err);
+		return klog_grouppos_ask_offset(brs, o->topic, p,
+		    KLOG_OFFSET_EARLIEST, timeout, off, err);
 	case TO_LATEST:
-		return ask_offset(brs, o->topic, p, KLOG_OFFSET_LATEST,
-		    timeout, off, err);
+		return klog_grouppos_ask_offset(brs, o->topic, p,
+		    KLOG_OFFSET_LATEST, timeout, off, err);
 	default:
-		rc = ask_offset(brs, o->topic, p, o->to_value, timeout, off,
-		    err);
+		rc = klog_grouppos_ask_offset(brs, o->topic, p, o->to_value,
+		    timeout, off, err);
 		/* Nothing that old: everything there is is newer. */
 		if (rc == -KLOG_ENOENT)
-			rc = ask_offset(brs, o->topic, p, KLOG_OFFSET_EARLIEST,
-			    timeout, off, err);
+			rc = klog_grouppos_ask_offset(brs, o->topic, p,
+			    KLOG_OFFSET_EARLIEST, timeout, off, err);
 		return rc;
 	}
 }
@@ -871,7 +670,8 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 
 	if ((rc = check_idle(zk, o, err)) < 0)
 		return rc;
-	if ((rc = group_parts(zk, o->group, o->topic, &parts, &n, err)) < 0)
+	if ((rc = klog_grouppos_parts(zk, o->group, o->topic, &parts, &n,
+	    err)) < 0)
 		return rc;
 	if (n == 0) {
 		rc = klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": no "
@@ -885,7 +685,7 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		    klog_strerror(KLOG_ENOMEM));
 		goto out;
 	}
-	if ((rc = brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	/* Work out every new offset before writing any. */
 	for (i = 0; i < n; i++) {
@@ -920,7 +720,7 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		fprintf(stderr, PROG ": dry run: nothing changed (use "
 		    "--execute)\n");
 out:
-	brokers_free(&brs);
+	klog_grouppos_brokers_free(&brs);
 	free(parts);
 	free(before);
 	free(after);
@@ -965,7 +765,7 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	} else if ((rc = klog_cluster_topics(zk, &t, &n, err)) < 0) {
 		return rc;
 	}
-	if ((rc = brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	c[0] = str_col("TOPIC", "topic", NULL);
 	c[1] = str_col("PARTITION", "partition", NULL);
@@ -974,7 +774,8 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	emit_header(o, c, 4);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t h = 0; h < t[i].nholders; h++) {
-			br = broker_find(&brs, t[i].holders[h].broker_id, NULL);
+			br = klog_grouppos_broker_find(&brs,
+			    t[i].holders[h].broker_id, NULL);
 			if (br != NULL)
 				snprintf(addr, sizeof(addr), "%s:%d", br->host,
 				    br->port);
@@ -993,7 +794,7 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 		}
 	}
 out:
-	brokers_free(&brs);
+	klog_grouppos_brokers_free(&brs);
 	klog_cluster_topics_free(t, n);
 	return rc;
 }
@@ -1125,7 +926,7 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	col_t c[3];
 	int rc;
 
-	if ((rc = brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
 		return rc;
 	c[0] = num_col("BROKER", "broker", 0, 0);
 	c[1] = str_col("HOST", "host", NULL);
@@ -1137,7 +938,7 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		c[2] = num_col("PORT", "port", brs.v[i].port, 1);
 		emit(o, b, c, 3);
 	}
-	brokers_free(&brs);
+	klog_grouppos_brokers_free(&brs);
 	return 0;
 }
 
