@@ -8,81 +8,11 @@
 #include "klog/format.h"
 #include "klog/names.h"
 #include "klog/producer.h"
+#include "producer_impl.h"
 
 #define MAX_IOV 64
-#define POOL_MAX 16
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 #define BUSY_BYTES (64u << 20)
 #define GZIP_LEVEL 6
-
-/* One batch: a whole PRODUCE frame for one partition. */
-struct req {
-	klog_buf_t buf;
-	size_t hdr_len;          /* bytes before the message set */
-	int index;               /* partition index */
-	uint32_t records;
-	uint64_t first_seq;      /* klog_producer_send() number of its first */
-	uint64_t payload_bytes;
-	int32_t id;
-	int64_t born_ms;         /* for linger */
-	int64_t sent_ms;         /* last time it was completely written */
-	int sent;                /* written at least once */
-};
-
-/* The connection to one broker and the requests queued for it. */
-struct link {
-	klog_client_addr_t addr;
-	klog_client_t *c;        /* NULL while not connected */
-	struct req **q;          /* q[head..tail): oldest first */
-	size_t head, tail, cap;
-	size_t wi;               /* next request to write */
-	size_t woff;             /* bytes of q[wi] already written */
-	int64_t down_since;      /* first failure of this outage, or 0 */
-	int64_t retry_at;
-	int backoff_ms;
-	int connected_once;
-	char why[512];           /* the last connection error */
-};
-
-struct klog_producer {
-	klog_producer_config_t cfg;
-	klog_discovery_t *d;     /* borrowed */
-	char topic[KLOG_TOPIC_MAX + 1];
-	int npart;
-	int32_t *part_num;       /* broker-side partition of each index */
-	int *part_link;          /* link of each index */
-	struct req **open;       /* open batch of each index, or NULL */
-	size_t nopen;
-	int sticky;              /* round robin: the current partition */
-	struct link *links;
-	int nlinks, links_cap;
-	int wake_fd;             /* -1, or also waited for by poll */
-	size_t set_cap;          /* message-set bytes per batch */
-	int32_t next_id;
-	size_t queued;           /* sealed requests not yet done */
-	size_t queued_bytes;
-	struct req *pool[POOL_MAX];
-	size_t npool;
-	klog_producer_stats_t st;
-	char error[512];
-	/*
-	 * Following leaders (replicated topics; discovery.h): a retryable
-	 * answer or a lost leader asks for a relocation, done by poll when
-	 * due, with backoff; fail_since[i] is when index i was first refused
-	 * with a retryable error since its last acknowledgement.
-	 */
-	int replicated;          /* the topic's partitions have leaders */
-	int limbo;               /* the link of partitions without a leader
-	                            (no address, never connected), or -1 */
-	int64_t *fail_since;     /* per index; 0: not failing */
-	int reloc_pending;
-	int64_t reloc_at;        /* not before */
-	int reloc_backoff_ms;
-	int64_t reloc_fail_since;/* relocations failing since, or 0 */
-	int reloc_code;          /* the last cause, for giving up */
-	char reloc_why[512];
-};
 
 void
 klog_producer_config_default(klog_producer_config_t *cfg)
@@ -116,8 +46,8 @@ klog_producer_hash(const void *key, size_t len)
 
 /* ---- requests ---- */
 
-static void
-req_free(struct req *r)
+void
+klog_producer_req_free(struct req *r)
 {
 	if (r == NULL)
 		return;
@@ -133,11 +63,11 @@ req_recycle(klog_producer_t *p, struct req *r)
 		p->pool[p->npool++] = r;
 		return;
 	}
-	req_free(r);
+	klog_producer_req_free(r);
 }
 
-static struct req *
-req_new(klog_producer_t *p, int index, int64_t now)
+struct req *
+klog_producer_req_new(klog_producer_t *p, int index, int64_t now)
 {
 	klog_produce_part_t part = {
 		.topic = { p->topic, (uint16_t)strlen(p->topic) },
@@ -156,7 +86,7 @@ req_new(klog_producer_t *p, int index, int64_t now)
 	klog_buf_reset(&r->buf);
 	if (klog_proto_encode_produce(&r->buf, 0, &preq) < 0 ||
 	    r->buf.failed) {
-		req_free(r);
+		klog_producer_req_free(r);
 		return NULL;
 	}
 	r->hdr_len = r->buf.len;
@@ -186,8 +116,8 @@ req_compress(klog_producer_t *p, struct req *r)
 
 /* ---- links ---- */
 
-static int
-link_push(struct link *l, struct req *r)
+int
+klog_producer_link_push(struct link *l, struct req *r)
 {
 	struct req **q;
 	size_t ncap;
@@ -223,8 +153,8 @@ link_down(struct link *l, int64_t now, const klog_err_t *why)
 }
 
 /* Relocate the partitions at the next poll that is due (see poll). */
-static void
-want_relocate(klog_producer_t *p, int code, const char *why)
+void
+klog_producer_want_relocate(klog_producer_t *p, int code, const char *why)
 {
 	p->reloc_pending = 1;
 	p->reloc_code = code;
@@ -239,7 +169,7 @@ link_lost(klog_producer_t *p, struct link *l, int64_t now,
 {
 	link_down(l, now, why);
 	if (p->replicated)
-		want_relocate(p, why->code ? why->code : -KLOG_ECONN, l->why);
+		klog_producer_want_relocate(p, why->code ? why->code : -KLOG_ECONN, l->why);
 }
 
 /* The answers a producer waits out: the partition has another leader, or
@@ -274,12 +204,12 @@ refused(klog_producer_t *p, struct link *l, int16_t error, int64_t now)
 	/* Backoff that grows until something is acknowledged: a partition
 	 * short of replicas is not asked again at once, forever. */
 	l->retry_at = now + p->reloc_backoff_ms;
-	want_relocate(p, e.code, e.msg);
+	klog_producer_want_relocate(p, e.code, e.msg);
 }
 
-static void
-tell_done(klog_producer_t *p, const struct req *r, int16_t error, int ok,
-    int64_t offset)
+void
+klog_producer_tell_done(klog_producer_t *p, const struct req *r,
+    int16_t error, int ok, int64_t offset)
 {
 	klog_producer_done_t d = { r->first_seq, r->records, ok, error,
 	    r->index, offset, r->buf.data + r->hdr_len,
@@ -296,7 +226,7 @@ complete(klog_producer_t *p, struct link *l, int16_t error, int64_t offset)
 {
 	struct req *r = l->q[l->head++];
 
-	tell_done(p, r, error, error == KLOG_WIRE_NONE, offset);
+	klog_producer_tell_done(p, r, error, error == KLOG_WIRE_NONE, offset);
 	if (error != KLOG_WIRE_NONE) {
 		p->st.failed += r->records;
 		if (error == KLOG_WIRE_MESSAGE_TOO_LARGE)
@@ -472,13 +402,13 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 /* ---- batches ---- */
 
 /* Number a finished frame and queue it on its partition's link. */
-static int
-enqueue(klog_producer_t *p, struct req *r)
+int
+klog_producer_enqueue(klog_producer_t *p, struct req *r)
 {
 	struct link *l = &p->links[p->part_link[r->index]];
 
 	if (r->buf.failed) {
-		req_free(r);
+		klog_producer_req_free(r);
 		return -KLOG_ENOMEM;
 	}
 	if (p->next_id == INT32_MAX)
@@ -488,8 +418,8 @@ enqueue(klog_producer_t *p, struct req *r)
 	klog_buf_patch_i32(&r->buf, 8, r->id);
 	klog_buf_patch_i32(&r->buf, r->hdr_len - 4,
 	    (int32_t)(r->buf.len - r->hdr_len));
-	if (link_push(l, r) < 0) {
-		req_free(r);
+	if (klog_producer_link_push(l, r) < 0) {
+		klog_producer_req_free(r);
 		return -KLOG_ENOMEM;
 	}
 	p->queued++;
@@ -499,8 +429,8 @@ enqueue(klog_producer_t *p, struct req *r)
 
 /* Without a key, skip partitions without a leader, as Kafka's partitioner
  * skips unavailable ones (unless none has one). */
-static void
-skip_limbo(klog_producer_t *p)
+void
+klog_producer_skip_limbo(klog_producer_t *p)
 {
 	for (int k = 0; p->limbo >= 0 && k < p->npart &&
 	    p->part_link[p->sticky] == p->limbo; k++)
@@ -518,9 +448,9 @@ seal(klog_producer_t *p, int index)
 		req_compress(p, r);
 	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;
-		skip_limbo(p);
+		klog_producer_skip_limbo(p);
 	}
-	return enqueue(p, r);
+	return klog_producer_enqueue(p, r);
 }
 
 void
@@ -580,7 +510,7 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 			return rc;
 	}
 	if (r == NULL) {
-		if ((r = req_new(p, idx, klog_clock_mono_ms())) == NULL)
+		if ((r = klog_producer_req_new(p, idx, klog_clock_mono_ms())) == NULL)
 			return -KLOG_ENOMEM;
 		p->open[idx] = r;
 		p->nopen++;
@@ -643,8 +573,6 @@ check_stalled(klog_producer_t *p, int64_t now, int64_t *next,
 	}
 	return 0;
 }
-
-static int relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
 
 /* poll's I/O, once a relocation (which can add links) is done. */
 static int
@@ -720,7 +648,7 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 	int rc;
 
 	if (p->reloc_pending && now >= p->reloc_at &&
-	    (rc = relocate(p, now, err)) < 0)
+	    (rc = klog_producer_relocate(p, now, err)) < 0)
 		return rc;
 	return poll_links(p, fd, timeout_ms, now, err);
 }
@@ -763,371 +691,6 @@ klog_producer_partitions(const klog_producer_t *p)
 	return p->npart;
 }
 
-/* ---- opening ---- */
-
-/* An empty PRODUCE to one broker: it creates the topic if it may. */
-static int
-touch_topic(klog_producer_t *p, const klog_discovery_part_t *where,
-    klog_err_t *err)
-{
-	klog_produce_part_t part = {
-		.topic = { p->topic, (uint16_t)strlen(p->topic) },
-		.partition = where->partition,
-	};
-	klog_produce_req_t preq = { .acks = KLOG_ACKS_LEADER,
-	    .timeout_ms = p->cfg.timeout_ms, .count = 1, .parts = &part };
-	klog_client_t *c = NULL;
-	const uint8_t *body;
-	size_t len;
-	int16_t error;
-	int32_t id;
-	int rc;
-
-	if ((rc = klog_client_open(&where->addr, p->cfg.connect_timeout_ms,
-	    &c, err)) < 0)
-		return rc;
-	id = klog_client_next_id(c);
-	if ((rc = klog_proto_encode_produce(klog_client_out(c), id, &preq)) ==
-	    0)
-		rc = klog_client_call(c, id, p->cfg.connect_timeout_ms, &error,
-		    &body, &len, err);
-	klog_client_close(c);
-	return rc;
-}
-
-/* Create the topic with an empty PRODUCE to every place a new topic is
- * located (one broker standalone, each live broker in a cluster), then
- * ask for its partition count again. */
-static int
-create_topic(klog_producer_t *p, klog_err_t *err)
-{
-	klog_discovery_part_t where;
-	int i, rc;
-
-	for (i = 0; ; i++) {
-		rc = klog_discovery_locate(p->d, p->topic, i, &where, err);
-		if (rc == -KLOG_ENOPARTITION && i > 0)
-			break;
-		if (rc < 0 || (rc = touch_topic(p, &where, err)) < 0)
-			return rc;
-	}
-	klog_discovery_invalidate(p->d);
-	if ((rc = klog_discovery_partitions(p->d, p->topic, err)) == 0)
-		rc = klog_err_set(err, -KLOG_ENOTOPIC,
-		    "topic \"%s\" does not exist and the broker did not "
-		    "create it", p->topic);
-	return rc;
-}
-
-static int
-find_link(klog_producer_t *p, const klog_client_addr_t *a)
-{
-	struct link *l;
-
-	for (int i = 0; i < p->nlinks; i++)
-		if (strcmp(p->links[i].addr.host, a->host) == 0 &&
-		    strcmp(p->links[i].addr.port, a->port) == 0)
-			return i;
-	l = &p->links[p->nlinks];
-	memset(l, 0, sizeof(*l));
-	l->addr = *a;
-	l->backoff_ms = BACKOFF_MIN_MS;
-	return p->nlinks++;
-}
-
-/*
- * Locate n partitions into new arrays; on success the producer's are
- * replaced (open batches must have been sealed).  Links are kept (by
- * address) and added; a link no index uses any more stays, idle.
- */
-static int
-map_partitions(klog_producer_t *p, int n, klog_err_t *err)
-{
-	klog_discovery_part_t where;
-	int32_t *num = calloc((size_t)n, sizeof(*num));
-	int *link = calloc((size_t)n, sizeof(*link));
-	struct req **open = calloc((size_t)n, sizeof(*open));
-	int64_t *fail = calloc((size_t)n, sizeof(*fail));
-	struct link *links;
-	int rc = 0, nlinks = p->nlinks, leaderless = 0, replicated = 0;
-
-	if (num == NULL || link == NULL || open == NULL || fail == NULL) {
-		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (p->nlinks + n + 1 > p->links_cap) {
-		if ((links = realloc(p->links, (size_t)(p->nlinks + n + 1) *
-		    sizeof(*links))) == NULL) {
-			rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-			goto out;
-		}
-		p->links = links;
-		p->links_cap = p->nlinks + n + 1;
-	}
-	for (int i = 0; i < n; i++) {
-		klog_err_t e = { 0 };
-
-		rc = klog_discovery_locate(p->d, p->topic, i, &where, &e);
-		/* A partition between leaders (only a replicated one is)
-		 * waits in limbo; the others go on (the error is returned,
-		 * so the caller asks again).  The error named is the first
-		 * one of a partition the producer writes to. */
-		if (rc < 0 && (rc != -KLOG_ENOTLEADER || (leaderless == 0 &&
-		    (p->cfg.partition < 0 || p->cfg.partition == i))))
-			*err = e;
-		if (rc == -KLOG_ENOTLEADER) {
-			if (p->limbo < 0) {
-				memset(&where, 0, sizeof(where));
-				p->limbo = find_link(p, &where.addr);
-			}
-			num[i] = i;
-			link[i] = p->limbo;
-			if (p->cfg.partition < 0 || p->cfg.partition == i)
-				leaderless = rc;
-			replicated = 1;
-			continue;
-		}
-		if (rc < 0) {
-			p->nlinks = nlinks;  /* forget the links just added */
-			if (p->limbo >= nlinks)
-				p->limbo = -1;
-			goto out;
-		}
-		num[i] = where.partition;
-		link[i] = find_link(p, &where.addr);
-		replicated |= where.replicated;
-	}
-	if (p->fail_since != NULL && n == p->npart)
-		memcpy(fail, p->fail_since, (size_t)n * sizeof(*fail));
-	free(p->part_num);
-	free(p->part_link);
-	free(p->open);
-	free(p->fail_since);
-	p->part_num = num;
-	p->part_link = link;
-	p->open = open;
-	p->fail_since = fail;
-	p->npart = n;
-	p->replicated |= replicated;
-	num = NULL;
-	link = NULL;
-	open = NULL;
-	fail = NULL;
-	if (leaderless < 0)
-		rc = leaderless;
-out:
-	free(num);
-	free(link);
-	free(open);
-	free(fail);
-	return rc;
-}
-
-static int
-link_used(const klog_producer_t *p, int li)
-{
-	for (int i = 0; i < p->npart; i++)
-		if (p->part_link[i] == li)
-			return 1;
-	return 0;
-}
-
-/* Take the requests of a link no partition maps to any more and queue
- * them again for partitions that exist: at-least-once, like a resend. */
-static int
-move_requests(klog_producer_t *p, struct link *l, int64_t now)
-{
-	struct req *r, *nr;
-	int idx, rc = 0;
-
-	klog_client_close(l->c);
-	l->c = NULL;
-	l->down_since = 0;
-	l->backoff_ms = BACKOFF_MIN_MS;
-	for (size_t k = l->head; k < l->tail; k++) {
-		r = l->q[k];
-		l->q[k] = NULL;
-		idx = p->cfg.partition >= 0 ? p->cfg.partition :
-		    r->index % p->npart;
-		if (rc == 0 && (nr = req_new(p, idx, now)) != NULL) {
-			klog_buf_put(&nr->buf, r->buf.data + r->hdr_len,
-			    r->buf.len - r->hdr_len);
-			nr->records = r->records;
-			nr->first_seq = r->first_seq;
-			nr->payload_bytes = r->payload_bytes;
-			nr->sent = r->sent;  /* counts as resent once written */
-			rc = enqueue(p, nr);
-		} else if (rc == 0) {
-			rc = -KLOG_ENOMEM;
-		}
-		if (rc < 0)
-			tell_done(p, r, KLOG_WIRE_NONE, 0, -1);
-		p->queued--;
-		p->queued_bytes -= r->buf.len;
-		req_free(r);
-	}
-	l->head = l->tail = l->wi = 0;
-	l->woff = 0;
-	return rc;
-}
-
-/*
- * A replicated partition's requests queued on a link other than its
- * leader's now move there, in order, behind what that link holds (nothing
- * of the same partition: it was not mapped there).  The old link's
- * connection is dropped first, since answers to requests that left could
- * arrive on it; its remaining requests are sent again (duplicates allowed).
- * The frames stay as they are: a replicated partition's number is its index
- * wherever it leads.
- */
-static int
-rehome(klog_producer_t *p, int li, int64_t now)
-{
-	struct link *l = &p->links[li], *dst;
-	struct req *r;
-	size_t k, keep;
-	int rc = 0;
-
-	for (k = l->head; k < l->tail; k++)
-		if (l->q[k]->index < p->npart &&
-		    p->part_link[l->q[k]->index] != li)
-			break;
-	if (k == l->tail)
-		return 0;
-	klog_client_close(l->c);
-	l->c = NULL;
-	l->retry_at = now;
-	l->wi = l->head;
-	l->woff = 0;
-	keep = l->head;
-	for (k = l->head; k < l->tail; k++) {
-		r = l->q[k];
-		dst = r->index < p->npart ? &p->links[p->part_link[r->index]] :
-		    l;
-		/* Out of memory: it stays, sent where it was (and refused
-		 * again) rather than lost. */
-		if (dst == l || (rc = link_push(dst, r)) < 0)
-			l->q[keep++] = r;
-	}
-	l->tail = keep;
-	return rc;
-}
-
-int
-klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
-{
-	int64_t now = klog_clock_mono_ms();
-	int n, rc, mrc;
-
-	if ((n = klog_discovery_partitions(p->d, p->topic, err)) < 0)
-		return n;
-	if (n == 0)
-		return klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": no live "
-		    "broker holds it now", p->topic);
-	if (p->cfg.partition >= n)
-		return klog_err_set(err, -KLOG_ENOPARTITION, "topic \"%s\" "
-		    "has %d partition%s now, no partition %d", p->topic, n,
-		    n == 1 ? "" : "s", p->cfg.partition);
-	/* Open batches are encoded for the partitions they were opened on. */
-	klog_producer_flush(p);
-	if ((mrc = map_partitions(p, n, err)) < 0 && mrc != -KLOG_ENOTLEADER)
-		return mrc;
-	p->sticky %= p->npart;
-	skip_limbo(p);
-	for (int i = 0; i < p->nlinks; i++)
-		if (!link_used(p, i) && (p->links[i].head < p->links[i].tail ||
-		    p->links[i].c != NULL) &&
-		    (rc = move_requests(p, &p->links[i], now)) < 0)
-			return klog_err_set(err, rc, "out of memory");
-	for (int i = 0; p->replicated && i < p->nlinks; i++)
-		if ((rc = rehome(p, i, now)) < 0)
-			return klog_err_set(err, rc, "out of memory");
-	return mrc;
-}
-
-/* Errors of asking the discovery that a later question may not have. */
-static int
-relocation_retryable(int rc)
-{
-	return rc == -KLOG_ENOTLEADER || rc == -KLOG_ECONN ||
-	    rc == -KLOG_ETIMEDOUT || rc == -KLOG_EZK ||
-	    rc == -KLOG_ENOTOPIC;
-}
-
-/*
- * Do the relocation asked for (a retryable answer or a lost leader):
- * forget what the discovery knows, map the partitions again and move
- * what waits.  Gives up once a partition has been refused, or the
- * relocation has failed, for retry_for: with the last cause's code.
- */
-/* Requests wait on a link that is down, or in limbo. */
-static int
-stuck(const klog_producer_t *p)
-{
-	for (int i = 0; i < p->nlinks; i++)
-		if (p->links[i].c == NULL &&
-		    p->links[i].head < p->links[i].tail)
-			return 1;
-	return 0;
-}
-
-static int
-relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
-{
-	klog_err_t e = { 0 };
-	int rc;
-
-	/* Failing relocations count only while something waits on them: a
-	 * partition without a leader that nothing is sent to harms no
-	 * one. */
-	if (p->reloc_fail_since != 0 && !stuck(p))
-		p->reloc_fail_since = now;
-	for (int i = 0; i < p->npart; i++)
-		if (p->fail_since[i] != 0 &&
-		    now - p->fail_since[i] >= p->cfg.retry_for_ms)
-			return klog_err_set(err, p->reloc_code, "%s; gave up "
-			    "after %lld ms", p->reloc_why,
-			    (long long)(now - p->fail_since[i]));
-	if (p->reloc_fail_since != 0 &&
-	    now - p->reloc_fail_since >= p->cfg.retry_for_ms)
-		return klog_err_set(err, p->reloc_code, "%s; gave up after "
-		    "%lld ms", p->reloc_why,
-		    (long long)(now - p->reloc_fail_since));
-	p->reloc_at = now + p->reloc_backoff_ms;
-	if (p->reloc_backoff_ms < BACKOFF_MAX_MS)
-		p->reloc_backoff_ms *= 2;
-	klog_discovery_invalidate(p->d);
-	rc = klog_producer_refresh(p, &e);
-	if (rc == 0) {
-		p->reloc_pending = 0;
-		p->reloc_fail_since = 0;
-		return 0;
-	}
-	if (!relocation_retryable(rc))
-		return klog_err_set(err, rc, "%s", e.msg);
-	if (p->reloc_fail_since == 0)
-		p->reloc_fail_since = now;
-	want_relocate(p, rc, e.msg);
-	return 0;
-}
-
-/*
- * The first map: a replicated partition without a leader yet (an election
- * under way) waits in limbo while the others are written to, and is asked
- * for again at each poll that is due, for up to retry_for.
- */
-static int
-map_leaders(klog_producer_t *p, int n, klog_err_t *err)
-{
-	int rc = map_partitions(p, n, err);
-
-	if (rc != -KLOG_ENOTLEADER)
-		return rc;
-	want_relocate(p, rc, err->msg);
-	p->reloc_fail_since = klog_clock_mono_ms();
-	return 0;
-}
-
 int
 klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
     klog_producer_t **out, klog_err_t *err)
@@ -1152,7 +715,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	if (cfg->codec == KLOG_CODEC_GZIP && p->set_cap > cfg->max_message)
 		p->set_cap = cfg->max_message;
 	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
-		rc = create_topic(p, err);
+		rc = klog_producer_create_topic(p, err);
 	if (rc < 0)
 		goto fail;
 	if (cfg->partition >= rc) {
@@ -1161,10 +724,10 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 		    p->topic, rc, rc == 1 ? "" : "s", cfg->partition);
 		goto fail;
 	}
-	if ((rc = map_leaders(p, rc, err)) < 0)
+	if ((rc = klog_producer_map_leaders(p, rc, err)) < 0)
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
-	skip_limbo(p);
+	klog_producer_skip_limbo(p);
 	*out = p;
 	return 0;
 fail:
@@ -1180,16 +743,16 @@ klog_producer_close(klog_producer_t *p)
 	if (p == NULL)
 		return;
 	for (int i = 0; p->open && i < p->npart; i++)
-		req_free(p->open[i]);
+		klog_producer_req_free(p->open[i]);
 	for (int i = 0; i < p->nlinks; i++) {
 		l = &p->links[i];
 		klog_client_close(l->c);
 		for (size_t k = l->head; k < l->tail; k++)
-			req_free(l->q[k]);
+			klog_producer_req_free(l->q[k]);
 		free(l->q);
 	}
 	for (size_t i = 0; i < p->npool; i++)
-		req_free(p->pool[i]);
+		klog_producer_req_free(p->pool[i]);
 	free(p->part_num);
 	free(p->part_link);
 	free(p->open);

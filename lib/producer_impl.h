@@ -1,0 +1,107 @@
+/*
+ * What lib/producer.c (batching, the links' I/O, acknowledgements) and
+ * lib/prodmap.c (where the partitions go: topic creation, mapping,
+ * relocation to new leaders) share: the producer's state.  Private to those
+ * two files.
+ */
+#ifndef KLOG_PRODUCER_IMPL_H
+#define KLOG_PRODUCER_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "klog/buf.h"
+#include "klog/client.h"
+#include "klog/names.h"
+#include "klog/producer.h"
+
+#define POOL_MAX 16
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+
+/* One batch: a whole PRODUCE frame for one partition. */
+struct req {
+	klog_buf_t buf;
+	size_t hdr_len;          /* bytes before the message set */
+	int index;               /* partition index */
+	uint32_t records;
+	uint64_t first_seq;      /* klog_producer_send() number of its first */
+	uint64_t payload_bytes;
+	int32_t id;
+	int64_t born_ms;         /* for linger */
+	int64_t sent_ms;         /* last time it was completely written */
+	int sent;                /* written at least once */
+};
+
+/* The connection to one broker and the requests queued for it. */
+struct link {
+	klog_client_addr_t addr;
+	klog_client_t *c;        /* NULL while not connected */
+	struct req **q;          /* q[head..tail): oldest first */
+	size_t head, tail, cap;
+	size_t wi;               /* next request to write */
+	size_t woff;             /* bytes of q[wi] already written */
+	int64_t down_since;      /* first failure of this outage, or 0 */
+	int64_t retry_at;
+	int backoff_ms;
+	int connected_once;
+	char why[512];           /* the last connection error */
+};
+
+struct klog_producer {
+	klog_producer_config_t cfg;
+	klog_discovery_t *d;     /* borrowed */
+	char topic[KLOG_TOPIC_MAX + 1];
+	int npart;
+	int32_t *part_num;       /* broker-side partition of each index */
+	int *part_link;          /* link of each index */
+	struct req **open;       /* open batch of each index, or NULL */
+	size_t nopen;
+	int sticky;              /* round robin: the current partition */
+	struct link *links;
+	int nlinks, links_cap;
+	int wake_fd;             /* -1, or also waited for by poll */
+	size_t set_cap;          /* message-set bytes per batch */
+	int32_t next_id;
+	size_t queued;           /* sealed requests not yet done */
+	size_t queued_bytes;
+	struct req *pool[POOL_MAX];
+	size_t npool;
+	klog_producer_stats_t st;
+	char error[512];
+	/*
+	 * Following leaders (replicated topics; discovery.h): a retryable
+	 * answer or a lost leader asks for a relocation, done by poll when
+	 * due, with backoff; fail_since[i] is when index i was first refused
+	 * with a retryable error since its last acknowledgement.
+	 */
+	int replicated;          /* the topic's partitions have leaders */
+	int limbo;               /* the link of partitions without a leader
+	                            (no address, never connected), or -1 */
+	int64_t *fail_since;     /* per index; 0: not failing */
+	int reloc_pending;
+	int64_t reloc_at;        /* not before */
+	int reloc_backoff_ms;
+	int64_t reloc_fail_since;/* relocations failing since, or 0 */
+	int reloc_code;          /* the last cause, for giving up */
+	char reloc_why[512];
+};
+
+struct req *klog_producer_req_new(klog_producer_t *p, int index, int64_t now);
+void klog_producer_req_free(struct req *r);
+int klog_producer_link_push(struct link *l, struct req *r);
+/* Number a finished frame and queue it on its partition's link. */
+int klog_producer_enqueue(klog_producer_t *p, struct req *r);
+void klog_producer_tell_done(klog_producer_t *p, const struct req *r,
+    int16_t error, int ok, int64_t offset);
+void klog_producer_want_relocate(klog_producer_t *p, int code,
+    const char *why);
+void klog_producer_skip_limbo(klog_producer_t *p);
+
+/* prodmap.c */
+int klog_producer_create_topic(klog_producer_t *p, klog_err_t *err);
+int klog_producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err);
+int klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
+
+#endif
