@@ -487,9 +487,10 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	const opts_t *o = r->o;
 	const uint8_t *key = NULL, *hit;
 	size_t keylen = 0;
-	klog_err_t err = { 0 };
+	klog_err_t err;
 	int rc;
 
+	KLOG_ERR_EMPTY(&err);
 	if (o->json) {
 		/* A blank line is no record: the numbers in messages count
 		 * records, as klog-consume -J wrote them, not lines. */
@@ -527,7 +528,12 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	return note_gap(r);
 }
 
-/* Publish every complete record buffered; <0 stops reading. */
+/*
+ * Publish the complete records buffered while the producer has room:
+ * 1 if some are left for later, 0 if none, <0 stops reading.  Stopping
+ * when busy keeps the queue, and the memory of its frames, bounded
+ * whatever a read of stdin brought.
+ */
 static int
 drain_input(run_t *r)
 {
@@ -537,7 +543,9 @@ drain_input(run_t *r)
 
 	/* A record too long for the input buffer is dropped there as it
 	 * streams in, without ever being held whole. */
-	while ((rc = klog_input_next(&r->in, &rec, &len)) != 0) {
+	while (!klog_producer_busy(r->p)) {
+		if ((rc = klog_input_next(&r->in, &rec, &len)) == 0)
+			return 0;
 		if (rc == -KLOG_ETOOBIG) {
 			r->recno++;
 			if (oversized(r) < 0)
@@ -546,7 +554,7 @@ drain_input(run_t *r)
 			return -1;
 		}
 	}
-	return 0;
+	return 1;
 }
 
 /*
@@ -605,23 +613,31 @@ cluster_events(run_t *r)
 /*
  * Read stdin and publish until EOF, a signal, a bad record or a fatal
  * producer error (returned).  Batches go out when full, when lingering too
- * long, and as soon as stdin has nothing more to give right now.
+ * long, and as soon as stdin has nothing more to give right now.  Records
+ * already read go before stdin is read again.
  */
 static int
 pump(run_t *r, klog_err_t *err)
 {
-	int idle = 1, rc;
+	int idle = 1, more = 0, eof = 0, busy, rc;
 
 	while (!cli_stopped()) {
-		rc = klog_producer_poll(r->p,
-		    klog_producer_busy(r->p) ? -1 : STDIN_FILENO,
-		    idle || klog_producer_busy(r->p) ? -1 : 0, err);
+		if (more && !klog_producer_busy(r->p)) {
+			if ((more = drain_input(r)) < 0 || (!more && eof))
+				return 0;
+			progress(r);
+		}
+		busy = klog_producer_busy(r->p);
+		rc = klog_producer_poll(r->p, busy || more ? -1 : STDIN_FILENO,
+		    busy || (idle && !more) ? -1 : 0, err);
 		if (rc < 0)
 			return rc;
 		if (settle(r) < 0)
 			return 0;
 		if (rc & KLOG_PRODUCER_WOKEN)
 			cluster_events(r);
+		if (more)
+			continue;
 		if (!(rc & KLOG_PRODUCER_INPUT)) {
 			if (!idle && !klog_producer_busy(r->p)) {
 				klog_producer_flush(r->p);
@@ -635,7 +651,8 @@ pump(run_t *r, klog_err_t *err)
 			r->status = KLOG_EXIT_IOERR;
 			return 0;
 		}
-		if (drain_input(r) < 0 || rc == 0)
+		eof = rc == 0;
+		if ((more = drain_input(r)) < 0 || (!more && eof))
 			return 0;
 		progress(r);
 	}

@@ -15,7 +15,11 @@
 #include "klog/names.h"
 #include "klog/producer.h"
 
-#define POOL_MAX 16
+/* Frames kept for reuse: enough for every request of a full queue of
+ * one-record batches, and at most POOL_BYTES of buffers (a 1 MiB batch
+ * would otherwise keep thousands of them). */
+#define POOL_MAX 4096
+#define POOL_BYTES (16u << 20)
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
@@ -68,6 +72,8 @@ struct klog_producer {
 	size_t queued_bytes;
 	struct req *pool[POOL_MAX];
 	size_t npool;
+	size_t pool_bytes;         /* capacity of the pooled buffers */
+	klog_buf_t head;           /* a frame's head, partition 0 */
 	klog_producer_stats_t st;
 	char error[512];
 	/*

@@ -51,6 +51,13 @@ typedef struct klog_err {
 } klog_err_t;
 
 /*
+ * An empty klog_err_t, as `= { 0 }` makes one but without zeroing all of
+ * msg: in code run per record or per poll, that memset was a seventh of
+ * klog-produce's CPU.
+ */
+#define KLOG_ERR_EMPTY(e) ((e)->code = 0, (e)->msg[0] = '\0')
+
+/*
  * Record code and a printf-style message in e (which may be NULL) and return
  * code, so that a callee can write `return klog_err_set(e, -KLOG_EIO, ...)`.
  */

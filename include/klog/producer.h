@@ -74,7 +74,7 @@ typedef struct klog_producer_config {
 	uint32_t batch_records;     /* default 1000 */
 	size_t batch_bytes;         /* message-set bytes; default 1 MiB */
 	int linger_ms;              /* default 5 */
-	int max_inflight;           /* unacknowledged requests; default 64 */
+	int max_inflight;           /* unacknowledged requests; default 1024 */
 	size_t max_message;         /* largest payload; default 1000000 */
 	int connect_timeout_ms;     /* default 5000 */
 	int64_t retry_for_ms;       /* default 30000 */

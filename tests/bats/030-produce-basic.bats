@@ -158,6 +158,18 @@ last" ]
 j3" ]
 }
 
+@test "produce: --batch 1, a request per record: more read at once than may be queued, all in order" {
+	start_broker
+	# A pipe read brings thousands of records; the producer holds at
+	# most 2 x 1,024 requests, so reading waits while the rest are sent,
+	# the last ones after EOF.
+	seq 1 30000 | klog-produce -t t --batch 1 -v 2>"$TMP/err"
+	grep -q '^klog-produce: 30000 records, 30000 acknowledged' "$TMP/err"
+	seq 30001 60000 >"$TMP/in"
+	klog-produce -t t --batch 1 -a all <"$TMP/in"
+	cmp <(seq 1 60000) <(consume_all t)
+}
+
 @test "produce: acks all and acks 0 both deliver; -v counts" {
 	start_broker
 	seq 1 5000 | klog-produce -t t -a all -v 2>"$TMP/err"
