@@ -382,6 +382,7 @@ typedef struct run {
 	klog_discovery_t *d;
 	klog_member_t *mb;         /* -G */
 	klog_outfmt_t *fmt;
+	size_t topic_len;          /* of o->topic, rendered per message */
 	klog_buf_t out;
 	klog_offsetfile_t of;
 	int64_t saved_ms;
@@ -481,7 +482,7 @@ static int
 emit(run_t *r, const klog_consumer_msg_t *m)
 {
 	klog_outfmt_rec_t rec = {
-		.topic = r->o->topic, .topic_len = strlen(r->o->topic),
+		.topic = r->o->topic, .topic_len = r->topic_len,
 		.partition = m->partition, .offset = m->offset,
 		.next_offset = m->next_offset, .payload = m->payload,
 		.payload_len = m->payload_len,
@@ -760,6 +761,7 @@ main(int argc, char **argv)
 	if (o.group != NULL && klog_cluster_group_validate(o.group, &err) < 0)
 		cli_misuse("-G %s", err.msg);
 	r.o = &o;
+	r.topic_len = o.topic ? strlen(o.topic) : 0;
 	klog_buf_init(&r.out);
 	/* The first signal stops cleanly; the second one kills.  | head
 	 * ends us quietly, like cat. */

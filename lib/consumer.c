@@ -9,7 +9,6 @@
 #include "klog/clock.h"
 #include "klog/consumer.h"
 #include "klog/names.h"
-#include "klog/verify.h"
 
 #define FETCH_BUDGET (16 << 20)   /* bytes asked per request, all parts */
 #define FETCH_MIN (64 << 10)
@@ -65,7 +64,6 @@ struct klog_consumer {
 	int reloc_code;
 	char reloc_why[512];
 	klog_fetch_part_t *req;       /* scratch for encoding fetches */
-	klog_verify_t *verify;        /* a second core for the CRCs */
 	/* The response being handed out: views into its link's buffer. */
 	klog_fetch_result_t *res;
 	struct cpart **res_part;
@@ -632,13 +630,13 @@ next_set(klog_consumer_t *c)
 	while (c->ri < c->nres) {
 		r = &c->res[c->ri];
 		c->itp = c->res_part[c->ri];
+		/* The iterator checks each CRC as it hands the message out,
+		 * while its bytes are in the cache.  A pass of its own over
+		 * the set, shared with a second thread, cost more than the
+		 * CRCs since they come from libdeflate. */
 		flags = KLOG_ITER_DEEP;
 		if (!c->cfg.check_crc)
 			flags |= KLOG_ITER_NOCRC;
-		/* A mismatch is found again by the iterator, which reports
-		 * it at its offset. */
-		else if (klog_verify_crcs(c->verify, r->set, r->set_len) == 0)
-			flags |= KLOG_ITER_OUTER_CHECKED;
 		klog_iter_init(&c->it, r->set, r->set_len, c->res_base[c->ri],
 		    flags, 0);
 		c->ri++;
@@ -1076,11 +1074,6 @@ open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 		    "topic \"%s\" does not exist", c->topic);
 	if (rc < 0 || (rc = setup_parts(c, d, n, err)) < 0)
 		goto fail;
-	if (cfg->check_crc && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	    (rc = klog_verify_new(1, &c->verify)) < 0) {
-		rc = klog_err_set(err, rc, "cannot start a CRC thread");
-		goto fail;
-	}
 	for (int i = 0; i < c->nlinks; i++)
 		if ((rc = klog_client_open(&c->links[i].addr,
 		    cfg->connect_timeout_ms, &c->links[i].c, err)) < 0)
@@ -1132,7 +1125,6 @@ klog_consumer_close(klog_consumer_t *c)
 	free(c->parts);
 	free(c->links);
 	free(c->req);
-	klog_verify_free(c->verify);
 	free(c->res);
 	free(c->res_part);
 	free(c->res_base);
