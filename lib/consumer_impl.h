@@ -1,0 +1,93 @@
+/*
+ * What lib/consumer.c (fetching, handing out, following leaders) and
+ * lib/constart.c (where each partition starts: -o, offset files, -N, times,
+ * --reset) share: the consumer's state.  Private to those two files.
+ */
+#ifndef KLOG_CONSUMER_IMPL_H
+#define KLOG_CONSUMER_IMPL_H
+
+#include <stdint.h>
+
+#include "klog/client.h"
+#include "klog/consumer.h"
+#include "klog/names.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+#define LAST_SEGMENTS 1024        /* bases -o -N asks for: OFFSETS' most */
+
+struct cpart {
+	int32_t index;
+	int32_t partition;      /* the broker's number for it */
+	int link;
+	int64_t fetch_offset;   /* where the next fetch starts */
+	int64_t position;       /* next offset of the last message out */
+	int64_t end;            /* exit_at_end: the end at open */
+	int32_t fetch_bytes;
+	int64_t asked;          /* offset asked by the fetch in flight */
+	int done;               /* exit_at_end and fetched up to end */
+	int lost;               /* replicated: its leader is to be found
+	                           again; not fetched meanwhile */
+};
+
+struct clink {
+	klog_client_addr_t addr;
+	klog_client_t *c;
+	int32_t id;             /* the fetch in flight, or 0 */
+	int64_t sent_ms;
+	int broken;             /* a write failed: close once idle */
+	int64_t down_since;
+	int64_t retry_at;
+	int backoff_ms;
+	char why[512];
+};
+
+struct klog_consumer {
+	klog_consumer_config_t cfg;
+	char topic[KLOG_TOPIC_MAX + 1];
+	struct cpart *parts;
+	size_t nparts;
+	struct clink *links;
+	int nlinks, links_cap;
+	/*
+	 * Following leaders (replicated topics; discovery.h): NOT_LEADER or a
+	 * lost connection marks partitions lost; klog_consumer_next() locates
+	 * them again when due, with backoff, and they go on from their fetch
+	 * offset (the same bytes at the same offsets on every replica).
+	 */
+	klog_discovery_t *d;          /* borrowed */
+	int replicated;
+	int reloc_pending;
+	int64_t reloc_at;
+	int reloc_backoff_ms;
+	int64_t reloc_since;          /* no data since, or 0 */
+	int reloc_code;
+	char reloc_why[512];
+	klog_fetch_part_t *req;       /* scratch for encoding fetches */
+	/* The response being handed out: views into its link's buffer. */
+	klog_fetch_result_t *res;
+	struct cpart **res_part;
+	int64_t *res_base;
+	uint32_t nres, ri;
+	int have_batch;
+	int iterating;
+	klog_iter_t it;
+	struct cpart *itp;
+	int watch_fd;                 /* -1, or reported when it errs */
+	int wake_fd;                  /* -1, or ends a wait when readable */
+	/* Lines worth telling, '\n'-ended, handed out one per NOTICE: each
+	 * partition reset at open has one. */
+	char notice[4096];
+};
+
+/* A line for the caller, handed out as KLOG_CONSUMER_NOTICE. */
+void klog_consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void klog_consumer_set_position(klog_consumer_t *c, struct cpart *p,
+    int64_t offset);
+
+/* constart.c: the first fetch offset of p, from the configuration. */
+int klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p,
+    klog_err_t *err);
+
+#endif
