@@ -210,6 +210,72 @@ test_crc_mismatch(void **state)
 	fake_stop(f);
 }
 
+/*
+ * Answers of 1 MiB and more: the next one is received, and its CRCs
+ * checked, on a second thread while one is handed out (recvahead.h).
+ * Every message comes once, in order, at its offset; a flipped byte three
+ * answers in is still reported at its own offset, after every message
+ * before it.
+ */
+static int
+count_all(fake_t *f, size_t *n, int64_t *last_next, klog_err_t *err)
+{
+	klog_discovery_t *d = discover(f);
+	klog_consumer_config_t cfg;
+	klog_consumer_t *c = NULL;
+	klog_consumer_msg_t m;
+	int64_t at = 0;
+	char want[128];
+	int rc;
+
+	config(&cfg);
+	cfg.fetch_bytes = 1 << 20;
+	*n = 0;
+	if ((rc = klog_consumer_open(d, &cfg, &c, err)) == 0) {
+		while ((rc = klog_consumer_next(c, &m, err)) >= 0 &&
+		    rc != KLOG_CONSUMER_DONE) {
+			if (rc != KLOG_CONSUMER_MSG)
+				continue;
+			snprintf(want, sizeof(want), "%099zu", *n);
+			assert_int_equal(m.offset, at);
+			assert_int_equal(m.payload_len, 99);
+			assert_memory_equal(m.payload, want, 99);
+			at = m.next_offset;
+			(*n)++;
+		}
+	}
+	*last_next = at;
+	klog_consumer_close(c);
+	klog_discovery_close(d);
+	return rc;
+}
+
+static void
+test_large_answers_received_ahead(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_err_t err = { 0 };
+	int64_t end, bad = 108 * 30000;
+	char p[128], want[96];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 50000; i++) {
+		snprintf(p, sizeof(p), "%099d", i);
+		fake_append(f, 0, p);
+	}
+	assert_int_equal(count_all(f, &n, &end, &err), KLOG_CONSUMER_DONE);
+	assert_int_equal(n, 50000);
+	assert_int_equal(end, (int64_t)f->log[0].len);
+	f->log[0].data[bad + 20] ^= 0x01;
+	assert_int_equal(count_all(f, &n, &end, &err), -KLOG_ECORRUPT);
+	snprintf(want, sizeof(want), "topic \"t\" partition 0: offset %lld: "
+	    "crc mismatch", (long long)bad);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(n, 30000);
+	fake_stop(f);
+}
+
 static void
 test_start_offsets(void **state)
 {
@@ -556,6 +622,7 @@ main(void)
 		cmocka_unit_test(test_all_partitions_to_end),
 		cmocka_unit_test(test_partial_and_growing),
 		cmocka_unit_test(test_crc_mismatch),
+		cmocka_unit_test(test_large_answers_received_ahead),
 		cmocka_unit_test(test_start_offsets),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_gzip_offsets),
