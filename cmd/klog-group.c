@@ -1,8 +1,9 @@
 /*
  * klog-group: consumer-group administration over ZooKeeper, in Kafka 0.7's
  * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
- * delete a group, list topics and brokers; and create replicated topics in
- * klog's own layout (rtopics.h).  Log ends come from the brokers themselves,
+ * delete a group, list topics and brokers; and create, grow and delete
+ * replicated topics in klog's own layout (rtopics.h, rtadmin.h).  Log ends
+ * come from the brokers themselves,
  * by an OFFSETS request.  With -b, a standalone broker's own topics are
  * created, grown and deleted by the klog protocol's admin requests.  See
  * klog-group(1).
@@ -17,17 +18,20 @@
 #include "cli/cli.h"
 #include "klog/buf.h"
 #include "klog/client.h"
+#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
 #include "klog/grouppos.h"
 #include "klog/json.h"
 #include "klog/parse.h"
 #include "klog/proto.h"
+#include "klog/rtadmin.h"
 #include "klog/rtopics.h"
 #include "klog/zk.h"
 
 #define PROG "klog-group"
 #define DEFAULT_TIMEOUT_MS 10000
+#define DELETE_POLL_NS 100000000L   /* delete-topic waits for brokers */
 
 enum {
 	OPT_VERSION = 256,
@@ -108,6 +112,11 @@ usage(FILE *f)
 	    "        [--min-insync-replicas M]\n"
 	    "                              create a replicated topic over "
 	    "the live brokers\n"
+	    "  alter-topic -t topic --partitions N\n"
+	    "                              add partitions to a replicated "
+	    "topic (never fewer)\n"
+	    "  delete-topic -t topic       delete a replicated topic and "
+	    "every broker's copy\n"
 	    "  brokers                     live brokers\n"
 	    "\n"
 	    "  with -b, a standalone broker's own topics:\n"
@@ -138,7 +147,8 @@ usage(FILE *f)
 	    "  -n, --dry-run            show what reset would do\n"
 	    "      --execute            do it\n"
 	    "  -f, --force              reset even while members are live\n"
-	    "      --partitions N       create-topic: number of partitions\n"
+	    "      --partitions N       create-topic, alter-topic: number of "
+	    "partitions\n"
 	    "      --replication-factor R\n"
 	    "                           create-topic: replicas of each "
 	    "partition\n"
@@ -150,8 +160,9 @@ usage(FILE *f)
 	    "      --version            print the version\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
-	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable, 74 I/O "
-	    "error.\n");
+	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable (or "
+	    "live brokers that did not finish a\ndelete-topic in time), 74 "
+	    "I/O error.\n");
 }
 
 static int
@@ -295,9 +306,8 @@ broker_cmd(const char *cmd)
 
 /*
  * -b or -Z: -b is a standalone broker's own topics (create-topic then
- * makes a local one), -Z the cluster's groups and replicated topics.
- * Altering and deleting replicated topics is not done (yet), so those two
- * need -b.
+ * makes a local one), -Z the cluster's groups and replicated topics
+ * (create-topic, alter-topic, delete-topic in ZooKeeper).
  */
 static void
 check_where(const char *cmd, opts_t *o)
@@ -312,10 +322,6 @@ check_where(const char *cmd, opts_t *o)
 	if (o->where.brokers_given && (o->have & (HAVE_RF | HAVE_MIN)))
 		cli_misuse("create-topic -b makes a broker's own topic: "
 		    "--replication-factor and --min-insync-replicas need -Z");
-	if (!o->where.brokers_given && broker_cmd(cmd) &&
-	    strcmp(cmd, "create-topic") != 0)
-		cli_misuse("%s needs -b HOST:PORT (replicated topics cannot "
-		    "be altered or deleted with -Z yet)", cmd);
 }
 
 /* Check the options against the command: required ones, and those that
@@ -919,6 +925,108 @@ cmd_create_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	return topic_replicated(zk, o, o->topic, b, err);
 }
 
+/* Partitions are added over the live brokers (rtadmin.h); the brokers
+ * take them up by themselves.  Shown as topics -t would. */
+static int
+cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	klog_rtopic_t t;
+	int rc;
+
+	rc = klog_rtadmin_alter(zk, o->topic, o->nparts, &t, err);
+	klog_rtopic_free(&t);
+	if (rc < 0)
+		return rc;
+	rheader(o);
+	return topic_replicated(zk, o, o->topic, b, err);
+}
+
+/* "1,3" of ids, into buf. */
+static const char *
+id_list(const int32_t *ids, int n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && at + 12 < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "",
+		    (int)ids[i]);
+	return buf;
+}
+
+/*
+ * Mark the topic and wait for the brokers holding a copy to remove it
+ * (rtadmin.h's steps): done once its nodes are gone (finished here if the
+ * brokers left that to us).  Brokers that are down are not waited for:
+ * they remove their copies when they come back, and the deletion finishes
+ * then (a note on stderr says so).  Live ones that do not finish within
+ * -T: ETIMEDOUT, the topic staying marked.
+ */
+static int
+cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	const struct timespec poll = { 0, DELETE_POLL_NS };
+	int32_t ids[KLOG_RTOPICS_MAX_REPLICAS * 4];
+	int64_t deadline = klog_clock_mono_ms() + o->timeout_ms;
+	int nparts = 0, already, rc, n, down, max = (int)(sizeof(ids) /
+	    sizeof(ids[0]));
+	klog_cluster_broker_t *live;
+	char list[sizeof(ids) / sizeof(ids[0]) * 12];
+	klog_rtopic_t t;
+	col_t col[2];
+	size_t nl;
+
+	/* Its count first, for the line shown: the nodes may soon be gone. */
+	if ((rc = klog_rtopics_read(zk, o->topic, 0, &t, err)) == 0)
+		nparts = t.nparts;
+	klog_rtopic_free(&t);
+	if (rc < 0 && rc != -KLOG_ENOENT)
+		return rc;
+	if ((rc = klog_rtadmin_delete(zk, o->topic, &already, err)) < 0)
+		return rc;
+	for (;;) {
+		if ((n = klog_rtadmin_finish(zk, o->topic, ids, max, err)) <= 0)
+			break;
+		if ((rc = klog_cluster_brokers(zk, 0, &live, &nl, err)) < 0)
+			return rc;
+		down = 0;
+		for (int i = 0; i < n && i < max; i++) {
+			size_t k;
+
+			for (k = 0; k < nl && live[k].id != ids[i]; k++)
+				;
+			down += k == nl;
+		}
+		free(live);
+		if (down == n)
+			break;
+		if (klog_clock_mono_ms() >= deadline)
+			return klog_err_set(err, -KLOG_ETIMEDOUT, "topic \"%s\": "
+			    "marked for deletion, but broker%s %s did not remove "
+			    "%s copy within %lld ms (the deletion finishes once "
+			    "they do)", o->topic, n == 1 ? "" : "s",
+			    id_list(ids, n < max ? n : max, list, sizeof(list)),
+			    n == 1 ? "its" : "their", (long long)o->timeout_ms);
+		nanosleep(&poll, NULL);
+	}
+	if (n < 0)
+		return n;
+	if (n > 0)
+		fprintf(stderr, PROG ": topic \"%s\": marked for deletion; "
+		    "broker%s %s, down, still hold%s a copy: the deletion "
+		    "finishes when %s back\n", o->topic, n == 1 ? "" : "s",
+		    id_list(ids, n < max ? n : max, list, sizeof(list)),
+		    n == 1 ? "s" : "", n == 1 ? "it comes" : "they come");
+	(void)already;
+	col[0] = str_col("TOPIC", "topic", o->topic);
+	col[1] = num_col("PARTITIONS", "partitions", nparts, 1);
+	emit_header(o, col, 2);
+	emit(o, b, col, 2);
+	return 0;
+}
+
 static int
 cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 {
@@ -967,9 +1075,9 @@ admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
 		    "(1024 a topic)", cmd, topic);
 	case KLOG_WIRE_TOPIC_REPLICATED:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" is "
-		    "replicated: its partitions are ZooKeeper's (-Z), and "
-		    "klog-group does not alter or delete replicated topics "
-		    "yet", cmd, topic);
+		    "replicated: its partitions are ZooKeeper's: %s it with -Z",
+		    cmd, topic, strncmp(cmd, "create", 6) == 0 ? "create" :
+		    strncmp(cmd, "alter", 5) == 0 ? "alter" : "delete");
 	default:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
 		    "the broker answered %s (its log says why)", cmd, topic,
@@ -1049,6 +1157,10 @@ main(int argc, char **argv)
 		rc = cmd_topics(zk, &o, &line, &err);
 	else if (strcmp(cmd, "create-topic") == 0)
 		rc = cmd_create_topic(zk, &o, &line, &err);
+	else if (strcmp(cmd, "alter-topic") == 0)
+		rc = cmd_alter_topic(zk, &o, &line, &err);
+	else if (strcmp(cmd, "delete-topic") == 0)
+		rc = cmd_delete_topic(zk, &o, &line, &err);
 	else
 		rc = cmd_brokers(zk, &o, &line, &err);
 out:
