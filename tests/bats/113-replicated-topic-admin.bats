@@ -217,3 +217,17 @@ gone_everywhere() {
 	run -0 klog-group -Z "$ZKC" -H topics -t kept
 	[ "${#lines[@]}" -eq 1 ]
 }
+
+@test "klog-group(1)'s -Z examples for replicated topics run" {
+	rep_cluster
+	export KLOG_ZOOKEEPER=$ZKC
+	run -0 klog-group create-topic -t orders --partitions 6 \
+		--replication-factor 3 --min-insync-replicas 2
+	run -0 klog-group alter-topic -t orders --partitions 12
+	[ "${#lines[@]}" -eq 13 ]
+	rep_wait_full orders 12
+	echo one | klog-produce -t orders -p 11 -a all
+	run -0 klog-group delete-topic -t orders
+	[ "${lines[1]}" = "$(printf 'orders\t12')" ]
+	[ -z "$(dirs orders)" ]
+}
