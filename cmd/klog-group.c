@@ -18,7 +18,6 @@
 #include "cli/cli.h"
 #include "klog/buf.h"
 #include "klog/client.h"
-#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/exit.h"
 #include "klog/grouppos.h"
@@ -31,7 +30,6 @@
 
 #define PROG "klog-group"
 #define DEFAULT_TIMEOUT_MS 10000
-#define DELETE_POLL_NS 100000000L   /* delete-topic waits for brokers */
 
 enum {
 	OPT_VERSION = 256,
@@ -942,41 +940,21 @@ cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	return topic_replicated(zk, o, o->topic, b, err);
 }
 
-/* "1,3" of ids, into buf. */
-static const char *
-id_list(const int32_t *ids, int n, char *buf, size_t len)
-{
-	size_t at = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && at + 12 < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "",
-		    (int)ids[i]);
-	return buf;
-}
-
 /*
  * Mark the topic and wait for the brokers holding a copy to remove it
- * (rtadmin.h's steps): done once its nodes are gone (finished here if the
- * brokers left that to us).  Brokers that are down are not waited for:
- * they remove their copies when they come back, and the deletion finishes
- * then (a note on stderr says so).  Live ones that do not finish within
- * -T: ETIMEDOUT, the topic staying marked.
+ * (rtadmin.h): brokers that are down are named on stderr and finish it
+ * when they come back; live ones that do not finish within -T are
+ * ETIMEDOUT, the topic staying marked.
  */
 static int
 cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
     klog_err_t *err)
 {
-	const struct timespec poll = { 0, DELETE_POLL_NS };
-	int32_t ids[KLOG_RTOPICS_MAX_REPLICAS * 4];
-	int64_t deadline = klog_clock_mono_ms() + o->timeout_ms;
-	int nparts = 0, already, rc, n, down, max = (int)(sizeof(ids) /
-	    sizeof(ids[0]));
-	klog_cluster_broker_t *live;
+	int32_t ids[64];
 	char list[sizeof(ids) / sizeof(ids[0]) * 12];
+	int nparts = 0, already, rc, n;
 	klog_rtopic_t t;
 	col_t col[2];
-	size_t nl;
 
 	/* Its count first, for the line shown: the nodes may soon be gone. */
 	if ((rc = klog_rtopics_read(zk, o->topic, 0, &t, err)) == 0)
@@ -986,40 +964,17 @@ cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 		return rc;
 	if ((rc = klog_rtadmin_delete(zk, o->topic, &already, err)) < 0)
 		return rc;
-	for (;;) {
-		if ((n = klog_rtadmin_finish(zk, o->topic, ids, max, err)) <= 0)
-			break;
-		if ((rc = klog_cluster_brokers(zk, 0, &live, &nl, err)) < 0)
-			return rc;
-		down = 0;
-		for (int i = 0; i < n && i < max; i++) {
-			size_t k;
-
-			for (k = 0; k < nl && live[k].id != ids[i]; k++)
-				;
-			down += k == nl;
-		}
-		free(live);
-		if (down == n)
-			break;
-		if (klog_clock_mono_ms() >= deadline)
-			return klog_err_set(err, -KLOG_ETIMEDOUT, "topic \"%s\": "
-			    "marked for deletion, but broker%s %s did not remove "
-			    "%s copy within %lld ms (the deletion finishes once "
-			    "they do)", o->topic, n == 1 ? "" : "s",
-			    id_list(ids, n < max ? n : max, list, sizeof(list)),
-			    n == 1 ? "its" : "their", (long long)o->timeout_ms);
-		nanosleep(&poll, NULL);
-	}
+	(void)already;   /* marked before: waited for all the same */
+	n = klog_rtadmin_wait(zk, o->topic, o->timeout_ms, ids,
+	    (int)(sizeof(ids) / sizeof(ids[0])), err);
 	if (n < 0)
 		return n;
 	if (n > 0)
 		fprintf(stderr, PROG ": topic \"%s\": marked for deletion; "
 		    "broker%s %s, down, still hold%s a copy: the deletion "
 		    "finishes when %s back\n", o->topic, n == 1 ? "" : "s",
-		    id_list(ids, n < max ? n : max, list, sizeof(list)),
+		    klog_rtadmin_id_list(ids, n, list, sizeof(list)),
 		    n == 1 ? "s" : "", n == 1 ? "it comes" : "they come");
-	(void)already;
 	col[0] = str_col("TOPIC", "topic", o->topic);
 	col[1] = num_col("PARTITIONS", "partitions", nparts, 1);
 	emit_header(o, col, 2);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "klog/clock.h"
 #include "klog/cluster.h"
 #include "klog/names.h"
 #include "klog/rtadmin.h"
@@ -15,6 +17,7 @@
 /* "/klog/topics/" + a topic of KLOG_TOPIC_MAX + "/partitions/9999/state" */
 #define PPATH_LEN (sizeof(KLOG_RTOPICS_ROOT) + KLOG_TOPIC_MAX + 32)
 #define DELETE_TRIES 5
+#define WAIT_POLL_NS 100000000L
 
 static int
 mark_path(char *buf, size_t len, const char *topic)
@@ -420,4 +423,66 @@ klog_rtadmin_finish(klog_zk_t *zk, const char *topic, int32_t *ids,
 	if (rc < 0)
 		return rc;
 	return klog_zk_delete_tree(zk, mpath, err);
+}
+
+const char *
+klog_rtadmin_id_list(const int32_t *ids, int n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (len == 0)
+		return "";
+	buf[0] = '\0';
+	for (int i = 0; i < n && at + 13 < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%" PRId32,
+		    i ? "," : "", ids[i]);
+	return buf;
+}
+
+/* How many of ids[0..n) are not live brokers; -1 (with err) if the live
+ * ones cannot be read. */
+static int
+count_down(klog_zk_t *zk, const int32_t *ids, int n, klog_err_t *err)
+{
+	klog_cluster_broker_t *live;
+	size_t nl, k;
+	int down = 0, rc;
+
+	if ((rc = klog_cluster_brokers(zk, 0, &live, &nl, err)) < 0)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		for (k = 0; k < nl && live[k].id != ids[i]; k++)
+			;
+		down += k == nl;
+	}
+	free(live);
+	return down;
+}
+
+int
+klog_rtadmin_wait(klog_zk_t *zk, const char *topic, int64_t timeout_ms,
+    int32_t *ids, int max, klog_err_t *err)
+{
+	const struct timespec nap = { 0, WAIT_POLL_NS };
+	int64_t deadline = klog_clock_mono_ms() + timeout_ms;
+	char list[256];
+	int n, down;
+
+	for (;;) {
+		if ((n = klog_rtadmin_finish(zk, topic, ids, max, err)) <= 0)
+			return n;
+		/* Those past the room are not known: taken as live. */
+		if ((down = count_down(zk, ids, n < max ? n : max, err)) < 0)
+			return down;
+		if (down == n)
+			return n;
+		if (klog_clock_mono_ms() >= deadline)
+			return klog_err_set(err, -KLOG_ETIMEDOUT, "topic \"%s\": "
+			    "marked for deletion, but of the brokers holding a "
+			    "copy, %s did not remove it within %lld ms (the "
+			    "deletion finishes once they have)", topic,
+			    klog_rtadmin_id_list(ids, n < max ? n : max, list,
+			    sizeof(list)), (long long)timeout_ms);
+		nanosleep(&nap, NULL);
+	}
 }

@@ -457,6 +457,12 @@ read_marked(klog_zkrepl_t *zr)
 	}
 	klog_zk_list_free(&zr->marked);
 	zr->marked = l;
+	/* A mark gone (finished by hand) takes its stuck copy's note along. */
+	for (size_t i = zr->stuck.n; i-- > 0;)
+		if (!listed(&l, zr->stuck.names[i])) {
+			free(zr->stuck.names[i]);
+			zr->stuck.names[i] = zr->stuck.names[--zr->stuck.n];
+		}
 	for (size_t i = 0; i < l.n; i++)
 		if (klog_topic_validate(l.names[i], NULL) == 0)
 			drop_topic(zr, l.names[i]);

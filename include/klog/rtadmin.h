@@ -91,6 +91,21 @@ int klog_rtadmin_waiting(const klog_rtopic_t *t, const klog_zk_list_t *done,
 int klog_rtadmin_finish(klog_zk_t *zk, const char *topic, int32_t *ids,
     int max, klog_err_t *err);
 
+/*
+ * Wait up to timeout_ms for topic's deletion to finish, finishing it here
+ * (klog_rtadmin_finish()) when the brokers have left that: 0 once it is
+ * finished; n > 0 once every broker still to say done is down (not in
+ * /brokers/ids): the first max of them into ids, and the deletion
+ * finishes when they come back; -KLOG_ETIMEDOUT, err naming them, while
+ * live ones have not.  Polls ZooKeeper ten times a second.
+ */
+int klog_rtadmin_wait(klog_zk_t *zk, const char *topic, int64_t timeout_ms,
+    int32_t *ids, int max, klog_err_t *err);
+
+/* "1,3" of the first n of ids (at most as many as fit buf). */
+const char *klog_rtadmin_id_list(const int32_t *ids, int n, char *buf,
+    size_t len);
+
 /* 1 if topic is marked for deletion, 0 if not, or a negative code. */
 int klog_rtadmin_is_marked(klog_zk_t *zk, const char *topic,
     klog_err_t *err);

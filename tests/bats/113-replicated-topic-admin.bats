@@ -193,6 +193,19 @@ gone_everywhere() {
 	[ -z "$output" ]
 }
 
+@test "delete-topic -Z: a live broker that does not finish in time is 69; the deletion finishes later" {
+	rep_cluster
+	rep_create slow 1
+	# Stopped, broker 3 is still registered until its session times out.
+	kill -STOP "${BROKER_PIDS[3]}"
+	run -69 klog-group -Z "$ZKC" -T 1s delete-topic -t slow
+	kill -CONT "${BROKER_PIDS[3]}"
+	# (1 and 2 may not have finished within the second either.)
+	[[ "$output" =~ 'topic "slow": marked for deletion, but of the brokers holding a copy, '([12],)*'3 did not remove it within 1000 ms' ]]
+	rep_wait 20 gone_everywhere slow
+	rep_wait 10 eval '! zk_has /admin/delete_topics/slow'
+}
+
 @test "delete-topic -Z: refusals and their exit codes" {
 	rep_broker 1
 	run -1 klog-group -Z "$ZKC" delete-topic -t nosuch

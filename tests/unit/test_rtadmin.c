@@ -295,6 +295,56 @@ test_delete_protocol(void **state)
 }
 
 static void
+test_wait(void **state)
+{
+	klog_zk_t *zk;
+	klog_err_t err = { 0, "" };
+	int32_t ids[4];
+	char list[32];
+	int already;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok();
+	brokers_up(zk, 3);
+	make_topic(zk, "w", 3, 3);
+	assert_int_equal(klog_rtadmin_delete(zk, "w", &already, &err), 0);
+	assert_int_equal(klog_rtadmin_done(zk, "w", 2, &err), 0);
+	/* Brokers 1 and 3 are live and silent: the deadline passes. */
+	assert_int_equal(klog_rtadmin_wait(zk, "w", 300, ids, 4, &err),
+	    -KLOG_ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "1,3 did not remove it within 300 ms"));
+	/* Broker 3 goes: 1 is still waited for. */
+	assert_int_equal(klog_zk_delete(zk, "/brokers/ids/3", -1, &err), 0);
+	assert_int_equal(klog_rtadmin_wait(zk, "w", 200, ids, 4, &err),
+	    -KLOG_ETIMEDOUT);
+	/* 1 says done: only the down one is left, which is not waited for. */
+	assert_int_equal(klog_rtadmin_done(zk, "w", 1, &err), 0);
+	assert_int_equal(klog_rtadmin_wait(zk, "w", 10000, ids, 4, &err), 1);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(klog_zk_exists(zk, "/klog/topics/w", 0, NULL, &err),
+	    0);
+	/* It comes back and says done (without finishing): the wait
+	 * finishes it. */
+	assert_int_equal(klog_rtadmin_done(zk, "w", 3, &err), 0);
+	assert_int_equal(klog_rtadmin_wait(zk, "w", 10000, ids, 4, &err), 0);
+	assert_int_equal(klog_zk_exists(zk, "/klog/topics/w", 0, NULL, &err),
+	    -KLOG_ENOENT);
+	assert_int_equal(klog_zk_exists(zk, "/admin/delete_topics/w", 0, NULL,
+	    &err), -KLOG_ENOENT);
+	assert_string_equal(klog_rtadmin_id_list(ids, 1, list, sizeof(list)),
+	    "3");
+	ids[1] = 12;
+	assert_string_equal(klog_rtadmin_id_list(ids, 2, list, sizeof(list)),
+	    "3,12");
+	assert_string_equal(klog_rtadmin_id_list(ids, 2, list, 14), "3");
+	assert_int_equal(klog_zk_delete_tree(zk, "/klog", &err), 0);
+	assert_int_equal(klog_zk_delete_tree(zk, "/admin", &err), 0);
+	assert_int_equal(klog_zk_delete_tree(zk, "/brokers", &err), 0);
+	klog_zk_close(zk);
+}
+
+static void
 test_marked_watch(void **state)
 {
 	klog_zk_t *zk;
@@ -339,6 +389,7 @@ main(void)
 	const struct CMUnitTest zk[] = {
 		cmocka_unit_test(test_alter),
 		cmocka_unit_test(test_delete_protocol),
+		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_marked_watch),
 	};
 	int rc = cmocka_run_group_tests(pure, NULL, NULL);
