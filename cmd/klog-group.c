@@ -1,8 +1,9 @@
 /*
  * klog-group: consumer-group administration over ZooKeeper, in Kafka 0.7's
  * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
- * delete a group, list topics and brokers; and create replicated topics in
- * klog's own layout (rtopics.h).  Log ends come from the brokers themselves,
+ * delete a group, list topics and brokers; and create, grow and delete
+ * replicated topics in klog's own layout (rtopics.h, rtadmin.h).  Log ends
+ * come from the brokers themselves,
  * by an OFFSETS request.  With -b, a standalone broker's own topics are
  * created, grown and deleted by the klog protocol's admin requests.  See
  * klog-group(1).
@@ -23,6 +24,7 @@
 #include "klog/json.h"
 #include "klog/parse.h"
 #include "klog/proto.h"
+#include "klog/rtadmin.h"
 #include "klog/rtopics.h"
 #include "klog/zk.h"
 
@@ -108,6 +110,11 @@ usage(FILE *f)
 	    "        [--min-insync-replicas M]\n"
 	    "                              create a replicated topic over "
 	    "the live brokers\n"
+	    "  alter-topic -t topic --partitions N\n"
+	    "                              add partitions to a replicated "
+	    "topic (never fewer)\n"
+	    "  delete-topic -t topic       delete a replicated topic and "
+	    "every broker's copy\n"
 	    "  brokers                     live brokers\n"
 	    "\n"
 	    "  with -b, a standalone broker's own topics:\n"
@@ -138,7 +145,8 @@ usage(FILE *f)
 	    "  -n, --dry-run            show what reset would do\n"
 	    "      --execute            do it\n"
 	    "  -f, --force              reset even while members are live\n"
-	    "      --partitions N       create-topic: number of partitions\n"
+	    "      --partitions N       create-topic, alter-topic: number of "
+	    "partitions\n"
 	    "      --replication-factor R\n"
 	    "                           create-topic: replicas of each "
 	    "partition\n"
@@ -150,8 +158,9 @@ usage(FILE *f)
 	    "      --version            print the version\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
-	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable, 74 I/O "
-	    "error.\n");
+	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable (or "
+	    "live brokers that did not finish a\ndelete-topic in time), 74 "
+	    "I/O error.\n");
 }
 
 static int
@@ -295,9 +304,8 @@ broker_cmd(const char *cmd)
 
 /*
  * -b or -Z: -b is a standalone broker's own topics (create-topic then
- * makes a local one), -Z the cluster's groups and replicated topics.
- * Altering and deleting replicated topics is not done (yet), so those two
- * need -b.
+ * makes a local one), -Z the cluster's groups and replicated topics
+ * (create-topic, alter-topic, delete-topic in ZooKeeper).
  */
 static void
 check_where(const char *cmd, opts_t *o)
@@ -312,10 +320,6 @@ check_where(const char *cmd, opts_t *o)
 	if (o->where.brokers_given && (o->have & (HAVE_RF | HAVE_MIN)))
 		cli_misuse("create-topic -b makes a broker's own topic: "
 		    "--replication-factor and --min-insync-replicas need -Z");
-	if (!o->where.brokers_given && broker_cmd(cmd) &&
-	    strcmp(cmd, "create-topic") != 0)
-		cli_misuse("%s needs -b HOST:PORT (replicated topics cannot "
-		    "be altered or deleted with -Z yet)", cmd);
 }
 
 /* Check the options against the command: required ones, and those that
@@ -919,6 +923,65 @@ cmd_create_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	return topic_replicated(zk, o, o->topic, b, err);
 }
 
+/* Partitions are added over the live brokers (rtadmin.h); the brokers
+ * take them up by themselves.  Shown as topics -t would. */
+static int
+cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	klog_rtopic_t t;
+	int rc;
+
+	rc = klog_rtadmin_alter(zk, o->topic, o->nparts, &t, err);
+	klog_rtopic_free(&t);
+	if (rc < 0)
+		return rc;
+	rheader(o);
+	return topic_replicated(zk, o, o->topic, b, err);
+}
+
+/*
+ * Mark the topic and wait for the brokers holding a copy to remove it
+ * (rtadmin.h): brokers that are down are named on stderr and finish it
+ * when they come back; live ones that do not finish within -T are
+ * ETIMEDOUT, the topic staying marked.
+ */
+static int
+cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+    klog_err_t *err)
+{
+	int32_t ids[64];
+	char list[sizeof(ids) / sizeof(ids[0]) * 12];
+	int nparts = 0, already, rc, n;
+	klog_rtopic_t t;
+	col_t col[2];
+
+	/* Its count first, for the line shown: the nodes may soon be gone. */
+	if ((rc = klog_rtopics_read(zk, o->topic, 0, &t, err)) == 0)
+		nparts = t.nparts;
+	klog_rtopic_free(&t);
+	if (rc < 0 && rc != -KLOG_ENOENT)
+		return rc;
+	if ((rc = klog_rtadmin_delete(zk, o->topic, &already, err)) < 0)
+		return rc;
+	(void)already;   /* marked before: waited for all the same */
+	n = klog_rtadmin_wait(zk, o->topic, o->timeout_ms, ids,
+	    (int)(sizeof(ids) / sizeof(ids[0])), err);
+	if (n < 0)
+		return n;
+	if (n > 0)
+		fprintf(stderr, PROG ": topic \"%s\": marked for deletion; "
+		    "broker%s %s, down, still hold%s a copy: the deletion "
+		    "finishes when %s back\n", o->topic, n == 1 ? "" : "s",
+		    klog_rtadmin_id_list(ids, n, list, sizeof(list)),
+		    n == 1 ? "s" : "", n == 1 ? "it comes" : "they come");
+	col[0] = str_col("TOPIC", "topic", o->topic);
+	col[1] = num_col("PARTITIONS", "partitions", nparts, 1);
+	emit_header(o, col, 2);
+	emit(o, b, col, 2);
+	return 0;
+}
+
 static int
 cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 {
@@ -967,9 +1030,9 @@ admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
 		    "(1024 a topic)", cmd, topic);
 	case KLOG_WIRE_TOPIC_REPLICATED:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\" is "
-		    "replicated: its partitions are ZooKeeper's (-Z), and "
-		    "klog-group does not alter or delete replicated topics "
-		    "yet", cmd, topic);
+		    "replicated: its partitions are ZooKeeper's: %s it with -Z",
+		    cmd, topic, strncmp(cmd, "create", 6) == 0 ? "create" :
+		    strncmp(cmd, "alter", 5) == 0 ? "alter" : "delete");
 	default:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
 		    "the broker answered %s (its log says why)", cmd, topic,
@@ -1049,6 +1112,10 @@ main(int argc, char **argv)
 		rc = cmd_topics(zk, &o, &line, &err);
 	else if (strcmp(cmd, "create-topic") == 0)
 		rc = cmd_create_topic(zk, &o, &line, &err);
+	else if (strcmp(cmd, "alter-topic") == 0)
+		rc = cmd_alter_topic(zk, &o, &line, &err);
+	else if (strcmp(cmd, "delete-topic") == 0)
+		rc = cmd_delete_topic(zk, &o, &line, &err);
 	else
 		rc = cmd_brokers(zk, &o, &line, &err);
 out:

@@ -22,6 +22,7 @@
 static void
 part_free(klog_core_part_t *p)
 {
+	core_rep_free_part(p);
 	klog_log_close(p->log);
 	free(p->siov);
 	free(p->sref);
@@ -219,15 +220,13 @@ admin_alter(klog_core_t *c, const char *name, int32_t n, klog_err_t *err)
 /* The store hands the logs over; those the core made a part for go with
  * the part, the others now. */
 static int
-admin_delete(klog_core_t *c, const char *name, klog_err_t *err)
+topic_delete(klog_core_t *c, const char *name, klog_err_t *err)
 {
 	struct topic *t = core_topic_named(c, name);
 	klog_core_part_t *p;
 	klog_log_t **logs;
 	int n, rc;
 
-	if (replicated(c, name))
-		return refuse_replicated(name, err);
 	rc = klog_store_delete_topic(c->store, name, &logs, &n, err);
 	for (int i = 0; i < n; i++) {
 		p = t != NULL && i < t->nparts ? t->parts[i] : NULL;
@@ -243,6 +242,23 @@ admin_delete(klog_core_t *c, const char *name, klog_err_t *err)
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_INFO, "deleted topic "
 		    "\"%s\" (%d partition%s)", name, n, n == 1 ? "" : "s");
 	return rc;
+}
+
+static int
+admin_delete(klog_core_t *c, const char *name, klog_err_t *err)
+{
+	if (replicated(c, name))
+		return refuse_replicated(name, err);
+	return topic_delete(c, name, err);
+}
+
+int
+klog_core_drop_topic(klog_core_t *c, const char *topic, klog_err_t *err)
+{
+	if (klog_store_partitions(c->store, topic) < 0)
+		return klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": "
+		    "unknown topic", topic);
+	return topic_delete(c, topic, err);
 }
 
 static int16_t

@@ -796,6 +796,19 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 		    "topic \"%s\" exists (unreplicated, %s)", topic, old);
 	if (rc != -KLOG_ENOENT)
 		return rc;
+	/* The old topic's nodes go before its deletion mark does (rtadmin.h),
+	 * so once the mark is gone nothing of it is left to meet. */
+	if ((size_t)snprintf(old, sizeof(old), "%s/%s",
+	    KLOG_RTOPICS_DELETE_ROOT, topic) >= sizeof(old))
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": path too long", topic);
+	rc = klog_zk_exists(zk, old, 0, NULL, err);
+	if (rc == 0)
+		return klog_err_set(err, -KLOG_EEXIST, "topic \"%s\" is still "
+		    "being deleted (%s): brokers that hold a copy have not all "
+		    "removed it yet", topic, old);
+	if (rc != -KLOG_ENOENT)
+		return rc;
 	if ((rc = klog_zk_mkdirs(zk, KLOG_RTOPICS_ROOT, err)) < 0)
 		return rc;
 

@@ -779,6 +779,8 @@ klog_zk_multi(klog_zk_t *zk, const klog_zk_op_t *ops, int n,
 			    o->version, NULL);
 		} else if (o->type == KLOG_ZK_OP_CHECK) {
 			zoo_check_op_init(&zops[i], o->path, o->version);
+		} else if (o->type == KLOG_ZK_OP_DELETE) {
+			zoo_delete_op_init(&zops[i], o->path, o->version);
 		} else {
 			rc = klog_err_set(err, -KLOG_EINVAL,
 			    "multi: op %d: unknown type %d", i, o->type);

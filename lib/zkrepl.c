@@ -6,6 +6,12 @@
  * Every decision re-reads the partition's state and leader node (arming
  * their watches), so a missed or coalesced event costs nothing but the
  * next one; a retry timer re-reads the partitions still without a leader.
+ *
+ * Topics change under a running broker (rtadmin.h): each assignment is
+ * watched, and one that grew brings its new replicas here; a topic marked
+ * for deletion is dropped (rtadmin.h's step 2, and step 3 when this broker
+ * is the last), before anything else is read at a new session, and is
+ * never taken up again while the mark is there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +19,9 @@
 
 #include "klog/clock.h"
 #include "klog/cluster.h"
+#include "klog/coreadmin.h"
 #include "klog/corerep.h"
+#include "klog/rtadmin.h"
 #include "klog/rtopics.h"
 #include "klog/zkrepl.h"
 
@@ -42,6 +50,10 @@ struct klog_zkrepl {
 	klog_cluster_broker_t *live;
 	size_t nlive;
 	klog_timer_t retry;
+	klog_zk_list_t marked;      /* topics marked for deletion */
+	int marked_stale;           /* reading them failed: at the retry */
+	klog_zk_list_t stuck;       /* marked topics whose copy could not
+	                               be removed: never said done */
 };
 
 static void
@@ -83,6 +95,15 @@ arm_retry(klog_zkrepl_t *zr)
 {
 	if (!klog_timer_active(&zr->retry))
 		klog_loop_timer_start(zr->loop, &zr->retry, RETRY_MS, 0);
+}
+
+static int
+listed(const klog_zk_list_t *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0)
+			return 1;
+	return 0;
 }
 
 /* Nobody leads rp as far as this broker can tell. */
@@ -279,10 +300,17 @@ add_topic(klog_zkrepl_t *zr, const char *topic)
 	struct rpart *rp;
 	int rc;
 
-	if ((rc = klog_rtopics_read(zr->zk, topic, 0, &t, &err)) < 0) {
-		say_err(zr, "reading a replicated topic", rc, &err);
+	if (listed(&zr->marked, topic))
+		return;
+	/* Watched: partitions added later come through its DATA event. */
+	if ((rc = klog_rtopics_read(zr->zk, topic, 1, &t, &err)) < 0) {
+		if (rc != -KLOG_ENOENT)    /* deleted meanwhile */
+			say_err(zr, "reading a replicated topic", rc, &err);
 		return;
 	}
+	for (size_t i = 0; i < zr->nparts; i++)
+		if (strcmp(zr->parts[i].topic, topic) == 0)
+			zr->parts[i].nparts = t.nparts;
 	for (int p = 0; p < t.nparts; p++) {
 		if (!klog_rtopic_has(&t, p, zr->cfg.broker_id) ||
 		    find(zr, topic, p) != NULL)
@@ -315,6 +343,131 @@ add_topic(klog_zkrepl_t *zr, const char *topic)
 	klog_rtopic_free(&t);
 }
 
+/* topic's copy here could not be removed: it stays, and this broker
+ * does not say done until a restart finds it on disk again. */
+static void
+stuck_add(klog_zkrepl_t *zr, const char *topic)
+{
+	char **v, *name;
+
+	if (listed(&zr->stuck, topic))
+		return;
+	if ((name = strdup(topic)) == NULL)
+		return;
+	if ((v = realloc(zr->stuck.names, (zr->stuck.n + 1) *
+	    sizeof(*v))) == NULL) {
+		free(name);
+		return;
+	}
+	v[zr->stuck.n++] = name;
+	zr->stuck.names = v;
+}
+
+/* Stop leading and following every partition of topic held here; the
+ * leader nodes this broker holds go, so clients stop asking it. */
+static void
+forget_topic(klog_zkrepl_t *zr, const char *topic)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	klog_core_part_t *p;
+	size_t i, keep = 0;
+
+	for (i = 0; i < zr->nparts; i++) {
+		struct rpart *rp = &zr->parts[i];
+
+		if (strcmp(rp->topic, topic) != 0) {
+			zr->parts[keep++] = *rp;
+			continue;
+		}
+		if ((p = klog_core_rpart(zr->core, topic, rp->p)) != NULL)
+			klog_fetcher_stop(zr->fetcher, p);
+		if (rp->role == KLOG_REPLICA_LEADER &&
+		    klog_rtopics_leader_path(path, sizeof(path), topic,
+		    rp->p) == 0)
+			(void)klog_zk_delete(zr->zk, path, -1, NULL);
+	}
+	zr->nparts = keep;
+}
+
+/* rtadmin.h's step 2 for topic, marked for deletion, and step 3 when this
+ * broker is the last. */
+static void
+drop_topic(klog_zkrepl_t *zr, const char *topic)
+{
+	int32_t me = zr->cfg.broker_id;
+	klog_rtopic_t t;
+	klog_err_t err;
+	int rc, mine = 0;
+
+	rc = klog_rtopics_read(zr->zk, topic, 0, &t, &err);
+	if (rc < 0 && rc != -KLOG_ENOENT) {
+		say_err(zr, "reading a topic being deleted", rc, &err);
+		zr->marked_stale = 1;
+		arm_retry(zr);
+		return;
+	}
+	/* Its assignment gone: every replica said done, so none is here. */
+	for (int p = 0; rc == 0 && p < t.nparts; p++)
+		mine |= klog_rtopic_has(&t, p, me);
+	if (rc == 0)
+		klog_rtopic_free(&t);
+	forget_topic(zr, topic);
+	if (!mine || listed(&zr->stuck, topic))
+		return;
+	rc = klog_core_drop_topic(zr->core, topic, &err);
+	if (rc == 0) {
+		klog_logger_say(&zr->cfg.log, KLOG_LEVEL_INFO, "topic \"%s\": "
+		    "marked for deletion: this broker's copy removed", topic);
+	} else if (rc != -KLOG_ENOTOPIC) {
+		klog_logger_say(&zr->cfg.log, KLOG_LEVEL_ERROR, "topic \"%s\": "
+		    "marked for deletion: removing this broker's copy: %s (the "
+		    "deletion waits for this broker until a restart removes "
+		    "what is left)", topic, klog_err_text(&err, rc));
+		stuck_add(zr, topic);
+		return;
+	}
+	if ((rc = klog_rtadmin_done(zr->zk, topic, me, &err)) < 0) {
+		say_err(zr, "saying a deleted topic's copy is gone", rc, &err);
+		zr->marked_stale = 1;
+		arm_retry(zr);
+		return;
+	}
+	rc = klog_rtadmin_finish(zr->zk, topic, NULL, 0, &err);
+	if (rc == 0)
+		klog_logger_say(&zr->cfg.log, KLOG_LEVEL_INFO, "topic \"%s\": "
+		    "deleted: no broker holds a copy; its ZooKeeper nodes "
+		    "removed", topic);
+	else if (rc < 0)
+		say_err(zr, "removing a deleted topic's nodes", rc, &err);
+}
+
+static void
+read_marked(klog_zkrepl_t *zr)
+{
+	klog_zk_list_t l;
+	klog_err_t err;
+	int rc;
+
+	zr->marked_stale = 0;
+	if ((rc = klog_rtadmin_marked(zr->zk, 1, &l, &err)) < 0) {
+		say_err(zr, "listing topics being deleted", rc, &err);
+		zr->marked_stale = 1;
+		arm_retry(zr);
+		return;
+	}
+	klog_zk_list_free(&zr->marked);
+	zr->marked = l;
+	/* A mark gone (finished by hand) takes its stuck copy's note along. */
+	for (size_t i = zr->stuck.n; i-- > 0;)
+		if (!listed(&l, zr->stuck.names[i])) {
+			free(zr->stuck.names[i]);
+			zr->stuck.names[i] = zr->stuck.names[--zr->stuck.n];
+		}
+	for (size_t i = 0; i < l.n; i++)
+		if (klog_topic_validate(l.names[i], NULL) == 0)
+			drop_topic(zr, l.names[i]);
+}
+
 static void
 read_topics(klog_zkrepl_t *zr)
 {
@@ -337,6 +490,9 @@ void
 klog_zkrepl_sync(klog_zkrepl_t *zr)
 {
 	read_live(zr);
+	/* First: a copy of a topic deleted while this broker was away must
+	 * go before anything of it is served again. */
+	read_marked(zr);
 	read_topics(zr);
 	for (size_t i = 0; i < zr->nparts; i++)
 		evaluate(zr, &zr->parts[i]);
@@ -349,6 +505,8 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 
 	(void)loop;
 	(void)t;
+	if (zr->marked_stale)
+		read_marked(zr);
 	for (size_t i = 0; i < zr->nparts; i++)
 		if (zr->parts[i].role == KLOG_REPLICA_OFFLINE ||
 		    zr->parts[i].leaderless_since != 0)
@@ -372,9 +530,24 @@ by_path(klog_zkrepl_t *zr, const char *path)
 	return NULL;
 }
 
+/* The known replicated topic whose assignment node path is. */
+static const char *
+topic_of(klog_zkrepl_t *zr, const char *path)
+{
+	size_t n = strlen(KLOG_RTOPICS_ROOT);
+
+	if (strncmp(path, KLOG_RTOPICS_ROOT "/", n + 1) != 0)
+		return NULL;
+	for (size_t i = 0; i < zr->topics.n; i++)
+		if (strcmp(path + n + 1, zr->topics.names[i]) == 0)
+			return zr->topics.names[i];
+	return NULL;
+}
+
 int
 klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
 {
+	const char *topic;
 	struct rpart *rp;
 
 	switch (ev->type) {
@@ -391,6 +564,10 @@ klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
 			read_topics(zr);
 			return 1;
 		}
+		if (strcmp(ev->path, KLOG_RTOPICS_DELETE_ROOT) == 0) {
+			read_marked(zr);
+			return 1;
+		}
 		if (strcmp(ev->path, KLOG_CLUSTER_BROKER_IDS) == 0) {
 			read_live(zr);
 			for (size_t i = 0; i < zr->nparts; i++)
@@ -400,6 +577,10 @@ klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
 		}
 		return 0;
 	case KLOG_ZK_EVENT_DATA:
+		if ((topic = topic_of(zr, ev->path)) != NULL) {
+			add_topic(zr, topic);   /* partitions added? */
+			return 1;
+		}
 		if ((rp = by_path(zr, ev->path)) == NULL)
 			return 0;
 		evaluate(zr, rp);
@@ -484,6 +665,8 @@ klog_zkrepl_free(klog_zkrepl_t *zr)
 		return;
 	klog_loop_timer_stop(zr->loop, &zr->retry);
 	klog_zk_list_free(&zr->topics);
+	klog_zk_list_free(&zr->marked);
+	klog_zk_list_free(&zr->stuck);
 	free(zr->live);
 	free(zr->parts);
 	free(zr);

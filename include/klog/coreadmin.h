@@ -13,7 +13,9 @@
  * and it is dropped the same way, to start afresh at its next use (or
  * with its topic gone, if it was the topic's last).
  *
- * Replicated topics are ZooKeeper's to administer: TOPIC_REPLICATED.
+ * Replicated topics are ZooKeeper's to administer: TOPIC_REPLICATED.  The
+ * cluster layer deletes a broker's copy of one with klog_core_drop_topic()
+ * (rtadmin.h's protocol).
  */
 #ifndef KLOG_COREADMIN_H
 #define KLOG_COREADMIN_H
@@ -33,5 +35,15 @@
  */
 int16_t klog_core_topic_admin(klog_core_t *c, int16_t api,
     const klog_topic_admin_t *req, int32_t *partitions);
+
+/*
+ * Delete this broker's copy of topic, replicated or not, as DELETE_TOPIC
+ * does: parked requests answered UNKNOWN_TOPIC, descriptors closed (once
+ * the flusher lets go), directories removed.  The caller stops the
+ * partitions' fetchers first.  -KLOG_ENOTOPIC if the store has no such
+ * topic; a storage failure is an error with err, the topic gone from the
+ * store all the same (klog_store_delete_topic()).
+ */
+int klog_core_drop_topic(klog_core_t *c, const char *topic, klog_err_t *err);
 
 #endif

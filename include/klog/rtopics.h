@@ -15,6 +15,10 @@
  *       partition, below)
  *   /klog/topics/<t>/partitions/<p>/leader  ephemeral, the leader's session
  *       "<broker id>"
+ *   /admin/delete_topics/<t>                persistent, empty: <t> is being
+ *       deleted (Kafka's node); /admin/delete_topics/<t>/<broker id> once
+ *       that broker holds nothing of <t> any more.  rtadmin.h has the
+ *       protocol; a topic cannot be made again while its node is there.
  *
  * A partition of a replicated topic is named by its number alone (Kafka
  * 0.8): consumer groups keep /consumers/<g>/owners/<t>/<p> and
@@ -39,6 +43,7 @@
 #include "klog/zk.h"
 
 #define KLOG_RTOPICS_ROOT "/klog/topics"
+#define KLOG_RTOPICS_DELETE_ROOT "/admin/delete_topics"
 #define KLOG_RTOPICS_MAX_REPLICAS 16
 #define KLOG_RTOPICS_MAX_PARTITIONS 10000
 
@@ -98,7 +103,9 @@ int klog_rtopic_assign(const int32_t *brokers, size_t nb, int nparts, int rf,
  * Create topic with assignment t in one multi: the topic node and, per
  * partition, its state (leader: its first replica, isr: every replica,
  * leader_epoch 0), without leader nodes (the brokers elect).  -KLOG_EEXIST
- * if the topic exists, replicated or in the 0.7 layout.  One multi must
+ * if the topic exists, replicated or in the 0.7 layout, or if a topic of
+ * that name is still being deleted (its /admin/delete_topics node, err
+ * says so).  One multi must
  * fit the server's jute.maxbuffer (1 MiB by default: about 4000
  * partitions); a larger one is -KLOG_ETOOBIG, nothing created.
  */

@@ -188,7 +188,7 @@ typedef struct klog_zk_op {
 	const char *path;
 	const void *data;          /* create, set */
 	size_t len;
-	int version;               /* set, check: -1 any */
+	int version;               /* set, check, delete: -1 any */
 	int flags;                 /* create: KLOG_ZK_EPHEMERAL */
 } klog_zk_op_t;
 
@@ -196,6 +196,7 @@ enum klog_zk_op_type {
 	KLOG_ZK_OP_CREATE = 1,
 	KLOG_ZK_OP_SET,
 	KLOG_ZK_OP_CHECK,
+	KLOG_ZK_OP_DELETE,         /* a node without children */
 };
 
 /*

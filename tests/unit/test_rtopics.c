@@ -403,6 +403,21 @@ test_multi(void **state)
 		{ .type = KLOG_ZK_OP_CHECK, .path = "/m/a", .version = 0 },
 	};
 	assert_int_equal(klog_zk_multi(zk, check, 1, &err), -KLOG_EBUSY);
+	/* A create and a delete of one node: fails if it exists (rtadmin's
+	 * "no mark" check), leaves nothing if it did not. */
+	klog_zk_op_t absent[] = {
+		{ .type = KLOG_ZK_OP_CREATE, .path = "/m/mark" },
+		{ .type = KLOG_ZK_OP_DELETE, .path = "/m/mark", .version = -1 },
+	};
+	assert_int_equal(klog_zk_multi(zk, absent, 2, &err), 0);
+	assert_int_equal(klog_zk_exists(zk, "/m/mark", 0, NULL, &err),
+	    -KLOG_ENOENT);
+	assert_int_equal(klog_zk_create(zk, "/m/mark", NULL, 0, 0, &err), 0);
+	assert_int_equal(klog_zk_multi(zk, absent, 2, &err), -KLOG_EEXIST);
+	klog_zk_op_t del[] = {
+		{ .type = KLOG_ZK_OP_DELETE, .path = "/m/a", .version = -1 },
+	};
+	assert_int_equal(klog_zk_multi(zk, del, 1, &err), -KLOG_EBUSY);
 	assert_int_equal(klog_zk_delete_tree(zk, "/m", &err), 0);
 	klog_zk_close(zk);
 }
