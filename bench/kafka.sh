@@ -66,14 +66,6 @@ fi
 bench_setup kafka
 
 HZ=$(getconf CLK_TCK)
-PY=/usr/bin/python3
-
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
 
 # kbroker DIR [klog-serve options]: broker_start with a Kafka listener on
 # a free port as well (tried again on another port should that one be
@@ -111,13 +103,6 @@ kbroker() {
 	cat "$_kdir.log" >&2
 	echo "kafka: klog-serve with a Kafka listener did not start" >&2
 	exit 1
-}
-
-# records N: N lines of 200 bytes (a 10-digit number, then filler).
-records() {
-	awk -v n="$1" 'BEGIN {
-		f = sprintf("%190s", ""); gsub(/ /, "x", f)
-		for (i = 0; i < n; i++) printf "%010d%s\n", i, f }'
 }
 
 # topic_bytes DIR TOPIC: bytes in the segments of TOPIC's partition 0.

@@ -237,6 +237,22 @@ pagecache_mb_s() {
 		awk '$1 == "pagecache_mb_s" { print $2 }'
 }
 
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago (a
+# server given it may still lose it to another: try again then).
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# records N: N lines of 200 bytes (a 10-digit number, then filler).
+records() {
+	awk -v n="$1" 'BEGIN {
+		f = sprintf("%190s", ""); gsub(/ /, "x", f)
+		for (i = 0; i < n; i++) printf "%010d%s\n", i, f }'
+}
+
 # fill BROKER TOPIC MESSAGES [PARTITION]: put MESSAGES 200-byte messages
 # into a partition, fast (not timed).
 fill() {

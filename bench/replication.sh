@@ -32,13 +32,6 @@ ZKS=${REPL_ZKS:-6000}
 
 PY=/usr/bin/python3
 
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 # rbroker ID: start broker ID of this run (port and data kept across
 # restarts in $WORK/port-ID and $WORK/broker-ID); pid in $WORK/pid-ID.
 rbroker() {

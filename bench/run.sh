@@ -15,7 +15,7 @@ SCALE=${BENCH_SCALE:-1}
 TMPDIR=${BENCH_TMPDIR:-$PWD/build/bench-tmp}
 export TMPDIR
 mkdir -p "$TMPDIR"
-ORDER="sys append iter produce consume tools latency retained partitions
+ORDER="sys append iter produce consume tools peers latency retained partitions
 clients cpu compression cluster replication kafka"
 
 head_() { printf '\n== %s\n' "$*"; }
