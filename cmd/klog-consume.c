@@ -126,7 +126,7 @@ usage(FILE *f)
 	    "                         deleted): earliest (default), latest, "
 	    "fail\n"
 	    "      --fetch-size SIZE  bytes per partition per fetch (default "
-	    "4M)\n"
+	    "1M)\n"
 	    "  -L, --list             list topics, partitions, earliest and "
 	    "latest offsets\n"
 	    "                         (with -J: one JSON object per "

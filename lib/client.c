@@ -301,18 +301,20 @@ klog_client_read(klog_client_t *c, klog_err_t *err)
 	}
 }
 
-/* The complete response at byte at of the input, if any: its size in
- * *frame. */
-static int
-frame_at(const klog_client_t *c, size_t at, klog_resp_header_t *h,
-    const uint8_t **body, size_t *len, size_t *frame, klog_err_t *err)
+int
+klog_client_response(klog_client_t *c, klog_resp_header_t *h,
+    const uint8_t **body, size_t *len, klog_err_t *err)
 {
-	size_t avail = c->in.len - at;
+	size_t avail;
 	int rc;
 
+	c->in_pos += c->last_len;
+	c->last_len = 0;
+	avail = c->in.len - c->in_pos;
 	if (avail == 0)
 		return 0;  /* nothing received yet: in.data may be NULL */
-	rc = klog_proto_resp_header(c->in.data + at, avail, c->max_response, h);
+	rc = klog_proto_resp_header(c->in.data + c->in_pos, avail,
+	    c->max_response, h);
 	if (rc == -KLOG_EPARTIAL)
 		return 0;
 	if (rc < 0)
@@ -320,29 +322,10 @@ frame_at(const klog_client_t *c, size_t at, klog_resp_header_t *h,
 		    "%s: malformed response (%s)", c->name, klog_strerror(rc));
 	if ((size_t)h->size + 4 > avail)
 		return 0;
-	*body = c->in.data + at + KLOG_RESP_HEADER_SIZE;
+	*body = c->in.data + c->in_pos + KLOG_RESP_HEADER_SIZE;
 	*len = (size_t)h->size + 4 - KLOG_RESP_HEADER_SIZE;
-	*frame = (size_t)h->size + 4;
+	c->last_len = (size_t)h->size + 4;
 	return 1;
-}
-
-int
-klog_client_response(klog_client_t *c, klog_resp_header_t *h,
-    const uint8_t **body, size_t *len, klog_err_t *err)
-{
-	c->in_pos += c->last_len;
-	c->last_len = 0;
-	return frame_at(c, c->in_pos, h, body, len, &c->last_len, err);
-}
-
-int
-klog_client_peek(const klog_client_t *c, klog_resp_header_t *h,
-    const uint8_t **body, size_t *len, klog_err_t *err)
-{
-	size_t frame;
-
-	return frame_at(c, c->in_pos + c->last_len, h, body, len, &frame,
-	    err);
 }
 
 int

@@ -9,13 +9,10 @@
 #include "klog/clock.h"
 #include "klog/consumer.h"
 #include "klog/names.h"
-#include "klog/verify.h"
 #include "consumer_impl.h"
 
 #define FETCH_BUDGET (16 << 20)   /* bytes asked per request, all parts */
 #define FETCH_MIN (64 << 10)
-/* An answer this large means catching up: the next is received ahead. */
-#define AHEAD_MIN (1 << 20)
 
 
 void
@@ -24,7 +21,7 @@ klog_consumer_config_default(klog_consumer_config_t *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->start = KLOG_CONSUMER_END;
 	cfg->reset = KLOG_CONSUMER_RESET_EARLIEST;
-	cfg->fetch_bytes = 4 << 20;
+	cfg->fetch_bytes = 1 << 20;
 	cfg->fetch_max_bytes = 64 << 20;
 	cfg->max_wait_ms = 1000;
 	cfg->min_bytes = 1;
@@ -322,48 +319,10 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 
 /* A fetch response came in on link li: note it for handing out and send
  * the next fetch at once. */
-/* On the thread (recvahead.h), with the answer it received complete. */
-static void
-check_ahead(void *arg, const klog_resp_header_t *h, const uint8_t *body,
-    size_t len)
-{
-	klog_consumer_t *c = arg;
-	uint32_t n = 0;
-
-	c->ahead_checked = 0;
-	if (h->error != KLOG_WIRE_NONE || klog_proto_decode_fetch_resp(body,
-	    len, c->wres, (uint32_t)c->nparts, &n) < 0)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		if (klog_verify_crcs(NULL, c->wres[i].set,
-		    c->wres[i].set_len) != 0)
-			return;
-	c->ahead_checked = 1;
-}
-
-/* A large answer from the one broker: while it is handed out, the thread
- * receives the next one, asked for already. */
-static void
-start_ahead(klog_consumer_t *c, int li, size_t bytes)
-{
-	struct clink *l = &c->links[li];
-
-	if (c->ahead == NULL || c->nlinks != 1 || bytes < AHEAD_MIN ||
-	    l->c == NULL || l->id == 0 || l->broken ||
-	    klog_client_pending(l->c) || c->reloc_pending)
-		return;
-	if (klog_client_detach(l->c, &c->held) < 0)
-		return;
-	c->ahead_link = li;
-	klog_recvahead_start(c->ahead, l->c);
-}
-
 static int
 take_response(klog_consumer_t *c, int li, const klog_resp_header_t *h,
-    const uint8_t *body, size_t len, int64_t now, int checked,
-    klog_err_t *err)
+    const uint8_t *body, size_t len, int64_t now, klog_err_t *err)
 {
-	size_t bytes = 0;
 	struct clink *l = &c->links[li];
 	klog_fetch_result_t *r;
 	struct cpart *p;
@@ -395,36 +354,12 @@ take_response(klog_consumer_t *c, int li, const klog_resp_header_t *h,
 			rc = part_advance(c, p, r, err);
 		if (rc < 0)
 			return rc;
-		bytes += r->set_len;
 	}
 	c->nres = n;
 	c->ri = 0;
 	c->have_batch = 1;
-	c->res_checked = checked;
 	send_fetch(c, l, li, now);
-	start_ahead(c, li, bytes);
 	return 1;
-}
-
-/* Take the responses link li has complete: 1 when one is to be handed
- * out.  checked: the first one's CRCs were checked by the thread. */
-static int
-take_ready(klog_consumer_t *c, int li, int64_t now, int checked,
-    klog_err_t *err)
-{
-	const uint8_t *body;
-	klog_resp_header_t h;
-	size_t len;
-	int rc;
-
-	while ((rc = klog_client_response(c->links[li].c, &h, &body, &len,
-	    err)) > 0) {
-		if ((rc = take_response(c, li, &h, body, len, now, checked,
-		    err)) != 0)
-			return rc;
-		checked = 0;
-	}
-	return rc;
 }
 
 static int
@@ -485,8 +420,11 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 {
 	struct pollfd pfd[c->nlinks + 2];
 	int64_t now = klog_clock_mono_ms(), next = -1;
+	const uint8_t *body;
+	klog_resp_header_t h;
 	klog_err_t e = { 0 };
 	struct clink *l;
+	size_t len;
 	int rc, n, wait;
 
 	for (int i = 0; i < c->nlinks; i++) {
@@ -533,53 +471,15 @@ wait_response(klog_consumer_t *c, klog_err_t *err)
 			link_lost(c, i, now, e.msg);
 			continue;
 		}
-		if ((rc = take_ready(c, i, now, 0, err)) != 0)
+		while ((rc = klog_client_response(l->c, &h, &body, &len,
+		    err)) > 0)
+			if ((rc = take_response(c, i, &h, body, len, now,
+			    err)) != 0)
+				return rc;
+		if (rc < 0)
 			return rc;
 	}
 	return 0;
-}
-
-/*
- * The thread has the link: wait for it, as wait_response() waits for the
- * socket (the output and wake descriptors too).  1 when a response is
- * taken, 0 if interrupted or nothing came yet.
- */
-static int
-wait_ahead(klog_consumer_t *c, klog_err_t *err)
-{
-	struct pollfd pfd[3] = {
-		{ .fd = klog_recvahead_fd(c->ahead), .events = POLLIN },
-		{ .fd = c->watch_fd },
-		{ .fd = c->wake_fd, .events = POLLIN },
-	};
-	int li = c->ahead_link, trc;
-	struct clink *l = &c->links[li];
-	int64_t now = klog_clock_mono_ms();
-	klog_err_t e;
-
-	if (!klog_recvahead_done(c->ahead, &trc, &e)) {
-		if (now - l->sent_ms > c->cfg.max_wait_ms + c->cfg.retry_for_ms) {
-			klog_recvahead_cancel(c->ahead);
-			c->ahead_link = -1;
-			link_lost(c, li, now, "no answer to a fetch");
-			return 0;
-		}
-		if (poll(pfd, 3, c->cfg.max_wait_ms + 1000) < 0)
-			return errno == EINTR ? 0 : klog_err_set(err,
-			    -KLOG_EIO, "poll: %s", strerror(errno));
-		if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
-			return klog_err_set(err, -KLOG_ECLOSED,
-			    "output closed");
-		if (!klog_recvahead_done(c->ahead, &trc, &e))
-			return 0;
-		now = klog_clock_mono_ms();
-	}
-	c->ahead_link = -1;
-	if (trc < 0) {
-		link_lost(c, li, now, e.msg);
-		return 0;
-	}
-	return take_ready(c, li, now, c->ahead_checked, err);
 }
 
 static int add_link(klog_consumer_t *c, const klog_client_addr_t *a);
@@ -672,8 +572,6 @@ next_set(klog_consumer_t *c)
 		flags = KLOG_ITER_DEEP;
 		if (!c->cfg.check_crc)
 			flags |= KLOG_ITER_NOCRC;
-		else if (c->res_checked)
-			flags |= KLOG_ITER_OUTER_CHECKED;
 		klog_iter_init(&c->it, r->set, r->set_len, c->res_base[c->ri],
 		    flags, 0);
 		c->ri++;
@@ -740,13 +638,6 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 		}
 		if (c->cfg.exit_at_end && all_done(c))
 			return KLOG_CONSUMER_DONE;
-		if (c->ahead_link >= 0) {
-			if ((rc = wait_ahead(c, err)) < 0)
-				return rc;
-			if (rc == 0)
-				return KLOG_CONSUMER_BATCH;
-			continue;
-		}
 		if (c->reloc_pending && (rc = relocate(c, err)) < 0)
 			return rc;
 		if ((rc = wait_response(c, err)) < 0)
@@ -831,9 +722,8 @@ setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
 	c->res = calloc(count, sizeof(*c->res));
 	c->res_part = calloc(count, sizeof(*c->res_part));
 	c->res_base = calloc(count, sizeof(*c->res_base));
-	c->wres = calloc(count, sizeof(*c->wres));
 	if (!c->parts || !c->req || !c->res || !c->res_part ||
-	    !c->res_base || !c->wres)
+	    !c->res_base)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->nparts = count;
 	for (size_t i = 0; i < count; i++) {
@@ -877,7 +767,6 @@ open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	c->d = d;
 	c->watch_fd = -1;
 	c->wake_fd = -1;
-	c->ahead_link = -1;
 	c->reloc_backoff_ms = BACKOFF_MIN_MS;
 	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
 	c->cfg.topic = c->topic;
@@ -894,10 +783,6 @@ open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	for (size_t i = 0; i < c->nparts; i++)
 		if ((rc = klog_consumer_resolve_start(c, &c->parts[i], err)) < 0)
 			goto fail;
-	/* Without the thread, the same on one core. */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	    klog_recvahead_new(check_ahead, c, &c->ahead) < 0)
-		c->ahead = NULL;
 	/* Those two are borrowed for open only. */
 	c->cfg.partitions = NULL;
 	c->cfg.starts = NULL;
@@ -935,8 +820,6 @@ klog_consumer_close(klog_consumer_t *c)
 {
 	if (c == NULL)
 		return;
-	klog_recvahead_free(c->ahead);
-	klog_buf_free(&c->held);
 	if (c->iterating)
 		klog_iter_free(&c->it);
 	for (int i = 0; i < c->nlinks; i++)
@@ -947,6 +830,5 @@ klog_consumer_close(klog_consumer_t *c)
 	free(c->res);
 	free(c->res_part);
 	free(c->res_base);
-	free(c->wres);
 	free(c);
 }

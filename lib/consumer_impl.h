@@ -11,7 +11,6 @@
 #include "klog/client.h"
 #include "klog/consumer.h"
 #include "klog/names.h"
-#include "klog/recvahead.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
@@ -74,17 +73,6 @@ struct klog_consumer {
 	int iterating;
 	klog_iter_t it;
 	struct cpart *itp;
-	int res_checked;              /* the thread checked its CRCs */
-	/*
-	 * Catching up from one broker, the next answer is received, and its
-	 * CRCs checked, by a thread while this one hands out the last
-	 * (recvahead.h): that answer's views are then in held.
-	 */
-	klog_recvahead_t *ahead;      /* NULL: never */
-	int ahead_link;               /* the link the thread has, or -1 */
-	klog_buf_t held;
-	klog_fetch_result_t *wres;    /* the thread's: its decoding */
-	int ahead_checked;            /* the thread's: every CRC matched */
 	int watch_fd;                 /* -1, or reported when it errs */
 	int wake_fd;                  /* -1, or ends a wait when readable */
 	/* Lines worth telling, '\n'-ended, handed out one per NOTICE: each

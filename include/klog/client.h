@@ -103,14 +103,6 @@ int klog_client_response(klog_client_t *c, klog_resp_header_t *h,
 void klog_client_set_max_response(klog_client_t *c, size_t max);
 
 /*
- * The response klog_client_response() would hand out next, without taking
- * it: 1 with the same view, 0 if none is complete yet, -KLOG_EPROTO.  For
- * a thread that receives on the caller's behalf (recvahead.h).
- */
-int klog_client_peek(const klog_client_t *c, klog_resp_header_t *h,
-    const uint8_t **body, size_t *len, klog_err_t *err);
-
-/*
  * Keep the views of the responses handed out so far valid while reading
  * on (to check one fetch while the next arrives): the client's input
  * buffer is swapped with *spare, whose contents are dropped and whose

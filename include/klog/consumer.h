@@ -81,7 +81,7 @@ typedef struct klog_consumer_config {
 	size_t nstarts;
 	int exit_at_end;            /* stop at each partition's end at open */
 	int reset;                  /* KLOG_CONSUMER_RESET_* */
-	int32_t fetch_bytes;        /* per partition; default 4 MiB */
+	int32_t fetch_bytes;        /* per partition; default 1 MiB */
 	int32_t fetch_max_bytes;    /* growth limit; default 64 MiB */
 	int max_wait_ms;            /* long poll; default 1000 */
 	int min_bytes;              /* default 1 */

@@ -211,11 +211,9 @@ test_crc_mismatch(void **state)
 }
 
 /*
- * Answers of 1 MiB and more: the next one is received, and its CRCs
- * checked, on a second thread while one is handed out (recvahead.h).
- * Every message comes once, in order, at its offset; a flipped byte three
- * answers in is still reported at its own offset, after every message
- * before it.
+ * Answers of 1 MiB, cut inside entries: every message comes once, in
+ * order, at its offset; a flipped byte three answers in is reported at its
+ * own offset, after every message before it.
  */
 static int
 count_all(fake_t *f, size_t *n, int64_t *last_next, klog_err_t *err)
@@ -251,7 +249,7 @@ count_all(fake_t *f, size_t *n, int64_t *last_next, klog_err_t *err)
 }
 
 static void
-test_large_answers_received_ahead(void **state)
+test_large_answers(void **state)
 {
 	fake_t *f = fake_start(1, 0);
 	klog_err_t err = { 0 };
@@ -622,7 +620,7 @@ main(void)
 		cmocka_unit_test(test_all_partitions_to_end),
 		cmocka_unit_test(test_partial_and_growing),
 		cmocka_unit_test(test_crc_mismatch),
-		cmocka_unit_test(test_large_answers_received_ahead),
+		cmocka_unit_test(test_large_answers),
 		cmocka_unit_test(test_start_offsets),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_gzip_offsets),
