@@ -14,8 +14,10 @@
  * due: at high rates, requests of a message or two each would cost the
  * producer more than the broker.  Each payload starts with the time
  * its message was due (CLOCK_MONOTONIC, ns) and its number.  A second
- * thread consumes on another connection with long-poll fetches and takes,
- * for every message, now minus the time it was due: measuring from the
+ * thread consumes on another connection, with the library's consumer as
+ * klog-consume does (long polls, the next fetch asked for before an answer
+ * is handed out), and takes, for every message, now minus the time it was
+ * due: measuring from the
  * schedule, not from the send, keeps a stalled producer from hiding its
  * stall (no coordinated omission).  Messages of the first -W seconds are
  * left out of the figures.
@@ -36,10 +38,11 @@
 #include <sys/uio.h>
 
 #include "bench.h"
+#include "klog/consumer.h"
+#include "klog/discovery.h"
 
 #define PROG "bench_latency"
 #define STALL_NS (30 * 1000000000LL)
-#define FETCH_BYTES (1 << 20)
 #define HEADER 16      /* due time and number at the start of a payload */
 
 typedef struct opts {
@@ -205,86 +208,66 @@ due_at(const shared_t *s, int64_t i)
 
 /* ---- the consumer thread ---- */
 
-/* Record every message of set; returns the offset after the last one. */
-static int64_t
-take(shared_t *s, const uint8_t *set, size_t len, int64_t base,
-    int64_t *got)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	int64_t now = bench_now_ns(), next = base, i;
-	int rc;
-
-	klog_iter_init(&it, set, len, base, 0, 0);
-	while ((rc = klog_iter_next(&it, &m)) == 1) {
-		if (!m.valid || m.payload_len < HEADER)
-			errx(KLOG_EXIT_DATAERR, "offset %" PRId64 ": %s",
-			    m.offset, m.valid ? "short payload" :
-			    "crc mismatch");
-		i = be64(m.payload + 8);
-		if (i < 0 || i >= s->total || i != *got)
-			errx(KLOG_EXIT_DATAERR, "offset %" PRId64 ": message %"
-			    PRId64 " where %" PRId64 " was due", m.offset, i,
-			    *got);
-		if (i >= s->skip)
-			s->lat[i - s->skip] = now - be64(m.payload);
-		(*got)++;
-		next = m.next_offset;
-	}
-	if (rc < 0 && rc != -KLOG_EPARTIAL)
-		errx(KLOG_EXIT_DATAERR, "offset %" PRId64 ": %s",
-		    klog_iter_error_offset(&it), klog_iter_error(&it));
-	klog_iter_free(&it);
-	return next;
-}
-
-/* One long-poll fetch at offset; the response view until the next call. */
+/* Record message m. */
 static void
-fetch(klog_client_t *c, const opts_t *o, int64_t offset,
-    klog_fetch_result_t *r)
+take(shared_t *s, const klog_consumer_msg_t *m, int64_t *got)
 {
-	klog_fetch_part_t part = { .topic = { o->topic,
-	    (uint16_t)strlen(o->topic) }, .partition = o->partition,
-	    .offset = offset, .max_bytes = FETCH_BYTES };
-	klog_fetch_req_t req = { .max_wait_ms = 100, .min_bytes = 1,
-	    .count = 1, .parts = &part };
-	int32_t id = klog_client_next_id(c);
-	const uint8_t *body;
-	uint32_t n;
-	size_t len;
+	int64_t i;
 
-	if (klog_proto_encode_fetch(klog_client_out(c), id, &req) < 0)
-		errx(KLOG_EXIT_USAGE, "topic \"%s\": invalid", o->topic);
-	bench_call(c, id, &body, &len);
-	if (klog_proto_decode_fetch_resp(body, len, r, 1, &n) < 0 || n != 1)
-		errx(KLOG_EXIT_FAIL, "%s: malformed fetch answer",
-		    klog_client_name(c));
-	if (r->error != KLOG_WIRE_NONE)
-		errx(KLOG_EXIT_FAIL, "topic \"%s\" partition %d: offset %"
-		    PRId64 ": %s", o->topic, (int)o->partition, offset,
-		    klog_wire_error_name(r->error));
+	if (m->payload_len < HEADER)
+		errx(KLOG_EXIT_DATAERR, "offset %" PRId64 ": short payload",
+		    m->offset);
+	i = be64(m->payload + 8);
+	if (i < 0 || i >= s->total || i != *got)
+		errx(KLOG_EXIT_DATAERR, "offset %" PRId64 ": message %" PRId64
+		    " where %" PRId64 " was due", m->offset, i, *got);
+	if (i >= s->skip)
+		s->lat[i - s->skip] = bench_now_ns() - be64(m->payload);
+	(*got)++;
 }
 
+/*
+ * The library's consumer, as klog-consume reads: long polls of 100 ms, the
+ * next fetch sent before an answer is handed out, every CRC checked.
+ */
 static void *
 consume(void *arg)
 {
 	shared_t *s = arg;
-	klog_client_t *c = bench_connect(s->o->broker);
-	klog_fetch_result_t r;
-	int64_t offset = s->start, got = 0, last = bench_now_ns();
+	int32_t part = s->o->partition;
+	klog_consumer_pos_t at = { .partition = part, .offset = s->start };
+	klog_consumer_config_t cfg;
+	klog_discovery_t *d = NULL;
+	klog_consumer_t *c = NULL;
+	klog_consumer_msg_t m;
+	klog_err_t err = { 0 };
+	int64_t got = 0, last = bench_now_ns();
+	int rc;
 
+	klog_consumer_config_default(&cfg);
+	cfg.topic = s->o->topic;
+	cfg.partitions = &part;
+	cfg.npartitions = 1;
+	cfg.starts = &at;
+	cfg.nstarts = 1;
+	cfg.max_wait_ms = 100;
+	if (klog_discovery_open_static(s->o->broker, 5000, &d, &err) < 0 ||
+	    klog_consumer_open(d, &cfg, &c, &err) < 0)
+		errx(KLOG_EXIT_UNAVAILABLE, "%s", err.msg);
 	while (got < s->total) {
-		int64_t before = got;
-
-		fetch(c, s->o, offset, &r);
-		offset = take(s, r.set, r.set_len, offset, &got);
-		if (got != before)
+		if ((rc = klog_consumer_next(c, &m, &err)) < 0)
+			errx(rc == -KLOG_ECORRUPT ? KLOG_EXIT_DATAERR :
+			    KLOG_EXIT_FAIL, "%s", err.msg);
+		if (rc == KLOG_CONSUMER_MSG) {
+			take(s, &m, &got);
 			last = bench_now_ns();
-		else if (bench_now_ns() - last > STALL_NS)
+		} else if (bench_now_ns() - last > STALL_NS) {
 			errx(KLOG_EXIT_FAIL, "nothing new for 30 s after %"
 			    PRId64 " messages", got);
+		}
 	}
-	klog_client_close(c);
+	klog_consumer_close(c);
+	klog_discovery_close(d);
 	return NULL;
 }
 
