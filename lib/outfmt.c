@@ -342,7 +342,10 @@ klog_outfmt_render(const klog_outfmt_t *f, const klog_outfmt_rec_t *r,
 	}
 	need = f->lit_total + f->npayload * r->payload_len +
 	    f->ntopic * r->topic_len + f->nnum * 20;
-	if (need > out->cap - out->len && klog_buf_reserve(out, need) < 0)
+	/* Nothing to write (an empty payload alone): out may have no
+	 * memory yet. */
+	if (need == 0 || (need > out->cap - out->len &&
+	    klog_buf_reserve(out, need) < 0))
 		return;
 	w = out->data + out->len;
 	for (size_t i = 0; i < f->nops; i++) {
