@@ -30,7 +30,7 @@
 # same message) fetches at once.  Both waits are in the default figure;
 # the variant shows the rate without them.
 # librdkafka also fetches 1 MiB a partition a request (fetch.message.max.
-# bytes), klog-consume 4 MiB.
+# bytes), and so does klog-consume.
 #
 # Then a fetch at an arbitrary byte: one partition of one segment of
 # KAFKA_SEEK_BYTES (default 1 GiB, --segment-bytes twice that), written
