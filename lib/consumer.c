@@ -254,6 +254,9 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 		    "partition %d: NOT_LEADER", c->topic, (int)p->index);
 		return 0;
 	case KLOG_WIRE_NOT_BOUNDARY:
+		/* Asked at the damage before --skip-corrupt got past it. */
+		if (p->skip_to > p->asked)
+			return 0;
 		return klog_err_set(err, -KLOG_ENOTBOUNDARY,
 		    "topic \"%s\" partition %d: offset %lld is not a message "
 		    "boundary", c->topic, (int)p->index,
@@ -317,6 +320,25 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	return 0;
 }
 
+/* An answer from before where --skip-corrupt resynchronized (a fetch sent
+ * before the damage was met): the bytes up to there are passed over. */
+static void
+skip_ahead(struct cpart *p, klog_fetch_result_t *r)
+{
+	int64_t d = p->skip_to - p->asked;
+
+	if (d <= 0)
+		return;
+	if ((uint64_t)d >= r->set_len) {
+		r->set_len = 0;
+		p->asked = p->skip_to;
+		return;
+	}
+	r->set += d;
+	r->set_len -= (uint32_t)d;
+	p->asked = p->skip_to;
+}
+
 /* A fetch response came in on link li: note it for handing out and send
  * the next fetch at once. */
 static int
@@ -347,6 +369,8 @@ take_response(klog_consumer_t *c, int li, const klog_resp_header_t *h,
 			    "%s: fetch response for partition %d, not asked",
 			    klog_client_name(l->c), (int)r->partition);
 		c->res_part[i] = p;
+		if (r->error == KLOG_WIRE_NONE)
+			skip_ahead(p, r);
 		c->res_base[i] = p->asked;
 		if (r->error != KLOG_WIRE_NONE)
 			rc = part_error(c, p, r, err);
@@ -555,25 +579,26 @@ iter_error(klog_consumer_t *c, int rc, klog_err_t *err)
 	    what ? what : klog_strerror(rc));
 }
 
+/* The iterator checks each CRC as it hands the message out, while its
+ * bytes are in the cache.  A pass of its own over the set, shared with a
+ * second thread, cost more than the CRCs since they come from libdeflate. */
+static unsigned
+iter_flags(const klog_consumer_t *c)
+{
+	return KLOG_ITER_DEEP | (c->cfg.check_crc ? 0 : KLOG_ITER_NOCRC);
+}
+
 /* Start on the next set of the response; 0 when there is none left. */
 static int
 next_set(klog_consumer_t *c)
 {
 	klog_fetch_result_t *r;
-	unsigned flags;
 
 	while (c->ri < c->nres) {
 		r = &c->res[c->ri];
 		c->itp = c->res_part[c->ri];
-		/* The iterator checks each CRC as it hands the message out,
-		 * while its bytes are in the cache.  A pass of its own over
-		 * the set, shared with a second thread, cost more than the
-		 * CRCs since they come from libdeflate. */
-		flags = KLOG_ITER_DEEP;
-		if (!c->cfg.check_crc)
-			flags |= KLOG_ITER_NOCRC;
 		klog_iter_init(&c->it, r->set, r->set_len, c->res_base[c->ri],
-		    flags, 0);
+		    iter_flags(c), 0);
 		c->ri++;
 		if (r->error == KLOG_WIRE_NONE && r->set_len > 0) {
 			c->iterating = 1;
@@ -581,6 +606,90 @@ next_set(klog_consumer_t *c)
 		}
 	}
 	return 0;
+}
+
+/*
+ * --skip-corrupt past broken framing at offset at (what: why): the next
+ * whole valid entry of the set being handed out, found a byte at a time,
+ * is where the iterator goes on, and where later fetches of the partition
+ * start.  0 when the set holds none after it: the error stands.
+ */
+static int
+resync(klog_consumer_t *c, int64_t at, const char *what)
+{
+	const klog_fetch_result_t *r = &c->res[c->ri - 1];
+	int64_t base = c->res_base[c->ri - 1];
+	size_t pos = (size_t)(at - base) + 1;
+	struct cpart *p = c->itp;
+	uint32_t first;
+	int64_t end;
+
+	while (pos < r->set_len &&
+	    klog_entry_valid(r->set + pos, r->set_len - pos) == 0)
+		pos++;
+	if (pos >= r->set_len)
+		return 0;
+	klog_consumer_add_notice(c, "topic \"%s\" partition %d: offset %lld: "
+	    "%s; skipped %lld bytes to offset %lld (--skip-corrupt)", c->topic,
+	    (int)p->index, (long long)at, what,
+	    (long long)(base + (int64_t)pos - at), (long long)(base +
+	    (int64_t)pos));
+	klog_iter_free(&c->it);
+	klog_iter_init(&c->it, r->set + pos, r->set_len - pos,
+	    base + (int64_t)pos, iter_flags(c), 0);
+	p->position = base + (int64_t)pos;
+	/* The fetch in flight may have been asked at the damage: what this
+	 * answer holds whole from here on is handed out from it, and is
+	 * passed over when fetched again. */
+	end = p->position + (int64_t)complete_bytes(r->set + pos,
+	    r->set_len - pos, &first);
+	if (p->fetch_offset < end) {
+		p->skip_to = end;
+		p->fetch_offset = end;
+		if (c->cfg.exit_at_end && end >= p->end)
+			p->done = 1;
+	}
+	return 1;
+}
+
+/* Whether the bytes after a top-level entry that failed its CRC still look
+ * like an entry (or end the set): if not, its length was the damage. */
+static int
+framing_held(const klog_consumer_t *c, const klog_msg_t *msg)
+{
+	const klog_fetch_result_t *r = &c->res[c->ri - 1];
+	size_t at = (size_t)(msg->offset - c->res_base[c->ri - 1]);
+	size_t next = (size_t)(msg->next_offset - c->res_base[c->ri - 1]);
+	const uint8_t *q = r->set + next;
+	uint32_t n;
+
+	/* An inner message of a wrapper: the wrapper framed it. */
+	if (next <= at || next - at != KLOG_LENGTH_SIZE +
+	    (size_t)klog_be32(r->set + at))
+		return 1;
+	if (r->set_len - next <= KLOG_LENGTH_SIZE)
+		return 1;
+	n = klog_be32(q);
+	return q[4] <= 1 && n >= (q[4] ? KLOG_MAGIC1_HEADER :
+	    KLOG_MAGIC0_HEADER) && n <= KLOG_MAX_ENTRY_LENGTH;
+}
+
+/* --skip-corrupt: 1 if the damage the iterator met (a CRC mismatch, rc 1,
+ * or broken framing, rc < 0) was passed over. */
+static int
+skip_damage(klog_consumer_t *c, int rc, const klog_msg_t *msg)
+{
+	if (rc < 0)
+		return rc == -KLOG_ECORRUPT && resync(c,
+		    klog_iter_error_offset(&c->it), klog_iter_error(&c->it) ?
+		    klog_iter_error(&c->it) : "corrupt entry");
+	if (!framing_held(c, msg))
+		return resync(c, msg->offset, "crc mismatch");
+	klog_consumer_add_notice(c, "topic \"%s\" partition %d: offset %lld: "
+	    "crc mismatch; skipped (--skip-corrupt)", c->topic,
+	    (int)c->itp->index, (long long)msg->offset);
+	c->itp->position = msg->next_offset;
+	return 1;
 }
 
 int
@@ -601,15 +710,10 @@ klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
 		}
 		if (c->iterating) {
 			rc = klog_iter_next(&c->it, &msg);
-			if (rc == 1 && !msg.valid && c->cfg.skip_corrupt) {
-				/* Framed whole, so the next one is found. */
-				klog_consumer_add_notice(c, "topic \"%s\" partition %d: "
-				    "offset %lld: crc mismatch; skipped "
-				    "(--skip-corrupt)", c->topic,
-				    (int)c->itp->index, (long long)msg.offset);
-				c->itp->position = msg.next_offset;
+			if (c->cfg.skip_corrupt && ((rc == 1 && !msg.valid) ||
+			    (rc < 0 && rc != -KLOG_EPARTIAL)) &&
+			    skip_damage(c, rc, &msg))
 				continue;
-			}
 			if (rc == 1 && !msg.valid)
 				return klog_err_set(err, -KLOG_ECORRUPT,
 				    "topic \"%s\" partition %d: offset %lld: "

@@ -28,6 +28,9 @@ struct cpart {
 	int done;               /* exit_at_end and fetched up to end */
 	int lost;               /* replicated: its leader is to be found
 	                           again; not fetched meanwhile */
+	int64_t skip_to;        /* --skip-corrupt found its footing here:
+	                           bytes before it fetched again are passed
+	                           over */
 };
 
 struct clink {

@@ -56,6 +56,27 @@ crc_of(const uint8_t *p, uint32_t len)
 	return klog_crc32(0, p, len);
 }
 
+uint32_t
+klog_entry_valid(const uint8_t *p, size_t left)
+{
+	uint32_t length, hdr;
+	const uint8_t *payload;
+
+	if (left < KLOG_MSG_OVERHEAD)
+		return 0;
+	length = klog_be32(p);
+	if (p[4] > 1 || length > KLOG_MAX_ENTRY_LENGTH ||
+	    (size_t)length > left - KLOG_LENGTH_SIZE)
+		return 0;
+	hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	if (length < hdr || (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == 3))
+		return 0;
+	payload = p + KLOG_LENGTH_SIZE + hdr;
+	if (klog_crc32(0, payload, length - hdr) != klog_be32(payload - 4))
+		return 0;
+	return length;
+}
+
 size_t
 klog_entry_encode(uint8_t *buf, const void *payload, size_t len)
 {

@@ -37,28 +37,6 @@ salvage_offset(const char *name, int64_t *off)
 	return 0;
 }
 
-/* The length of a whole, valid top-level entry at p (left bytes), or 0. */
-static uint32_t
-valid_entry(const uint8_t *p, size_t left)
-{
-	uint32_t length, hdr;
-	const uint8_t *payload;
-
-	if (left < KLOG_MSG_OVERHEAD)
-		return 0;
-	length = klog_be32(p);
-	if (p[4] > 1 || length > KLOG_MAX_ENTRY_LENGTH ||
-	    (size_t)length > left - KLOG_LENGTH_SIZE)
-		return 0;
-	hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
-	if (length < hdr || (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == 3))
-		return 0;
-	payload = p + KLOG_LENGTH_SIZE + hdr;
-	if (klog_crc32(0, payload, length - hdr) != klog_be32(payload - 4))
-		return 0;
-	return length;
-}
-
 /* The messages of the entry at p (whole and valid): a wrapper's inner
  * ones, or itself. */
 static int
@@ -115,7 +93,7 @@ read_file(const char *dir, const char *name, int64_t base,
 	if (map == MAP_FAILED)
 		return klog_err_sys(err, "mmap", path);
 	while (rc == 0 && pos < (size_t)st.st_size) {
-		uint32_t length = valid_entry(map + pos,
+		uint32_t length = klog_entry_valid(map + pos,
 		    (size_t)st.st_size - pos);
 
 		if (length == 0) {

@@ -92,6 +92,14 @@ uint32_t klog_crc32(uint32_t crc, const void *p, size_t len);
 size_t klog_entry_encode(uint8_t *buf, const void *payload, size_t len);
 
 /*
+ * The length field of a whole, valid top-level entry at p, with left bytes
+ * there: a sane header, all of it present, its CRC matching; 0 if not.
+ * What a reader looks for a byte at a time to find its footing again after
+ * damage (klog-dump --salvage, klog-consume --skip-corrupt).
+ */
+uint32_t klog_entry_valid(const uint8_t *p, size_t left);
+
+/*
  * Compress the message set set[0..len) with gzip at the given zlib level and
  * wrap it in one magic-1 entry (attributes = gzip).  On success *out is a new
  * buffer the caller frees with free(), *outlen its size.  An empty set gives

@@ -129,7 +129,7 @@ open(f, "wb").write(b)' "$1" "$2"
 	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: crc mismatch; skipped (--skip-corrupt)' ]
 }
 
-@test "corrupt: a flipped magic byte or length: the entry cannot be framed, exit 65" {
+@test "corrupt: a flipped magic byte or length: the entry cannot be framed, exit 65; --skip-corrupt goes on after it" {
 	fill
 	cp -a "$BROKER_DATA" "$TMP/copy"
 	# The magic byte of the entry at 806: 0 -> 1, so its CRC field is
@@ -141,6 +141,10 @@ open(f, "wb").write(b)' "$1" "$2"
 	run -65 --separate-stderr klog-consume -t c -o beginning -e
 	[ "$output" = "$(seq -f '%04g' 1 62)" ]
 	[[ "$stderr" == 'klog-consume: topic "c" partition 0: offset 806: '* ]]
+	# --skip-corrupt finds its footing at the next whole valid entry.
+	run -0 --separate-stderr klog-consume -t c -o beginning -e --skip-corrupt
+	[ "$output" = "$(seq -f '%04g' 1 500 | grep -vx 0063)" ]
+	[[ "$stderr" == 'klog-consume: topic "c" partition 0: offset 806: '*'; skipped 13 bytes to offset 819 (--skip-corrupt)' ]]
 	stop_broker
 	# The high bit of the same entry's length: 1 GiB and more.
 	rm -rf "$BROKER_DATA"
@@ -156,6 +160,21 @@ open(f, "wb").write(b)' "$(seg 780)"
 	run -65 --separate-stderr klog-consume -t c -o beginning -e
 	[ "$output" = "$(seq -f '%04g' 1 62)" ]
 	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: entry length too large' ]
+	run -0 --separate-stderr klog-consume -t c -o beginning -e --skip-corrupt
+	[ "$output" = "$(seq -f '%04g' 1 500 | grep -vx 0063)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: entry length too large; skipped 13 bytes to offset 819 (--skip-corrupt)' ]
+	stop_broker
+	# The length's low bit instead, 9 -> 8: the entry seems to end a byte
+	# early, inside its own payload, so its CRC fails and what follows
+	# does not frame: the next valid entry is looked for, not taken on
+	# the broken length's word.
+	rm -rf "$BROKER_DATA"
+	cp -a "$TMP/copy" "$BROKER_DATA"
+	flip "$(seg 780)" 29
+	start_broker --segment-bytes 1K
+	run -0 --separate-stderr klog-consume -t c -o beginning -e --skip-corrupt
+	[ "$output" = "$(seq -f '%04g' 1 500 | grep -vx 0063)" ]
+	[ "$stderr" = 'klog-consume: topic "c" partition 0: offset 806: crc mismatch; skipped 13 bytes to offset 819 (--skip-corrupt)' ]
 }
 
 # Issue 18 #4: one bad byte in the middle of the active segment.  Kafka
