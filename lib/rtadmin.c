@@ -14,8 +14,6 @@
 #include "klog/rtadmin.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
-/* "/klog/topics/" + a topic of KLOG_TOPIC_MAX + "/partitions/9999/state" */
-#define PPATH_LEN (sizeof(KLOG_RTOPICS_ROOT) + KLOG_TOPIC_MAX + 32)
 #define DELETE_TRIES 5
 #define WAIT_POLL_NS 100000000L
 
@@ -115,19 +113,6 @@ klog_rtadmin_grow(const klog_rtopic_t *old, const int32_t *brokers,
 	return 0;
 }
 
-/* The state a new partition starts with: as klog_rtopics_create() writes
- * it (leader its first replica, every replica in the isr, epoch 0). */
-static void
-new_state(const klog_rtopic_t *t, int p, klog_rstate_t *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->leader = t->replicas[(size_t)p * (size_t)t->rf];
-	st->controller_epoch = -1;
-	st->nisr = t->rf;
-	memcpy(st->isr, t->replicas + (size_t)p * (size_t)t->rf,
-	    (size_t)t->rf * sizeof(int32_t));
-}
-
 /* The live brokers' ids, ascending, into *ids (the caller's: free()). */
 static int
 live_ids(klog_zk_t *zk, int32_t **ids, size_t *n, klog_err_t *err)
@@ -160,19 +145,14 @@ alter_write(klog_zk_t *zk, const char *topic, const char *tpath,
     const char *mpath, int32_t version, int from, const klog_rtopic_t *t,
     klog_err_t *err)
 {
-	int nnew = t->nparts - from, nops = 0, rc, p, k;
-	klog_buf_t tjson, sjson;
+	klog_rtopics_newparts_t np = { 0 };
 	klog_zk_op_t *ops;
-	char (*pp)[2][PPATH_LEN];
-	size_t *soff;
-	klog_rstate_t st;
+	klog_buf_t tjson;
+	int nops = 0, rc;
 
 	klog_buf_init(&tjson);
-	klog_buf_init(&sjson);
-	ops = calloc((size_t)nnew * 2 + 3, sizeof(*ops));
-	pp = calloc((size_t)nnew, sizeof(*pp));
-	soff = calloc((size_t)nnew + 1, sizeof(*soff));
-	if (ops == NULL || pp == NULL || soff == NULL) {
+	if ((ops = calloc((size_t)(t->nparts - from) * 2 + 3,
+	    sizeof(*ops))) == NULL) {
 		rc = klog_err_set(err, -KLOG_ENOMEM, "topic \"%s\": %s",
 		    topic, klog_strerror(KLOG_ENOMEM));
 		goto out;
@@ -182,44 +162,18 @@ alter_write(klog_zk_t *zk, const char *topic, const char *tpath,
 		    klog_strerror(rc));
 		goto out;
 	}
-	/* Every state in one buffer first: it may move while it grows. */
-	for (k = 0; k < nnew; k++) {
-		p = from + k;
-		new_state(t, p, &st);
-		soff[k] = sjson.len;
-		if ((rc = klog_rstate_encode(&sjson, &st)) < 0) {
-			klog_err_set(err, rc, "topic \"%s\": %s", topic,
-			    klog_strerror(rc));
-			goto out;
-		}
-		if ((size_t)snprintf(pp[k][0], PPATH_LEN, "%s/partitions/%d",
-		    tpath, p) >= PPATH_LEN ||
-		    klog_rtopics_state_path(pp[k][1], PPATH_LEN, topic, p) < 0) {
-			rc = klog_err_set(err, -KLOG_EINVAL,
-			    "topic \"%s\": path too long", topic);
-			goto out;
-		}
-	}
-	soff[nnew] = sjson.len;
 	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_SET, .path = tpath,
 	    .data = tjson.data, .len = tjson.len, .version = version };
 	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
 	    .path = mpath };
 	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_DELETE,
 	    .path = mpath, .version = -1 };
-	for (k = 0; k < nnew; k++) {
-		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
-		    .path = pp[k][0] };
-		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
-		    .path = pp[k][1], .data = sjson.data + soff[k],
-		    .len = soff[k + 1] - soff[k] };
-	}
-	rc = klog_zk_multi(zk, ops, nops, err);
+	if ((rc = klog_rtopics_newparts(&np, topic, tpath, t, from, ops, &nops,
+	    err)) == 0)
+		rc = klog_zk_multi(zk, ops, nops, err);
 out:
 	klog_buf_free(&tjson);
-	klog_buf_free(&sjson);
-	free(soff);
-	free(pp);
+	klog_rtopics_newparts_free(&np);
 	free(ops);
 	return rc;
 }

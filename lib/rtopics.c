@@ -739,15 +739,61 @@ prefix_path(klog_err_t *err, int rc, const char *path)
 	return klog_err_set(err, rc, "%s: %s", path, why);
 }
 
-/* The paths of one partition's nodes, kept for one multi. */
-/* "/klog/topics/" + a topic of KLOG_TOPIC_MAX + "/partitions/9999/state"
- * fits; a topic of 10000 partitions keeps 20000 of them. */
-#define PPATH_LEN (sizeof(KLOG_RTOPICS_ROOT) + KLOG_TOPIC_MAX + 32)
+void
+klog_rtopics_newparts_free(klog_rtopics_newparts_t *np)
+{
+	klog_buf_free(&np->states);
+	free(np->off);
+	free(np->path);
+	np->off = NULL;
+	np->path = NULL;
+}
 
-struct ppaths {
-	char dir[PPATH_LEN];
-	char state[PPATH_LEN];
-};
+int
+klog_rtopics_newparts(klog_rtopics_newparts_t *np, const char *topic,
+    const char *tpath, const klog_rtopic_t *t, int from, klog_zk_op_t *ops,
+    int *nops, klog_err_t *err)
+{
+	int n = t->nparts - from, rc, p;
+	const int32_t *r;
+	klog_rstate_t st;
+
+	memset(np, 0, sizeof(*np));
+	np->off = calloc((size_t)n + 1, sizeof(*np->off));
+	np->path = calloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*np->path));
+	if (np->off == NULL || np->path == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "topic \"%s\": %s",
+		    topic, klog_strerror(KLOG_ENOMEM));
+	/* Every state in one buffer first: it may move while it grows. */
+	for (int k = 0; k < n; k++) {
+		p = from + k;
+		r = t->replicas + (size_t)p * (size_t)t->rf;
+		memset(&st, 0, sizeof(st));
+		st.leader = r[0];
+		st.controller_epoch = -1;
+		st.nisr = t->rf;
+		memcpy(st.isr, r, (size_t)t->rf * sizeof(int32_t));
+		np->off[k] = np->states.len;
+		if ((rc = klog_rstate_encode(&np->states, &st)) < 0)
+			return klog_err_set(err, rc, "topic \"%s\": %s", topic,
+			    klog_strerror(rc));
+		if ((size_t)snprintf(np->path[k][0], KLOG_RTOPICS_PPATH_LEN,
+		    "%s/partitions/%d", tpath, p) >= KLOG_RTOPICS_PPATH_LEN ||
+		    klog_rtopics_state_path(np->path[k][1],
+		    KLOG_RTOPICS_PPATH_LEN, topic, p) < 0)
+			return klog_err_set(err, -KLOG_EINVAL,
+			    "topic \"%s\": path too long", topic);
+	}
+	np->off[n] = np->states.len;
+	for (int k = 0; k < n; k++) {
+		ops[(*nops)++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+		    .path = np->path[k][0] };
+		ops[(*nops)++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
+		    .path = np->path[k][1], .data = np->states.data +
+		    np->off[k], .len = np->off[k + 1] - np->off[k] };
+	}
+	return 0;
+}
 
 /* Roughly what a multi of these creates weighs on the wire: per op its
  * header, path, data, the open ACL and flags. */
@@ -770,12 +816,10 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err)
 {
 	char tpath[PATH_LEN], parts[PATH_LEN], old[PATH_LEN];
-	klog_buf_t tjson, sjson;
+	klog_rtopics_newparts_t np = { 0 };
 	klog_zk_op_t *ops = NULL;
-	struct ppaths *pp = NULL;
-	size_t *soff = NULL;
-	klog_rstate_t st;
-	int rc, p, n, nops = 0;
+	klog_buf_t tjson;
+	int rc, nops = 0;
 
 	if ((rc = topic_ok(topic, err)) < 0)
 		return rc;
@@ -813,11 +857,7 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 		return rc;
 
 	klog_buf_init(&tjson);
-	klog_buf_init(&sjson);
-	ops = calloc((size_t)t->nparts * 2 + 2, sizeof(*ops));
-	pp = calloc((size_t)t->nparts, sizeof(*pp));
-	soff = calloc((size_t)t->nparts + 1, sizeof(*soff));
-	if (ops == NULL || pp == NULL || soff == NULL) {
+	if ((ops = calloc((size_t)t->nparts * 2 + 2, sizeof(*ops))) == NULL) {
 		rc = klog_err_set(err, -KLOG_ENOMEM, "topic \"%s\": %s",
 		    topic, klog_strerror(KLOG_ENOMEM));
 		goto out;
@@ -831,37 +871,9 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 	    .path = tpath, .data = tjson.data, .len = tjson.len };
 	ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
 	    .path = parts };
-	/* All states in one buffer first: it may move while it grows. */
-	for (p = 0; p < t->nparts; p++) {
-		memset(&st, 0, sizeof(st));
-		st.leader = t->replicas[(size_t)p * (size_t)t->rf];
-		st.controller_epoch = -1;
-		st.nisr = t->rf;
-		memcpy(st.isr, t->replicas + (size_t)p * (size_t)t->rf,
-		    (size_t)t->rf * sizeof(int32_t));
-		soff[p] = sjson.len;
-		if ((rc = klog_rstate_encode(&sjson, &st)) < 0) {
-			klog_err_set(err, rc, "topic \"%s\": %s", topic,
-			    klog_strerror(rc));
-			goto out;
-		}
-		n = snprintf(pp[p].dir, sizeof(pp[p].dir), "%s/%d", parts, p);
-		if (n < 0 || (size_t)n >= sizeof(pp[p].dir) ||
-		    klog_rtopics_state_path(pp[p].state, sizeof(pp[p].state),
-		    topic, p) < 0) {
-			rc = klog_err_set(err, -KLOG_EINVAL,
-			    "topic \"%s\": path too long", topic);
-			goto out;
-		}
-	}
-	soff[t->nparts] = sjson.len;
-	for (p = 0; p < t->nparts; p++) {
-		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
-		    .path = pp[p].dir };
-		ops[nops++] = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE,
-		    .path = pp[p].state, .data = sjson.data + soff[p],
-		    .len = soff[p + 1] - soff[p] };
-	}
+	if ((rc = klog_rtopics_newparts(&np, topic, tpath, t, 0, ops, &nops,
+	    err)) < 0)
+		goto out;
 	rc = klog_zk_multi(zk, ops, nops, err);
 	if (rc == -KLOG_EEXIST)
 		klog_err_set(err, rc, "topic \"%s\" exists (%s)", topic,
@@ -877,9 +889,7 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 		    multi_bytes(ops, nops) / 1024);
 out:
 	klog_buf_free(&tjson);
-	klog_buf_free(&sjson);
-	free(soff);
-	free(pp);
+	klog_rtopics_newparts_free(&np);
 	free(ops);
 	return rc;
 }

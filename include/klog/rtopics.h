@@ -165,4 +165,29 @@ int klog_rtopics_claim(klog_zk_t *zk, const char *topic, int p, int32_t me,
 int klog_rtopics_set_state(klog_zk_t *zk, const char *topic, int p,
     klog_rstate_t *next, klog_err_t *err);
 
+/* "/klog/topics/" + a topic of KLOG_TOPIC_MAX + "/partitions/9999/state"
+ * fits. */
+#define KLOG_RTOPICS_PPATH_LEN (sizeof(KLOG_RTOPICS_ROOT) + KLOG_TOPIC_MAX + 32)
+
+/*
+ * The nodes that make partitions [from, t->nparts) of topic, whose
+ * assignment node is tpath: each one's node under tpath/partitions and its
+ * first state (its first replica leads, every replica in sync), as create
+ * and alter write them in their multis.  klog_rtopics_newparts() builds
+ * them into *np (the caller's, klog_rtopics_newparts_free(), also after an
+ * error) and appends two creates a partition at ops[*nops], which must
+ * have the room; the ops point into *np.  -KLOG_ENOMEM, -KLOG_EINVAL for
+ * a path too long.
+ */
+typedef struct klog_rtopics_newparts {
+	klog_buf_t states;              /* the states' JSON, back to back */
+	size_t *off;                    /* where each starts, and the end */
+	char (*path)[2][KLOG_RTOPICS_PPATH_LEN];  /* node, state */
+} klog_rtopics_newparts_t;
+
+int klog_rtopics_newparts(klog_rtopics_newparts_t *np, const char *topic,
+    const char *tpath, const klog_rtopic_t *t, int from, klog_zk_op_t *ops,
+    int *nops, klog_err_t *err);
+void klog_rtopics_newparts_free(klog_rtopics_newparts_t *np);
+
 #endif
