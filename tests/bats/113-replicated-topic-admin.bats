@@ -82,6 +82,48 @@ gone_everywhere() {
 	grep -q 'topic "grow" partition 4: elected leader' "$TMP"/broker-*.log
 }
 
+# lines_in FILE: how many lines FILE has.
+lines_in() {
+	wc -l <"$1" | tr -d ' '
+}
+
+# has_records TOPIC P: whether partition P of TOPIC holds a record.
+has_records() {
+	[ -n "$(klog-consume -Z "$ZKC" -t "$1" -p "$2" -o beginning -e \
+		2>/dev/null | head -n 1)" ]
+}
+
+@test "alter-topic -Z: a producer and a group consumer already running take up the new partitions" {
+	rep_cluster
+	rep_create live 2
+	klog-consume -Z "$ZKC" -t live -G readers -o beginning \
+		>"$TMP/out" 2>"$TMP/consume.err" &
+	local cons=$!
+	# Only this shell holds the pipe's writing end, so closing it is
+	# the producer's EOF.
+	mkfifo "$TMP/in"
+	klog-produce -Z "$ZKC" -t live -a all <"$TMP/in" 2>"$TMP/produce.err" &
+	local prod=$!
+	exec 7>"$TMP/in"
+	for i in $(seq 1 20); do echo "a$i" >&7; sleep 0.02; done
+	klog-group -Z "$ZKC" alter-topic -t live --partitions 4 >/dev/null
+	rep_wait_full live 4
+	# Each record is a batch of its own (stdin runs dry after each), and
+	# batches go round the partitions the producer knows of.
+	for i in $(seq 1 100); do echo "b$i" >&7; sleep 0.02; done
+	rep_wait 20 has_records live 2
+	rep_wait 20 has_records live 3
+	exec 7>&-
+	wait "$prod"
+	rep_wait 20 eval '[ "$(lines_in "$TMP/out")" -ge 120 ]'
+	kill -TERM "$cons"
+	wait "$cons" || :
+	sort "$TMP/out" | uniq -d >"$TMP/dups"
+	[ ! -s "$TMP/dups" ]
+	cmp <( (seq 1 20 | sed 's/^/a/'; seq 1 100 | sed 's/^/b/') | sort) \
+		<(sort "$TMP/out")
+}
+
 @test "alter-topic -Z: refusals and their exit codes" {
 	rep_broker 1
 	klog-group -Z "$ZKC" create-topic -t few --partitions 3 \
