@@ -103,8 +103,10 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 deps:
 	@tests/deps.sh
 
+# The builds on every core, the tests one after another.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all $(UNIT_BINS) $(ASAN_UNIT_BINS)
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) lint
