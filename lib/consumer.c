@@ -329,11 +329,8 @@ skip_ahead(struct cpart *p, klog_fetch_result_t *r)
 
 	if (d <= 0)
 		return;
-	if ((uint64_t)d >= r->set_len) {
-		r->set_len = 0;
-		p->asked = p->skip_to;
-		return;
-	}
+	if ((uint64_t)d > r->set_len)
+		d = (int64_t)r->set_len;
 	r->set += d;
 	r->set_len -= (uint32_t)d;
 	p->asked = p->skip_to;
