@@ -23,7 +23,7 @@ CFLAGS ?= -O2 -g
 KLOG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHREADED \
 	-Werror=implicit-function-declaration -Iinclude -pthread -MMD -MP
 LDFLAGS ?=
-LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lz -lsnappy -llz4 -pthread
+LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -pthread
 # The sanitizer build uses clang: its UBSan also catches pointer arithmetic
 # on NULL (p + 0), which gcc's does not.
 ASAN_CC ?= clang
@@ -98,7 +98,7 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
-		-lzookeeper_mt -ldeflate -lz -lsnappy -llz4 -pthread
+		-lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -pthread
 
 deps:
 	@tests/deps.sh

@@ -22,6 +22,7 @@
 #include "klog/buf.h"
 #include "klog/clock.h"
 #include "klog/format.h"
+#include "klog/kbatch.h"
 #include "klog/kmsg.h"
 
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
@@ -35,10 +36,13 @@
 #define KEEP_BYTES ((size_t)4 << 20)
 
 /* What the listener advertises (kafka-frontdoor: the versions Debian's
- * clients settle on; none of them flexible). */
+ * clients settle on; none of them flexible).  Produce 3 and Fetch 4 are
+ * what librdkafka needs to send RecordBatch v2, whose one CRC-32C a batch
+ * it computes in hardware, where MessageSet v1 costs it zlib's CRC-32 a
+ * message; fetches still answer in MessageSet v0. */
 static const klog_kapi_range_t apis[] = {
-	{ KLOG_KAPI_PRODUCE, 0, 2 },
-	{ KLOG_KAPI_FETCH, 0, 3 },
+	{ KLOG_KAPI_PRODUCE, 0, 3 },
+	{ KLOG_KAPI_FETCH, 0, 4 },
 	{ KLOG_KAPI_LIST_OFFSETS, 0, 1 },
 	{ KLOG_KAPI_METADATA, 0, 1 },
 	{ KLOG_KAPI_OFFSET_COMMIT, 0, 2 },
@@ -181,9 +185,14 @@ ingest_error(int rc)
  * parts an acks=all request waits for.
  */
 static uint32_t
-produce_parts(klog_kafka_t *k, const klog_produce_req_t *req,
+produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
     klog_buf_t *block, klog_core_item_t *items)
 {
+	/* Kafka's rule: v3 and later carry magic 2 only, v0-2 magic 0-1. */
+	int (*ingest)(const uint8_t *, size_t, size_t, size_t, klog_buf_t *,
+	    klog_kmsg_in_info_t *) = version >= 3 ? klog_kbatch_ingest :
+	    klog_kmsg_ingest;
+
 	uint32_t waits = 0;
 
 	for (uint32_t i = 0; i < req->count; i++) {
@@ -193,7 +202,7 @@ produce_parts(klog_kafka_t *k, const klog_produce_req_t *req,
 		int rc;
 
 		rc = k->ingested >= INGEST_MAX ? -KLOG_ETOOBIG :
-		    klog_kmsg_ingest(kp->set, kp->set_len,
+		    ingest(kp->set, kp->set_len,
 		    (size_t)k->cfg.max_message_bytes, INGEST_MAX - k->ingested <
 		    MAX_INFLATE ? INGEST_MAX - k->ingested : MAX_INFLATE, block,
 		    &info);
@@ -289,7 +298,7 @@ handle_produce(klog_kafka_t *k, const klog_kreq_t *r)
 		refuse_acks(k, r, &req);
 		return;
 	}
-	waits = produce_parts(k, &req, block, items);
+	waits = produce_parts(k, r->version, &req, block, items);
 	if (req.acks == 0)
 		;  /* Kafka sends no response at all */
 	else if (waits == 0)
@@ -371,7 +380,8 @@ serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
 }
 
 /* A fetch response: throttle time (v1+), then each partition's error,
- * high watermark (the visible end) and messages. */
+ * high watermark (the visible end), last stable offset and aborted
+ * transactions (v4+) and messages. */
 static void
 encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
     int32_t max_bytes, const klog_core_item_t *items, uint32_t n)
@@ -402,6 +412,12 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 		errpos = out->len;
 		klog_buf_put_i16(out, error);
 		klog_buf_put_i64(out, r.log_end);
+		if (version >= 4) {
+			/* No transactions: the last stable offset is the
+			 * high watermark, no aborted ones. */
+			klog_buf_put_i64(out, r.log_end);
+			klog_buf_put_i32(out, 0);
+		}
 		sizepos = out->len;
 		klog_buf_put_i32(out, 0);
 		before = out->len;

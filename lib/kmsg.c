@@ -299,10 +299,9 @@ lz4_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
 	return lz4_decode(in, len, fix, fixlen, max, out, outlen, &bad_hc);
 }
 
-/* A wrapper's payload in[0..len) of Kafka codec codec, decompressed. */
-static int
-unwrap(int codec, const uint8_t *in, size_t len, size_t max, uint8_t **out,
-    size_t *outlen)
+int
+klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
+    uint8_t **out, size_t *outlen)
 {
 	*out = NULL;
 	*outlen = 0;
@@ -392,18 +391,17 @@ kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 	return 0;
 }
 
-/* Append m's value to out as one magic-0 entry. */
-static int
-ingest_one(const kafka_msg_t *m, size_t max_payload, klog_buf_t *out,
-    klog_kmsg_in_info_t *info)
+int
+klog_kmsg_add(const uint8_t *value, size_t n, size_t max_payload,
+    klog_buf_t *out, klog_kmsg_in_info_t *info)
 {
-	size_t n = m->value_len, e = klog_entry_size(n);
+	size_t e = klog_entry_size(n);
 
 	if (n > max_payload || n > MAX_ENTRY_PAYLOAD)
 		return -KLOG_ETOOBIG;
 	if (klog_buf_reserve(out, e) < 0)
 		return -KLOG_ENOMEM;
-	out->len += klog_entry_encode(out->data + out->len, m->value, n);
+	out->len += klog_entry_encode(out->data + out->len, value, n);
 	if (info->messages++ == 0)
 		info->first_entry = (uint32_t)e;
 	return 0;
@@ -421,8 +419,8 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 
 	if (w->value == NULL)
 		return -KLOG_ECORRUPT;
-	if ((r = unwrap(w->codec, w->value, w->value_len, max_inflate, &set,
-	    &len)) < 0)
+	if ((r = klog_kmsg_inflate(w->codec, w->value, w->value_len,
+	    max_inflate, &set, &len)) < 0)
 		return r;
 	while (pos < len) {
 		if ((r = kafka_parse(set, len, &pos, &m)) < 0) {
@@ -433,7 +431,8 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 			r = -KLOG_ECORRUPT;
 			break;
 		}
-		if ((r = ingest_one(&m, max_payload, out, info)) < 0)
+		if ((r = klog_kmsg_add(m.value, m.value_len, max_payload, out,
+		    info)) < 0)
 			break;
 	}
 	free(set);
@@ -454,7 +453,8 @@ klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
 		if ((r = kafka_parse(set, len, &pos, &m)) < 0)
 			break;
 		if (m.codec == KAFKA_CODEC_NONE)
-			r = ingest_one(&m, max_payload, out, info);
+			r = klog_kmsg_add(m.value, m.value_len, max_payload,
+			    out, info);
 		else
 			r = ingest_wrapper(&m, max_payload, max_inflate, out,
 			    info);
@@ -610,8 +610,8 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 	if (klog_kmsg_offset(w->offset, KLOG_LENGTH_SIZE + w->length) <
 	    c->min_offset)
 		return SERVED;
-	r = unwrap(w->codec, w->payload, w->payload_len, c->max_inflate,
-	    &set, &len);
+	r = klog_kmsg_inflate(w->codec, w->payload, w->payload_len,
+	    c->max_inflate, &set, &len);
 	if (r == -KLOG_ENOMEM)
 		return r;
 	if (r < 0)

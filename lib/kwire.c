@@ -136,6 +136,8 @@ klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
 
 	klog_rd_init(&rd, r->body, r->body_len);
 	memset(req, 0, sizeof(*req));
+	if (r->version >= 3)
+		(void)rd_nstr(&rd);  /* transactional id: none is granted */
 	req->acks = klog_rd_i16(&rd);
 	req->timeout_ms = klog_rd_i32(&rd);
 	nt = rd_count(&rd, 6);
@@ -173,6 +175,8 @@ klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
 	req->max_wait_ms = klog_rd_i32(&rd);
 	req->min_bytes = klog_rd_i32(&rd);
 	*max_bytes = r->version >= 3 ? klog_rd_i32(&rd) : INT32_MAX;
+	if (r->version >= 4)
+		(void)klog_rd_i8(&rd);  /* isolation level: no transactions */
 	nt = rd_count(&rd, 6);
 	for (int32_t i = 0; i < nt && !rd.failed; i++) {
 		klog_str_t topic = rd_str(&rd);

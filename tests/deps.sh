@@ -9,6 +9,7 @@ need build-essential /usr/bin/make
 need gcc /usr/bin/gcc
 need zlib1g-dev /usr/include/zlib.h
 need libdeflate-dev /usr/include/libdeflate.h
+need libisal-dev /usr/include/isa-l/crc.h
 need libsnappy-dev /usr/include/snappy-c.h
 need liblz4-dev /usr/include/lz4frame.h
 need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h

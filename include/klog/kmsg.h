@@ -60,6 +60,23 @@ typedef struct klog_kmsg_in_info {
 int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
 
+/*
+ * A Kafka codec's data in[0..len) (1 gzip, 2 snappy raw or xerial framed,
+ * 3 a LZ4 frame), decompressed into a new buffer *out of *outlen bytes
+ * that the caller frees.  -KLOG_ETOOBIG past max bytes; -KLOG_ECORRUPT
+ * for data that does not decompress or another codec; -KLOG_ENOMEM.
+ */
+int klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
+    uint8_t **out, size_t *outlen);
+
+/*
+ * value[0..n) appended to out as one magic-0 entry, counted in *info.
+ * -KLOG_ETOOBIG over max_payload (or what an entry can carry);
+ * -KLOG_ENOMEM with out as it was.
+ */
+int klog_kmsg_add(const uint8_t *value, size_t n, size_t max_payload,
+    klog_buf_t *out, klog_kmsg_in_info_t *info);
+
 /* What klog_kmsg_serve() did. */
 typedef struct klog_kmsg_out_info {
 	size_t consumed;         /* bytes of the 0.7 set transcoded (whole

@@ -84,8 +84,9 @@ test_frame(void **state)
 	assert_int_equal(r.correlation, 6);
 }
 
+/* A Produce request of version v (v3 with a transactional id first). */
 static void
-test_produce(void **state)
+produce_v(int16_t v)
 {
 	klog_proto_array_t a = { 0 };
 	klog_produce_req_t req;
@@ -93,9 +94,10 @@ test_produce(void **state)
 	klog_kreq_t r;
 	size_t start;
 
-	(void)state;
 	klog_buf_init(&b);
-	start = req_begin(&b, KLOG_KAPI_PRODUCE, 2);
+	start = req_begin(&b, KLOG_KAPI_PRODUCE, v);
+	if (v == 3)
+		klog_buf_put_str(&b, "tx", 2);   /* transactional id */
 	klog_buf_put_i16(&b, -1);            /* acks */
 	klog_buf_put_i32(&b, 30000);
 	klog_buf_put_i32(&b, 2);             /* topics */
@@ -133,8 +135,16 @@ test_produce(void **state)
 	}
 	b.data[b.len - 5] = 0x7f;
 	assert_int_equal(klog_kwire_produce(&r, &req, &a), -KLOG_EPROTO);
-	free(a.p);
 	klog_buf_free(&b);
+	free(a.p);
+}
+
+static void
+test_produce(void **state)
+{
+	(void)state;
+	produce_v(2);
+	produce_v(3);
 }
 
 static void
@@ -148,14 +158,16 @@ test_fetch(void **state)
 	size_t start;
 
 	(void)state;
-	for (int16_t v = 0; v <= 3; v += 3) {
+	for (int16_t v = 0; v <= 4; v++) {
 		klog_buf_init(&b);
 		start = req_begin(&b, KLOG_KAPI_FETCH, v);
 		klog_buf_put_i32(&b, -1);    /* replica */
 		klog_buf_put_i32(&b, 500);
 		klog_buf_put_i32(&b, 1);
-		if (v == 3)
+		if (v >= 3)
 			klog_buf_put_i32(&b, 52428800);
+		if (v >= 4)
+			klog_buf_put_i8(&b, 1);  /* read_committed */
 		klog_buf_put_i32(&b, 1);
 		klog_buf_put_str(&b, "app", 3);
 		klog_buf_put_i32(&b, 1);
@@ -166,7 +178,7 @@ test_fetch(void **state)
 		assert_int_equal(klog_kwire_fetch(&r, &req, &max, &a), 0);
 		assert_int_equal(req.max_wait_ms, 500);
 		assert_int_equal(req.min_bytes, 1);
-		assert_int_equal(max, v == 3 ? 52428800 : INT32_MAX);
+		assert_int_equal(max, v >= 3 ? 52428800 : INT32_MAX);
 		assert_int_equal(req.count, 1);
 		assert_true(str_is(req.parts[0].topic, "app"));
 		assert_int_equal(req.parts[0].partition, 2);

@@ -1,0 +1,103 @@
+/*
+ * libFuzzer target for lib/kbatch.c: arbitrary bytes as the record batches
+ * of a Produce v3 request, to klog_kbatch_ingest(), twice: as they are, and
+ * with each batch's CRC-32C made right (walking the batches by their
+ * length fields), so that mutations reach the records behind the CRC.
+ *
+ * Ingest writes after bytes already in the buffer, which must survive; on
+ * error the buffer must be as it was.  What it writes must be plain, valid
+ * magic-0 entries within the payload limit, as many as it says, the first
+ * of the size it says.  Limits are small so that decompression bombs are
+ * cut.  A broken invariant aborts.
+ *
+ * The seeds in corpus/fuzz_kbatch: kafka-python's batches of
+ * tests/unit/test_kbatch.c (plain with a key, a header and a null value;
+ * gzip), and the two back to back.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/kbatch.h"
+#include "klog/kmsg.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define MAX_PAYLOAD 4096
+#define MAX_INFLATE (64 * 1024)
+#define PREFIX "before"
+#define PREFIX_LEN (sizeof(PREFIX) - 1)
+
+static void
+check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	uint32_t n = 0;
+	int r;
+
+	klog_iter_init(&it, set, len, 0, 0, 0);
+	while ((r = klog_iter_next(&it, &m)) == 1) {
+		CHECK(m.valid && m.magic == 0 && m.codec == 0 && m.depth == 0);
+		CHECK(m.payload_len <= MAX_PAYLOAD);
+		if (n == 0)
+			CHECK(in->first_entry == 4 + m.length);
+		n++;
+	}
+	CHECK(r == 0);
+	klog_iter_free(&it);
+	CHECK(n == in->messages);
+	CHECK(in->codec >= 0 && in->codec <= 3);
+}
+
+static void
+ingest(const uint8_t *set, size_t size)
+{
+	klog_kmsg_in_info_t in;
+	klog_buf_t out;
+	int rc;
+
+	klog_buf_init(&out);
+	klog_buf_put(&out, PREFIX, PREFIX_LEN);
+	CHECK(!out.failed);
+	rc = klog_kbatch_ingest(set, size, MAX_PAYLOAD, MAX_INFLATE, &out, &in);
+	CHECK(rc == 0 || rc == -KLOG_ECORRUPT || rc == -KLOG_EUNSUPPORTED ||
+	    rc == -KLOG_ETOOBIG || rc == -KLOG_ENOMEM);
+	CHECK(!out.failed && out.len >= PREFIX_LEN &&
+	    memcmp(out.data, PREFIX, PREFIX_LEN) == 0);
+	if (rc < 0)
+		CHECK(out.len == PREFIX_LEN);
+	else
+		check_ingested(out.data + PREFIX_LEN, out.len - PREFIX_LEN,
+		    &in);
+	if (rc == 0 && size == 0)
+		CHECK(in.messages == 0);
+	klog_buf_free(&out);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy = malloc(size + (size == 0));
+	size_t pos = 0, n;
+
+	CHECK(copy != NULL);
+	if (size > 0)
+		memcpy(copy, data, size);
+	ingest(copy, size);
+	while (size - pos >= 61) {
+		n = 12 + (size_t)klog_be32(copy + pos + 8);
+		if (n < 61 || n > size - pos)
+			break;
+		klog_put_be32(copy + pos + 17, klog_kbatch_crc32c(0,
+		    copy + pos + 21, n - 21));
+		pos += n;
+	}
+	ingest(copy, size);
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,327 @@
+/* Unit tests for lib/kbatch.c: Kafka RecordBatch v2 into 0.7 sets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "klog/buf.h"
+#include "klog/error.h"
+#include "klog/format.h"
+#include "klog/kbatch.h"
+#include "klog/kmsg.h"
+
+#define MAXP (1u << 20)
+#define MAXI (16u << 20)
+
+/*
+ * Written by kafka-python 2.0.2's DefaultRecordBatchBuilder (its own
+ * CRC-32C): records "one" (a header h=x), key "key" value "two", and a null
+ * value; then three records of "abcdefgh" x 8, gzip.
+ */
+static const char plain_hex[] =
+    "00000000000000000000005300000000028df390e60000000000020000018bcfe568"
+    "000000018bcfe56802ffffffffffffffffffffffffffff000000031a00000001066f"
+    "6e65020268027818000202066b65790674776f000c000404010100";
+static const char gzip_hex[] =
+    "0000000000000000000000620000000002c846b8de0001000000020000018bcfe568"
+    "000000018bcfe56800ffffffffffffffffffffffffffff000000031f8b080057460f"
+    "6b02ffeb63646060606c604c4c4a4e494d4bcf209766e8031ac4442d8358a8611000"
+    "32fb47dedb000000";
+
+static size_t
+unhex(const char *hex, uint8_t *out)
+{
+	size_t n = strlen(hex) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+		out[i] = (uint8_t)v;
+	}
+	return n;
+}
+
+/* The payloads of the 0.7 set b, in order, each checked as an entry. */
+static int
+payloads(const klog_buf_t *b, const char **want, int n)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int i = 0, rc;
+
+	klog_iter_init(&it, b->data, b->len, 0, 0, 0);
+	while ((rc = klog_iter_next(&it, &m)) == 1) {
+		assert_true(i < n);
+		assert_true(m.valid);
+		assert_int_equal(m.payload_len, strlen(want[i]));
+		assert_memory_equal(m.payload, want[i], m.payload_len);
+		i++;
+	}
+	assert_int_equal(rc, 0);
+	klog_iter_free(&it);
+	return i;
+}
+
+static void
+crc32c_check_value(void **state)
+{
+	const uint8_t s[] = "123456789";
+
+	(void)state;
+	assert_int_equal(klog_kbatch_crc32c(0, s, 9), 0xE3069283u);
+	assert_int_equal(klog_kbatch_crc32c(klog_kbatch_crc32c(0, s, 4), s + 4,
+	    5), 0xE3069283u);
+	assert_int_equal(klog_kbatch_crc32c(0, s, 0), 0);
+}
+
+static void
+kafka_python_plain(void **state)
+{
+	const char *want[] = { "one", "two", "" };
+	uint8_t set[256];
+	size_t n = unhex(plain_hex, set);
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	klog_buf_init(&out);
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info), 0);
+	assert_int_equal(info.messages, 3);
+	assert_int_equal(info.first_entry, klog_entry_size(3));
+	assert_int_equal(info.codec, 0);
+	assert_int_equal(payloads(&out, want, 3), 3);
+	klog_buf_free(&out);
+}
+
+static void
+kafka_python_gzip(void **state)
+{
+	const char *v = "abcdefghabcdefghabcdefghabcdefghabcdefghabcdefgh"
+	    "abcdefghabcdefgh";
+	const char *want[] = { v, v, v };
+	uint8_t set[256];
+	size_t n = unhex(gzip_hex, set);
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	klog_buf_init(&out);
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info), 0);
+	assert_int_equal(info.messages, 3);
+	assert_int_equal(info.codec, 1);
+	assert_int_equal(payloads(&out, want, 3), 3);
+	/* Decompressing past the limit is refused, out untouched. */
+	out.len = 0;
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 100, &out, &info),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(out.len, 0);
+	klog_buf_free(&out);
+}
+
+static void
+two_batches_and_cuts(void **state)
+{
+	const char *want[] = { "one", "two", "", "one", "two", "" };
+	uint8_t set[512];
+	size_t n = unhex(plain_hex, set);
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	memcpy(set + n, set, n);
+	klog_buf_init(&out);
+	assert_int_equal(klog_kbatch_ingest(set, 2 * n, MAXP, MAXI, &out,
+	    &info), 0);
+	assert_int_equal(payloads(&out, want, 6), 6);
+	/* Any cut of the second batch refuses the whole set. */
+	for (size_t cut = n + 1; cut < 2 * n; cut++) {
+		out.len = 0;
+		assert_int_equal(klog_kbatch_ingest(set, cut, MAXP, MAXI, &out,
+		    &info), -KLOG_ECORRUPT);
+		assert_int_equal(out.len, 0);
+	}
+	klog_buf_free(&out);
+}
+
+/* A flipped bit anywhere but the base offset and leader epoch, which no
+ * CRC covers and klog keeps nothing of, is refused. */
+static void
+every_bit_flip(void **state)
+{
+	uint8_t set[256];
+	size_t n = unhex(plain_hex, set);
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	klog_buf_init(&out);
+	for (size_t i = 0; i < n; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			int want = (i < 8 || (i >= 12 && i < 16)) ? 0 :
+			    -KLOG_ECORRUPT;
+
+			set[i] ^= (uint8_t)(1 << bit);
+			out.len = 0;
+			assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI,
+			    &out, &info), want);
+			if (want < 0)
+				assert_int_equal(out.len, 0);
+			set[i] ^= (uint8_t)(1 << bit);
+		}
+	}
+	klog_buf_free(&out);
+}
+
+/* ---- Batches built here, their CRC-32C from the function checked above ---- */
+
+static size_t
+put_varint(uint8_t *p, int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	while (u >= 0x80) {
+		p[n++] = (uint8_t)(u | 0x80);
+		u >>= 7;
+	}
+	p[n++] = (uint8_t)u;
+	return n;
+}
+
+/* One record: value v (NULL: null), offset delta delta, pad bytes of
+ * nothing after its last field but inside its length. */
+static size_t
+put_record(uint8_t *p, int64_t delta, const char *v, int pad)
+{
+	uint8_t body[256];
+	size_t n = 0, vl = v ? strlen(v) : 0;
+
+	body[n++] = 0;
+	n += put_varint(body + n, 0);
+	n += put_varint(body + n, delta);
+	n += put_varint(body + n, -1);
+	n += put_varint(body + n, v ? (int64_t)vl : -1);
+	memcpy(body + n, v ? v : "", vl);
+	n += vl;
+	n += put_varint(body + n, 0);
+	memset(body + n, 0, (size_t)pad);
+	n += (size_t)pad;
+	size_t h = put_varint(p, (int64_t)n);
+	memcpy(p + h, body, n);
+	return h + n;
+}
+
+typedef struct spec {
+	uint16_t attrs;
+	int64_t producer_id;
+	int32_t count, last_delta;
+	int64_t delta_of_second;
+	int pad;
+} spec_t;
+
+/* A batch of two records "a" and "b" as s says, its CRC right. */
+static size_t
+build(uint8_t *b, const spec_t *s)
+{
+	size_t n = 61;
+
+	memset(b, 0, 61);
+	b[16] = 2;
+	b[21] = (uint8_t)(s->attrs >> 8);
+	b[22] = (uint8_t)s->attrs;
+	klog_put_be32(b + 23, (uint32_t)s->last_delta);
+	klog_put_be32(b + 43, (uint32_t)((uint64_t)s->producer_id >> 32));
+	klog_put_be32(b + 47, (uint32_t)s->producer_id);
+	klog_put_be32(b + 57, (uint32_t)s->count);
+	n += put_record(b + n, 0, "a", 0);
+	n += put_record(b + n, s->delta_of_second, "b", s->pad);
+	klog_put_be32(b + 8, (uint32_t)(n - 12));
+	klog_put_be32(b + 17, klog_kbatch_crc32c(0, b + 21, n - 21));
+	return n;
+}
+
+static void
+refusals(void **state)
+{
+	static const struct {
+		spec_t s;
+		int want;
+	} cases[] = {
+		{ { 0, -1, 2, 1, 1, 0 }, 0 },
+		{ { 0x10, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },   /* transactional */
+		{ { 0x20, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },   /* control */
+		{ { 0, 7, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },       /* idempotent */
+		{ { 0, 0x1ffffffffLL, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },
+		{ { 4, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },      /* zstd */
+		{ { 0, -1, 2, 1, 2, 0 }, -KLOG_ECORRUPT },          /* delta skips */
+		{ { 0, -1, 3, 2, 1, 0 }, -KLOG_ECORRUPT },          /* count over */
+		{ { 0, -1, 1, 0, 1, 0 }, -KLOG_ECORRUPT },          /* count under */
+		{ { 0, -1, 2, 0, 1, 0 }, -KLOG_ECORRUPT },          /* last delta */
+		{ { 0, -1, 0, -1, 1, 0 }, -KLOG_ECORRUPT },         /* empty */
+		{ { 1, -1, 2, 1, 1, 0 }, -KLOG_ECORRUPT },          /* not gzip */
+		{ { 0, -1, 2, 1, 1, 1 }, -KLOG_ECORRUPT },          /* a spare byte */
+	};
+	const char *want[] = { "a", "b" };
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+	uint8_t b[512];
+
+	(void)state;
+	klog_buf_init(&out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = build(b, &cases[i].s);
+
+		out.len = 0;
+		assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out,
+		    &info), cases[i].want);
+		if (cases[i].want == 0)
+			assert_int_equal(payloads(&out, want, 2), 2);
+		else
+			assert_int_equal(out.len, 0);
+	}
+	/* A value over the payload limit. */
+	size_t n = build(b, &cases[0].s);
+	assert_int_equal(klog_kbatch_ingest(b, n, 0, MAXI, &out, &info),
+	    -KLOG_ETOOBIG);
+	/* Magic 1 where a batch must be. */
+	b[16] = 1;
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	    -KLOG_ECORRUPT);
+	/* A record length past its batch, the CRC made right again. */
+	b[16] = 2;
+	b[61] = 0x7e;
+	klog_put_be32(b + 17, klog_kbatch_crc32c(0, b + 21, n - 21));
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	    -KLOG_ECORRUPT);
+	/* A batch length below the header, and one past the set. */
+	klog_put_be32(b + 8, 48);
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	    -KLOG_ECORRUPT);
+	klog_put_be32(b + 8, (uint32_t)n);
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(klog_kbatch_ingest(b, 0, MAXP, MAXI, &out, &info), 0);
+	assert_int_equal(info.messages, 0);
+	klog_buf_free(&out);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(crc32c_check_value),
+		cmocka_unit_test(kafka_python_plain),
+		cmocka_unit_test(kafka_python_gzip),
+		cmocka_unit_test(two_batches_and_cuts),
+		cmocka_unit_test(every_bit_flip),
+		cmocka_unit_test(refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
