@@ -20,7 +20,8 @@
  * proxy in front of klog-serve --kafka-listen while kcat (-L, -P with -z
  * gzip/snappy/lz4 and with broker.version.fallback 0.8.2 and 0.9.0, -C -e,
  * -G) and kafka-python (producers, a group consumer, api_version (0, 8, 1))
- * ran against it.
+ * ran against it; produce-v3-snappy, produce-v3-lz4 and fetch-v4, from
+ * strace of kcat once the listener offered those versions.
  */
 #include <stdint.h>
 #include <stdlib.h>
