@@ -72,6 +72,51 @@ test_tokens(void **state)
 	CHECK("100%% %s%%", &r, "100% hello%");
 }
 
+/* A payload and one byte (the default format and -D's usual one) take a
+ * path of their own: the same bytes as the general walk, records after
+ * records, growing the buffer past its first allocation. */
+static void
+test_payload_and_byte(void **state)
+{
+	static const char *fmts[] = { "%s\n", "%s\\0", "%s|", "%s\n\n",
+	    "x%s\n", "%s%s" };
+	klog_outfmt_rec_t r = rec(binary, sizeof(binary));
+	klog_outfmt_rec_t e = rec("", 0);
+
+	(void)state;
+	CHECK("%s\n", &r, "a\0\xff\nb\n");
+	CHECK("%s\\0", &r, "a\0\xff\nb\0");
+	CHECK("%s\n", &e, "\n");
+	CHECK("%s\n\n", &r, "a\0\xff\nb\n\n");
+	for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+		klog_outfmt_t *f = NULL;
+		klog_err_t err = { 0 };
+		klog_buf_t out;
+
+		klog_buf_init(&out);
+		assert_int_equal(klog_outfmt_compile(fmts[k], &f, &err), 0);
+		klog_outfmt_render(f, &r, &out);
+		for (int i = 1; i < 5000; i++)
+			klog_outfmt_render(f, i % 7 ? &r : &e, &out);
+		assert_false(out.failed);
+		for (size_t at = 0, i = 0; i < 5000; i++) {
+			klog_buf_t single;
+
+			klog_buf_init(&single);
+			klog_outfmt_render(f, i % 7 || i == 0 ? &r : &e,
+			    &single);
+			assert_memory_equal(out.data + at, single.data,
+			    single.len);
+			at += single.len;
+			if (i + 1 == 5000)
+				assert_int_equal(at, out.len);
+			klog_buf_free(&single);
+		}
+		klog_outfmt_free(f);
+		klog_buf_free(&out);
+	}
+}
+
 /* -D: the payload, then the delimiter with its escapes and a literal %. */
 static void
 test_delimited(void **state)
@@ -251,6 +296,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_payload_and_byte),
 		cmocka_unit_test(test_delimited),
 		cmocka_unit_test(test_default_and_empty),
 		cmocka_unit_test(test_escapes),
