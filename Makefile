@@ -94,7 +94,7 @@ build/bench/%: bench/%.c lib/libklog.a
 	$(CC) $(KLOG_CFLAGS) -O2 -g -o $@ $< lib/libklog.a $(LDLIBS)
 
 # Fuzz targets build the library sources straight in, instrumented.
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \

@@ -24,6 +24,8 @@
 #include "klog/kbatch.h"
 #include "klog/kmsg.h"
 
+#include "ingested.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
@@ -31,28 +33,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_INFLATE (64 * 1024)
 #define PREFIX "before"
 #define PREFIX_LEN (sizeof(PREFIX) - 1)
-
-static void
-check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	uint32_t n = 0;
-	int r;
-
-	klog_iter_init(&it, set, len, 0, 0, 0);
-	while ((r = klog_iter_next(&it, &m)) == 1) {
-		CHECK(m.valid && m.magic == 0 && m.codec == 0 && m.depth == 0);
-		CHECK(m.payload_len <= MAX_PAYLOAD);
-		if (n == 0)
-			CHECK(in->first_entry == 4 + m.length);
-		n++;
-	}
-	CHECK(r == 0);
-	klog_iter_free(&it);
-	CHECK(n == in->messages);
-	CHECK(in->codec >= 0 && in->codec <= 3);
-}
 
 static void
 ingest(const uint8_t *set, size_t size)
@@ -73,7 +53,7 @@ ingest(const uint8_t *set, size_t size)
 		CHECK(out.len == PREFIX_LEN);
 	else
 		check_ingested(out.data + PREFIX_LEN, out.len - PREFIX_LEN,
-		    &in);
+		    &in, MAX_PAYLOAD);
 	if (rc == 0 && size == 0)
 		CHECK(in.messages == 0);
 	klog_buf_free(&out);

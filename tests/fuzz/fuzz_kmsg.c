@@ -31,6 +31,8 @@
 #include "klog/format.h"
 #include "klog/kmsg.h"
 
+#include "ingested.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
@@ -186,29 +188,6 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 	}
 }
 
-/* What ingest wrote, out[0..len): plain valid magic-0 entries. */
-static void
-check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	uint32_t n = 0;
-	int r;
-
-	klog_iter_init(&it, set, len, 0, 0, 0);
-	while ((r = klog_iter_next(&it, &m)) == 1) {
-		CHECK(m.valid && m.magic == 0 && m.codec == 0 && m.depth == 0);
-		CHECK(m.payload_len <= MAX_PAYLOAD);
-		if (n == 0)
-			CHECK(in->first_entry == 4 + m.length);
-		n++;
-	}
-	CHECK(r == 0);
-	klog_iter_free(&it);
-	CHECK(n == in->messages);
-	CHECK(in->codec >= 0 && in->codec <= 3);
-}
-
 /* The ingested plain set, served whole: each message at its byte offset
  * (S + E - 1) with its payload. */
 static void
@@ -269,7 +248,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (size == 0)
 			CHECK(len == 0 && in.messages == 0);
-		check_ingested(set, len, &in);
+		check_ingested(set, len, &in, MAX_PAYLOAD);
 		serve_all(set, len, base, sel, &served, &oinfo);
 		CHECK(oinfo.bad_offset == -1 && oinfo.need == 0);
 		CHECK(oinfo.consumed == len && oinfo.messages == in.messages);
