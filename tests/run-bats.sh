@@ -7,7 +7,7 @@ rcfile=$(mktemp)
 trap 'rm -f "$out" "$rcfile"' EXIT
 set -- tests/bats/*.bats
 [ -e "$1" ] || { echo "bats: no tests"; exit 1; }
-{ bats --tap "$@"; echo $? > "$rcfile"; } | tee "$out"
+{ bats --tap --timing "$@"; echo $? > "$rcfile"; } | tee "$out"
 rc=$(cat "$rcfile")
 pass=$(grep -c '^ok ' "$out")
 fail=$(grep -c '^not ok ' "$out")
