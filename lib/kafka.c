@@ -192,7 +192,6 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 	int (*ingest)(const uint8_t *, size_t, size_t, size_t, klog_buf_t *,
 	    klog_kmsg_in_info_t *) = version >= 3 ? klog_kbatch_ingest :
 	    klog_kmsg_ingest;
-
 	uint32_t waits = 0;
 
 	for (uint32_t i = 0; i < req->count; i++) {
