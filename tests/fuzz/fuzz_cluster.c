@@ -159,8 +159,10 @@ names(const char *s)
 		    id) == 0);
 		check_path(path);
 	}
+	/* "<broker>-<part>", or "<part>" alone for a numbered partition. */
 	if (klog_cluster_part_parse(s, &b, &p) == 0) {
-		CHECK(b >= 0 && p >= 0);
+		CHECK(p >= 0 && (b >= 0 || b == KLOG_CLUSTER_NUMBERED));
+		CHECK((b == KLOG_CLUSTER_NUMBERED) == (strchr(s, '-') == NULL));
 		CHECK(klog_cluster_part_name(id, sizeof(id), b, p) == 0);
 		CHECK(strcmp(id, s) == 0);
 	}
