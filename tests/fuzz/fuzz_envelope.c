@@ -11,7 +11,8 @@
  * decoding accepts exactly the canonical encodings; klog_utf8_valid()
  * agrees with a plain RFC 3629 decoder; and the splitter, fed in uneven
  * pieces, cuts exactly where a reference split does, multi-byte delimiters
- * straddling pieces included.  A broken invariant aborts.
+ * straddling pieces included, and reports a record over the limit once and
+ * goes on after it.  A broken invariant aborts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -199,7 +200,7 @@ splitter_for(const uint8_t *delim, size_t dlen, size_t max)
 	in.dlen = dlen;
 	in.max_record = max;
 	in.start = in.end = in.scan = 0;
-	in.eof = 0;
+	in.eof = in.skipping = 0;
 	return &in;
 }
 
@@ -249,9 +250,12 @@ splitter(const uint8_t *data, size_t size)
 			CHECK(want == end);
 			break;
 		}
+		/* A record too long is reported once and dropped; the
+		 * splitter goes on with the next. */
 		if (rc == -KLOG_ETOOBIG) {
 			CHECK((size_t)((hit ? hit : end) - want) > max);
-			break;
+			want = hit ? hit + dlen : end;
+			continue;
 		}
 		CHECK(rc == 1);
 		CHECK(len == (size_t)((hit ? hit : end) - want));
