@@ -657,8 +657,6 @@ framing_held(const klog_consumer_t *c, const klog_msg_t *msg)
 	const klog_fetch_result_t *r = &c->res[c->ri - 1];
 	size_t at = (size_t)(msg->offset - c->res_base[c->ri - 1]);
 	size_t next = (size_t)(msg->next_offset - c->res_base[c->ri - 1]);
-	const uint8_t *q = r->set + next;
-	uint32_t n;
 
 	/* An inner message of a wrapper: the wrapper framed it. */
 	if (next <= at || next - at != KLOG_LENGTH_SIZE +
@@ -666,9 +664,7 @@ framing_held(const klog_consumer_t *c, const klog_msg_t *msg)
 		return 1;
 	if (r->set_len - next <= KLOG_LENGTH_SIZE)
 		return 1;
-	n = klog_be32(q);
-	return q[4] <= 1 && n >= (q[4] ? KLOG_MAGIC1_HEADER :
-	    KLOG_MAGIC0_HEADER) && n <= KLOG_MAX_ENTRY_LENGTH;
+	return klog_entry_header_ok(r->set + next, r->set_len - next) != 0;
 }
 
 /* --skip-corrupt: 1 if the damage the iterator met (a CRC mismatch, rc 1,

@@ -57,19 +57,31 @@ crc_of(const uint8_t *p, uint32_t len)
 }
 
 uint32_t
+klog_entry_header_ok(const uint8_t *p, size_t left)
+{
+	uint32_t length;
+
+	if (left <= KLOG_LENGTH_SIZE || p[4] > 1)
+		return 0;
+	length = klog_be32(p);
+	if (length < (p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
+	    length > KLOG_MAX_ENTRY_LENGTH)
+		return 0;
+	return length;
+}
+
+uint32_t
 klog_entry_valid(const uint8_t *p, size_t left)
 {
 	uint32_t length, hdr;
 	const uint8_t *payload;
 
-	if (left < KLOG_MSG_OVERHEAD)
-		return 0;
-	length = klog_be32(p);
-	if (p[4] > 1 || length > KLOG_MAX_ENTRY_LENGTH ||
+	if (left < KLOG_MSG_OVERHEAD ||
+	    (length = klog_entry_header_ok(p, left)) == 0 ||
 	    (size_t)length > left - KLOG_LENGTH_SIZE)
 		return 0;
 	hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
-	if (length < hdr || (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == 3))
+	if (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == 3)
 		return 0;
 	payload = p + KLOG_LENGTH_SIZE + hdr;
 	if (klog_crc32(0, payload, length - hdr) != klog_be32(payload - 4))

@@ -92,6 +92,14 @@ uint32_t klog_crc32(uint32_t crc, const void *p, size_t len);
 size_t klog_entry_encode(uint8_t *buf, const void *payload, size_t len);
 
 /*
+ * The length field of the entry at p if its header is sane: magic 0 or 1
+ * and a length that holds that magic's header and is at most
+ * KLOG_MAX_ENTRY_LENGTH; 0 if not, or if left bytes do not reach the magic.
+ * The entry may run past left.
+ */
+uint32_t klog_entry_header_ok(const uint8_t *p, size_t left);
+
+/*
  * The length field of a whole, valid top-level entry at p, with left bytes
  * there: a sane header, all of it present, its CRC matching; 0 if not.
  * What a reader looks for a byte at a time to find its footing again after

@@ -1079,6 +1079,43 @@ test_crc32_is_zlibs(void **state)
 		    1000 - cut), (uint32_t)crc32(0, buf, 1000));
 }
 
+/* The header check the resynchronizing readers share, and the whole-entry
+ * check built on it. */
+static void
+test_entry_header_ok(void **state)
+{
+	uint8_t e[64];
+	size_t n = klog_entry_encode(e, "hello", 5);
+
+	(void)state;
+	assert_int_equal(klog_entry_header_ok(e, n), n - 4);
+	assert_int_equal(klog_entry_valid(e, n), n - 4);
+	/* The header alone is enough for the one, not for the other. */
+	assert_int_equal(klog_entry_header_ok(e, 5), n - 4);
+	assert_int_equal(klog_entry_valid(e, n - 1), 0);
+	assert_int_equal(klog_entry_header_ok(e, 4), 0);
+	/* A bad CRC: the header still holds. */
+	e[n - 1] ^= 1;
+	assert_int_equal(klog_entry_header_ok(e, n), n - 4);
+	assert_int_equal(klog_entry_valid(e, n), 0);
+	e[n - 1] ^= 1;
+	e[4] = 2;                                   /* magic */
+	assert_int_equal(klog_entry_header_ok(e, n), 0);
+	e[4] = 1;                                   /* magic 1 wants 6 */
+	klog_put_be32(e, KLOG_MAGIC1_HEADER - 1);
+	assert_int_equal(klog_entry_header_ok(e, n), 0);
+	klog_put_be32(e, KLOG_MAGIC1_HEADER);
+	assert_int_equal(klog_entry_header_ok(e, n), KLOG_MAGIC1_HEADER);
+	e[4] = 0;
+	klog_put_be32(e, KLOG_MAGIC0_HEADER - 1);   /* magic 0 wants 5 */
+	assert_int_equal(klog_entry_header_ok(e, n), 0);
+	klog_put_be32(e, KLOG_MAX_ENTRY_LENGTH + 1);
+	assert_int_equal(klog_entry_header_ok(e, n), 0);
+	klog_put_be32(e, KLOG_MAX_ENTRY_LENGTH);
+	assert_int_equal(klog_entry_header_ok(e, n), KLOG_MAX_ENTRY_LENGTH);
+	assert_int_equal(klog_entry_valid(e, n), 0);
+}
+
 int
 main(void)
 {
@@ -1106,6 +1143,7 @@ main(void)
 		cmocka_unit_test(test_gunzip),
 		cmocka_unit_test(test_fixture_valid),
 		cmocka_unit_test(test_fixtures_bad),
+		cmocka_unit_test(test_entry_header_ok),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
