@@ -73,8 +73,9 @@ test_tokens(void **state)
 }
 
 /* A payload and one byte (the default format and -D's usual one) take a
- * path of their own: the same bytes as the general walk, records after
- * records, growing the buffer past its first allocation. */
+ * path of their own: their bytes, beside formats that take the general
+ * walk, and 5,000 records rendered into one buffer (growing it past its
+ * first allocation) the same as each rendered alone. */
 static void
 test_payload_and_byte(void **state)
 {
