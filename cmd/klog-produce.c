@@ -498,6 +498,9 @@ record(run_t *r, const uint8_t *rec, size_t len)
 		    r->bm ? &r->src : NULL, &err)) == 0)
 			return 0;
 		r->recno++;
+		if (rc < 0 && r->in.unterminated)
+			return bad_record(r, rc, "the input ends inside it, "
+			    "with no newline (did its writer die?)");
 		if (rc < 0)
 			return bad_record(r, rc, err.msg);
 		rec = r->payload.data;

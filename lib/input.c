@@ -101,6 +101,7 @@ take(klog_input_t *in, size_t len, size_t skip, const uint8_t **rec,
 		return -KLOG_ETOOBIG;
 	*rec = in->buf + in->start;
 	*outlen = len;
+	in->unterminated = skip == 0;
 	in->start += len + skip;
 	in->scan = in->start;
 	return 1;

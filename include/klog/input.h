@@ -29,6 +29,8 @@ typedef struct klog_input {
 	size_t max_record;
 	int eof;
 	int skipping;          /* inside a record too long, reported */
+	int unterminated;      /* the last record taken ended at EOF, with no
+	                        * delimiter: its writer may have died in it */
 } klog_input_t;
 
 #define KLOG_INPUT_DELIM_MAX 64
@@ -60,7 +62,9 @@ void klog_input_set_eof(klog_input_t *in);
  * after EOF it means the input is finished); -KLOG_ETOOBIG once for a
  * record longer than max_record, which is dropped: its bytes are thrown
  * away as they come, up to its delimiter, without ever being held whole,
- * and the calls after go on with the record after it.
+ * and the calls after go on with the record after it.  After a 1,
+ * in->unterminated tells the last record of an input that did not end with
+ * a delimiter, as a writer killed mid-record leaves it.
  */
 int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
 

@@ -58,6 +58,19 @@ teardown() {
 	[ "$output" = "ok" ]
 }
 
+@test "pipeline: -J input cut inside its last envelope: earlier records sent, exit 65, said so" {
+	start_broker
+	# What a writer killed by kill -9 leaves in a pipe.  A last envelope
+	# whole but with no newline is a record.
+	printf '{"payload":"ok"}\n{"payload":"whole"}' >"$TMP/in"
+	run -0 klog-produce -q -t cut -J <"$TMP/in"
+	printf '{"payload":"ok"}\n{"paylo' >"$TMP/in"
+	run -65 --separate-stderr klog-produce -t cut -J <"$TMP/in"
+	[ "$stderr" = "klog-produce: record 2: the input ends inside it, with no newline (did its writer die?)" ]
+	run -0 klog-consume -t cut -o beginning -e
+	[ "$output" = "$(printf 'ok\nwhole\nok')" ]
+}
+
 @test "pipeline: gzip batches round trip; inner messages share the wrapper's offset" {
 	start_broker
 	# From a file, stdin never runs dry: every batch is full.

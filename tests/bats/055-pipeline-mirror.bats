@@ -148,7 +148,7 @@ finish() {
 	mid_copy
 	kill -KILL "$CONS"
 	# The producer sees the end of its input, drains and saves.
-	wait "$PROD"
+	wait_mirror_producer "$PROD" "$TMP/prod.err"
 	bookmark_held
 	wait "$tr"
 	finish

@@ -70,7 +70,7 @@ mirror() {
 	mirror b
 	sleep 1.5
 	kill -KILL "${CONS[a]}"
-	wait "${PROD[a]}"
+	wait_mirror_producer "${PROD[a]}" "$TMP/a.perr"
 	wait "$tr"
 	# b is given a's partitions and reads them from the file.
 	sleep 4

@@ -41,6 +41,15 @@ wait_gone() {
 	! kill -0 "$pid" 2>/dev/null
 }
 
+# wait_mirror_producer PID ERRFILE: the producer of a mirror whose consumer
+# was killed -9 ends well, or with 65 because the kill cut the last
+# envelope in the pipe, as its last message says.
+wait_mirror_producer() {
+	wait "$1" && return 0
+	[ $? -eq 65 ] && tail -n 1 "$2" |
+		grep -q 'the input ends inside it, with no newline'
+}
+
 # wait_port PORT SECONDS: wait until something accepts on 127.0.0.1:PORT.
 wait_port() {
 	local port=$1 n=$(( ${2:-5} * 20 ))

@@ -176,6 +176,56 @@ split_skipping(const char *delim, size_t dlen, const void *data, size_t n,
 	return c;
 }
 
+/*
+ * unterminated marks only the last record of an input that ends without
+ * its delimiter, as a writer killed mid-record leaves it; fed in any
+ * chunks, a record cut at a delimiter is never marked.
+ */
+static void
+test_unterminated(void **state)
+{
+	static const struct {
+		const char *delim, *data, *marks;
+	} cases[] = {
+		{ "\n", "a\nb\n", "00" },
+		{ "\n", "a\nb", "01" },
+		{ "\n", "a\n\nb", "001" },
+		{ "::", "a::b:", "01" },
+		{ "::", "a::b::", "00" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].data);
+
+		for (size_t chunk = 1; chunk <= n; chunk++) {
+			klog_input_t in;
+			const uint8_t *rec;
+			size_t len;
+			char marks[8] = "";
+			size_t k = 0;
+
+			assert_int_equal(klog_input_init(&in, cases[i].delim,
+			    strlen(cases[i].delim), MAXREC), 0);
+			for (size_t off = 0; off < n; off += chunk) {
+				size_t m = n - off < chunk ? n - off : chunk;
+
+				assert_int_equal(klog_input_feed(&in,
+				    cases[i].data + off, m), 0);
+				if (off + m == n)
+					klog_input_set_eof(&in);
+				while (klog_input_next(&in, &rec, &len) == 1) {
+					assert_true(k + 1 < sizeof(marks));
+					marks[k++] = in.unterminated ? '1' : '0';
+				}
+			}
+			marks[k] = '\0';
+			assert_string_equal(marks, cases[i].marks);
+			klog_input_free(&in);
+		}
+	}
+}
+
 /* A record too long is reported once and skipped, whole or streaming. */
 static void
 test_too_long_skipped(void **state)
@@ -414,6 +464,7 @@ main(void)
 		cmocka_unit_test(test_nul),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_too_long_skipped),
+		cmocka_unit_test(test_unterminated),
 		cmocka_unit_test(test_fill_from_pipe),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_envelope_source),
