@@ -165,13 +165,16 @@ broker_stop() {
 # start_at MS: the programs' -S value, MS from now.
 start_at() { echo $(($(now_ms) + $1)); }
 
-# produce_followed N FILE [DELAY_MS]: N messages from bench_produce (50 a
-# request, acks 1) with bench_consume following from the end, both started
-# DELAY_MS (default 300) from now; the producer's line on stdout, the
-# consumer's in FILE.  Run it in $(...): the consumer is that shell's.
+# produce_followed N FILE [DELAY_MS [FROM]]: N messages from bench_produce
+# (50 a request, acks 1) with bench_consume following from offset FROM
+# (default end), both started DELAY_MS (default 300) from now; the
+# producer's line on stdout, the consumer's in FILE.  Run it in $(...): the
+# consumer is that shell's.  Give FROM, the log's end, when the machine may
+# be slow: a consumer that looks up "end" after the producer's start misses
+# what came before and waits for it 30 s.
 produce_followed() {
 	_at=$(start_at "${3:-300}")
-	"$B/bench_consume" -b "$BROKER" -o end -n "$1" -S "$_at" >"$2" &
+	"$B/bench_consume" -b "$BROKER" -o "${4:-end}" -n "$1" -S "$_at" >"$2" &
 	_fpid=$!
 	"$B/bench_produce" -b "$BROKER" -n "$1" -m 50 -a 1 -S "$_at"
 	wait "$_fpid"
