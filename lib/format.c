@@ -107,7 +107,7 @@ klog_entry_encode(uint8_t *buf, const void *payload, size_t len)
  * the buffer end so that a cut entry with a sane length is EPARTIAL, never
  * corruption; the magic and codec are judged only once the entry is whole.
  */
-static int
+static inline int
 entry_parse(const uint8_t *p, size_t rem, klog_msg_t *m, const char **why)
 {
 	uint32_t length;
