@@ -103,12 +103,13 @@ build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC)
 deps:
 	@tests/deps.sh
 
-# The builds on every core, the tests one after another.
+# The builds on every core; the plain and ASan unit suites side by side
+# (each one program at a time: 33-42 s for both, against 54-69 s one after
+# the other, in 8 runs here); the bats tests one after another.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	$(MAKE) -j$(JOBS) all $(UNIT_BINS) $(ASAN_UNIT_BINS)
-	$(MAKE) unit
-	$(MAKE) unit-asan
+	$(MAKE) -j2 unit unit-asan
 	$(MAKE) lint
 	$(MAKE) bats
 
