@@ -10,8 +10,8 @@
 #            The maximum is what they sustain for as long as a latency run
 #            lasts: a burst of a second goes into the page cache at up to
 #            1.9 M msg/s here (400 MB/s), but for 10 s consumers see what
-#            the disk's fsync lets through (about 1.3 M msg/s, 280 MB/s,
-#            on a disk that takes 300 MB/s with fdatasync), so 90% of the
+#            the disk's fsync lets through (1.35-1.45 M msg/s, 283-305
+#            MB/s, on a disk that takes 300 MB/s with fdatasync), so 90% of the
 #            burst's rate was more than the machine could carry.  The
 #            burst's figure is reported too (max_burst_end_to_end).
 #            The producer alone, the broker's maximum produce rate, is

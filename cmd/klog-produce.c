@@ -498,11 +498,10 @@ record(run_t *r, const uint8_t *rec, size_t len)
 		    r->bm ? &r->src : NULL, &err)) == 0)
 			return 0;
 		r->recno++;
-		if (rc < 0 && r->in.unterminated)
-			return bad_record(r, rc, "the input ends inside it, "
-			    "with no newline (did its writer die?)");
 		if (rc < 0)
-			return bad_record(r, rc, err.msg);
+			return bad_record(r, rc, r->in.unterminated ?
+			    "the input ends inside it, with no newline (did "
+			    "its writer die?)" : err.msg);
 		rec = r->payload.data;
 		len = r->payload.len;
 	} else {

@@ -7,12 +7,9 @@ rc=0
 out=$(mktemp "${TMPDIR:-/tmp}/klog-unit.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
 for t in "$@"; do
-	if "$t" >"$out" 2>&1; then
-		cat "$out"
-	else
-		cat "$out"
-		echo "FAILED: $t" >&2
-		rc=1
-	fi
+	"$t" >"$out" 2>&1
+	st=$?
+	cat "$out"
+	[ "$st" -eq 0 ] || { echo "FAILED: $t" >&2; rc=1; }
 done
 exit $rc

@@ -226,7 +226,7 @@ step(mem_t *m)
 /* Steps of m up to the end of a batch, where a member takes ZooKeeper's
  * news: stepping two members in turn a message at a time, a waiting one's
  * second-long idle made every message of the other's batch wait for it
- * (18 s to hand over, against a 20 s deadline, in one run of four). */
+ * (17-18 s to hand over, against a 20 s deadline, in 5 runs of 40). */
 static void
 turn(mem_t *m)
 {
