@@ -32,6 +32,7 @@ static const char *const messages[KLOG_E_MAX] = {
 	[KLOG_ENOTLEADER] = "not the leader of that partition",
 	[KLOG_ENOREPLICAS] = "not enough in-sync replicas",
 	[KLOG_EFENCED] = "stale or unknown leader epoch",
+	[KLOG_ESTORAGE] = "storage failed: a sync did not reach the disk",
 };
 
 const char *

@@ -137,6 +137,7 @@ klog_wire_error_from_klog(int err)
 	case KLOG_ENOTBOUNDARY:
 		return KLOG_WIRE_NOT_BOUNDARY;
 	case KLOG_EIO:
+	case KLOG_ESTORAGE:
 		return KLOG_WIRE_STORAGE_ERROR;
 	case KLOG_ENOSPC:
 		return KLOG_WIRE_DISK_FULL;

@@ -140,6 +140,13 @@ klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
 }
 
 int
+klog_segment_sync_failed(klog_err_t *err, const char *path)
+{
+	return klog_err_set(err, -KLOG_ESTORAGE, "fsync %s: %s", path,
+	    strerror(errno));
+}
+
+int
 klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
     klog_err_t *err)
 {
@@ -148,7 +155,7 @@ klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
 
 	klog_segment_path(s, dir, path, sizeof(path));
 	if (fsync(s->ent.fd) < 0)
-		return klog_err_sys(err, "fsync", path);
+		return klog_segment_sync_failed(err, path);
 	if (!linked)
 		return 0;
 	if (fstat(s->ent.fd, &st) < 0)
@@ -382,7 +389,7 @@ salvage(klog_segment_t *s, const char *dir, int64_t from, uint8_t *buf,
 		pos += n > 0 ? n : 0;
 	}
 	if (r == 0 && (fsync(fd) < 0 || fsync(dfd) < 0))
-		r = klog_err_sys(err, "fsync", name);
+		r = klog_segment_sync_failed(err, name);
 	close(fd);
 	if (r < 0)
 		(void)unlinkat(dfd, name, 0);
@@ -425,8 +432,10 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 	free(buf);
 	if (r < 0)
 		return r;
-	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
+	if (ftruncate(s->ent.fd, good) < 0)
 		return klog_err_sys(err, "truncate", path);
+	if (fsync(s->ent.fd) < 0)
+		return klog_segment_sync_failed(err, path);
 	*cut = s->size - good;
 	s->size = good;
 	return 0;
@@ -455,8 +464,10 @@ klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
 			return klog_err_set(err, r, "read %s: %s", path,
 			    strerror(errno));
 	}
-	if (ftruncate(s->ent.fd, good) < 0 || fsync(s->ent.fd) < 0)
+	if (ftruncate(s->ent.fd, good) < 0)
 		return klog_err_sys(err, "truncate", path);
+	if (fsync(s->ent.fd) < 0)
+		return klog_segment_sync_failed(err, path);
 	s->size = good;
 	/* Marks past the cut would name starts of entries to be written
 	 * anew, anywhere. */

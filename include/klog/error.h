@@ -38,6 +38,8 @@ enum klog_error {
 	KLOG_ENOTLEADER,   /* the broker does not lead that partition */
 	KLOG_ENOREPLICAS,  /* fewer in-sync replicas than the topic's minimum */
 	KLOG_EFENCED,      /* a leader epoch other than the current one */
+	KLOG_ESTORAGE,     /* a sync failed: the log takes no more writes
+	                      until a restart recovers it (log.h) */
 	KLOG_E_MAX
 };
 

@@ -34,6 +34,7 @@ klog_exit_for(int err)
 		return KLOG_EXIT_UNAVAILABLE;
 	case KLOG_EIO:
 	case KLOG_ENOSPC:
+	case KLOG_ESTORAGE:
 		return KLOG_EXIT_IOERR;
 	default:
 		return KLOG_EXIT_FAIL;

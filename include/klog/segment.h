@@ -95,10 +95,16 @@ int klog_segment_create(klog_fdcache_t *cache, const char *dir, int64_t base,
  * fsync s's open descriptor.  With linked, a file unlinked meanwhile (its
  * directory removed behind the broker's back) is -KLOG_ENOENT after the
  * sync: what was written to it can never be read again, so it must not
- * count as flushed.
+ * count as flushed.  A failed fsync is -KLOG_ESTORAGE: Linux marks the
+ * pages whose write-back failed clean, so a later fsync may return 0
+ * without them ever reaching the disk, and the bytes it covered must be
+ * taken as lost for good (log.h).
  */
 int klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
     klog_err_t *err);
+
+/* The -KLOG_ESTORAGE of an fsync of path that just failed (errno). */
+int klog_segment_sync_failed(klog_err_t *err, const char *path);
 
 /*
  * Pin s's descriptor and return it, opening a closed one read-only first.
