@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,60 +37,12 @@
 #include "klog/names.h"
 #include "klog/segment.h"
 
+#include "log_impl.h"
+
 #define DEFAULT_SEGMENT_BYTES ((int64_t)1 << 30)
 
 /* Directories a flush must fsync because entries were created in them. */
 enum { DIRTY_PARTITION = 1, DIRTY_DATA = 2 };
-
-struct klog_log {
-	pthread_mutex_t mu;
-	klog_fdcache_t *cache;  /* referenced; shared with the store's logs */
-	char *data_dir;
-	char *dir;              /* <data-dir>/<topic>-<partition> */
-	char *topic;
-	int partition;
-	int64_t segment_bytes;
-	klog_segment_t **segs;      /* sorted by base; the last one is active */
-	size_t nsegs, cap;
-	int64_t end;            /* written end */
-	int64_t flushed_end;
-	int64_t bytes;          /* sum of segment sizes */
-	uint64_t unflushed;     /* messages appended since the last flush */
-	int64_t last_flush_ms;  /* CLOCK_MONOTONIC */
-	int64_t recovered;      /* bytes cut at open */
-	char salvaged[PATH_MAX];  /* where they were kept, or "" */
-	int dirty;              /* DIRTY_* */
-	uint64_t cuts;          /* truncations and resets: a flush begun
-	                           before one must not move flushed_end */
-};
-
-/* A segment as copied out under the lock, with a reference held. */
-struct snap {
-	klog_segment_t *seg;
-	int64_t base, size;
-	int kafka;
-};
-
-/* ---- small helpers ---- */
-
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int
-seg_path(const klog_log_t *log, int64_t base, int kafka, char *buf,
-    size_t len)
-{
-	return klog_names_segment_path(log->dir, base, kafka, buf, len);
-}
-
-static klog_segment_t *
-active(const klog_log_t *log)
-{
-	return log->segs[log->nsegs - 1];
-}
 
 static int
 reserve_segs(klog_log_t *log, size_t extra)
@@ -107,22 +60,6 @@ reserve_segs(klog_log_t *log, size_t extra)
 	log->segs = p;
 	log->cap = cap;
 	return 0;
-}
-
-/* Index of the last segment whose base <= offset; offset >= the first. */
-static size_t
-seg_find(const klog_log_t *log, int64_t offset)
-{
-	size_t lo = 0, hi = log->nsegs, mid;
-
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (log->segs[mid]->base <= offset)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* ---- open: load, check, recover ---- */
@@ -396,8 +333,8 @@ klog_log_salvage_path(const klog_log_t *log)
 /* ---- append and flush ---- */
 
 /* Start a new active segment at the written end.  Under the lock. */
-static int
-roll(klog_log_t *log, klog_err_t *err)
+int
+log_roll(klog_log_t *log, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	klog_segment_t *s;
@@ -434,6 +371,26 @@ fit(const klog_log_t *log, const klog_segment_t *s, const struct iovec *iov,
 	return j;
 }
 
+/* The answer to a write or a flush of a log whose sync failed.  Under the
+ * lock. */
+static int
+refuse(const klog_log_t *log, klog_err_t *err)
+{
+	return klog_err_set(err, -KLOG_ESTORAGE, "%s: a sync failed (%s); "
+	    "nothing past offset %lld is durable, and the log takes no more "
+	    "writes until a restart recovers it", log->dir, log->failed,
+	    (long long)log->flushed_end);
+}
+
+/* Remember a failed sync for good.  Under the lock. */
+static void
+fail(klog_log_t *log, int r, const klog_err_t *err)
+{
+	if (r == -KLOG_ESTORAGE && log->failed[0] == '\0')
+		snprintf(log->failed, sizeof(log->failed), "%s",
+		    klog_err_text(err, r));
+}
+
 int
 klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err)
@@ -447,6 +404,10 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 	pthread_mutex_lock(&log->mu);
 	if (first_offset != NULL)
 		*first_offset = log->end;
+	if (log->failed[0] != '\0') {
+		r = refuse(log, err);
+		goto out;
+	}
 	if (total > (uint64_t)(INT64_MAX - log->end)) {
 		r = klog_err_set(err, -KLOG_ETOOBIG, "%s: log full", log->dir);
 		goto out;
@@ -455,7 +416,7 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 		s = active(log);
 		if (iov[i].iov_len > 0 && s->size > 0 && (uint64_t)s->size +
 		    iov[i].iov_len > (uint64_t)log->segment_bytes) {
-			if ((r = roll(log, err)) < 0)
+			if ((r = log_roll(log, err)) < 0)
 				goto out;
 			s = active(log);
 		}
@@ -496,7 +457,7 @@ klog_log_sync_dir(const char *path, klog_err_t *err)
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return klog_err_sys(err, "open", path);
 	if (fsync(fd) < 0)
-		r = klog_err_sys(err, "fsync", path);
+		r = klog_segment_sync_failed(err, path);
 	close(fd);
 	return r;
 }
@@ -554,18 +515,27 @@ adopt_synced(klog_log_t *log, klog_segment_t **segs, size_t n)
 /*
  * What to sync is captured under the lock (the written end, the segments
  * past the flushed end, with references so a roll or a retention cannot
- * close them); the fsyncs run without it; the flushed end moves after.
+ * close them); the fsyncs run without it; the flushed end moves after,
+ * and only if every one of them succeeded.
  */
 int
 klog_log_flush(klog_log_t *log, klog_err_t *err)
 {
 	klog_segment_t **segs;
+	klog_err_t mine;
 	size_t n = 0;
 	uint64_t msgs, cuts;
 	int64_t end;
 	int dirty, r;
 
+	if (err == NULL)
+		err = &mine;
 	pthread_mutex_lock(&log->mu);
+	if (log->failed[0] != '\0') {
+		r = refuse(log, err);
+		pthread_mutex_unlock(&log->mu);
+		return r;
+	}
 	cuts = log->cuts;
 	end = log->end;
 	msgs = log->unflushed;
@@ -598,6 +568,7 @@ out:
 		adopt_synced(log, segs, n);
 	} else if (r < 0) {
 		log->dirty |= dirty;
+		fail(log, r, err);
 	}
 	pthread_mutex_unlock(&log->mu);
 	for (size_t i = 0; i < n; i++) {
@@ -609,6 +580,20 @@ out:
 }
 
 /* ---- truncation (a follower's) ---- */
+
+/* fsync the partition directory after a cut; a failure is final. */
+static int
+sync_partition(klog_log_t *log, klog_err_t *err)
+{
+	int r = klog_log_sync_dir(log->dir, err);
+
+	if (r < 0) {
+		pthread_mutex_lock(&log->mu);
+		fail(log, r, err);
+		pthread_mutex_unlock(&log->mu);
+	}
+	return r;
+}
 
 /* Drop segs[k..) from the array, deleting the files of those after
  * keep_file (the index whose file stays, or nsegs for none).  Under the
@@ -678,6 +663,7 @@ klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
 	if ((r = klog_segment_truncate(n, log->dir, offset - old->base, &rel,
 	    err)) < 0) {
 		klog_segment_unref(n);
+		fail(log, r, err);
 		goto out;
 	}
 	r = drop_tail(log, k, k, err);
@@ -693,9 +679,7 @@ klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
 	*landed = log->end;
 out:
 	pthread_mutex_unlock(&log->mu);
-	if (r == 0)
-		r = klog_log_sync_dir(log->dir, err);
-	return r;
+	return r == 0 ? sync_partition(log, err) : r;
 }
 
 int
@@ -728,9 +712,7 @@ klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
 		log->unflushed = 0;
 	}
 	pthread_mutex_unlock(&log->mu);
-	if (r == 0)
-		r = klog_log_sync_dir(log->dir, err);
-	return r;
+	return r == 0 ? sync_partition(log, err) : r;
 }
 
 /* ---- getters ---- */
@@ -768,6 +750,12 @@ klog_log_unflushed_messages(klog_log_t *log)
 	LOCKED_GET(uint64_t, log->unflushed);
 }
 
+int
+klog_log_failed(klog_log_t *log)
+{
+	LOCKED_GET(int, log->failed[0] != '\0');
+}
+
 int64_t
 klog_log_last_flush_ms(klog_log_t *log)
 {
@@ -784,416 +772,4 @@ int64_t
 klog_log_size_bytes(klog_log_t *log)
 {
 	LOCKED_GET(int64_t, log->bytes);
-}
-
-/* ---- read ---- */
-
-int
-klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
-    klog_log_slice_t *out, klog_err_t *err)
-{
-	klog_segment_t *s;
-	int64_t pos, readable, written;
-	int fd, r;
-
-	memset(out, 0, sizeof(*out));
-	out->fd = -1;
-	out->offset = offset;
-	pthread_mutex_lock(&log->mu);
-	if (offset < log->segs[0]->base || offset > log->flushed_end) {
-		r = klog_err_set(err, -KLOG_ERANGE,
-		    "offset %lld out of range [%lld, %lld]", (long long)offset,
-		    (long long)log->segs[0]->base,
-		    (long long)log->flushed_end);
-		pthread_mutex_unlock(&log->mu);
-		return r;
-	}
-	if (offset == log->flushed_end) {
-		pthread_mutex_unlock(&log->mu);
-		return 0;
-	}
-	s = log->segs[seg_find(log, offset)];
-	if ((fd = klog_segment_pin(s, log->dir, err)) < 0) {
-		pthread_mutex_unlock(&log->mu);
-		/* Deleted behind our back (klog-retain, an operator): the start
-		 * the reader is told next must already follow the files. */
-		if (fd == -KLOG_ERANGE)
-			(void)klog_log_rescan(log, NULL);
-		return fd;
-	}
-	pos = offset - s->base;
-	written = s->size;
-	readable = min64(written, log->flushed_end - s->base);
-	klog_segment_ref(s);
-	pthread_mutex_unlock(&log->mu);
-	if ((r = klog_segment_check_boundary(fd, pos, readable, written,
-	    offset, err)) < 0) {
-		klog_segment_unpin(s);
-		klog_segment_unref(s);
-		return r;
-	}
-	out->fd = fd;
-	out->file_pos = pos;
-	out->len = (size_t)min64(readable - pos,
-	    max_bytes > INT64_MAX ? INT64_MAX : (int64_t)max_bytes);
-	out->seg = s;
-	return 0;
-}
-
-int
-klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
-    klog_err_t *err)
-{
-	klog_segment_scan_t scan;
-	klog_segment_t *s;
-	int64_t from, readable, pos;
-	uint64_t cuts;
-	int fd, r;
-
-	pthread_mutex_lock(&log->mu);
-	if (offset < log->segs[0]->base || offset >= log->flushed_end) {
-		pthread_mutex_unlock(&log->mu);
-		return klog_err_set(err, -KLOG_ERANGE, "offset %lld out of "
-		    "range [%lld, %lld)", (long long)offset,
-		    (long long)log->segs[0]->base, (long long)log->flushed_end);
-	}
-	s = log->segs[seg_find(log, offset)];
-	if ((fd = klog_segment_pin(s, log->dir, err)) < 0) {
-		pthread_mutex_unlock(&log->mu);
-		return fd;
-	}
-	readable = min64(s->size, log->flushed_end - s->base);
-	cuts = log->cuts;
-	from = klog_segment_mark_before(s, offset - s->base);
-	klog_segment_ref(s);
-	pthread_mutex_unlock(&log->mu);
-	r = klog_segment_find_start(fd, from, offset - s->base, readable, &pos,
-	    &scan, err);
-	klog_segment_unpin(s);
-	pthread_mutex_lock(&log->mu);
-	/* What the scan learned holds unless the log was cut meanwhile. */
-	for (size_t i = 0; log->cuts == cuts && i < scan.n; i++)
-		klog_segment_mark(s, scan.marks[i]);
-	pthread_mutex_unlock(&log->mu);
-	if (r == 0)
-		*start = s->base + pos;
-	klog_segment_unref(s);
-	return r;
-}
-
-void
-klog_log_slice_release(klog_log_slice_t *slice)
-{
-	klog_segment_t *s;
-
-	if (slice == NULL || slice->seg == NULL)
-		return;
-	s = slice->seg;
-	klog_segment_unpin(s);
-	klog_segment_unref(s);
-	slice->seg = NULL;
-	slice->fd = -1;
-	slice->len = 0;
-}
-
-/* ---- listing: snapshots taken under the lock, stat'ed without it ---- */
-
-static int
-snapshot(klog_log_t *log, struct snap **out, size_t *n, int64_t *flushed)
-{
-	struct snap *sn;
-
-	pthread_mutex_lock(&log->mu);
-	*n = log->nsegs;
-	if (flushed != NULL)
-		*flushed = log->flushed_end;
-	if ((sn = malloc(*n * sizeof(*sn))) == NULL) {
-		pthread_mutex_unlock(&log->mu);
-		return -KLOG_ENOMEM;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		sn[i].seg = log->segs[i];
-		sn[i].base = log->segs[i]->base;
-		sn[i].size = log->segs[i]->size;
-		sn[i].kafka = log->segs[i]->kafka;
-		klog_segment_ref(sn[i].seg);
-	}
-	pthread_mutex_unlock(&log->mu);
-	*out = sn;
-	return 0;
-}
-
-static void
-snapshot_free(struct snap *sn, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		klog_segment_unref(sn[i].seg);
-	free(sn);
-}
-
-/* The segment file's mtime in ms since the epoch; -KLOG_ENOENT if another
- * process removed it. */
-static int
-snap_mtime(const klog_log_t *log, const struct snap *sn, int64_t *ms)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	seg_path(log, sn->base, sn->kafka, path, sizeof(path));
-	if (stat(path, &st) < 0)
-		return errno == ENOENT ? -KLOG_ENOENT : -KLOG_EIO;
-	*ms = klog_clock_ts_ms(&st.st_mtim);
-	return 0;
-}
-
-int
-klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
-    size_t *n)
-{
-	struct snap *sn;
-	size_t count;
-	int64_t ms;
-	int r;
-
-	if ((r = snapshot(log, &sn, &count, NULL)) < 0)
-		return r;
-	*n = count;
-	for (size_t i = 0; i < count && i < max; i++) {
-		out[i].base = sn[i].base;
-		out[i].size = sn[i].size;
-		out[i].mtime_ms = 0;  /* stays 0 for a file removed meanwhile */
-		if ((r = snap_mtime(log, &sn[i], &ms)) == 0)
-			out[i].mtime_ms = ms;
-		else if (r != -KLOG_ENOENT)
-			break;
-	}
-	snapshot_free(sn, count);
-	return r == -KLOG_ENOENT ? 0 : r;
-}
-
-struct offset_time {
-	int64_t offset, ms;
-};
-
-/*
- * Kafka 0.7's Log.getOffsetsBefore, with one difference: a segment that
- * starts past the flushed end (rolled, not yet flushed) is left out, so that
- * no returned offset is beyond what a reader may fetch.
- */
-int
-klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
-    int max, int *n)
-{
-	struct offset_time *ot;
-	struct snap *sn;
-	size_t count, k = 0;
-	int64_t flushed, ms;
-	long start;
-	int r, gone = 0;
-
-	*n = 0;
-	if ((r = snapshot(log, &sn, &count, &flushed)) < 0)
-		return r;
-	if ((ot = malloc((count + 1) * sizeof(*ot))) == NULL) {
-		snapshot_free(sn, count);
-		return -KLOG_ENOMEM;
-	}
-	for (size_t i = 0; i < count && sn[i].base <= flushed; i++) {
-		if ((r = snap_mtime(log, &sn[i], &ms)) == -KLOG_ENOENT) {
-			gone = 1;
-			continue;
-		}
-		if (r < 0)
-			goto out;
-		ot[k].offset = sn[i].base;
-		ot[k++].ms = ms;
-	}
-	r = 0;
-	if (k > 0 && flushed > ot[k - 1].offset) {
-		ot[k].offset = flushed;
-		ot[k++].ms = klog_clock_wall_ms();
-	}
-	if (time_ms == -1)
-		start = (long)k - 1;
-	else if (time_ms == -2)
-		start = k > 0 ? 0 : -1;
-	else
-		for (start = (long)k - 1; start >= 0; start--)
-			if (ot[start].ms <= time_ms)
-				break;
-	for (; start >= 0 && *n < max; start--)
-		offsets[(*n)++] = ot[start].offset;
-out:
-	free(ot);
-	snapshot_free(sn, count);
-	/* Deleted behind our back, as klog_log_read() finds: the start and
-	 * the open descriptors follow the files from now on, so a reader
-	 * that asks first and never reads the gone range is not the only
-	 * one who knows. */
-	if (gone)
-		(void)klog_log_rescan(log, NULL);
-	return r;
-}
-
-/* ---- retention ---- */
-
-/*
- * Drop sn[0..k) from the front of the array if they are still there (never
- * the active segment), then, with unlink_files, delete their files.
- */
-static int
-drop_prefix(klog_log_t *log, struct snap *sn, size_t k, int unlink_files,
-    size_t *deleted, int64_t *bytes, klog_err_t *err)
-{
-	char path[PATH_MAX];
-	size_t i;
-	int r = 0;
-
-	pthread_mutex_lock(&log->mu);
-	for (i = 0; i < k && i + 1 < log->nsegs; i++)
-		if (log->segs[i] != sn[i].seg)
-			break;
-	k = i;
-	for (i = 0; i < k; i++) {
-		log->bytes -= sn[i].size;
-		/* The snapshot still holds one. */
-		klog_segment_unref(log->segs[i]);
-	}
-	memmove(log->segs, log->segs + k,
-	    (log->nsegs - k) * sizeof(*log->segs));
-	log->nsegs -= k;
-	/* Unflushed bytes of a deleted segment are gone: nothing below the
-	 * start can be flushed later. */
-	if (log->flushed_end < log->segs[0]->base)
-		log->flushed_end = log->segs[0]->base;
-	pthread_mutex_unlock(&log->mu);
-	for (i = 0; i < k; i++) {
-		seg_path(log, sn[i].base, sn[i].kafka, path, sizeof(path));
-		if (unlink_files && unlink(path) < 0 && errno != ENOENT) {
-			if (r == 0)
-				r = klog_err_sys(err, "unlink", path);
-			continue;
-		}
-		*deleted += 1;
-		*bytes += sn[i].size;
-	}
-	return r;
-}
-
-/* The shared rule (names.h) over the snapshot.  A file another process
- * removed counts as expired.  mtimes are only stat()ed for the age rule. */
-static int
-plan_retain(const klog_log_t *log, const struct snap *sn, size_t n,
-    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
-    klog_retain_plan_t *plan)
-{
-	klog_segment_info_t *info;
-	int r = 0;
-
-	if ((info = calloc(n, sizeof(*info))) == NULL)
-		return -KLOG_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		info[i].base = sn[i].base;
-		info[i].size = sn[i].size;
-		if (max_age_ms < 0)
-			continue;
-		r = snap_mtime(log, &sn[i], &info[i].mtime_ms);
-		if (r == -KLOG_ENOENT)
-			info[i].mtime_ms = KLOG_RETAIN_GONE;
-		else if (r < 0)
-			goto out;
-	}
-	r = 0;
-	klog_retain_plan(info, n, max_age_ms, max_bytes, now_ms, plan);
-out:
-	free(info);
-	return r;
-}
-
-/*
- * Everything expired.  An empty active segment stays (its mtime refreshed,
- * as Kafka 0.7 does); otherwise roll so the old active one can go.
- * *keep_active is set when the last snapshot entry must not be deleted.
- */
-static int
-expire_all(klog_log_t *log, struct snap *active_sn, int *keep_active,
-    klog_err_t *err)
-{
-	char path[PATH_MAX];
-	int r = 0;
-
-	pthread_mutex_lock(&log->mu);
-	/* If it rolled meanwhile, the snapshot's last is no longer active
-	 * and may go as it is. */
-	*keep_active = active(log) == active_sn->seg &&
-	    active_sn->seg->size == 0;
-	if (active(log) == active_sn->seg && !*keep_active)
-		r = roll(log, err);
-	/* Under the lock: only the active segment's descriptor is sure to
-	 * be open. */
-	if (*keep_active && futimens(active_sn->seg->ent.fd, NULL) < 0) {
-		seg_path(log, active_sn->base, active_sn->kafka, path,
-		    sizeof(path));
-		r = klog_err_sys(err, "touch", path);
-	}
-	pthread_mutex_unlock(&log->mu);
-	return r;
-}
-
-int
-klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
-    int64_t now_ms, size_t *deleted_segments, int64_t *deleted_bytes,
-    klog_err_t *err)
-{
-	klog_retain_plan_t plan;
-	struct snap *sn;
-	size_t n, k;
-	int keep, r;
-
-	*deleted_segments = 0;
-	*deleted_bytes = 0;
-	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
-		return klog_err_set(err, r, "%s: out of memory", log->dir);
-	r = plan_retain(log, sn, n, max_age_ms, max_bytes, now_ms, &plan);
-	if (r < 0) {
-		r = klog_err_set(err, r, "%s: %s", log->dir,
-		    r == -KLOG_ENOMEM ? "out of memory" :
-		    "cannot stat segments");
-		goto out;
-	}
-	k = plan.count;
-	if (plan.newest_expired) {
-		if ((r = expire_all(log, &sn[n - 1], &keep, err)) < 0)
-			goto out;
-		k += (size_t)!keep;
-	}
-	if (k > 0)
-		r = drop_prefix(log, sn, k, 1, deleted_segments,
-		    deleted_bytes, err);
-out:
-	snapshot_free(sn, n);
-	return r;
-}
-
-int
-klog_log_rescan(klog_log_t *log, klog_err_t *err)
-{
-	struct snap *sn;
-	size_t n, k, deleted = 0;
-	int64_t ms, bytes = 0;
-	int r = 0;
-
-	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
-		return klog_err_set(err, r, "%s: out of memory", log->dir);
-	for (k = 0; k + 1 < n; k++)
-		if ((r = snap_mtime(log, &sn[k], &ms)) != -KLOG_ENOENT)
-			break;
-	if (r < 0 && r != -KLOG_ENOENT) {
-		r = klog_err_set(err, r, "%s: cannot stat segments", log->dir);
-		goto out;
-	}
-	r = k > 0 ? drop_prefix(log, sn, k, 0, &deleted, &bytes, err) : 0;
-out:
-	snapshot_free(sn, n);
-	return r;
 }

@@ -18,6 +18,20 @@
  * come from another (the flusher): klog_log_flush() captures what to sync
  * under the log's lock and calls fsync without it, so appends and reads go on
  * meanwhile.  Every function here is safe to call from those two threads.
+ *
+ * A failed sync is final (klog(7), "A failing disk").  After Linux fails
+ * a write-back it marks the pages clean and reports the error once, so a
+ * later fsync of the same file may return 0 although those bytes never
+ * reached the disk (PostgreSQL's 2018 finding).  So the first fsync that
+ * fails (of a segment, or of a directory the log created names in) fails
+ * the log for good: its flushed end stays where the last successful sync
+ * left it, and every append and flush after is -KLOG_ESTORAGE (a
+ * follower's truncation or reset still runs: it only ever lowers the
+ * flushed end).  Readers still see up to the flushed end.  Only a new
+ * open (a restart, whose recovery finds the valid end) takes writes
+ * again.  A write the disk refuses before it is in the page cache
+ * (-KLOG_ENOSPC) is not a failure of this kind: nothing of it was kept,
+ * and the next append may succeed.
  */
 #ifndef KLOG_LOG_H
 #define KLOG_LOG_H
@@ -73,7 +87,8 @@ const char *klog_log_salvage_path(const klog_log_t *log);
  * rolling to a new segment first if the active one is non-empty and would
  * pass segment_bytes.  *first_offset (may be NULL) gets the offset of its
  * first entry.  On a failed write the segment is truncated back, so a
- * partial set never stays in the log; the error is -KLOG_ENOSPC or -KLOG_EIO.
+ * partial set never stays in the log; the error is -KLOG_ENOSPC or -KLOG_EIO
+ * (-KLOG_ESTORAGE, with nothing written, once a sync has failed).
  */
 int klog_log_append(klog_log_t *log, const void *set, size_t len,
     uint32_t nmsgs, int64_t *first_offset, klog_err_t *err);
@@ -93,12 +108,15 @@ int klog_log_append(klog_log_t *log, const void *set, size_t len,
 int klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err);
 
-/* fsync a directory, so that the names created or removed in it last. */
+/* fsync a directory, so that the names created or removed in it last.
+ * A failed fsync is -KLOG_ESTORAGE. */
 int klog_log_sync_dir(const char *path, klog_err_t *err);
 
 /* fsync everything written so far and advance the flushed end to it.
  * -KLOG_ENOENT if a segment with unflushed bytes (or the partition
- * directory) was removed behind the log's back: the end does not move. */
+ * directory) was removed behind the log's back: the end does not move.
+ * -KLOG_ESTORAGE if an fsync failed, now or before: the end does not move,
+ * now or ever (see above). */
 int klog_log_flush(klog_log_t *log, klog_err_t *err);
 
 /*
@@ -120,6 +138,7 @@ int64_t klog_log_start(klog_log_t *log);       /* first retained offset */
 int64_t klog_log_end(klog_log_t *log);         /* written end */
 int64_t klog_log_flushed_end(klog_log_t *log); /* what readers may see */
 uint64_t klog_log_unflushed_messages(klog_log_t *log);
+int klog_log_failed(klog_log_t *log);          /* a sync failed: final */
 int64_t klog_log_last_flush_ms(klog_log_t *log); /* CLOCK_MONOTONIC ms */
 size_t klog_log_segment_count(klog_log_t *log);
 int64_t klog_log_size_bytes(klog_log_t *log);    /* sum of segment sizes */

@@ -43,11 +43,14 @@ struct fixture {
  * lib/log.c's and lib/segment.c's calls come here.  A test sets fsync_hook
  * to run code at the point where a flush has captured what to sync and let
  * go of the log's lock; it runs once, before the first fsync after it is
- * set (and not for the fsyncs the hook itself makes).  Without a hook this
- * is the system call.
+ * set (and not for the fsyncs the hook itself makes).  A test sets
+ * fsync_fails to make the fsyncs after the next fsync_passes ones fail
+ * with EIO, as after a failed write-back.  Otherwise this is the system
+ * call.
  */
 static void (*fsync_hook)(void *);
 static void *fsync_hook_arg;
+static int fsync_passes, fsync_fails;
 
 int
 fsync(int fd)
@@ -57,6 +60,12 @@ fsync(int fd)
 	if (hook != NULL) {
 		fsync_hook = NULL;
 		hook(fsync_hook_arg);
+	}
+	if (fsync_fails > 0 && fsync_passes-- <= 0) {
+		fsync_fails--;
+		fsync_passes = 0;
+		errno = EIO;
+		return -1;
 	}
 	return (int)syscall(SYS_fsync, fd);
 }
@@ -1841,6 +1850,109 @@ test_flush_rolled_then_deleted(void **state)
 	klog_log_close(log);
 }
 
+/* ---- a failed sync is final ---- */
+
+/* What a read at the flushed end and an append see on a failed log. */
+static void
+assert_failed(klog_log_t *log, int64_t flushed, int64_t end)
+{
+	uint8_t buf[256];
+	size_t len = make_set(buf, 0, 1, 91);
+	klog_err_t err = { 0 };
+	klog_log_slice_t sl;
+
+	assert_int_equal(klog_log_failed(log), 1);
+	assert_int_equal(klog_log_flushed_end(log), flushed);
+	assert_int_equal(klog_log_end(log), end);
+	assert_int_equal(klog_log_flush(log, &err), -KLOG_ESTORAGE);
+	assert_non_null(strstr(err.msg, "Input/output error"));
+	assert_int_equal(klog_log_flushed_end(log), flushed);
+	assert_int_equal(klog_log_append(log, buf, len, 1, NULL, &err),
+	    -KLOG_ESTORAGE);
+	assert_int_equal(klog_log_end(log), end);
+	/* Nothing past the last good sync is ever served. */
+	assert_int_equal(klog_log_read(log, flushed, 1 << 20, &sl, &err), 0);
+	assert_int_equal(sl.len, 0);
+}
+
+/*
+ * An fsync that fails once and would then succeed (Linux marks the pages
+ * whose write-back failed clean and reports the error once): the flushed
+ * end stays at the last good sync for good, and the log takes no more
+ * writes.  Before the fix the second flush returned 0 and moved the end
+ * over the bytes the disk never got.
+ */
+static void
+test_sync_fails_once(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 0, 0);
+	klog_err_t err = { 0 };
+
+	append(log, 0, 10, 91);
+	flush(log);
+	append(log, 10, 5, 91);
+	fsync_fails = 1;
+	assert_int_equal(klog_log_flush(log, &err), -KLOG_ESTORAGE);
+	assert_int_equal(fsync_fails, 0);
+	assert_non_null(strstr(err.msg, "fsync "));
+	assert_failed(log, 1000, 1500);
+	assert_int_equal(check_contents(log, 91), 10);
+	klog_log_close(log);
+	/* The way back is a new open (a restart): it takes writes again. */
+	log = open_log(f->dir, 0, 1);
+	assert_int_equal(klog_log_failed(log), 0);
+	assert_int_equal(append(log, 15, 1, 91), 1500);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 16);
+	klog_log_close(log);
+}
+
+/* A failed sync of the directory a roll created a name in is as final as
+ * one of a segment: the new segment's name may not be on the disk. */
+static void
+test_sync_dir_fails(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	klog_err_t err = { 0 };
+
+	append(log, 0, 10, 91);
+	flush(log);
+	append(log, 10, 2, 91);            /* rolls: a new name at 1000 */
+	fsync_passes = 1;                  /* the segment's sync passes */
+	fsync_fails = 1;                   /* the directory's fails */
+	assert_int_equal(klog_log_flush(log, &err), -KLOG_ESTORAGE);
+	assert_int_equal(fsync_fails, 0);
+	assert_non_null(strstr(err.msg, TOPIC "-0"));
+	assert_failed(log, 1000, 1200);
+	klog_log_close(log);
+}
+
+/* A follower's cut still runs on a failed log and only lowers the flushed
+ * end; a failed sync of the cut fails a healthy log. */
+static void
+test_truncate_sync_fails(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_t *log = open_log(f->dir, 0, 0);
+	klog_err_t err = { 0 };
+	int64_t landed;
+
+	append(log, 0, 10, 91);
+	flush(log);
+	append(log, 10, 5, 91);
+	fsync_fails = 1;
+	assert_int_equal(klog_log_truncate(log, 1200, &landed, &err),
+	    -KLOG_ESTORAGE);
+	assert_int_equal(klog_log_failed(log), 1);
+	assert_int_equal(klog_log_flushed_end(log), 1000);
+	assert_int_equal(klog_log_truncate(log, 500, &landed, &err), 0);
+	assert_int_equal(landed, 500);
+	assert_failed(log, 500, 500);
+	klog_log_close(log);
+}
+
 int
 main(void)
 {
@@ -1887,6 +1999,9 @@ main(void)
 		T(test_reset),
 		T(test_find_start),
 		T(test_flush_rolled_then_deleted),
+		T(test_sync_fails_once),
+		T(test_sync_dir_fails),
+		T(test_truncate_sync_fails),
 #undef T
 	};
 

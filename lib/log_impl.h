@@ -1,0 +1,88 @@
+/*
+ * The partition log's insides, shared by its files: log.c (open, append,
+ * flush, truncation), logread.c (where a read's bytes are) and
+ * logretain.c (the segments listed, OFFSETS by time, retention).  Nothing
+ * else includes this.
+ */
+#ifndef KLOG_LOG_IMPL_H
+#define KLOG_LOG_IMPL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "klog/fdcache.h"
+#include "klog/log.h"
+#include "klog/names.h"
+#include "klog/segment.h"
+
+struct klog_log {
+	pthread_mutex_t mu;
+	klog_fdcache_t *cache;  /* referenced; shared with the store's logs */
+	char *data_dir;
+	char *dir;              /* <data-dir>/<topic>-<partition> */
+	char *topic;
+	int partition;
+	int64_t segment_bytes;
+	klog_segment_t **segs;      /* sorted by base; the last one is active */
+	size_t nsegs, cap;
+	int64_t end;            /* written end */
+	int64_t flushed_end;
+	int64_t bytes;          /* sum of segment sizes */
+	uint64_t unflushed;     /* messages appended since the last flush */
+	int64_t last_flush_ms;  /* CLOCK_MONOTONIC */
+	int64_t recovered;      /* bytes cut at open */
+	char salvaged[PATH_MAX];  /* where they were kept, or "" */
+	int dirty;              /* DIRTY_* */
+	uint64_t cuts;          /* truncations and resets: a flush begun
+	                           before one must not move flushed_end */
+	char failed[384];       /* why a sync failed, "" if none did: final
+	                           (log.h), so no write or flush from then */
+};
+
+/* A segment as copied out under the lock, with a reference held. */
+struct snap {
+	klog_segment_t *seg;
+	int64_t base, size;
+	int kafka;
+};
+
+static inline int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline int
+seg_path(const klog_log_t *log, int64_t base, int kafka, char *buf,
+    size_t len)
+{
+	return klog_names_segment_path(log->dir, base, kafka, buf, len);
+}
+
+static inline klog_segment_t *
+active(const klog_log_t *log)
+{
+	return log->segs[log->nsegs - 1];
+}
+
+/* Index of the last segment whose base <= offset; offset >= the first. */
+static inline size_t
+seg_find(const klog_log_t *log, int64_t offset)
+{
+	size_t lo = 0, hi = log->nsegs, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (log->segs[mid]->base <= offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* log.c, for logretain.c */
+int log_roll(klog_log_t *log, klog_err_t *err);
+
+#endif
