@@ -23,6 +23,7 @@ struct klog_flusher {
 	/* Under mu: the flush times, observed by the thread when it takes
 	 * the lock to report the batch, read by a scrape. */
 	klog_metrics_hist_t fsync;
+	uint64_t failures;         /* flushes that failed a sync */
 	/* The loop's own: wants of this iteration. */
 	klog_flusher_entry_t **wanted;
 	size_t nwanted;
@@ -65,10 +66,14 @@ flusher_main(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			e = batch[i];
 			klog_metrics_hist_observe(&fl->fsync, e->run_ns);
-			/* The latest result wins; the flushed end says the rest. */
-			e->rc = e->run_rc;
-			if (e->run_rc < 0)
-				e->err = e->run_err;
+			fl->failures += e->run_rc == -KLOG_ESTORAGE;
+			/* A failure not yet reported stays: a success after it
+			 * would hide a sync failure, which is final (log.h). */
+			if (!e->done || e->rc >= 0) {
+				e->rc = e->run_rc;
+				if (e->run_rc < 0)
+					e->err = e->run_err;
+			}
 			if (!e->done) {
 				e->done = 1;
 				fl->done[fl->ndone++] = e;
@@ -236,6 +241,17 @@ klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out)
 	pthread_mutex_lock(&fl->mu);
 	*out = fl->fsync;
 	pthread_mutex_unlock(&fl->mu);
+}
+
+uint64_t
+klog_flusher_failures(klog_flusher_t *fl)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&fl->mu);
+	n = fl->failures;
+	pthread_mutex_unlock(&fl->mu);
+	return n;
 }
 
 void

@@ -55,7 +55,9 @@ void klog_flusher_want(klog_flusher_t *fl, klog_flusher_entry_t *e);
 void klog_flusher_submit(klog_flusher_t *fl);
 
 /* Report each entry flushed since the last call: fn(arg, owner, rc, err),
- * rc the latest flush's result.  Returns how many. */
+ * rc the latest flush's result, or the first failure since the last
+ * report if there was one (a success never hides it).  Returns how
+ * many. */
 typedef void klog_flusher_done_fn(void *arg, void *owner, int rc,
     const klog_err_t *err);
 size_t klog_flusher_done(klog_flusher_t *fl, klog_flusher_done_fn *fn,
@@ -71,6 +73,9 @@ int klog_flusher_holds(klog_flusher_t *fl, const klog_flusher_entry_t *e);
 /* How long each klog_log_flush() took (its fsyncs), copied out of the
  * thread's histogram under its lock. */
 void klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out);
+
+/* How many flushes failed a sync (-KLOG_ESTORAGE) since the start. */
+uint64_t klog_flusher_failures(klog_flusher_t *fl);
 
 /* Stop the thread (after the flushes queued) and free fl; NULL is fine. */
 void klog_flusher_free(klog_flusher_t *fl);

@@ -1,8 +1,12 @@
 /*
  * Unit tests for lib/flusher.c: a wanted log is flushed on the thread and
  * reported once; wants of one iteration are one flush; a log appended to
- * while its flush runs is flushed again; many logs at once.
+ * while its flush runs is flushed again; many logs at once; a failed
+ * flush is reported even when a later one succeeded first.
  */
+#include <sys/syscall.h>
+
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,6 +28,21 @@
 
 #define NLOGS 100   /* more than the flusher's first room (64) */
 
+/* fsync, interposed (the library is linked into this executable): the
+ * next fsync_fails calls fail with EIO, as after a failed write-back. */
+static _Atomic int fsync_fails;
+
+int
+fsync(int fd)
+{
+	if (fsync_fails > 0) {
+		fsync_fails--;
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
+
 struct fixture {
 	char dir[64];
 	klog_log_t *logs[NLOGS];
@@ -32,6 +52,7 @@ struct fixture {
 	pthread_cond_t cv;
 	int wakes;
 	int reported[NLOGS];
+	int rc[NLOGS];
 };
 
 static void
@@ -54,6 +75,34 @@ done(void *arg, void *owner, int rc, const klog_err_t *err)
 	(void)err;
 	assert_int_equal(rc, 0);
 	f->reported[e - f->e]++;
+}
+
+/* Report whatever came, for the test of failures. */
+static void
+done_rc(void *arg, void *owner, int rc, const klog_err_t *err)
+{
+	struct fixture *f = arg;
+	klog_flusher_entry_t *e = owner;
+
+	(void)err;
+	f->rc[e - f->e] = rc;
+	f->reported[e - f->e]++;
+}
+
+/* Until the flusher has woken the loop n times since the start. */
+static void
+wait_wakes(struct fixture *f, int n)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	pthread_mutex_lock(&f->mu);
+	while (f->wakes < n)
+		if (pthread_cond_timedwait(&f->cv, &f->mu, &ts) != 0)
+			break;
+	pthread_mutex_unlock(&f->mu);
+	assert_true(f->wakes >= n);
 }
 
 static int
@@ -176,6 +225,46 @@ test_many(void **state)
 		assert_true(f->reported[i] >= 1);
 }
 
+/*
+ * A flush that failed, then one of the same entry that succeeded, both
+ * before the loop takes the reports: the failure is what the loop hears.
+ * Before the fix the latest result won and the failure was never seen.
+ * (The entry's log is swapped for the second flush: a log whose sync
+ * failed never flushes again.)
+ */
+static void
+test_failure_not_hidden(void **state)
+{
+	struct fixture *f = *state;
+	int wakes = f->wakes;
+
+	append(f, 2);
+	fsync_fails = 1;
+	klog_flusher_want(f->fl, &f->e[2]);
+	klog_flusher_submit(f->fl);
+	wait_wakes(f, ++wakes);
+	assert_int_equal(fsync_fails, 0);
+	f->e[2].log = f->logs[3];
+	append(f, 3);
+	klog_flusher_want(f->fl, &f->e[2]);
+	klog_flusher_submit(f->fl);
+	wait_wakes(f, ++wakes);
+	assert_int_equal(klog_log_flushed_end(f->logs[3]),
+	    klog_log_end(f->logs[3]));
+	assert_int_equal(klog_flusher_done(f->fl, done_rc, f), 1);
+	assert_int_equal(f->reported[2], 1);
+	assert_int_equal(f->rc[2], -KLOG_ESTORAGE);
+	assert_int_equal(klog_flusher_failures(f->fl), 1);
+	/* Once reported, a success is a success again. */
+	append(f, 3);
+	klog_flusher_want(f->fl, &f->e[2]);
+	klog_flusher_submit(f->fl);
+	wait_wakes(f, ++wakes);
+	assert_int_equal(klog_flusher_done(f->fl, done_rc, f), 1);
+	assert_int_equal(f->rc[2], 0);
+	assert_int_equal(klog_log_failed(f->logs[2]), 1);
+}
+
 int
 main(void)
 {
@@ -184,6 +273,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_not_hidden, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
