@@ -18,6 +18,7 @@
 #include "klog/broker.h"
 #include "klog/conn.h"
 #include "klog/core.h"
+#include "klog/corefail.h"
 #include "klog/httpd.h"
 #include "klog/kafka.h"
 #include "klog/native.h"
@@ -632,10 +633,11 @@ klog_broker_run(klog_broker_t *b)
 int
 klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 {
-	int rc = 0;
+	int rc = 0, failed;
 
 	if (b == NULL)
 		return 0;
+	failed = b->core != NULL && klog_core_storage_failed(b->core);
 	/* Connections first: their parked requests belong to the core. */
 	klog_conns_free(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
 	klog_conns_free(b->mconns, KLOG_LEVEL_DEBUG, "broker closed");
@@ -645,8 +647,14 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 	klog_core_free(b->core);
 	klog_prefetch_free(b->pf);
 	klog_native_free(b->native);
-	if (b->store != NULL &&
-	    (rc = klog_store_close(b->store, clean, err)) == 0 && clean)
+	/* After a failed sync no marker: a later sync's success proves
+	 * nothing (log.h), and only recovery finds each log's valid end. */
+	if (b->store != NULL)
+		rc = klog_store_close(b->store, clean && !failed, err);
+	if (rc == 0 && clean && failed)
+		rc = klog_err_set(err, -KLOG_ESTORAGE, "a sync failed since the "
+		    "start, so the next start recovers every partition");
+	else if (rc == 0 && clean && b->store != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "clean shutdown");
 	if (b->lfd >= 0)
 		close(b->lfd);

@@ -573,7 +573,9 @@ part_flushed(void *arg, void *owner, int rc, const klog_err_t *err)
 	 * reports are done (coreadmin.c). */
 	if (rc == -KLOG_ENOENT && p->rep == NULL)
 		c->gone = p->gone = 1;
-	if (rc < 0 && !p->flush_failing)
+	if (rc == -KLOG_ESTORAGE)
+		core_storage_failed(c, p, err);
+	else if (rc < 0 && !p->flush_failing)
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_ERROR, "topic \"%s\" "
 		    "partition %d: flush: %s", p->topic->name, (int)p->id,
 		    klog_err_text(err, rc));
@@ -708,6 +710,8 @@ commit_part(klog_core_t *c, klog_core_part_t *p, klog_core_patch_fn *patch,
 		for (size_t k = 0; k < done; k++)
 			p->bytes_in += p->siov[k].iov_len;
 	}
+	if (rc == -KLOG_ESTORAGE)
+		core_storage_failed(c, p, &err);
 	if (rc < 0) {
 		append_failed(c, p, rc, &err);
 		for (size_t k = done; k < p->sn; k++)
@@ -822,6 +826,10 @@ produce_part(klog_core_t *c, const klog_produce_part_t *pp, int acks,
 		return;
 	if ((it->error = core_rep_check(p, acks)) != KLOG_WIRE_NONE)
 		return;
+	if (c->storage_failed) {
+		it->error = KLOG_WIRE_STORAGE_ERROR;
+		return;
+	}
 	it->part = p;
 	if (pp->set_len == 0) {
 		it->offset = klog_log_end(p->log) + p->sbytes;
@@ -880,7 +888,7 @@ fetch_item(klog_core_t *c, const klog_fetch_part_t *fp, klog_core_item_t *it)
 	}
 	start = klog_log_start(it->part->log);
 	fe = core_visible_end(it->part);
-	we = klog_log_end(it->part->log);
+	we = core_awaited_end(it->part->log);
 	if (fp->offset < start || fp->offset > we) {
 		/* The range it reports must cover every acknowledged record. */
 		it->error = KLOG_WIRE_OFFSET_OUT_OF_RANGE;
@@ -1003,7 +1011,7 @@ klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,
 		 * replicated partition's committed end, as it is). */
 		if (it->offset == KLOG_OFFSET_EARLIEST || it->part->rep != NULL)
 			continue;
-		we = klog_log_end(it->part->log);
+		we = core_awaited_end(it->part->log);
 		if (we > klog_log_flushed_end(it->part->log)) {
 			it->target = we;
 			flushes++;
@@ -1121,7 +1129,8 @@ on_flush_tick(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		klog_core_part_t *p = c->parts[i];
 
 		if (klog_log_unflushed_messages(p->log) > 0 &&
-		    now - klog_log_last_flush_ms(p->log) >= c->cfg.flush_ms)
+		    now - klog_log_last_flush_ms(p->log) >= c->cfg.flush_ms &&
+		    !klog_log_failed(p->log))
 			want_flush(c, p);
 	}
 }
@@ -1175,6 +1184,7 @@ klog_core_free(klog_core_t *c)
 	if (c == NULL)
 		return;
 	klog_flusher_free(c->fl);
+	klog_loop_timer_stop(c->loop, &c->fail_timer);
 	core_dying_free(c);
 	klog_loop_timer_stop(c->loop, &c->flush_timer);
 	core_rep_stop(c);

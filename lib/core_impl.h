@@ -1,8 +1,9 @@
 /*
  * The broker core's insides, shared by its files: core.c (topics, parts,
  * parks, staging, requests), corerep.c (replicated partitions), corestat.c
- * (counters) and coreadmin.c (topics created, grown and deleted at run
- * time; partitions dropped).  Nothing else includes this.
+ * (counters), coreadmin.c (topics created, grown and deleted at run
+ * time; partitions dropped) and corefail.c (a failed sync).  Nothing else
+ * includes this.
  */
 #ifndef KLOG_CORE_IMPL_H
 #define KLOG_CORE_IMPL_H
@@ -86,6 +87,10 @@ struct klog_core {
 	int gone;                  /* some part is gone (see the part) */
 	klog_core_part_t *dying;   /* dropped parts the flusher still has */
 	size_t ndying;             /* their entries count in its room */
+	int storage_failed;        /* a sync failed (corefail.h) */
+	klog_timer_t fail_timer;   /* tells fail_fn */
+	void (*fail_fn)(void *);
+	void *fail_arg;
 };
 
 
@@ -110,6 +115,17 @@ void core_recheck_run(klog_core_t *c);
 void core_after_flushes(klog_core_t *c);
 /* Free every dying part (the flusher stopped). */
 void core_dying_free(klog_core_t *c);
+
+/* corefail.c, for core.c and corerep.c */
+/* A sync failed (rc -KLOG_ESTORAGE, found on p): say so once, refuse
+ * every write from now on, tell the replication layer. */
+void core_storage_failed(klog_core_t *c, const klog_core_part_t *p,
+    const klog_err_t *err);
+/* The end a reader or OFFSETS may wait to see flushed: the written end,
+ * or, once the log's sync failed, its flushed end, since nothing past it
+ * will ever be flushed (log.h) and a wait for it would be answered at
+ * once, again and again. */
+int64_t core_awaited_end(klog_log_t *log);
 
 /* corerep.c, for core.c */
 /* What consumers may see of p: its flushed end, or for a replicated

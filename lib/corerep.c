@@ -437,12 +437,19 @@ klog_core_replica_append(klog_core_t *c, klog_core_part_t *p,
 {
 	int rc;
 
+	if (c->storage_failed)
+		return klog_err_set(err, -KLOG_ESTORAGE, "topic \"%s\" "
+		    "partition %d: storage failed: no more writes",
+		    p->topic->name, (int)p->id);
 	if (epoch > klog_epochs_latest(p->rep->epochs) &&
 	    (rc = klog_epochs_append(p->rep->epochs, epoch,
 	    klog_log_end(p->log), err)) < 0)
 		return rc;
-	if ((rc = klog_log_append(p->log, set, len, msgs, NULL, err)) < 0)
+	if ((rc = klog_log_append(p->log, set, len, msgs, NULL, err)) < 0) {
+		if (rc == -KLOG_ESTORAGE)
+			core_storage_failed(c, p, err);
 		return rc;
+	}
 	core_after_append(c, p);
 	core_want_flush(c, p);
 	return 0;
@@ -454,9 +461,11 @@ klog_core_replica_truncate(klog_core_t *c, klog_core_part_t *p,
 {
 	int rc;
 
-	(void)c;
-	if ((rc = klog_log_truncate(p->log, offset, landed, err)) < 0)
+	if ((rc = klog_log_truncate(p->log, offset, landed, err)) < 0) {
+		if (rc == -KLOG_ESTORAGE)
+			core_storage_failed(c, p, err);
 		return rc;
+	}
 	if (p->rep->hw > *landed)
 		p->rep->hw = *landed;
 	return klog_epochs_truncate(p->rep->epochs, *landed, err);
@@ -468,9 +477,11 @@ klog_core_replica_reset(klog_core_t *c, klog_core_part_t *p, int64_t base,
 {
 	int rc;
 
-	(void)c;
-	if ((rc = klog_log_reset(p->log, base, err)) < 0)
+	if ((rc = klog_log_reset(p->log, base, err)) < 0) {
+		if (rc == -KLOG_ESTORAGE)
+			core_storage_failed(c, p, err);
 		return rc;
+	}
 	p->rep->hw = base;
 	return klog_epochs_clear(p->rep->epochs, err);
 }

@@ -1,6 +1,7 @@
 /* The broker's metrics at a scrape; see scrape.h. */
 #include <stdlib.h>
 
+#include "klog/corefail.h"
 #include "klog/corestat.h"
 #include "klog/kwire.h"
 #include "klog/log.h"
@@ -215,6 +216,12 @@ render_broker(klog_buf_t *out, const klog_scrape_src_t *src)
 	klog_metrics_family(out, "klog_fsync_seconds", "histogram",
 	    "Time of each flush of a partition's log by the flusher thread.");
 	klog_metrics_hist(out, "klog_fsync_seconds", NULL, &fs);
+	one(out, "klog_flush_failures_total", "counter", "Flushes that failed "
+	    "a sync, or were refused after one (a failed sync is final).",
+	    (int64_t)klog_core_flush_failures(src->core));
+	one(out, "klog_offline_log_directories", "gauge", "1 once a sync of "
+	    "the data directory failed: no partition takes writes until a "
+	    "restart.", (int64_t)klog_core_storage_failed(src->core));
 	one(out, "klog_cold_read_bytes_total", "counter", "Log bytes not in "
 	    "the page cache, read in by the prefetch thread before sending.",
 	    (int64_t)cs.cold_read_bytes);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "klog/cluster.h"
+#include "klog/corefail.h"
 #include "klog/corerep.h"
 #include "klog/fetcher.h"
 #include "klog/metrics.h"
@@ -238,6 +239,7 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	    &zb->repl, err)) < 0)
 		return r;
 	klog_core_set_create_check(core, replicated, zb);
+	klog_core_set_storage_hook(core, klog_zkrepl_storage_failed, zb->repl);
 	klog_core_set_replication(core, zb->cfg.replica_lag_ms,
 	    klog_zkrepl_isr_change, zb->repl, klog_fetcher_flushed,
 	    zb->fetcher);
@@ -326,6 +328,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	klog_loop_timer_stop(zb->loop, &zb->retry);
 	if (zb->repl != NULL) {
 		klog_core_set_create_check(klog_broker_core(zb->b), NULL, NULL);
+		klog_core_set_storage_hook(klog_broker_core(zb->b), NULL, NULL);
 		klog_core_set_replication(klog_broker_core(zb->b),
 		    zb->cfg.replica_lag_ms, NULL, NULL, NULL, NULL);
 	}

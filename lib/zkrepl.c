@@ -54,6 +54,8 @@ struct klog_zkrepl {
 	int marked_stale;           /* reading them failed: at the retry */
 	klog_zk_list_t stuck;       /* marked topics whose copy could not
 	                               be removed: never said done */
+	int failed;                 /* a sync failed here: lead and follow
+	                               nothing until a restart */
 };
 
 static void
@@ -177,6 +179,62 @@ follow(klog_zkrepl_t *zr, struct rpart *rp, int32_t leader, int32_t epoch)
 	rp->epoch = epoch;
 }
 
+/* rp's ISR without this broker, written as its leader (st is the state
+ * read, its version the one to replace).  The others hold every record
+ * acknowledged (HW), so one of them may lead at once.  The last member
+ * stays, as in Kafka: an ISR is never empty. */
+static void
+leave_isr(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st)
+{
+	klog_rstate_t next = *st;
+	klog_err_t err;
+	int rc;
+
+	next.nisr = 0;
+	for (int i = 0; i < st->nisr; i++)
+		if (st->isr[i] != zr->cfg.broker_id)
+			next.isr[next.nisr++] = st->isr[i];
+	if (next.nisr == 0 || next.nisr == st->nisr)
+		return;
+	if ((rc = klog_rtopics_set_state(zr->zk, rp->topic, rp->p, &next,
+	    &err)) < 0)
+		say_err(zr, "leaving the ISR", rc, &err);
+}
+
+/*
+ * After a failed sync (corefail.h): step down, and if the leader node is
+ * ours, leave the ISR and delete the node, so that an in-sync replica on
+ * another broker claims the partition now rather than when this broker's
+ * session ends.  Safe to repeat: every event of rp comes here from then on.
+ */
+static void
+resign(klog_zkrepl_t *zr, struct rpart *rp)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	klog_rstate_t st;
+	klog_err_t err;
+	int32_t leader;
+	int rc;
+
+	if (rp->role != KLOG_REPLICA_OFFLINE)
+		go_offline(zr, rp);
+	if (klog_rtopics_leader(zr->zk, rp->topic, rp->p, 1, &leader,
+	    &err) < 0 || leader != zr->cfg.broker_id)
+		return;
+	if (klog_rtopics_state(zr->zk, rp->topic, rp->p, 1, &st, &err) == 0 &&
+	    st.leader == leader)
+		leave_isr(zr, rp, &st);
+	if ((rc = klog_rtopics_leader_path(path, sizeof(path), rp->topic,
+	    rp->p)) == 0 && (rc = klog_zk_delete(zr->zk, path, -1, &err)) < 0 &&
+	    rc != -KLOG_ENOENT) {
+		say_err(zr, "giving up the lead", rc, &err);
+		arm_retry(zr);
+		return;
+	}
+	klog_logger_say(&zr->cfg.log, KLOG_LEVEL_WARN, "topic \"%s\" partition "
+	    "%d: gave up the lead (storage failed)", rp->topic, rp->p);
+}
+
 /* The candidate rule of zkrepl.h; 1 if this broker should claim now. */
 static int
 should_claim(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st,
@@ -251,6 +309,10 @@ evaluate(klog_zkrepl_t *zr, struct rpart *rp)
 	int32_t leader;
 	int rc, unclean;
 
+	if (zr->failed) {
+		resign(zr, rp);
+		return;
+	}
 	if ((rc = klog_rtopics_state(zr->zk, rp->topic, rp->p, 1, &st,
 	    &err)) < 0) {
 		say_err(zr, "reading a partition's state", rc, &err);
@@ -636,6 +698,16 @@ klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
 	}
 	rp->version = next.version;
 	return 0;
+}
+
+void
+klog_zkrepl_storage_failed(void *arg)
+{
+	klog_zkrepl_t *zr = arg;
+
+	zr->failed = 1;
+	for (size_t i = 0; i < zr->nparts; i++)
+		resign(zr, &zr->parts[i]);
 }
 
 int

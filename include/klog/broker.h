@@ -192,7 +192,9 @@ void klog_broker_stop(klog_broker_t *b);
 
 /*
  * Stop the flusher, close the store (with clean != 0: flush everything and
- * write the clean-shutdown marker) and free b.  Returns the close's error.
+ * write the clean-shutdown marker) and free b.  Returns the close's error;
+ * after a failed sync (corefail.h) no marker is written and a clean close
+ * is -KLOG_ESTORAGE.
  */
 int klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err);
 

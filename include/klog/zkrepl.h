@@ -18,6 +18,13 @@
  *    member is live, with isr = [itself].
  * Losing the session steps every partition down at once (the leader
  * nodes go with it); the new session re-reads everything.
+ *
+ * After a failed sync (corefail.h) the broker leads and follows nothing
+ * until it restarts: each partition it leads it leaves, out of the ISR if
+ * other members are in it, and its leader node deleted, so that an
+ * in-sync replica elsewhere claims it at once; it never claims one
+ * again.  A follower on a failed disk just stops fetching; its leader
+ * drops it from the ISR once it lags (--replica-lag-time).
  */
 #ifndef KLOG_ZKREPL_H
 #define KLOG_ZKREPL_H
@@ -50,6 +57,9 @@ void klog_zkrepl_sync(klog_zkrepl_t *zr);
 int klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev);
 /* Whether topic is replicated (not to be registered in the 0.7 layout). */
 int klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic);
+
+/* The core's storage hook (corefail.h; arg: zr). */
+void klog_zkrepl_storage_failed(void *arg);
 
 /* The core's isr_change hook (arg: zr). */
 int klog_zkrepl_isr_change(void *arg, const char *topic, int partition,

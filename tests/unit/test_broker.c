@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 
 #include <arpa/inet.h>
@@ -34,6 +35,22 @@
 #include "klog/format.h"
 #include "klog/log.h"
 #include "klog/proto.h"
+
+/* fsync, interposed (the library is linked into this executable): the
+ * next fsync_fails calls fail with EIO, as after a failed write-back; the
+ * flusher thread calls it. */
+static _Atomic int fsync_fails;
+
+int
+fsync(int fd)
+{
+	if (fsync_fails > 0) {
+		fsync_fails--;
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 /* ---- fixture: a broker in a thread ---- */
 
@@ -1321,6 +1338,64 @@ test_port_in_use(void **state)
 	assert_int_equal(access(dir2, F_OK), -1);
 }
 
+/*
+ * A failed fsync is final (klog(7), "A failing disk"): the acks=all
+ * request it covered gets STORAGE_ERROR, and so does every produce after
+ * it, on every partition, although the next fsync would succeed; readers
+ * see only what the last good sync covered; the stop writes no
+ * clean-shutdown marker, and the restart recovers and takes writes.
+ * Before the fix the second acks=all produce was acknowledged.
+ */
+static void
+test_sync_failure_final(void **state)
+{
+	struct fx *f = *state;
+	char marker[160];
+	klog_buf_t set, got;
+	klog_fetch_result_t fr;
+	klog_err_t err = { 0 };
+	struct stat st;
+	int fd;
+
+	snprintf(marker, sizeof(marker), "%s/%s", f->dir, KLOG_CLEAN_MARKER);
+	fx_start(f);
+	fd = client(f);
+	klog_buf_init(&set);
+	klog_buf_init(&got);
+	make_set(&set, 2, 0);
+	assert_int_equal(produce(fd, KLOG_ACKS_ALL, "r", 0, &set).error, 0);
+	fsync_fails = 1;
+	assert_int_equal(produce(fd, KLOG_ACKS_ALL, "r", 0, &set).error,
+	    KLOG_WIRE_STORAGE_ERROR);
+	assert_int_equal(fsync_fails, 0);
+	assert_int_equal(produce(fd, KLOG_ACKS_ALL, "r", 0, &set).error,
+	    KLOG_WIRE_STORAGE_ERROR);
+	assert_int_equal(produce(fd, 1, "made", 1, &set).error,
+	    KLOG_WIRE_STORAGE_ERROR);
+	fr = fetch(fd, "r", 0, 0, 0, 0, &got);
+	assert_int_equal(fr.error, 0);
+	assert_int_equal(fr.log_end, (int64_t)set.len);
+	assert_int_equal(got.len, set.len);
+	assert_true(logged(f, "storage failed"));
+	assert_true(logged(f, "Input/output error"));
+	close(fd);
+	klog_broker_stop(f->b);
+	assert_int_equal(pthread_join(f->thread, NULL), 0);
+	f->running = 0;
+	assert_int_equal(klog_broker_close(f->b, 1, &err), -KLOG_ESTORAGE);
+	f->b = NULL;
+	assert_int_equal(stat(marker, &st), -1);
+	assert_false(logged(f, "clean shutdown"));
+	/* The restart recovers, and takes writes again. */
+	fx_start(f);
+	assert_true(logged(f, "no clean-shutdown marker"));
+	fd = client(f);
+	assert_int_equal(produce(fd, KLOG_ACKS_ALL, "r", 0, &set).error, 0);
+	close(fd);
+	klog_buf_free(&set);
+	klog_buf_free(&got);
+}
+
 int
 main(void)
 {
@@ -1364,6 +1439,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_partial_write_answers_each_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_failure_final, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_port_in_use, setup,
 		    teardown),
 	};
