@@ -302,10 +302,11 @@ salvage_dir(state_t *st, klog_outfmt_t *fmt, const char *dir)
 	}
 	if (!st->quiet && (st->verbose || info.files == 0))
 		fprintf(stderr, PROG ": %s: %llu messages from %zu salvage "
-		    "file%s, %llu bytes in no valid message\n", dir,
-		    (unsigned long long)info.messages, info.files,
-		    info.files == 1 ? "" : "s",
-		    (unsigned long long)info.skipped);
+		    "file%s, %llu bytes in no valid message (%llu of them "
+		    "zero)\n", dir, (unsigned long long)info.messages,
+		    info.files, info.files == 1 ? "" : "s",
+		    (unsigned long long)info.skipped,
+		    (unsigned long long)info.zeros);
 }
 
 int

@@ -233,16 +233,37 @@ entry_need(const reader_t *r)
 	return KLOG_LENGTH_SIZE + (int64_t)klog_be32(r->buf);
 }
 
+/*
+ * Zeros where an entry should start are what a write the disk never got
+ * reads back as (klog(7), "A failing disk"): say how many, not just that
+ * the length is too small.  why otherwise.
+ */
+static const char *
+zeros_why(const reader_t *r, const char *why, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < r->have && r->buf[n] == 0)
+		n++;
+	if (n < KLOG_LENGTH_SIZE)
+		return why;
+	snprintf(buf, len, "%s%zu zero bytes, as a write the disk never got "
+	    "leaves (klog(7), A FAILING DISK)", n == r->have && !r->eof ?
+	    "at least " : "", n);
+	return buf;
+}
+
 /* The entry at buf[0] cannot be read; nothing after it can be framed. */
 static int
 corrupt_here(reader_t *r, const char *why)
 {
 	klog_dump_event_t ev = r->ev;
+	char text[128];
 
 	r->sum.corrupt++;
 	ev.kind = KLOG_DUMP_CORRUPT;
 	ev.offset = buf_offset(r);
-	ev.what = why;
+	ev.what = zeros_why(r, why, text, sizeof(text));
 	ev.need = entry_need(r);
 	return r->cb(r->arg, &ev);
 }

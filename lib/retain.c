@@ -310,8 +310,13 @@ klog_retain_part_sync(klog_retain_t *r, const klog_retain_part_t *p,
 {
 	char dir[PATH_MAX];
 
+	int e;
+
 	if (fsync(p->fd) == 0)
 		return 0;
+	e = errno;
 	part_path(r, p, dir, sizeof(dir));
-	return klog_err_sys(err, "fsync", dir);
+	return klog_err_set(err, -KLOG_ESTORAGE, "fsync %s: %s (the disk may "
+	    "not hold the deletions: they can come back after a crash)", dir,
+	    strerror(e));
 }

@@ -98,6 +98,7 @@ read_file(const char *dir, const char *name, int64_t base,
 
 		if (length == 0) {
 			info->skipped++;
+			info->zeros += map[pos] == 0;
 			pos++;
 			continue;
 		}

@@ -86,7 +86,8 @@ void klog_retain_part_close(klog_retain_part_t *p);
 int klog_retain_part_unlink(klog_retain_t *r, const klog_retain_part_t *p,
     size_t i, klog_err_t *err);
 
-/* fsync p's directory, making the unlinks durable. */
+/* fsync p's directory, making the unlinks durable; -KLOG_ESTORAGE if the
+ * fsync failed. */
 int klog_retain_part_sync(klog_retain_t *r, const klog_retain_part_t *p,
     klog_err_t *err);
 

@@ -30,6 +30,8 @@ typedef struct klog_salvage_info {
 	size_t files;
 	uint64_t messages;
 	uint64_t skipped;          /* bytes in no valid entry */
+	uint64_t zeros;            /* of those, zero bytes: what a write
+	                              the disk never got reads back as */
 } klog_salvage_info_t;
 
 /*

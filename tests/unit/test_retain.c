@@ -2,9 +2,11 @@
  * klog_retain_plan(), is tested in test_names.c. */
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -26,6 +28,21 @@
 #include "klog/retain.h"
 
 #define NOW ((int64_t)1700000000000)
+
+/* fsync, interposed (the library is linked into this executable): the
+ * next fsync_fails calls fail with EIO, as on a failing disk. */
+static int fsync_fails;
+
+int
+fsync(int fd)
+{
+	if (fsync_fails > 0) {
+		fsync_fails--;
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 /* ---- the file work ---- */
 
@@ -301,6 +318,13 @@ test_unlink_sync(void **state)
 	    -KLOG_ENOENT);
 	assert_non_null(strstr(err.msg, "t-0/00000000000000000000.klog"));
 	assert_int_equal(klog_retain_part_sync(f->r, &p, &err), 0);
+	/* A failed sync: the deletions may not be on the disk, and it says
+	 * so (klog-retain exits 74). */
+	fsync_fails = 1;
+	assert_int_equal(klog_retain_part_sync(f->r, &p, &err),
+	    -KLOG_ESTORAGE);
+	assert_non_null(strstr(err.msg, "t-0: Input/output error (the disk "
+	    "may not hold the deletions"));
 	klog_retain_part_close(&p);
 }
 
