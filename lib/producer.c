@@ -196,13 +196,16 @@ link_lost(klog_producer_t *p, struct link *l, int64_t now,
 }
 
 /* The answers a producer waits out: the partition has another leader, or
- * too few in-sync replicas right now (as Kafka's producer retries them). */
+ * too few in-sync replicas right now, or (a replicated topic) its leader's
+ * storage failed and the lead moves to an in-sync replica elsewhere (as
+ * Kafka's producer retries them all). */
 static int
-retryable(int16_t error)
+retryable(const klog_producer_t *p, int16_t error)
 {
 	return error == KLOG_WIRE_NOT_LEADER ||
 	    error == KLOG_WIRE_NOT_ENOUGH_REPLICAS ||
-	    error == KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+	    error == KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND ||
+	    (p->replicated && error == KLOG_WIRE_STORAGE_ERROR);
 }
 
 /*
@@ -342,7 +345,7 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 		    "%s: answer to a request never sent (id %d)",
 		    klog_client_name(l->c), (int)h->correlation);
 	if (h->error != KLOG_WIRE_NONE) {
-		if (retryable(h->error)) {
+		if (retryable(p, h->error)) {
 			refused(p, l, h->error, now);
 			return 1;
 		}
@@ -353,7 +356,7 @@ handle_response(klog_producer_t *p, struct link *l, const klog_resp_header_t *h,
 	    n != 1)
 		return klog_err_set(err, -KLOG_EPROTO,
 		    "%s: malformed produce response", klog_client_name(l->c));
-	if (res[0].error != KLOG_WIRE_NONE && retryable(res[0].error)) {
+	if (res[0].error != KLOG_WIRE_NONE && retryable(p, res[0].error)) {
 		refused(p, l, res[0].error, now);
 		return 1;
 	}
