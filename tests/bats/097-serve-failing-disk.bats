@@ -126,6 +126,7 @@ scrape() {
 	# The restart recovers, keeps what it cut, and takes writes again.
 	start_broker
 	grep -q 'no clean-shutdown marker' "$TMP/broker.log"
+	grep -q 'recovery truncated .*salvage' "$TMP/broker.log"
 	klog-produce -t f -a all <<<"again"
 	klog-consume -t f -e -o beginning -f '%o\t%s\n' >"$TMP/consumed"
 	tail -n 1 "$TMP/consumed" | grep -q $'\tagain$'

@@ -6,7 +6,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 
 #include <arpa/inet.h>
@@ -27,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "failsync.h"
 #include "tmpdir.h"
 
 #include "klog/broker.h"
@@ -35,22 +35,6 @@
 #include "klog/format.h"
 #include "klog/log.h"
 #include "klog/proto.h"
-
-/* fsync, interposed (the library is linked into this executable): the
- * next fsync_fails calls fail with EIO, as after a failed write-back; the
- * flusher thread calls it. */
-static _Atomic int fsync_fails;
-
-int
-fsync(int fd)
-{
-	if (fsync_fails > 0) {
-		fsync_fails--;
-		errno = EIO;
-		return -1;
-	}
-	return (int)syscall(SYS_fsync, fd);
-}
 
 /* ---- fixture: a broker in a thread ---- */
 

@@ -4,9 +4,6 @@
  * while its flush runs is flushed again; many logs at once; a failed
  * flush is reported even when a later one succeeded first.
  */
-#include <sys/syscall.h>
-
-#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,24 +21,10 @@
 #include "klog/format.h"
 #include "klog/log.h"
 
+#include "failsync.h"
 #include "tmpdir.h"
 
 #define NLOGS 100   /* more than the flusher's first room (64) */
-
-/* fsync, interposed (the library is linked into this executable): the
- * next fsync_fails calls fail with EIO, as after a failed write-back. */
-static _Atomic int fsync_fails;
-
-int
-fsync(int fd)
-{
-	if (fsync_fails > 0) {
-		fsync_fails--;
-		errno = EIO;
-		return -1;
-	}
-	return (int)syscall(SYS_fsync, fd);
-}
 
 struct fixture {
 	char dir[64];

@@ -2,7 +2,6 @@
  * klog_retain_plan(), is tested in test_names.c. */
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include <dirent.h>
@@ -20,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "failsync.h"
 #include "tmpdir.h"
 
 #include "klog/error.h"
@@ -28,21 +28,6 @@
 #include "klog/retain.h"
 
 #define NOW ((int64_t)1700000000000)
-
-/* fsync, interposed (the library is linked into this executable): the
- * next fsync_fails calls fail with EIO, as on a failing disk. */
-static int fsync_fails;
-
-int
-fsync(int fd)
-{
-	if (fsync_fails > 0) {
-		fsync_fails--;
-		errno = EIO;
-		return -1;
-	}
-	return (int)syscall(SYS_fsync, fd);
-}
 
 /* ---- the file work ---- */
 
