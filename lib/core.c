@@ -203,6 +203,10 @@ topic_lookup(klog_core_t *c, klog_str_t name, int create, int16_t *werr)
 			*werr = KLOG_WIRE_UNKNOWN_TOPIC;
 			return NULL;
 		}
+		if (c->storage_failed) {
+			*werr = KLOG_WIRE_STORAGE_ERROR;
+			return NULL;
+		}
 		if (c->replicated_elsewhere != NULL &&
 		    c->replicated_elsewhere(c->replicated_arg, buf)) {
 			*werr = KLOG_WIRE_NOT_LEADER;

@@ -296,6 +296,8 @@ klog_core_topic_admin(klog_core_t *c, int16_t api,
 	*partitions = 0;
 	if (core_topic_cstr(req->topic, name) < 0)
 		return KLOG_WIRE_INVALID_TOPIC;
+	if (c->storage_failed)   /* nothing is written after it (corefail.h) */
+		return KLOG_WIRE_STORAGE_ERROR;
 	had = klog_store_partitions(c->store, name);
 	if (api == KLOG_API_CREATE_TOPIC)
 		rc = admin_create(c, name, req->partitions, &err);

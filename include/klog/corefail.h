@@ -6,7 +6,8 @@
  * The core then does what Kafka does with a failed log directory, for the
  * one data directory a broker has: from the first such failure on, every
  * partition of the broker refuses produce requests (STORAGE_ERROR, the
- * Kafka listener's KAFKA_STORAGE_ERROR) and a follower's appends, one
+ * Kafka listener's KAFKA_STORAGE_ERROR) and a follower's appends, no topic
+ * is made, grown or deleted (auto-created or by an admin request), one
  * line says so in the log, the metrics show it, and the replication
  * layer is told (from the loop's next turn, never from inside a caller)
  * so that leadership moves to an in-sync replica on another broker.

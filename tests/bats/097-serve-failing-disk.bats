@@ -16,6 +16,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 load failing_disk
+load kafka
 load replication
 
 setup() {
@@ -93,7 +94,7 @@ scrape() {
 	failing_disk_setup 50
 	mport=$(free_port)
 	BROKER_DATA=$FD_MNT/data
-	start_broker --metrics-listen "127.0.0.1:$mport"
+	start_kafka_broker --metrics-listen "127.0.0.1:$mport"
 	echo 0 | klog-produce -t f -a all
 	failing_disk_sync
 	# 70 MB of records into about 45 MB of room.
@@ -108,6 +109,19 @@ scrape() {
 	run -1 --separate-stderr klog-produce -t f -a all --retry-for 1s \
 		<<<"after"
 	[[ "$stderr" == *STORAGE_ERROR* ]]
+	# And so on the Kafka listener, with librdkafka not retrying.
+	run -0 --separate-stderr "$PY" - "$KAFKA" <<-'EOF2'
+	import sys
+	from confluent_kafka import Producer
+	p = Producer({"bootstrap.servers": sys.argv[1], "acks": "all",
+	              "retries": 0, "message.timeout.ms": 20000})
+	got = []
+	p.produce("f", b"kafka after", partition=0,
+	          on_delivery=lambda e, m: got.append(e))
+	p.flush(30)
+	print(got[0].name() if got[0] else "delivered")
+	EOF2
+	[ "$output" = KAFKA_STORAGE_ERROR ]
 	[ "$(scrape "$mport" klog_offline_log_directories)" = 1 ]
 	[ "$(scrape "$mport" klog_flush_failures_total)" -ge 1 ]
 	kill -TERM "$BROKER_PID"

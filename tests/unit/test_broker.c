@@ -1356,6 +1356,12 @@ test_sync_failure_final(void **state)
 	    KLOG_WIRE_STORAGE_ERROR);
 	assert_int_equal(produce(fd, 1, "made", 1, &set).error,
 	    KLOG_WIRE_STORAGE_ERROR);
+	/* Nor is a topic made on the failed disk. */
+	assert_int_equal(produce(fd, 1, "new", 0, &set).error,
+	    KLOG_WIRE_STORAGE_ERROR);
+	snprintf(marker, sizeof(marker), "%s/new-0", f->dir);
+	assert_int_equal(stat(marker, &st), -1);
+	snprintf(marker, sizeof(marker), "%s/%s", f->dir, KLOG_CLEAN_MARKER);
 	fr = fetch(fd, "r", 0, 0, 0, 0, &got);
 	assert_int_equal(fr.error, 0);
 	assert_int_equal(fr.log_end, (int64_t)set.len);
