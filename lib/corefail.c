@@ -31,7 +31,8 @@ klog_core_set_storage_hook(klog_core_t *c, klog_core_fail_fn *fn, void *arg)
 {
 	c->fail_fn = fn;
 	c->fail_arg = arg;
-	if (fn != NULL && c->storage_failed && c->fail_timer.slot == 0)
+	if (fn != NULL && c->storage_failed &&
+	    !klog_timer_active(&c->fail_timer))
 		tell_later(c);
 }
 
