@@ -62,6 +62,22 @@ reserve_segs(klog_log_t *log, size_t extra)
 	return 0;
 }
 
+/* ---- the recovery point (logpoint.c) ---- */
+
+/* The base of the first segment holding bytes at or past the flushed end
+ * (the active one if none): every byte below it is synced.  Under the
+ * lock. */
+static int64_t
+synced_below(const klog_log_t *log)
+{
+	size_t i = 0;
+
+	while (i + 1 < log->nsegs &&
+	    log->segs[i]->base + log->segs[i]->size <= log->flushed_end)
+		i++;
+	return log->segs[i]->base;
+}
+
 /* ---- open: load, check, recover ---- */
 
 void
@@ -177,21 +193,74 @@ create_first(klog_log_t *log, klog_err_t *err)
 }
 
 static int
-open_active(klog_log_t *log, int recover, klog_err_t *err)
+open_rw(klog_log_t *log, klog_segment_t *s, klog_err_t *err)
 {
-	klog_segment_t *s = active(log);
 	char path[PATH_MAX];
 
-	if (s->ent.fd < 0) {
-		seg_path(log, s->base, s->kafka, path, sizeof(path));
-		s->ent.fd = klog_segment_open(path, O_RDWR);
-		if (s->ent.fd < 0)
-			return klog_err_sys(err, "open", path);
-	}
-	if (!recover)
+	if (s->ent.fd >= 0)
 		return 0;
-	return klog_segment_recover(s, log->dir, &log->recovered,
-	    log->salvaged, sizeof(log->salvaged), err);
+	seg_path(log, s->base, s->kafka, path, sizeof(path));
+	if ((s->ent.fd = klog_segment_open(path, O_RDWR)) < 0)
+		return klog_err_sys(err, "open", path);
+	return 0;
+}
+
+/* Segments k+1.. set aside whole after a cut in segment k. */
+static int
+set_aside_after(klog_log_t *log, size_t k, klog_err_t *err)
+{
+	int r;
+
+	while (log->nsegs > k + 1) {
+		klog_segment_t *s = log->segs[log->nsegs - 1];
+
+		if ((r = klog_segment_set_aside(s, log->dir, log->salvaged,
+		    sizeof(log->salvaged), err)) < 0)
+			return r;
+		log->recovered += s->size;
+		klog_segment_unref(s);
+		log->nsegs--;
+	}
+	return 0;
+}
+
+/*
+ * After an unclean stop: scan every segment from the one holding the
+ * recovery point (the last one if there is no point) and cut the log at
+ * the first entry that is not whole and valid (segment.h keeps what is
+ * cut); the segments after it are set aside whole.  A sealed segment is
+ * opened read-write for its scan only.
+ */
+static int
+recover_tail(klog_log_t *log, klog_err_t *err)
+{
+	int64_t rp = log_rp_read(log), cut;
+	size_t i = log->nsegs - 1;
+	int r;
+
+	if (rp >= 0 && rp < log->segs[0]->base)
+		i = 0;
+	else if (rp >= 0 && rp < active(log)->base)
+		i = seg_find(log, rp);
+	for (; i < log->nsegs; i++) {
+		klog_segment_t *s = log->segs[i];
+
+		r = open_rw(log, s, err);
+		/* Deleted by klog-retain since the listing: nothing to scan. */
+		if (r == -KLOG_ENOENT && s != active(log))
+			continue;
+		if (r < 0 || (r = klog_segment_recover(s, log->dir, &cut,
+		    log->salvaged, sizeof(log->salvaged), err)) < 0)
+			return r;
+		log->recovered += cut;
+		if (cut > 0)
+			return set_aside_after(log, i, err);
+		if (s != active(log)) {
+			close(s->ent.fd);
+			s->ent.fd = -1;
+		}
+	}
+	return 0;
 }
 
 /* mkdir the partition directory; note it for the next flush if new. */
@@ -254,11 +323,13 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 	if ((log = calloc(1, sizeof(*log))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	pthread_mutex_init(&log->mu, NULL);
+	pthread_mutex_init(&log->rp_mu, NULL);
 	if (cfg->fdcache != NULL) {
 		log->cache = cfg->fdcache;
 		klog_fdcache_ref(log->cache);
 	} else if (klog_fdcache_new(0, &log->cache) < 0) {
 		pthread_mutex_destroy(&log->mu);
+		pthread_mutex_destroy(&log->rp_mu);
 		free(log);
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
@@ -270,8 +341,13 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 		goto fail;
 	if (log->nsegs == 0 && (r = create_first(log, err)) < 0)
 		goto fail;
-	if ((r = open_active(log, cfg->recover, err)) < 0)
+	if (cfg->recover && (r = recover_tail(log, err)) < 0)
 		goto fail;
+	if ((r = open_rw(log, active(log), err)) < 0)
+		goto fail;
+	/* A cut below the point (damage where it was synced) lowers it. */
+	log->rp = log_rp_read(log);
+	log_rp_lower(log, active(log)->base);
 	for (size_t i = 0; i < log->nsegs; i++)
 		log->bytes += log->segs[i]->size;
 	/* Data found on disk is taken as flushed, as in Kafka 0.7. */
@@ -297,6 +373,7 @@ klog_log_close(klog_log_t *log)
 	free(log->dir);
 	free(log->topic);
 	pthread_mutex_destroy(&log->mu);
+	pthread_mutex_destroy(&log->rp_mu);
 	free(log);
 }
 
@@ -525,7 +602,7 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 	klog_err_t mine;
 	size_t n = 0;
 	uint64_t msgs, cuts;
-	int64_t end;
+	int64_t end, rp = -1;
 	int dirty, r;
 
 	if (err == NULL)
@@ -566,6 +643,7 @@ out:
 		log->unflushed -= msgs < log->unflushed ? msgs : log->unflushed;
 		log->last_flush_ms = klog_clock_mono_ms();
 		adopt_synced(log, segs, n);
+		rp = synced_below(log);
 	} else if (r < 0) {
 		log->dirty |= dirty;
 		fail(log, r, err);
@@ -576,6 +654,8 @@ out:
 		klog_segment_unref(segs[i]);
 	}
 	free(segs);
+	if (rp >= 0)
+		log_rp_advance(log, rp, cuts);
 	return r;
 }
 
@@ -625,9 +705,8 @@ drop_tail(klog_log_t *log, size_t k, size_t keep_file, klog_err_t *err)
  * after a leader change), and the flusher must not sync the segment
  * meanwhile.
  */
-int
-klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
-    klog_err_t *err)
+static int
+cut_at(klog_log_t *log, int64_t offset, int64_t *landed, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	klog_segment_t *old, *n = NULL;
@@ -682,8 +761,8 @@ out:
 	return r == 0 ? sync_partition(log, err) : r;
 }
 
-int
-klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
+static int
+reset_at(klog_log_t *log, int64_t base, klog_err_t *err)
 {
 	char path[PATH_MAX];
 	klog_segment_t *s;
@@ -713,6 +792,44 @@ klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
 	}
 	pthread_mutex_unlock(&log->mu);
 	return r == 0 ? sync_partition(log, err) : r;
+}
+
+/* After a cut or a reset: the recovery point no higher than the active
+ * segment, whose bytes from the cut on are not synced yet.  Under rp_mu. */
+static void
+rp_after_cut(klog_log_t *log)
+{
+	int64_t base;
+
+	pthread_mutex_lock(&log->mu);
+	base = active(log)->base;
+	pthread_mutex_unlock(&log->mu);
+	log_rp_lower(log, base);
+}
+
+int
+klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
+    klog_err_t *err)
+{
+	int r;
+
+	pthread_mutex_lock(&log->rp_mu);
+	if ((r = cut_at(log, offset, landed, err)) == 0)
+		rp_after_cut(log);
+	pthread_mutex_unlock(&log->rp_mu);
+	return r;
+}
+
+int
+klog_log_reset(klog_log_t *log, int64_t base, klog_err_t *err)
+{
+	int r;
+
+	pthread_mutex_lock(&log->rp_mu);
+	if ((r = reset_at(log, base, err)) == 0)
+		rp_after_cut(log);
+	pthread_mutex_unlock(&log->rp_mu);
+	return r;
 }
 
 /* ---- getters ---- */

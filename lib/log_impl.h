@@ -1,8 +1,8 @@
 /*
- * The partition log's insides, shared by its files: log.c (open, append,
- * flush, truncation), logread.c (where a read's bytes are) and
- * logretain.c (the segments listed, OFFSETS by time, retention).  Nothing
- * else includes this.
+ * The partition log's insides, shared by its files: log.c (open, recovery,
+ * append, flush, truncation), logpoint.c (the recovery point), logread.c
+ * (where a read's bytes are) and logretain.c (the segments listed, OFFSETS
+ * by time, retention).  Nothing else includes this.
  */
 #ifndef KLOG_LOG_IMPL_H
 #define KLOG_LOG_IMPL_H
@@ -38,6 +38,10 @@ struct klog_log {
 	                           before one must not move flushed_end */
 	char failed[384];       /* why a sync failed, "" if none did: final
 	                           (log.h), so no write or flush from then */
+	/* Under rp_mu (taken before mu): the recovery point as its file has
+	 * it, -1 if there is none. */
+	pthread_mutex_t rp_mu;
+	int64_t rp;
 };
 
 /* A segment as copied out under the lock, with a reference held. */
@@ -84,5 +88,14 @@ seg_find(const klog_log_t *log, int64_t offset)
 
 /* log.c, for logretain.c */
 int log_roll(klog_log_t *log, klog_err_t *err);
+
+/* logpoint.c, for log.c: the recovery point */
+int64_t log_rp_read(const klog_log_t *log);
+/* A flush begun at cuts synced everything below rp: move the point there
+ * unless a cut came meanwhile (it set its own).  Takes rp_mu, then mu. */
+void log_rp_advance(klog_log_t *log, int64_t rp, uint64_t cuts);
+/* A cut or a reset left base the active segment's base: the point no
+ * higher.  Under rp_mu. */
+void log_rp_lower(klog_log_t *log, int64_t base);
 
 #endif

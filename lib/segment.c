@@ -442,6 +442,39 @@ klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
 }
 
 int
+klog_segment_set_aside(klog_segment_t *s, const char *dir, char *saved,
+    size_t savedlen, klog_err_t *err)
+{
+	char path[PATH_MAX], to[PATH_MAX];
+	struct stat st;
+	int dfd, r = 0;
+
+	klog_segment_path(s, dir, path, sizeof(path));
+	for (int n = 0; n < 100; n++) {
+		if (n == 0)
+			snprintf(to, sizeof(to), "%s/%020lld" KLOG_SALVAGE_SUFFIX,
+			    dir, (long long)s->base);
+		else
+			snprintf(to, sizeof(to), "%s/%020lld.%d"
+			    KLOG_SALVAGE_SUFFIX, dir, (long long)s->base, n);
+		/* No other process writes the directory: the broker holds
+		 * the data directory's lock. */
+		if (lstat(to, &st) < 0 && errno == ENOENT)
+			break;
+	}
+	if (rename(path, to) < 0)
+		return errno == ENOENT ? 0 : klog_err_sys(err, "rename", path);
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return klog_err_sys(err, "open", dir);
+	if (fsync(dfd) < 0)
+		r = klog_segment_sync_failed(err, dir);
+	close(dfd);
+	if (r == 0 && savedlen > 0 && saved[0] == '\0')
+		snprintf(saved, savedlen, "%s", to);
+	return r;
+}
+
+int
 klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
     int64_t *landed, klog_err_t *err)
 {

@@ -61,11 +61,14 @@ void klog_log_config_default(klog_log_config_t *cfg);
 
 /*
  * Open (creating if needed) the log of topic/partition under data_dir.
- * Older segments are checked for contiguity only (base + size == next base),
- * never read; a gap is -KLOG_ECORRUPT with the file named in err.  With
- * cfg->recover the last segment is scanned and truncated at the first
- * incomplete or CRC-invalid entry; klog_log_recovered_bytes() tells how many
- * bytes were cut.  On success *out is owned by the caller: klog_log_close().
+ * Segments are checked for contiguity (base + size == next base); a gap
+ * is -KLOG_ECORRUPT with the file named in err.  With cfg->recover every
+ * segment from the recovery point (names.h's recovery-point file: every
+ * byte below it was synced; the last segment if there is none) is
+ * scanned, and the log cut at the first incomplete or CRC-invalid entry,
+ * what is cut kept in salvage files (segment.h); older segments are never
+ * read.  klog_log_recovered_bytes() tells how many bytes were cut.  On
+ * success *out is owned by the caller: klog_log_close().
  */
 int klog_log_open(const char *data_dir, const char *topic, int partition,
     const klog_log_config_t *cfg, klog_log_t **out, klog_err_t *err);
@@ -116,7 +119,8 @@ int klog_log_sync_dir(const char *path, klog_err_t *err);
  * -KLOG_ENOENT if a segment with unflushed bytes (or the partition
  * directory) was removed behind the log's back: the end does not move.
  * -KLOG_ESTORAGE if an fsync failed, now or before: the end does not move,
- * now or ever (see above). */
+ * now or ever (see above).  A flush that synced sealed segments to their
+ * ends moves the recovery point past them. */
 int klog_log_flush(klog_log_t *log, klog_err_t *err);
 
 /*
@@ -124,8 +128,9 @@ int klog_log_flush(klog_log_t *log, klog_err_t *err);
  * holding it deleted, that one truncated and fsynced, the directory
  * fsynced).  If offset is not a message boundary the cut lands on the last
  * one before it.  *landed gets the new end (the old one if offset is past
- * it).  -KLOG_ERANGE below the log start.  No other append or truncation
- * may run meanwhile; a flush may.
+ * it).  -KLOG_ERANGE below the log start.  The recovery point goes no
+ * higher than the segment the cut landed in.  No other append or
+ * truncation may run meanwhile; a flush may.
  */
 int klog_log_truncate(klog_log_t *log, int64_t offset, int64_t *landed,
     klog_err_t *err);

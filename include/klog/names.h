@@ -39,6 +39,9 @@
 #define KLOG_SALVAGE_SUFFIX ".salvage"
 #define KLOG_SALVAGE_NAME_MAX 40
 #define KLOG_CLEAN_MARKER ".klog_cleanshutdown"
+/* In a partition directory: an offset below which every byte was synced
+ * (log.h), where recovery starts. */
+#define KLOG_RECOVERY_POINT_FILE "recovery-point"
 #define KLOG_NAMES_SEGMENT_MAX 32  /* a segment file name, NUL included */
 
 /* ---- topics ---- */

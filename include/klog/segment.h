@@ -128,7 +128,8 @@ int klog_segment_write(klog_segment_t *s, const char *dir,
     size_t *kept_bytes, klog_err_t *err);
 
 /*
- * Recovery of the active segment after an unclean stop, through its open
+ * Recovery of a segment after an unclean stop (the active one, or one
+ * past the log's recovery point, log.h), through its open
  * read-write descriptor: find the end of its valid prefix (whole top-level
  * entries with good CRCs; inner messages are not opened), reading a chunk
  * at a time, and truncate the file there and fsync it.  Kafka 0.7's rule
@@ -140,6 +141,16 @@ int klog_segment_write(klog_segment_t *s, const char *dir,
  */
 int klog_segment_recover(klog_segment_t *s, const char *dir, int64_t *cut,
     char *saved, size_t savedlen, klog_err_t *err);
+
+/*
+ * Recovery of a whole segment after the one it cut: its file renamed to a
+ * salvage file (<base>.salvage, or <base>.<n>.salvage if that is taken),
+ * the directory synced.  Its name goes to saved unless saved holds one
+ * already (the first cut's).  A file already gone (klog-retain) is fine.
+ * s is the caller's to drop.
+ */
+int klog_segment_set_aside(klog_segment_t *s, const char *dir, char *saved,
+    size_t savedlen, klog_err_t *err);
 
 /*
  * Cut s (open read-write) to pos, or, if no entry ends exactly there, to

@@ -1373,6 +1373,22 @@ part_names(const char *dir, char *buf, size_t len)
 	free(ents);
 }
 
+/* The recovery point's file of partition 0, -1 if there is none. */
+static int64_t
+read_rp(const char *dir)
+{
+	char path[PATH_MAX];
+	long long v = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/" TOPIC "-0/recovery-point", dir);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	assert_int_equal(fscanf(fp, "%lld", &v), 1);
+	fclose(fp);
+	return v;
+}
+
 static void
 truncate_ok(klog_log_t *log, int64_t offset, int64_t want)
 {
@@ -1435,7 +1451,10 @@ test_truncate_older(void **state)
 	assert_int_equal(klog_log_size_bytes(log), 600);
 	assert_int_equal(klog_log_unflushed_messages(log), 0);
 	part_names(f->dir, names, sizeof(names));
-	assert_string_equal(names, "00000000000000000000.klog");
+	assert_string_equal(names, "00000000000000000000.klog recovery-point");
+	/* The flush had put the recovery point at 2000; the cut lowers it
+	 * to the segment it landed in. */
+	assert_int_equal(read_rp(f->dir), 0);
 	seg_file(path, sizeof(path), f->dir, 0, ".klog");
 	assert_int_equal(file_size(path), 600);
 	assert_int_equal(check_contents(log, 91), 6);
@@ -1660,7 +1679,7 @@ test_reset(void **state)
 	assert_int_equal(klog_log_size_bytes(log), 0);
 	assert_int_equal(klog_log_unflushed_messages(log), 0);
 	part_names(f->dir, names, sizeof(names));
-	assert_string_equal(names, "00000000000000005000.klog");
+	assert_string_equal(names, "00000000000000005000.klog recovery-point");
 	append_each(log, 50, 12);
 	flush(log);
 	assert_int_equal(klog_log_end(log), 6200);
@@ -1674,7 +1693,7 @@ test_reset(void **state)
 	/* Reset at a base whose file exists: made anew, empty. */
 	assert_int_equal(klog_log_reset(log, 5000, &err), 0);
 	part_names(f->dir, names, sizeof(names));
-	assert_string_equal(names, "00000000000000005000.klog");
+	assert_string_equal(names, "00000000000000005000.klog recovery-point");
 	assert_int_equal(klog_log_end(log), 5000);
 	append_each(log, 50, 1);
 	flush(log);
@@ -1686,7 +1705,7 @@ test_reset(void **state)
 	assert_int_equal(klog_log_segment_count(log), 2);
 	assert_int_equal(klog_log_reset(log, 6000, &err), 0);
 	part_names(f->dir, names, sizeof(names));
-	assert_string_equal(names, "00000000000000006000.klog");
+	assert_string_equal(names, "00000000000000006000.klog recovery-point");
 	append_each(log, 60, 2);
 	flush(log);
 	klog_log_close(log);
@@ -1953,6 +1972,81 @@ test_truncate_sync_fails(void **state)
 	klog_log_close(log);
 }
 
+/* ---- recovery from the recovery point ---- */
+
+/*
+ * A roll while the old segment's tail was not synced, and that tail lost
+ * (zeros, as a failed write-back reads back): recovery starts at the
+ * recovery point, finds the zeros in the sealed segment, cuts there and
+ * sets the newer segment aside whole.  Before the point, recovery scanned
+ * the last segment only and kept the zeros in the middle of the log.
+ */
+static void
+test_recover_from_point(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t zeros[100] = { 0 };
+	char names[256], path[PATH_MAX];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	int fd;
+
+	append_each(log, 0, 9);            /* 900 bytes, synced */
+	flush(log);
+	assert_int_equal(read_rp(f->dir), 0);
+	append_each(log, 9, 3);            /* 900..1000, roll, 1000..1200 */
+	assert_int_equal(klog_log_segment_count(log), 2);
+	klog_log_close(log);               /* a crash: nothing synced */
+	seg_file(path, sizeof(path), f->dir, 0, ".klog");
+	assert_true((fd = open(path, O_WRONLY)) >= 0);
+	assert_int_equal(pwrite(fd, zeros, sizeof(zeros), 900), 100);
+	close(fd);
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_end(log), 900);
+	assert_int_equal(klog_log_segment_count(log), 1);
+	assert_int_equal(klog_log_recovered_bytes(log), 300);
+	assert_non_null(strstr(klog_log_salvage_path(log),
+	    "00000000000000000900.salvage"));
+	part_names(f->dir, names, sizeof(names));
+	assert_string_equal(names, "00000000000000000000.klog "
+	    "00000000000000000900.salvage 00000000000000001000.salvage "
+	    "recovery-point");
+	/* It goes on from the cut. */
+	assert_int_equal(append(log, 9, 1, 91), 900);
+	flush(log);
+	assert_int_equal(check_contents(log, 91), 10);
+	klog_log_close(log);
+}
+
+/* The point moves with the flushes past a roll, so recovery does not
+ * scan segments synced whole; a missing point scans the last segment
+ * only, as before there was one. */
+static void
+test_recovery_point_moves(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+
+	append_each(log, 0, 25);           /* 0, 1000, 2000 (500 bytes) */
+	flush(log);
+	assert_int_equal(read_rp(f->dir), 2000);
+	append_each(log, 25, 5);           /* 2500..3000 */
+	flush(log);
+	assert_int_equal(read_rp(f->dir), 2000);
+	append_each(log, 30, 1);           /* rolls to 3000 */
+	flush(log);
+	assert_int_equal(read_rp(f->dir), 3000);
+	klog_log_close(log);
+	snprintf(path, sizeof(path), "%s/" TOPIC "-0/recovery-point", f->dir);
+	assert_int_equal(unlink(path), 0);
+	log = open_log(f->dir, 1000, 1);
+	assert_int_equal(klog_log_end(log), 3100);
+	assert_int_equal(klog_log_recovered_bytes(log), 0);
+	flush(log);
+	assert_int_equal(read_rp(f->dir), 3000);
+	klog_log_close(log);
+}
+
 int
 main(void)
 {
@@ -2002,6 +2096,8 @@ main(void)
 		T(test_sync_fails_once),
 		T(test_sync_dir_fails),
 		T(test_truncate_sync_fails),
+		T(test_recover_from_point),
+		T(test_recovery_point_moves),
 #undef T
 	};
 
