@@ -94,7 +94,9 @@ scrape() {
 	failing_disk_setup 50
 	mport=$(free_port)
 	BROKER_DATA=$FD_MNT/data
-	start_kafka_broker --metrics-listen "127.0.0.1:$mport"
+	# 1 MiB segments: the bytes the failed sync lost span rolls.
+	start_kafka_broker --metrics-listen "127.0.0.1:$mport" \
+		--segment-bytes 1M
 	echo 0 | klog-produce -t f -a all
 	failing_disk_sync
 	# 70 MB of records into about 45 MB of room.
@@ -138,9 +140,12 @@ scrape() {
 	echo "# $acked records acknowledged, all on the disk" >&3
 	[ "$acked" -gt 1000 ]
 	# The restart recovers, keeps what it cut, and takes writes again.
-	start_broker
+	start_broker --segment-bytes 1M
 	grep -q 'no clean-shutdown marker' "$TMP/broker.log"
 	grep -q 'recovery truncated .*salvage' "$TMP/broker.log"
+	grep 'recovery truncated' "$TMP/broker.log" | sed 's/^/# /' >&3
+	# Nothing the disk lost is left inside the log, in any segment.
+	klog-dump --verify "$BROKER_DATA/f-0"
 	klog-produce -t f -a all <<<"again"
 	klog-consume -t f -e -o beginning -f '%o\t%s\n' >"$TMP/consumed"
 	tail -n 1 "$TMP/consumed" | grep -q $'\tagain$'
