@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "klog/epochs.h"
-#include "klog/log.h"
+#include "klog/segment.h"
 
 #define HEADER "klog-epochs 1\n"
 #define MAX_EPOCHS 100000
@@ -155,7 +155,7 @@ save(const klog_epochs_t *e, klog_err_t *err)
 	}
 	if (rename(tmp, path) < 0)
 		return klog_err_sys(err, "rename", tmp);
-	return klog_log_sync_dir(e->dir, err);
+	return klog_segment_sync_dir(e->dir, err);
 }
 
 int
@@ -254,7 +254,7 @@ klog_epochs_set_behind(klog_epochs_t *e, int behind, klog_err_t *err)
 		return klog_err_sys(err, "unlink", path);
 	}
 	e->behind = behind;
-	return klog_log_sync_dir(e->dir, err);
+	return klog_segment_sync_dir(e->dir, err);
 }
 
 int32_t

@@ -65,16 +65,17 @@ reserve_segs(klog_log_t *log, size_t extra)
 /* ---- the recovery point (logpoint.c) ---- */
 
 /* The base of the first segment holding bytes at or past the flushed end
- * (the active one if none): every byte below it is synced.  Under the
- * lock. */
+ * (the active one if none): every byte below it is synced.  Walked from
+ * the active end, where the flushed end is: a step or two, not one per
+ * segment, on every flush.  Under the lock. */
 static int64_t
 synced_below(const klog_log_t *log)
 {
-	size_t i = 0;
+	size_t i = log->nsegs - 1;
 
-	while (i + 1 < log->nsegs &&
-	    log->segs[i]->base + log->segs[i]->size <= log->flushed_end)
-		i++;
+	while (i > 0 && log->segs[i - 1]->base + log->segs[i - 1]->size >
+	    log->flushed_end)
+		i--;
 	return log->segs[i]->base;
 }
 
@@ -226,16 +227,16 @@ set_aside_after(klog_log_t *log, size_t k, klog_err_t *err)
 
 /*
  * After an unclean stop: scan every segment from the one holding the
- * recovery point (the last one if there is no point) and cut the log at
+ * recovery point rp (the last one if rp < 0: no point) and cut the log at
  * the first entry that is not whole and valid (segment.h keeps what is
  * cut); the segments after it are set aside whole.  A sealed segment is
  * opened read-write for its scan only.
  */
 static int
-recover_tail(klog_log_t *log, klog_err_t *err)
+recover_tail(klog_log_t *log, int64_t rp, klog_err_t *err)
 {
-	int64_t rp = log_rp_read(log), cut;
 	size_t i = log->nsegs - 1;
+	int64_t cut;
 	int r;
 
 	if (rp >= 0 && rp < log->segs[0]->base)
@@ -341,12 +342,12 @@ klog_log_open(const char *data_dir, const char *topic, int partition,
 		goto fail;
 	if (log->nsegs == 0 && (r = create_first(log, err)) < 0)
 		goto fail;
-	if (cfg->recover && (r = recover_tail(log, err)) < 0)
+	log->rp = log_rp_read(log);
+	if (cfg->recover && (r = recover_tail(log, log->rp, err)) < 0)
 		goto fail;
 	if ((r = open_rw(log, active(log), err)) < 0)
 		goto fail;
 	/* A cut below the point (damage where it was synced) lowers it. */
-	log->rp = log_rp_read(log);
 	log_rp_lower(log, active(log)->base);
 	for (size_t i = 0; i < log->nsegs; i++)
 		log->bytes += log->segs[i]->size;
@@ -526,19 +527,6 @@ klog_log_append(klog_log_t *log, const void *set, size_t len,
 	return klog_log_appendv(log, &v, 1, nmsgs, first_offset, NULL, err);
 }
 
-int
-klog_log_sync_dir(const char *path, klog_err_t *err)
-{
-	int fd, r = 0;
-
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return klog_err_sys(err, "open", path);
-	if (fsync(fd) < 0)
-		r = klog_segment_sync_failed(err, path);
-	close(fd);
-	return r;
-}
-
 /* Segments holding bytes past the flushed end, referenced.  Under the
  * lock. */
 static int
@@ -626,9 +614,9 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 	}
 	if ((r = sync_segs(log, segs, n, err)) < 0)
 		goto out;
-	if ((dirty & DIRTY_PARTITION) && (r = klog_log_sync_dir(log->dir, err)) < 0)
+	if ((dirty & DIRTY_PARTITION) && (r = klog_segment_sync_dir(log->dir, err)) < 0)
 		goto out;
-	if ((dirty & DIRTY_DATA) && (r = klog_log_sync_dir(log->data_dir, err)) < 0)
+	if ((dirty & DIRTY_DATA) && (r = klog_segment_sync_dir(log->data_dir, err)) < 0)
 		goto out;
 out:
 	pthread_mutex_lock(&log->mu);
@@ -665,7 +653,7 @@ out:
 static int
 sync_partition(klog_log_t *log, klog_err_t *err)
 {
-	int r = klog_log_sync_dir(log->dir, err);
+	int r = klog_segment_sync_dir(log->dir, err);
 
 	if (r < 0) {
 		pthread_mutex_lock(&log->mu);

@@ -17,20 +17,9 @@
 
 #include "klog/names.h"
 #include "klog/parse.h"
+#include "klog/segment.h"
 
 #include "log_impl.h"
-
-static int
-sync_dir(const char *path)
-{
-	int fd, r;
-
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
 
 /* The point as the file has it; -1 if there is none or it does not
  * parse. */
@@ -78,7 +67,7 @@ rp_write(klog_log_t *log, int64_t rp)
 		return -1;
 	}
 	/* A new name must last: without it recovery scans less. */
-	if (log->rp < 0 && sync_dir(log->dir) < 0)
+	if (log->rp < 0 && klog_segment_sync_dir(log->dir, NULL) < 0)
 		return -1;
 	log->rp = rp;
 	return 0;

@@ -147,6 +147,19 @@ klog_segment_sync_failed(klog_err_t *err, const char *path)
 }
 
 int
+klog_segment_sync_dir(const char *path, klog_err_t *err)
+{
+	int fd, r = 0;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return klog_err_sys(err, "open", path);
+	if (fsync(fd) < 0)
+		r = klog_segment_sync_failed(err, path);
+	close(fd);
+	return r;
+}
+
+int
 klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
     klog_err_t *err)
 {
@@ -447,7 +460,7 @@ klog_segment_set_aside(klog_segment_t *s, const char *dir, char *saved,
 {
 	char path[PATH_MAX], to[PATH_MAX];
 	struct stat st;
-	int dfd, r = 0;
+	int r;
 
 	klog_segment_path(s, dir, path, sizeof(path));
 	for (int n = 0; n < 100; n++) {
@@ -464,12 +477,8 @@ klog_segment_set_aside(klog_segment_t *s, const char *dir, char *saved,
 	}
 	if (rename(path, to) < 0)
 		return errno == ENOENT ? 0 : klog_err_sys(err, "rename", path);
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return klog_err_sys(err, "open", dir);
-	if (fsync(dfd) < 0)
-		r = klog_segment_sync_failed(err, dir);
-	close(dfd);
-	if (r == 0 && savedlen > 0 && saved[0] == '\0')
+	if ((r = klog_segment_sync_dir(dir, err)) == 0 && savedlen > 0 &&
+	    saved[0] == '\0')
 		snprintf(saved, savedlen, "%s", to);
 	return r;
 }

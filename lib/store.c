@@ -35,6 +35,7 @@
 #include "klog/fdcache.h"
 #include "klog/log.h"
 #include "klog/names.h"
+#include "klog/segment.h"
 #include "klog/store.h"
 
 #define LOCK_NAME ".lock"
@@ -205,7 +206,7 @@ take_marker(klog_store_t *s, klog_err_t *err)
 		return 0;
 	}
 	s->clean = 1;
-	return klog_log_sync_dir(s->data_dir, err);
+	return klog_segment_sync_dir(s->data_dir, err);
 }
 
 /*
@@ -256,7 +257,7 @@ write_marker(klog_store_t *s, klog_err_t *err)
 		(void)unlink(tmp);
 		return r;
 	}
-	return klog_log_sync_dir(s->data_dir, err);
+	return klog_segment_sync_dir(s->data_dir, err);
 }
 
 /* ---- topics ---- */
@@ -546,7 +547,7 @@ klog_store_delete_topic(klog_store_t *s, const char *topic,
 	*n = t->nparts;
 	remove_topic(s, (size_t)i);
 	if (r == 0)
-		r = klog_log_sync_dir(s->data_dir, err);
+		r = klog_segment_sync_dir(s->data_dir, err);
 	return r;
 }
 

@@ -111,10 +111,6 @@ int klog_log_append(klog_log_t *log, const void *set, size_t len,
 int klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
     uint32_t nmsgs, int64_t *first_offset, size_t *appended, klog_err_t *err);
 
-/* fsync a directory, so that the names created or removed in it last.
- * A failed fsync is -KLOG_ESTORAGE. */
-int klog_log_sync_dir(const char *path, klog_err_t *err);
-
 /* fsync everything written so far and advance the flushed end to it.
  * -KLOG_ENOENT if a segment with unflushed bytes (or the partition
  * directory) was removed behind the log's back: the end does not move.

@@ -106,6 +106,10 @@ int klog_segment_sync(klog_segment_t *s, const char *dir, int linked,
 /* The -KLOG_ESTORAGE of an fsync of path that just failed (errno). */
 int klog_segment_sync_failed(klog_err_t *err, const char *path);
 
+/* fsync a directory, so that the names created or removed in it last.
+ * A failed fsync is -KLOG_ESTORAGE. */
+int klog_segment_sync_dir(const char *path, klog_err_t *err);
+
 /*
  * Pin s's descriptor and return it, opening a closed one read-only first.
  * -KLOG_ERANGE if the file is gone (another process deleted it), else the
