@@ -23,7 +23,8 @@ struct klog_flusher {
 	/* Under mu: the flush times, observed by the thread when it takes
 	 * the lock to report the batch, read by a scrape. */
 	klog_metrics_hist_t fsync;
-	uint64_t failures;         /* flushes that failed a sync */
+	uint64_t failures;         /* flushes that failed a sync, or were
+	                              refused after one (-KLOG_ESTORAGE) */
 	/* The loop's own: wants of this iteration. */
 	klog_flusher_entry_t **wanted;
 	size_t nwanted;
