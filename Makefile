@@ -1,5 +1,5 @@
 # klog: one Makefile for the library, the tools, the tests and the docs.
-#   make            build lib/libklog.a and bin/*
+#   make            build build/libklog.a and bin/*
 #   make check      install missing packages, build, run every test
 #   make run        start a standalone broker on its defaults, or on
 #                   LISTEN=host:port with its data in DATA=dir
@@ -30,7 +30,7 @@ ASAN_CC ?= clang
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
-LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:lib/%.c=build/lib/%.o)
 ASAN_LIB_OBJ := $(LIB_SRC:lib/%.c=build/asan/lib/%.o)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
@@ -39,7 +39,7 @@ BINS := $(CMD_SRC:cmd/%.c=bin/%)
 # prints and exits, so it cannot live in the library.
 CLI_SRC := $(sort $(wildcard cmd/cli/*.c))
 CLI_OBJ := $(CLI_SRC:cmd/cli/%.c=build/cmd/cli/%.o)
-UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -49,14 +49,14 @@ FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 MAN1 := $(sort $(wildcard man/*.1))
 MAN5 := $(sort $(wildcard man/*.5))
 MAN7 := $(sort $(wildcard man/*.7))
-HEADERS := $(sort $(wildcard include/klog/*.h))
+HEADERS := $(sort $(wildcard include/klog/*/*.h))
 
 .PHONY: all check deps unit unit-asan bats lint run bench soak fuzz install \
 	uninstall clean
 
-all: lib/libklog.a $(BINS)
+all: build/libklog.a $(BINS)
 
-lib/libklog.a: $(LIB_OBJ)
+build/libklog.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -68,13 +68,13 @@ build/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(KLOG_CFLAGS) -Icmd $(CFLAGS) -c -o $@ $<
 
-bin/%: build/cmd/%.o $(CLI_OBJ) lib/libklog.a
+bin/%: build/cmd/%.o $(CLI_OBJ) build/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) lib/libklog.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) build/libklog.a $(LDLIBS)
 
-build/tests/%: tests/unit/%.c lib/libklog.a
+build/tests/%: tests/unit/%.c build/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(KLOG_CFLAGS) $(CFLAGS) -o $@ $< lib/libklog.a -lcmocka $(LDLIBS)
+	$(CC) $(KLOG_CFLAGS) -Itests/unit $(CFLAGS) -o $@ $< build/libklog.a -lcmocka $(LDLIBS)
 
 build/asan/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -86,19 +86,18 @@ build/asan/libklog.a: $(ASAN_LIB_OBJ)
 
 build/asan/tests/%: tests/unit/%.c build/asan/libklog.a
 	@mkdir -p $(@D)
-	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -o $@ $< build/asan/libklog.a \
+	$(ASAN_CC) $(KLOG_CFLAGS) -Itests/unit $(ASAN_FLAGS) -o $@ $< build/asan/libklog.a \
 		-lcmocka $(LDLIBS)
 
-build/bench/%: bench/%.c lib/libklog.a
+build/bench/%: bench/%.c build/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(KLOG_CFLAGS) -O2 -g -o $@ $< lib/libklog.a $(LDLIBS)
+	$(CC) $(KLOG_CFLAGS) -O2 -g -o $@ $< build/libklog.a $(LDLIBS)
 
 # Fuzz targets build the library sources straight in, instrumented.
 build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
-		-lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -pthread
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
 
 deps:
 	@tests/deps.sh
@@ -122,7 +121,7 @@ unit-asan: $(ASAN_UNIT_BINS)
 bats: all
 	@tests/run-bats.sh
 
-lint:
+lint: $(LIB_OBJ)
 	@if [ -n "$(MAN1)$(MAN5)$(MAN7)" ]; then \
 		mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); fi
 	@bash -n completions/klog.bash
@@ -165,8 +164,10 @@ install: all
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
-	install -m 0644 lib/libklog.a $(DESTDIR)$(LIBDIR)
-	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/klog
+	install -m 0644 build/libklog.a $(DESTDIR)$(LIBDIR)
+	for h in $(HEADERS:include/klog/%=%); do \
+		install -D -m 0644 include/klog/$$h $(DESTDIR)$(INCLUDEDIR)/klog/$$h; \
+	done
 	$(if $(MAN1),install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1)
 	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5)
 	$(if $(MAN7),install -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7)
@@ -178,6 +179,8 @@ install: all
 uninstall:
 	rm -f $(BINS:bin/%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(LIBDIR)/libklog.a
 	rm -f $(HEADERS:include/klog/%=$(DESTDIR)$(INCLUDEDIR)/klog/%)
+	for d in $(sort $(dir $(HEADERS:include/klog/%=%))); do \
+		rmdir $(DESTDIR)$(INCLUDEDIR)/klog/$$d 2>/dev/null || :; done
 	rmdir $(DESTDIR)$(INCLUDEDIR)/klog 2>/dev/null || :
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 		$(MAN5:man/%=$(DESTDIR)$(MANDIR)/man5/%) \
@@ -185,7 +188,7 @@ uninstall:
 	rm -f $(BINS:bin/%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_klog
 
 clean:
-	rm -rf build bin lib/libklog.a
+	rm -rf build bin
 
 .SECONDARY:
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -17,11 +17,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "klog/client.h"
-#include "klog/exit.h"
-#include "klog/format.h"
-#include "klog/parse.h"
-#include "klog/proto.h"
+#include "klog/base/exit.h"
+#include "klog/base/parse.h"
+#include "klog/client/client.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
 
 #define BENCH_TIMEOUT_MS 10000
 

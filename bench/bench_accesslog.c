@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "klog/exit.h"
-#include "klog/parse.h"
+#include "klog/base/exit.h"
+#include "klog/base/parse.h"
 
 #define PROG "bench_accesslog"
 #define CLIENTS 5000

@@ -21,10 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/parse.h"
+#include "klog/base/error.h"
+#include "klog/base/parse.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 #define RUNS 5
 #define MSGS_PER_SET 50

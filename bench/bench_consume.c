@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "klog/verify.h"
+#include "klog/storage/crcpool.h"
 
 #define PROG "bench_consume"
 #define STALL_S 30.0
@@ -54,7 +54,7 @@ typedef struct opts {
 typedef struct bench {
 	const opts_t *o;
 	klog_client_t *c;
-	klog_verify_t *verify;
+	klog_crcpool_t *verify;
 	int64_t offset;        /* where the fetch in flight starts */
 	int64_t stop;          /* without -n: where to stop */
 	int32_t fetch;         /* grows for an entry larger than it */
@@ -248,7 +248,7 @@ finish_pending(bench_t *bp)
 		return;
 	bp->pending = 0;
 	/* A mismatch found here is found again, and reported, below. */
-	if (klog_verify_finish(bp->verify) == 0)
+	if (klog_crcpool_finish(bp->verify) == 0)
 		flags |= KLOG_ITER_OUTER_CHECKED;
 	klog_iter_init(&it, bp->set, bp->set_len, bp->base, flags, 0);
 	while ((rc = klog_iter_next(&it, &m)) == 1) {
@@ -305,7 +305,7 @@ on_fetch(bench_t *bp, const uint8_t *body, size_t len)
 	bp->set = r.set;
 	bp->set_len = whole;
 	bp->base = base;
-	klog_verify_start(bp->verify, r.set, whole);
+	klog_crcpool_start(bp->verify, r.set, whole);
 }
 
 static void
@@ -368,7 +368,7 @@ main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	b.fetch = o.fetch;
-	if (klog_verify_new(o.workers, &b.verify) < 0)
+	if (klog_crcpool_new(o.workers, &b.verify) < 0)
 		errx(KLOG_EXIT_FAIL, "cannot start %d threads", o.workers);
 	b.c = bench_connect(o.broker);
 	klog_client_set_max_response(b.c, MAX_FETCH + (1 << 20));
@@ -392,7 +392,7 @@ main(int argc, char **argv)
 	    (double)b.msgs / (t1 - t0), (double)b.bytes / 1e6 / (t1 - t0),
 	    w0, w1, b.next);
 	klog_client_close(b.c);
-	klog_verify_free(b.verify);
+	klog_crcpool_free(b.verify);
 	klog_buf_free(&b.held);
 	if (fflush(stdout) != 0)
 		err(KLOG_EXIT_IOERR, "stdout");

@@ -6,7 +6,7 @@
  * Builds SIZE bytes of magic-0 entries with 200-byte payloads (the paper's
  * message size), iterates them RUNS times checking every CRC, and prints one
  * line per run, then the medians.  With -j N the set is taken 4 MiB at a
- * time, as a consumer's fetches are: klog_verify_crcs() checks each piece on
+ * time, as a consumer's fetches are: klog_crcpool_crcs() checks each piece on
  * the calling thread and N workers, then the iterator walks it trusting
  * those CRCs (KLOG_ITER_OUTER_CHECKED), as klog-consume does.
  *
@@ -21,10 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "klog/exit.h"
-#include "klog/format.h"
-#include "klog/parse.h"
-#include "klog/verify.h"
+#include "klog/base/exit.h"
+#include "klog/base/parse.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 #define PAYLOAD 200
 #define RUNS 5
@@ -92,7 +92,7 @@ walk(const uint8_t *buf, size_t len, unsigned flags, size_t *seen,
 
 /* One timed pass; returns the seconds taken, or -1 on a bad message. */
 static double
-pass(const uint8_t *buf, size_t len, size_t count, klog_verify_t *v)
+pass(const uint8_t *buf, size_t len, size_t count, klog_crcpool_t *v)
 {
 	size_t seen = 0, bad = 0, piece = FETCH / klog_entry_size(PAYLOAD) *
 	    klog_entry_size(PAYLOAD), n;
@@ -105,7 +105,7 @@ pass(const uint8_t *buf, size_t len, size_t count, klog_verify_t *v)
 	} else {
 		for (size_t pos = 0; pos < len && r == 0; pos += n) {
 			n = len - pos < piece ? len - pos : piece;
-			flags = klog_verify_crcs(v, buf + pos, n) == 0 ?
+			flags = klog_crcpool_crcs(v, buf + pos, n) == 0 ?
 			    KLOG_ITER_OUTER_CHECKED : 0;
 			r = walk(buf + pos, n, flags, &seen, &bad);
 		}
@@ -119,7 +119,7 @@ int
 main(int argc, char **argv)
 {
 	double mb[RUNS], msgs[RUNS], secs;
-	klog_verify_t *v = NULL;
+	klog_crcpool_t *v = NULL;
 	const char *why;
 	int64_t size = 256 << 20, workers = 0;
 	size_t len, count;
@@ -146,13 +146,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_iter: %s: %s\n", argv[optind], why);
 		return KLOG_EXIT_USAGE;
 	}
-	if (workers > 0 && klog_verify_new((int)workers, &v) < 0) {
+	if (workers > 0 && klog_crcpool_new((int)workers, &v) < 0) {
 		fprintf(stderr, "bench_iter: cannot start threads\n");
 		return KLOG_EXIT_FAIL;
 	}
 	if ((buf = malloc((size_t)size)) == NULL) {
 		fprintf(stderr, "bench_iter: out of memory\n");
-		klog_verify_free(v);
+		klog_crcpool_free(v);
 		return KLOG_EXIT_FAIL;
 	}
 	len = build(buf, (size_t)size, &count);
@@ -160,7 +160,7 @@ main(int argc, char **argv)
 		if ((secs = pass(buf, len, count, v)) < 0) {
 			fprintf(stderr, "bench_iter: iteration failed\n");
 			free(buf);
-			klog_verify_free(v);
+			klog_crcpool_free(v);
 			return KLOG_EXIT_FAIL;
 		}
 		if (secs <= 0)
@@ -172,6 +172,6 @@ main(int argc, char **argv)
 	printf("iterate_crc_mb_s %.1f msgs_s %.0f\n", median(mb, RUNS),
 	    median(msgs, RUNS));
 	free(buf);
-	klog_verify_free(v);
+	klog_crcpool_free(v);
 	return fflush(stdout) == 0 ? KLOG_EXIT_OK : KLOG_EXIT_IOERR;
 }

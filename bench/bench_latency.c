@@ -38,8 +38,8 @@
 #include <sys/uio.h>
 
 #include "bench.h"
-#include "klog/consumer.h"
-#include "klog/discovery.h"
+#include "klog/client/consumer.h"
+#include "klog/client/discovery.h"
 
 #define PROG "bench_latency"
 #define STALL_NS (30 * 1000000000LL)

@@ -1,7 +1,7 @@
 /*
  * klog-consume: read a topic and write its messages to stdout, following
- * like tail -f or stopping at the end.  Fetching is lib/consumer.c, the
- * output formats lib/outfmt.c, the offset file lib/offsetfile.c.  See
+ * like tail -f or stopping at the end.  Fetching is lib/client/consumer.c, the
+ * output formats lib/client/outfmt.c, the offset file lib/client/offsetfile.c.  See
  * klog-consume(1).
  */
 #include <errno.h>
@@ -16,19 +16,19 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "klog/clock.h"
-#include "klog/client.h"
-#include "klog/cluster.h"
-#include "klog/consumer.h"
-#include "klog/discovery.h"
-#include "klog/exit.h"
-#include "klog/json.h"
-#include "klog/log.h"
-#include "klog/member.h"
-#include "klog/offsetfile.h"
-#include "klog/outfmt.h"
-#include "klog/parse.h"
-#include "klog/zk.h"
+#include "klog/base/clock.h"
+#include "klog/base/exit.h"
+#include "klog/base/json.h"
+#include "klog/base/parse.h"
+#include "klog/client/client.h"
+#include "klog/client/consumer.h"
+#include "klog/client/discovery.h"
+#include "klog/client/offsetfile.h"
+#include "klog/client/outfmt.h"
+#include "klog/group/member.h"
+#include "klog/storage/log.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/zk.h"
 
 #define PROG "klog-consume"
 #define OUT_FLUSH ((size_t)1 << 20)
@@ -532,7 +532,7 @@ consume(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* ---- -G: a member of a consumer group (lib/member.c) ---- */
+/* ---- -G: a member of a consumer group (lib/group/member.c) ---- */
 
 static int
 member_flush(void *arg)
@@ -759,7 +759,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
-	if (o.group != NULL && klog_cluster_group_validate(o.group, &err) < 0)
+	if (o.group != NULL && klog_layout_group_validate(o.group, &err) < 0)
 		cli_misuse("-G %s", err.msg);
 	r.o = &o;
 	r.topic_len = o.topic ? strlen(o.topic) : 0;

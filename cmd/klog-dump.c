@@ -1,6 +1,6 @@
 /*
  * klog-dump: print, summarize or verify segment files and partition
- * directories, read-only.  The walk is lib/dump.c; this main chooses what to
+ * directories, read-only.  The walk is lib/storage/dump.c; this main chooses what to
  * print and the exit status.  See klog-dump(1).
  */
 #include <errno.h>
@@ -17,11 +17,11 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "klog/dump.h"
-#include "klog/exit.h"
-#include "klog/names.h"
-#include "klog/outfmt.h"
-#include "klog/salvage.h"
+#include "klog/base/exit.h"
+#include "klog/client/outfmt.h"
+#include "klog/storage/dump.h"
+#include "klog/storage/names.h"
+#include "klog/storage/salvage.h"
 
 #define PROG "klog-dump"
 #define OUT_FLUSH ((size_t)256 << 10)

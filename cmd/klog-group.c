@@ -16,17 +16,17 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "klog/buf.h"
-#include "klog/client.h"
-#include "klog/cluster.h"
-#include "klog/exit.h"
-#include "klog/grouppos.h"
-#include "klog/json.h"
-#include "klog/parse.h"
-#include "klog/proto.h"
-#include "klog/rtadmin.h"
-#include "klog/rtopics.h"
-#include "klog/zk.h"
+#include "klog/base/buf.h"
+#include "klog/base/exit.h"
+#include "klog/base/json.h"
+#include "klog/base/parse.h"
+#include "klog/client/client.h"
+#include "klog/group/positions.h"
+#include "klog/proto/proto.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtadmin.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zk.h"
 
 #define PROG "klog-group"
 #define DEFAULT_TIMEOUT_MS 10000
@@ -82,8 +82,8 @@ typedef struct opts {
 	int min_insync;
 } opts_t;
 
-typedef klog_grouppos_part_t part_t;
-typedef klog_grouppos_brokers_t brokers_t;
+typedef klog_positions_part_t part_t;
+typedef klog_positions_brokers_t brokers_t;
 
 
 static void
@@ -384,7 +384,7 @@ check_opts(const char *cmd, opts_t *o)
 	    !!(o->have & HAVE_DRY) == !!(o->have & HAVE_EXEC))
 		cli_misuse("reset needs exactly one of -n (--dry-run) and "
 		    "--execute");
-	if (o->group != NULL && klog_cluster_group_validate(o->group,
+	if (o->group != NULL && klog_layout_group_validate(o->group,
 	    &err) < 0)
 		cli_misuse("%s", err.msg);
 	if (o->where.zookeeper == NULL)
@@ -500,7 +500,7 @@ group_exists(klog_zk_t *zk, const char *group, klog_err_t *err)
 	char path[KLOG_ZK_PATH_MAX];
 	int rc;
 
-	klog_cluster_group_path(path, sizeof(path), group);
+	klog_layout_group_path(path, sizeof(path), group);
 	rc = klog_zk_exists(zk, path, 0, NULL, err);
 	if (rc == -KLOG_ENOENT)
 		return klog_err_set(err, rc, "group \"%s\": no such group",
@@ -515,15 +515,15 @@ cmd_list(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	col_t c[2];
 	int rc;
 
-	if ((rc = klog_cluster_groups(zk, &groups, err)) < 0)
+	if ((rc = klog_layout_groups(zk, &groups, err)) < 0)
 		return rc;
 	c[0] = str_col("GROUP", "group", NULL);
 	c[1] = num_col("MEMBERS", "members", 0, 0);
 	emit_header(o, c, 2);
 	for (size_t i = 0; i < groups.n; i++) {
-		if (klog_cluster_group_validate(groups.names[i], NULL) < 0)
+		if (klog_layout_group_validate(groups.names[i], NULL) < 0)
 			continue;
-		rc = klog_cluster_members(zk, groups.names[i], 0, &members,
+		rc = klog_layout_members(zk, groups.names[i], 0, &members,
 		    err);
 		if (rc < 0)
 			break;
@@ -540,29 +540,29 @@ static int
 describe_topic(klog_zk_t *zk, const opts_t *o, brokers_t *brs,
     const char *topic, klog_buf_t *b, klog_err_t *err)
 {
-	char name[KLOG_CLUSTER_PART_NAME_MAX], *owner;
+	char name[KLOG_LAYOUT_PART_NAME_MAX], *owner;
 	int64_t cur, end;
 	int has_cur, has_end, rc;
 	part_t *parts;
 	size_t n;
 	col_t c[7];
 
-	if ((rc = klog_grouppos_parts(zk, o->group, topic, &parts, &n,
+	if ((rc = klog_positions_parts(zk, o->group, topic, &parts, &n,
 	    err)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		rc = klog_cluster_offset_read(zk, o->group, topic,
+		rc = klog_layout_offset_read(zk, o->group, topic,
 		    parts[i].broker, parts[i].part, &cur, err);
 		if (rc < 0 && rc != -KLOG_ENOENT && rc != -KLOG_ECORRUPT)
 			break;
 		has_cur = rc == 0;
-		rc = klog_cluster_owner_read(zk, o->group, topic,
+		rc = klog_layout_owner_read(zk, o->group, topic,
 		    parts[i].broker, parts[i].part, &owner, err);
 		if (rc < 0 && rc != -KLOG_ENOENT)
 			break;
-		has_end = klog_grouppos_ask_offset(brs, topic, &parts[i],
+		has_end = klog_positions_ask_offset(brs, topic, &parts[i],
 		    KLOG_OFFSET_LATEST, (int)o->timeout_ms, &end, NULL) == 0;
-		klog_cluster_part_name(name, sizeof(name), parts[i].broker,
+		klog_layout_part_name(name, sizeof(name), parts[i].broker,
 		    parts[i].part);
 		c[0] = str_col("GROUP", "group", o->group);
 		c[1] = str_col("TOPIC", "topic", topic);
@@ -596,11 +596,11 @@ cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	if ((rc = group_exists(zk, o->group, err)) < 0)
 		return rc;
 	if (o->topic == NULL) {
-		if ((rc = klog_cluster_group_topics(zk, o->group, &topics,
+		if ((rc = klog_layout_group_topics(zk, o->group, &topics,
 		    err)) < 0)
 			return rc;
 	}
-	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	emit_header(o, c, 7);
 	if (o->topic != NULL)
@@ -610,7 +610,7 @@ cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 			rc = describe_topic(zk, o, &brs, topics.names[i], b,
 			    err);
 out:
-	klog_grouppos_brokers_free(&brs);
+	klog_positions_brokers_free(&brs);
 	klog_zk_list_free(&topics);
 	return rc;
 }
@@ -622,7 +622,7 @@ check_idle(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
 	klog_zk_list_t m;
 	int rc;
 
-	if ((rc = klog_cluster_members(zk, o->group, 0, &m, err)) < 0)
+	if ((rc = klog_layout_members(zk, o->group, 0, &m, err)) < 0)
 		return rc;
 	if (m.n > 0 && !o->force)
 		rc = klog_err_set(err, -KLOG_EBUSY, "group \"%s\" has %zu live "
@@ -645,17 +645,17 @@ new_offset(const opts_t *o, brokers_t *brs, const part_t *p, int64_t *off,
 		*off = o->to_value;
 		return 0;
 	case TO_EARLIEST:
-		return klog_grouppos_ask_offset(brs, o->topic, p,
+		return klog_positions_ask_offset(brs, o->topic, p,
 		    KLOG_OFFSET_EARLIEST, timeout, off, err);
 	case TO_LATEST:
-		return klog_grouppos_ask_offset(brs, o->topic, p,
+		return klog_positions_ask_offset(brs, o->topic, p,
 		    KLOG_OFFSET_LATEST, timeout, off, err);
 	default:
-		rc = klog_grouppos_ask_offset(brs, o->topic, p, o->to_value,
+		rc = klog_positions_ask_offset(brs, o->topic, p, o->to_value,
 		    timeout, off, err);
 		/* Nothing that old: everything there is is newer. */
 		if (rc == -KLOG_ENOENT)
-			rc = klog_grouppos_ask_offset(brs, o->topic, p,
+			rc = klog_positions_ask_offset(brs, o->topic, p,
 			    KLOG_OFFSET_EARLIEST, timeout, off, err);
 		return rc;
 	}
@@ -664,7 +664,7 @@ new_offset(const opts_t *o, brokers_t *brs, const part_t *p, int64_t *off,
 static int
 cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 {
-	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	char name[KLOG_LAYOUT_PART_NAME_MAX];
 	brokers_t brs = { 0 };
 	part_t *parts = NULL;
 	int64_t *before = NULL, *after = NULL;
@@ -674,7 +674,7 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 
 	if ((rc = check_idle(zk, o, err)) < 0)
 		return rc;
-	if ((rc = klog_grouppos_parts(zk, o->group, o->topic, &parts, &n,
+	if ((rc = klog_positions_parts(zk, o->group, o->topic, &parts, &n,
 	    err)) < 0)
 		return rc;
 	if (n == 0) {
@@ -689,11 +689,11 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		    klog_strerror(KLOG_ENOMEM));
 		goto out;
 	}
-	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	/* Work out every new offset before writing any. */
 	for (i = 0; i < n; i++) {
-		rc = klog_cluster_offset_read(zk, o->group, o->topic,
+		rc = klog_layout_offset_read(zk, o->group, o->topic,
 		    parts[i].broker, parts[i].part, &before[i], err);
 		if (rc == -KLOG_ENOENT || rc == -KLOG_ECORRUPT)
 			before[i] = -1;
@@ -703,13 +703,13 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 			goto out;
 	}
 	for (i = 0; i < n && o->execute; i++) {
-		rc = klog_cluster_offset_commit(zk, o->group, o->topic,
+		rc = klog_layout_offset_commit(zk, o->group, o->topic,
 		    parts[i].broker, parts[i].part, after[i], err);
 		if (rc < 0)
 			goto out;
 	}
 	for (i = 0; i < n; i++) {
-		klog_cluster_part_name(name, sizeof(name), parts[i].broker,
+		klog_layout_part_name(name, sizeof(name), parts[i].broker,
 		    parts[i].part);
 		c[0] = str_col("GROUP", "group", o->group);
 		c[1] = str_col("TOPIC", "topic", o->topic);
@@ -724,7 +724,7 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		fprintf(stderr, PROG ": dry run: nothing changed (use "
 		    "--execute)\n");
 out:
-	klog_grouppos_brokers_free(&brs);
+	klog_positions_brokers_free(&brs);
 	free(parts);
 	free(before);
 	free(after);
@@ -735,7 +735,7 @@ static int
 cmd_delete(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
 {
 	klog_err_t e = { 0, "" };
-	int rc = klog_cluster_group_delete(zk, o->group, &e);
+	int rc = klog_layout_group_delete(zk, o->group, &e);
 
 	if (rc == -KLOG_EBUSY)
 		return klog_err_set(err, rc, "%s; stop them first", e.msg);
@@ -748,28 +748,28 @@ static int
 topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
     klog_err_t *err)
 {
-	klog_cluster_topic_t *t = NULL, one;
-	char name[KLOG_CLUSTER_PART_NAME_MAX], addr[KLOG_CLUSTER_HOST_MAX + 8];
-	const klog_cluster_broker_t *br;
+	klog_layout_topic_t *t = NULL, one;
+	char name[KLOG_LAYOUT_PART_NAME_MAX], addr[KLOG_LAYOUT_HOST_MAX + 8];
+	const klog_layout_broker_t *br;
 	brokers_t brs = { 0 };
 	size_t n = 0;
 	col_t c[4];
 	int rc;
 
 	if (o->topic != NULL) {
-		if ((rc = klog_cluster_topic(zk, o->topic, 0, &one, err)) < 0)
+		if ((rc = klog_layout_topic(zk, o->topic, 0, &one, err)) < 0)
 			return rc;
 		if ((t = malloc(sizeof(*t))) == NULL) {
-			klog_cluster_topic_free(&one);
+			klog_layout_topic_free(&one);
 			return klog_err_set(err, -KLOG_ENOMEM, "%s",
 			    klog_strerror(KLOG_ENOMEM));
 		}
 		t[0] = one;
 		n = 1;
-	} else if ((rc = klog_cluster_topics(zk, &t, &n, err)) < 0) {
+	} else if ((rc = klog_layout_topics(zk, &t, &n, err)) < 0) {
 		return rc;
 	}
-	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		goto out;
 	c[0] = str_col("TOPIC", "topic", NULL);
 	c[1] = str_col("PARTITION", "partition", NULL);
@@ -778,14 +778,14 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	emit_header(o, c, 4);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t h = 0; h < t[i].nholders; h++) {
-			br = klog_grouppos_broker_find(&brs,
+			br = klog_positions_broker_find(&brs,
 			    t[i].holders[h].broker_id, NULL);
 			if (br != NULL)
 				snprintf(addr, sizeof(addr), "%s:%d", br->host,
 				    br->port);
 			for (int32_t p = 0; p < t[i].holders[h].partitions;
 			    p++) {
-				klog_cluster_part_name(name, sizeof(name),
+				klog_layout_part_name(name, sizeof(name),
 				    t[i].holders[h].broker_id, p);
 				c[0] = str_col("TOPIC", "topic", t[i].name);
 				c[1] = str_col("PARTITION", "partition", name);
@@ -798,8 +798,8 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 		}
 	}
 out:
-	klog_grouppos_brokers_free(&brs);
-	klog_cluster_topics_free(t, n);
+	klog_positions_brokers_free(&brs);
+	klog_layout_topics_free(t, n);
 	return rc;
 }
 
@@ -989,7 +989,7 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	col_t c[3];
 	int rc;
 
-	if ((rc = klog_grouppos_brokers_load(zk, &brs, err)) < 0)
+	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		return rc;
 	c[0] = num_col("BROKER", "broker", 0, 0);
 	c[1] = str_col("HOST", "host", NULL);
@@ -1001,7 +1001,7 @@ cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		c[2] = num_col("PORT", "port", brs.v[i].port, 1);
 		emit(o, b, c, 3);
 	}
-	klog_grouppos_brokers_free(&brs);
+	klog_positions_brokers_free(&brs);
 	return 0;
 }
 

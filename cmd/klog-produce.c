@@ -1,7 +1,7 @@
 /*
  * klog-produce: read records from stdin and publish them to a topic.  The
- * batching, pipelining and reconnecting are lib/producer.c; record cutting
- * and the -J envelope are lib/input.c.  See klog-produce(1).
+ * batching, pipelining and reconnecting are lib/client/producer.c; record cutting
+ * and the -J envelope are lib/client/input.c.  See klog-produce(1).
  */
 #include <sys/stat.h>
 
@@ -15,19 +15,19 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "klog/clock.h"
-#include "klog/client.h"
-#include "klog/discovery.h"
-#include "klog/exit.h"
-#include "klog/format.h"
-#include "klog/input.h"
-#include "klog/log.h"
-#include "klog/offsetfile.h"
-#include "klog/outfmt.h"
-#include "klog/producer.h"
-#include "klog/proto.h"
-#include "klog/zk.h"
-#include "klog/zkdiscovery.h"
+#include "klog/base/clock.h"
+#include "klog/base/exit.h"
+#include "klog/client/client.h"
+#include "klog/client/discovery.h"
+#include "klog/client/input.h"
+#include "klog/client/offsetfile.h"
+#include "klog/client/outfmt.h"
+#include "klog/client/producer.h"
+#include "klog/client/zkdiscovery.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
+#include "klog/zk/zk.h"
 
 #define PROG "klog-produce"
 

@@ -1,7 +1,7 @@
 /*
  * klog-retain: delete old segments from a data directory by age and size,
  * from cron, beside a running broker.  The rule and the file work are
- * lib/retain.c; this main walks the partitions, prints one line per deleted
+ * lib/storage/retain.c; this main walks the partitions, prints one line per deleted
  * segment and chooses the exit status.  See klog-retain(1).
  */
 #include <getopt.h>
@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "klog/exit.h"
-#include "klog/log.h"
-#include "klog/retain.h"
+#include "klog/base/exit.h"
+#include "klog/storage/log.h"
+#include "klog/storage/retain.h"
 
 #define PROG "klog-retain"
 #define DEFAULT_DATA_DIR "klog-data"

@@ -1,7 +1,7 @@
 /*
  * klog-serve: the broker.  Options come from the command line and an
  * optional config file (key = value, the long option names; the command
- * line wins); everything else is lib/broker.c.  See klog-serve(1).
+ * line wins); everything else is lib/broker/broker.c.  See klog-serve(1).
  */
 #include <sys/resource.h>
 
@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "klog/broker.h"
-#include "klog/config.h"
-#include "klog/exit.h"
-#include "klog/kafka.h"
-#include "klog/log.h"
-#include "klog/parse.h"
-#include "klog/zk.h"
-#include "klog/zkbroker.h"
+#include "klog/base/config.h"
+#include "klog/base/exit.h"
+#include "klog/base/parse.h"
+#include "klog/broker/broker.h"
+#include "klog/cluster/zkbroker.h"
+#include "klog/kafka/kafka.h"
+#include "klog/storage/log.h"
+#include "klog/zk/zk.h"
 
 #define PROG "klog-serve"
 #define MAX_PARTITIONS 1024

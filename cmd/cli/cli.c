@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "klog/exit.h"
-#include "klog/parse.h"
-#include "klog/zkdiscovery.h"
+#include "klog/base/exit.h"
+#include "klog/base/parse.h"
+#include "klog/client/zkdiscovery.h"
 
 static const char *prog = "klog";
 static volatile sig_atomic_t stopped;

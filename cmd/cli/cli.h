@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "klog/discovery.h"
-#include "klog/zk.h"
+#include "klog/client/discovery.h"
+#include "klog/zk/zk.h"
 
 #define CLI_VERSION "0.1.0"
 

@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
 
 void
 klog_buf_init(klog_buf_t *b)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "klog/clock.h"
+#include "klog/base/clock.h"
 
 int64_t
 klog_clock_ts_ms(const struct timespec *ts)

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/config.h"
-#include "klog/error.h"
+#include "klog/base/config.h"
+#include "klog/base/error.h"
 
 static int
 blank(char c)

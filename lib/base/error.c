@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 static const char *const messages[KLOG_E_MAX] = {
 	[KLOG_OK] = "success",

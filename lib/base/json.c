@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "klog/error.h"
-#include "klog/json.h"
+#include "klog/base/error.h"
+#include "klog/base/json.h"
 
 /*
  * Length of the UTF-8 sequence at p[0..n), or 0 if it is not a valid one.

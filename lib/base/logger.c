@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "klog/logger.h"
+#include "klog/base/logger.h"
 
 const char *
 klog_level_name(int level)

@@ -5,8 +5,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "klog/error.h"
-#include "klog/parse.h"
+#include "klog/base/error.h"
+#include "klog/base/parse.h"
 
 static int
 fail(const char **why, const char *reason)

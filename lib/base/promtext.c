@@ -4,30 +4,30 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "klog/metrics.h"
+#include "klog/base/promtext.h"
 
 #define MS 1000000LL
 
-const int64_t klog_metrics_latency_bounds[] = {
+const int64_t klog_promtext_latency_bounds[] = {
 	MS / 10, MS / 4, MS / 2, MS, 2 * MS + MS / 2, 5 * MS, 10 * MS,
 	25 * MS, 50 * MS, 100 * MS, 250 * MS, 500 * MS, 1000 * MS,
 	2500 * MS, 10000 * MS,
 };
-const size_t klog_metrics_latency_nbounds =
-    sizeof(klog_metrics_latency_bounds) / sizeof(klog_metrics_latency_bounds[0]);
+const size_t klog_promtext_latency_nbounds =
+    sizeof(klog_promtext_latency_bounds) / sizeof(klog_promtext_latency_bounds[0]);
 
 void
-klog_metrics_hist_init(klog_metrics_hist_t *h, const int64_t *bounds,
+klog_promtext_hist_init(klog_promtext_hist_t *h, const int64_t *bounds,
     size_t nbounds)
 {
 	memset(h, 0, sizeof(*h));
 	h->bounds = bounds;
-	h->nbounds = nbounds > KLOG_METRICS_BUCKETS_MAX ?
-	    KLOG_METRICS_BUCKETS_MAX : nbounds;
+	h->nbounds = nbounds > KLOG_PROMTEXT_BUCKETS_MAX ?
+	    KLOG_PROMTEXT_BUCKETS_MAX : nbounds;
 }
 
 void
-klog_metrics_hist_add(klog_metrics_hist_t *dst, const klog_metrics_hist_t *src)
+klog_promtext_hist_add(klog_promtext_hist_t *dst, const klog_promtext_hist_t *src)
 {
 	for (size_t i = 0; i <= dst->nbounds; i++)
 		dst->counts[i] += src->counts[i];
@@ -36,18 +36,18 @@ klog_metrics_hist_add(klog_metrics_hist_t *dst, const klog_metrics_hist_t *src)
 }
 
 void
-klog_metrics_reqs_init(klog_metrics_reqs_t *r)
+klog_promtext_reqs_init(klog_promtext_reqs_t *r)
 {
 	memset(r->count, 0, sizeof(r->count));
-	for (int i = 0; i < KLOG_METRICS_APIS; i++)
-		klog_metrics_hist_init(&r->time[i], klog_metrics_latency_bounds,
-		    klog_metrics_latency_nbounds);
+	for (int i = 0; i < KLOG_PROMTEXT_APIS; i++)
+		klog_promtext_hist_init(&r->time[i], klog_promtext_latency_bounds,
+		    klog_promtext_latency_nbounds);
 }
 
 /* ---- labels ---- */
 
 size_t
-klog_metrics_escape(const char *value, char *out, size_t cap)
+klog_promtext_escape(const char *value, char *out, size_t cap)
 {
 	size_t n = 0;
 
@@ -73,7 +73,7 @@ klog_metrics_escape(const char *value, char *out, size_t cap)
 }
 
 void
-klog_metrics_labels_init(klog_metrics_labels_t *l)
+klog_promtext_labels_init(klog_promtext_labels_t *l)
 {
 	l->len = 0;
 	l->text[0] = '\0';
@@ -81,7 +81,7 @@ klog_metrics_labels_init(klog_metrics_labels_t *l)
 }
 
 void
-klog_metrics_label(klog_metrics_labels_t *l, const char *name,
+klog_promtext_label(klog_promtext_labels_t *l, const char *name,
     const char *value)
 {
 	size_t room = sizeof(l->text) - l->len, need;
@@ -92,7 +92,7 @@ klog_metrics_label(klog_metrics_labels_t *l, const char *name,
 	head = snprintf(p, room, "%s%s=\"", l->len > 0 ? "," : "", name);
 	if (head < 0 || (size_t)head >= room)
 		goto cut;
-	need = klog_metrics_escape(value, p + head, room - (size_t)head);
+	need = klog_promtext_escape(value, p + head, room - (size_t)head);
 	if ((size_t)head + need + 1 >= room)
 		goto cut;
 	p[head + need] = '"';
@@ -105,13 +105,13 @@ cut:
 }
 
 void
-klog_metrics_label_int(klog_metrics_labels_t *l, const char *name,
+klog_promtext_label_int(klog_promtext_labels_t *l, const char *name,
     int64_t value)
 {
 	char v[24];
 
 	snprintf(v, sizeof(v), "%" PRId64, value);
-	klog_metrics_label(l, name, v);
+	klog_promtext_label(l, name, v);
 }
 
 /* ---- lines ---- */
@@ -123,7 +123,7 @@ put_cstr(klog_buf_t *out, const char *s)
 }
 
 void
-klog_metrics_family(klog_buf_t *out, const char *name, const char *type,
+klog_promtext_family(klog_buf_t *out, const char *name, const char *type,
     const char *help)
 {
 	put_cstr(out, "# HELP ");
@@ -148,7 +148,7 @@ klog_metrics_family(klog_buf_t *out, const char *name, const char *type,
 /* name{labels[,extra]} and a space. */
 static void
 put_head(klog_buf_t *out, const char *name, const char *suffix,
-    const klog_metrics_labels_t *labels, const char *extra)
+    const klog_promtext_labels_t *labels, const char *extra)
 {
 	int any = labels != NULL && labels->len > 0;
 
@@ -201,24 +201,24 @@ put_double(klog_buf_t *out, double v)
 }
 
 void
-klog_metrics_int(klog_buf_t *out, const char *name,
-    const klog_metrics_labels_t *labels, int64_t value)
+klog_promtext_int(klog_buf_t *out, const char *name,
+    const klog_promtext_labels_t *labels, int64_t value)
 {
 	put_head(out, name, "", labels, NULL);
 	put_i64(out, value);
 }
 
 void
-klog_metrics_double(klog_buf_t *out, const char *name,
-    const klog_metrics_labels_t *labels, double value)
+klog_promtext_double(klog_buf_t *out, const char *name,
+    const klog_promtext_labels_t *labels, double value)
 {
 	put_head(out, name, "", labels, NULL);
 	put_double(out, value);
 }
 
 void
-klog_metrics_hist(klog_buf_t *out, const char *name,
-    const klog_metrics_labels_t *labels, const klog_metrics_hist_t *h)
+klog_promtext_hist(klog_buf_t *out, const char *name,
+    const klog_promtext_labels_t *labels, const klog_promtext_hist_t *h)
 {
 	char le[48];
 	uint64_t cum = 0;
@@ -251,48 +251,48 @@ lower_name(char *out, size_t cap, const char *prefix, const char *name)
 }
 
 void
-klog_metrics_reqs_counts(klog_buf_t *out, const char *name,
-    const klog_metrics_reqs_t *r, const char *prefix,
-    klog_metrics_name_fn *api_name, klog_metrics_name_fn *error_name)
+klog_promtext_reqs_counts(klog_buf_t *out, const char *name,
+    const klog_promtext_reqs_t *r, const char *prefix,
+    klog_promtext_name_fn *api_name, klog_promtext_name_fn *error_name)
 {
-	klog_metrics_labels_t l;
+	klog_promtext_labels_t l;
 	const char *an;
 	char api[64], err[64];
 
-	for (int a = 0; a < KLOG_METRICS_APIS; a++) {
+	for (int a = 0; a < KLOG_PROMTEXT_APIS; a++) {
 		if ((an = api_name(a)) == NULL)
 			continue;
 		lower_name(api, sizeof(api), prefix, an);
-		for (int e = 0; e < KLOG_METRICS_ERRORS; e++) {
+		for (int e = 0; e < KLOG_PROMTEXT_ERRORS; e++) {
 			/* Errors never seen are left out, "none" never is. */
 			if (r->count[a][e] == 0 && e != 0)
 				continue;
 			lower_name(err, sizeof(err), "", error_name(
-			    e == KLOG_METRICS_ERRORS - 1 ? -1 : e));
-			klog_metrics_labels_init(&l);
-			klog_metrics_label(&l, "api", api);
-			klog_metrics_label(&l, "error", err);
-			klog_metrics_int(out, name, &l,
+			    e == KLOG_PROMTEXT_ERRORS - 1 ? -1 : e));
+			klog_promtext_labels_init(&l);
+			klog_promtext_label(&l, "api", api);
+			klog_promtext_label(&l, "error", err);
+			klog_promtext_int(out, name, &l,
 			    (int64_t)r->count[a][e]);
 		}
 	}
 }
 
 void
-klog_metrics_reqs_times(klog_buf_t *out, const char *name,
-    const klog_metrics_reqs_t *r, const char *prefix,
-    klog_metrics_name_fn *api_name)
+klog_promtext_reqs_times(klog_buf_t *out, const char *name,
+    const klog_promtext_reqs_t *r, const char *prefix,
+    klog_promtext_name_fn *api_name)
 {
-	klog_metrics_labels_t l;
+	klog_promtext_labels_t l;
 	const char *an;
 	char api[64];
 
-	for (int a = 0; a < KLOG_METRICS_APIS; a++) {
+	for (int a = 0; a < KLOG_PROMTEXT_APIS; a++) {
 		if ((an = api_name(a)) == NULL)
 			continue;
 		lower_name(api, sizeof(api), prefix, an);
-		klog_metrics_labels_init(&l);
-		klog_metrics_label(&l, "api", api);
-		klog_metrics_hist(out, name, &l, &r->time[a]);
+		klog_promtext_labels_init(&l);
+		klog_promtext_label(&l, "api", api);
+		klog_promtext_hist(out, name, &l, &r->time[a]);
 	}
 }

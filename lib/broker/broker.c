@@ -15,19 +15,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/broker.h"
-#include "klog/conn.h"
-#include "klog/core.h"
-#include "klog/corefail.h"
-#include "klog/httpd.h"
-#include "klog/kafka.h"
-#include "klog/native.h"
-#include "klog/net.h"
-#include "klog/prefetch.h"
-#include "klog/proto.h"
-#include "klog/scrape.h"
-#include "klog/store.h"
-#include "klog/upkeep.h"
+#include "klog/broker/broker.h"
+#include "klog/broker/metrics.h"
+#include "klog/broker/native.h"
+#include "klog/broker/retention.h"
+#include "klog/core/core.h"
+#include "klog/core/offline.h"
+#include "klog/kafka/kafka.h"
+#include "klog/net/conn.h"
+#include "klog/net/httpd.h"
+#include "klog/net/prefetch.h"
+#include "klog/net/socket.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/store.h"
 
 #define AUTO_CRC_THREADS 3
 /* Scrapers at once: a handful of Prometheus servers, and curl.  Their
@@ -40,7 +40,7 @@ struct klog_broker {
 	klog_broker_config_t cfg;
 	klog_logger_t log;
 	char *data_dir, *listen;
-	klog_net_addr_t addr;
+	klog_socket_addr_t addr;
 	char adv_host[256];
 	int lfd;                   /* bound, until the conns take it */
 	klog_loop_t *loop;
@@ -51,20 +51,20 @@ struct klog_broker {
 	/* The Kafka listener, when configured: its address, its bound socket
 	 * until the conns take it, and its front end. */
 	char *kafka_listen;
-	klog_net_addr_t kaddr;
+	klog_socket_addr_t kaddr;
 	char kadv_host[256];
 	int kfd;
 	klog_kafka_t *kafka;
 	klog_conns_t *conns;
-	klog_upkeep_t upkeep;
+	klog_retention_t upkeep;
 	int64_t progress_ms;       /* the last recovery progress line */
 	/* The metrics listener, when configured: as the Kafka one's. */
 	char *metrics_listen;
-	klog_net_addr_t maddr;
+	klog_socket_addr_t maddr;
 	int mfd;
 	klog_httpd_t *httpd;
 	klog_conns_t *mconns;
-	klog_scrape_more_fn *more;
+	klog_metrics_more_fn *more;
 	void *more_arg;
 };
 
@@ -133,10 +133,10 @@ crc_threads(const klog_broker_config_t *cfg)
 static int
 bind_listener(klog_broker_t *b, klog_err_t *err)
 {
-	char why[KLOG_NET_ERR_LEN];
+	char why[KLOG_SOCKET_ERR_LEN];
 	int fd;
 
-	if ((fd = klog_net_bind(b->listen, KLOG_DEFAULT_PORT, &b->addr, why,
+	if ((fd = klog_socket_bind(b->listen, KLOG_DEFAULT_PORT, &b->addr, why,
 	    sizeof(why))) < 0)
 		return klog_err_set(err, fd, "%s", why);
 	b->lfd = fd;
@@ -144,7 +144,7 @@ bind_listener(klog_broker_t *b, klog_err_t *err)
 		snprintf(b->adv_host, sizeof(b->adv_host), "%s",
 		    b->cfg.advertised_host);
 	else
-		klog_net_advertised(b->addr.host, b->adv_host,
+		klog_socket_advertised(b->addr.host, b->adv_host,
 		    sizeof(b->adv_host));
 	return 0;
 }
@@ -153,12 +153,12 @@ bind_listener(klog_broker_t *b, klog_err_t *err)
 static int
 bind_kafka(klog_broker_t *b, klog_err_t *err)
 {
-	char why[KLOG_NET_ERR_LEN];
+	char why[KLOG_SOCKET_ERR_LEN];
 	int fd;
 
 	if (b->kafka_listen == NULL)
 		return 0;
-	if ((fd = klog_net_bind(b->kafka_listen, KLOG_KAFKA_DEFAULT_PORT,
+	if ((fd = klog_socket_bind(b->kafka_listen, KLOG_KAFKA_DEFAULT_PORT,
 	    &b->kaddr, why, sizeof(why))) < 0)
 		return klog_err_set(err, fd, "Kafka listener: %s", why);
 	b->kfd = fd;
@@ -166,7 +166,7 @@ bind_kafka(klog_broker_t *b, klog_err_t *err)
 		snprintf(b->kadv_host, sizeof(b->kadv_host), "%s",
 		    b->cfg.kafka_advertised_host);
 	else
-		klog_net_advertised(b->kaddr.host, b->kadv_host,
+		klog_socket_advertised(b->kaddr.host, b->kadv_host,
 		    sizeof(b->kadv_host));
 	return 0;
 }
@@ -175,12 +175,12 @@ bind_kafka(klog_broker_t *b, klog_err_t *err)
 static int
 bind_metrics(klog_broker_t *b, klog_err_t *err)
 {
-	char why[KLOG_NET_ERR_LEN];
+	char why[KLOG_SOCKET_ERR_LEN];
 	int fd;
 
 	if (b->metrics_listen == NULL)
 		return 0;
-	if ((fd = klog_net_bind(b->metrics_listen, METRICS_DEFAULT_PORT,
+	if ((fd = klog_socket_bind(b->metrics_listen, METRICS_DEFAULT_PORT,
 	    &b->maddr, why, sizeof(why))) < 0)
 		return klog_err_set(err, fd, "metrics listener: %s", why);
 	b->mfd = fd;
@@ -256,7 +256,7 @@ open_core(klog_broker_t *b, klog_err_t *err)
 		.broker_id = b->cfg.broker_id,
 	};
 
-	klog_upkeep_config_t uc = {
+	klog_retention_config_t uc = {
 		.retention_ms = b->cfg.retention_ms,
 		.retention_bytes = b->cfg.retention_bytes,
 		.cleanup_interval_ms = b->cfg.cleanup_interval_ms,
@@ -267,7 +267,7 @@ open_core(klog_broker_t *b, klog_err_t *err)
 
 	if ((rc = klog_core_new(b->loop, b->store, &cc, &b->core, err)) < 0)
 		return rc;
-	if ((rc = klog_upkeep_start(&b->upkeep, b->loop, b->store, &uc)) < 0)
+	if ((rc = klog_retention_start(&b->upkeep, b->loop, b->store, &uc)) < 0)
 		return klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 	return 0;
 }
@@ -349,7 +349,7 @@ static int
 render_metrics(void *arg, klog_buf_t *out)
 {
 	klog_broker_t *b = arg;
-	klog_scrape_src_t src = {
+	klog_metrics_src_t src = {
 		.core = b->core,
 		.conns = b->conns,
 		.native = b->native,
@@ -359,7 +359,7 @@ render_metrics(void *arg, klog_buf_t *out)
 		.more_arg = b->more_arg,
 	};
 
-	return klog_scrape_render(&src, out);
+	return klog_metrics_render(&src, out);
 }
 
 /* The scrape endpoint: an HTTP front end on a connection set of its
@@ -426,7 +426,7 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
     klog_err_t *err)
 {
 	klog_broker_t *b;
-	char why[KLOG_NET_ERR_LEN];
+	char why[KLOG_SOCKET_ERR_LEN];
 	int rc;
 
 	*out = NULL;
@@ -466,10 +466,10 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	if ((rc = bind_listener(b, err)) < 0 || (rc = bind_kafka(b, err)) < 0 ||
 	    (rc = bind_metrics(b, err)) < 0 || (rc = open_store(b, err)) < 0)
 		goto fail;
-	if ((rc = klog_net_listen(b->lfd, b->listen, why, sizeof(why))) < 0 ||
-	    (b->kfd >= 0 && (rc = klog_net_listen(b->kfd, b->kafka_listen, why,
+	if ((rc = klog_socket_listen(b->lfd, b->listen, why, sizeof(why))) < 0 ||
+	    (b->kfd >= 0 && (rc = klog_socket_listen(b->kfd, b->kafka_listen, why,
 	    sizeof(why))) < 0) ||
-	    (b->mfd >= 0 && (rc = klog_net_listen(b->mfd, b->metrics_listen,
+	    (b->mfd >= 0 && (rc = klog_socket_listen(b->mfd, b->metrics_listen,
 	    why, sizeof(why))) < 0)) {
 		rc = klog_err_set(err, rc, "%s", why);
 		goto fail;
@@ -529,7 +529,7 @@ klog_broker_metrics_port(const klog_broker_t *b)
 }
 
 void
-klog_broker_set_metrics(klog_broker_t *b, klog_scrape_more_fn *fn, void *arg)
+klog_broker_set_metrics(klog_broker_t *b, klog_metrics_more_fn *fn, void *arg)
 {
 	b->more = fn;
 	b->more_arg = arg;
@@ -643,7 +643,7 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 	klog_conns_free(b->mconns, KLOG_LEVEL_DEBUG, "broker closed");
 	klog_httpd_free(b->httpd);
 	klog_kafka_free(b->kafka);
-	klog_upkeep_stop(&b->upkeep);
+	klog_retention_stop(&b->upkeep);
 	klog_core_free(b->core);
 	klog_prefetch_free(b->pf);
 	klog_native_free(b->native);

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/corerep.h"
-#include "klog/fetcher.h"
-#include "klog/format.h"
+#include "klog/broker/fetcher.h"
+#include "klog/core/replicated.h"
+#include "klog/storage/format.h"
 
 #define RETRY_MS 250
 #define CONNECT_MS 1000

@@ -1,13 +1,13 @@
 /* The broker's metrics at a scrape; see scrape.h. */
 #include <stdlib.h>
 
-#include "klog/corefail.h"
-#include "klog/corestat.h"
-#include "klog/kwire.h"
-#include "klog/log.h"
-#include "klog/metrics.h"
-#include "klog/proto.h"
-#include "klog/scrape.h"
+#include "klog/base/promtext.h"
+#include "klog/broker/metrics.h"
+#include "klog/core/offline.h"
+#include "klog/core/stats.h"
+#include "klog/kafka/kwire.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/log.h"
 
 /* The partitions, gathered once so each family walks them in turn (a
  * family's samples must be together). */
@@ -29,11 +29,11 @@ gather(void *arg, const klog_core_stats_part_t *sp)
 }
 
 static void
-part_labels(klog_metrics_labels_t *l, klog_log_t *log)
+part_labels(klog_promtext_labels_t *l, klog_log_t *log)
 {
-	klog_metrics_labels_init(l);
-	klog_metrics_label(l, "topic", klog_log_topic(log));
-	klog_metrics_label_int(l, "partition", klog_log_partition(log));
+	klog_promtext_labels_init(l);
+	klog_promtext_label(l, "topic", klog_log_topic(log));
+	klog_promtext_label_int(l, "partition", klog_log_partition(log));
 }
 
 enum part_field {
@@ -91,14 +91,14 @@ part_value(const klog_core_stats_part_t *sp, int f)
 static void
 render_parts(klog_buf_t *out, const struct parts *ps)
 {
-	klog_metrics_labels_t l;
+	klog_promtext_labels_t l;
 
 	for (int f = F_MSGS_IN; f <= F_SIZE; f++) {
-		klog_metrics_family(out, part_families[f].name,
+		klog_promtext_family(out, part_families[f].name,
 		    part_families[f].type, part_families[f].help);
 		for (size_t i = 0; i < ps->n; i++) {
 			part_labels(&l, ps->v[i].log);
-			klog_metrics_int(out, part_families[f].name, &l,
+			klog_promtext_int(out, part_families[f].name, &l,
 			    part_value(&ps->v[i], f));
 		}
 	}
@@ -109,10 +109,10 @@ render_parts(klog_buf_t *out, const struct parts *ps)
 static void
 render_replicas(klog_buf_t *out, const struct parts *ps)
 {
-	klog_metrics_labels_t l;
+	klog_promtext_labels_t l;
 	int64_t under = 0, leo;
 
-	klog_metrics_family(out, "klog_replica_isr_size", "gauge",
+	klog_promtext_family(out, "klog_replica_isr_size", "gauge",
 	    "In-sync replicas of a replicated partition this broker leads, "
 	    "itself included.");
 	for (size_t i = 0; i < ps->n; i++) {
@@ -121,11 +121,11 @@ render_replicas(klog_buf_t *out, const struct parts *ps)
 		if (r == NULL || r->role != KLOG_REPLICA_LEADER)
 			continue;
 		part_labels(&l, ps->v[i].log);
-		klog_metrics_int(out, "klog_replica_isr_size", &l,
+		klog_promtext_int(out, "klog_replica_isr_size", &l,
 		    klog_replica_isr_size(r));
 		under += klog_replica_isr_size(r) < r->npeers + 1;
 	}
-	klog_metrics_family(out, "klog_replica_follower_lag_bytes", "gauge",
+	klog_promtext_family(out, "klog_replica_follower_lag_bytes", "gauge",
 	    "Bytes a follower's last fetch was behind this leader's log "
 	    "end.");
 	for (size_t i = 0; i < ps->n; i++) {
@@ -138,14 +138,14 @@ render_replicas(klog_buf_t *out, const struct parts *ps)
 			if (r->peers[j].leo < 0)
 				continue;
 			part_labels(&l, ps->v[i].log);
-			klog_metrics_label_int(&l, "replica", r->peers[j].id);
-			klog_metrics_int(out, "klog_replica_follower_lag_bytes",
+			klog_promtext_label_int(&l, "replica", r->peers[j].id);
+			klog_promtext_int(out, "klog_replica_follower_lag_bytes",
 			    &l, leo - r->peers[j].leo);
 		}
 	}
-	klog_metrics_family(out, "klog_under_replicated_partitions", "gauge",
+	klog_promtext_family(out, "klog_under_replicated_partitions", "gauge",
 	    "Partitions led here whose ISR is smaller than their replicas.");
-	klog_metrics_int(out, "klog_under_replicated_partitions", NULL, under);
+	klog_promtext_int(out, "klog_under_replicated_partitions", NULL, under);
 }
 
 /* Names for the api label: NULL leaves a code out. */
@@ -166,26 +166,26 @@ native_api(int api)
 }
 
 static void
-render_requests(klog_buf_t *out, const klog_scrape_src_t *src)
+render_requests(klog_buf_t *out, const klog_metrics_src_t *src)
 {
-	const klog_metrics_reqs_t *k = src->kafka != NULL ?
+	const klog_promtext_reqs_t *k = src->kafka != NULL ?
 	    klog_kafka_reqs(src->kafka) : NULL;
 
-	klog_metrics_family(out, "klog_requests_total", "counter",
+	klog_promtext_family(out, "klog_requests_total", "counter",
 	    "Requests answered, by API (kafka_ for the Kafka listener's) and "
 	    "by the first error of the answer.");
-	klog_metrics_reqs_counts(out, "klog_requests_total",
+	klog_promtext_reqs_counts(out, "klog_requests_total",
 	    klog_native_reqs(src->native), "", native_api,
 	    klog_wire_error_name);
 	if (k != NULL)
-		klog_metrics_reqs_counts(out, "klog_requests_total", k,
+		klog_promtext_reqs_counts(out, "klog_requests_total", k,
 		    "kafka_", klog_kwire_api_name, klog_kwire_error_name);
-	klog_metrics_family(out, "klog_request_seconds", "histogram",
+	klog_promtext_family(out, "klog_request_seconds", "histogram",
 	    "Time from a request's arrival to its answer, by API.");
-	klog_metrics_reqs_times(out, "klog_request_seconds",
+	klog_promtext_reqs_times(out, "klog_request_seconds",
 	    klog_native_reqs(src->native), "", native_api);
 	if (k != NULL)
-		klog_metrics_reqs_times(out, "klog_request_seconds", k,
+		klog_promtext_reqs_times(out, "klog_request_seconds", k,
 		    "kafka_", klog_kwire_api_name);
 }
 
@@ -193,15 +193,15 @@ static void
 one(klog_buf_t *out, const char *name, const char *type, const char *help,
     int64_t v)
 {
-	klog_metrics_family(out, name, type, help);
-	klog_metrics_int(out, name, NULL, v);
+	klog_promtext_family(out, name, type, help);
+	klog_promtext_int(out, name, NULL, v);
 }
 
 static void
-render_broker(klog_buf_t *out, const klog_scrape_src_t *src)
+render_broker(klog_buf_t *out, const klog_metrics_src_t *src)
 {
 	klog_conns_stats_t cs;
-	klog_metrics_hist_t fs;
+	klog_promtext_hist_t fs;
 
 	klog_conns_stats(src->conns, &cs);
 	one(out, "klog_connections", "gauge", "Client connections open, on "
@@ -213,9 +213,9 @@ render_broker(klog_buf_t *out, const klog_scrape_src_t *src)
 	    "acks=all produces, long polls, offsets waiting for a flush.",
 	    (int64_t)klog_core_stats_parked(src->core));
 	klog_core_stats_fsync(src->core, &fs);
-	klog_metrics_family(out, "klog_fsync_seconds", "histogram",
+	klog_promtext_family(out, "klog_fsync_seconds", "histogram",
 	    "Time of each flush of a partition's log by the flusher thread.");
-	klog_metrics_hist(out, "klog_fsync_seconds", NULL, &fs);
+	klog_promtext_hist(out, "klog_fsync_seconds", NULL, &fs);
 	one(out, "klog_flush_failures_total", "counter", "Flushes that failed "
 	    "a sync, or were refused after one (a failed sync is final).",
 	    (int64_t)klog_core_flush_failures(src->core));
@@ -231,7 +231,7 @@ render_broker(klog_buf_t *out, const klog_scrape_src_t *src)
 }
 
 int
-klog_scrape_render(const klog_scrape_src_t *src, klog_buf_t *out)
+klog_metrics_render(const klog_metrics_src_t *src, klog_buf_t *out)
 {
 	struct parts ps = { 0 };
 	int rc;

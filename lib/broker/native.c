@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/clock.h"
-#include "klog/coreadmin.h"
-#include "klog/corerep.h"
-#include "klog/format.h"
-#include "klog/metrics.h"
-#include "klog/native.h"
-#include "klog/proto.h"
-#include "klog/verify.h"
+#include "klog/base/buf.h"
+#include "klog/base/clock.h"
+#include "klog/base/promtext.h"
+#include "klog/broker/native.h"
+#include "klog/core/admin.h"
+#include "klog/core/replicated.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 #define FETCH_BUDGET ((int64_t)512 << 20)  /* file bytes in one response */
 
@@ -53,7 +53,7 @@ struct klog_native {
 	char *adv_host;
 	klog_core_t *core;
 	struct scratch s;
-	klog_verify_t *verify;     /* CRCs of a read on more cores, or NULL */
+	klog_crcpool_t *verify;     /* CRCs of a read on more cores, or NULL */
 	klog_proto_array_t vparts; /* the precheck's decoder output */
 	struct iovec *vsets;       /* the produce sets of one read, in order */
 	size_t vsets_cap;
@@ -68,7 +68,7 @@ struct klog_native {
 	int64_t arrived_ns;
 	int16_t err;
 	int parked;
-	klog_metrics_reqs_t reqs;
+	klog_promtext_reqs_t reqs;
 };
 
 static klog_core_item_t *
@@ -274,7 +274,7 @@ finish(klog_core_park_t *pk)
 		    pk->items, pk->n);
 		break;
 	}
-	klog_metrics_reqs_note(&n->reqs, kind_api(pk->kind), n->err,
+	klog_promtext_reqs_note(&n->reqs, kind_api(pk->kind), n->err,
 	    klog_clock_mono_ns() - pk->arrived_ns);
 	/* A park answered while another request is handled (its produce
 	 * flushed eagerly) leaves that one's error as it was. */
@@ -628,7 +628,7 @@ precheck(klog_native_t *n, const uint8_t *data, size_t len)
 	size_t pos = 0, total, count = 0, bytes = 0;
 
 	n->nchecked = n->vnext = 0;
-	if (n->verify == NULL || len < KLOG_VERIFY_MIN_SPLIT)
+	if (n->verify == NULL || len < KLOG_CRCPOOL_MIN_SPLIT)
 		return;
 	while (klog_proto_req_header(data + pos, len - pos,
 	    (size_t)n->cfg.max_request_bytes, &h) == 0 &&
@@ -640,8 +640,8 @@ precheck(klog_native_t *n, const uint8_t *data, size_t len)
 			return;
 		pos += total;
 	}
-	if (bytes < KLOG_VERIFY_MIN_SPLIT ||
-	    klog_verify_sets(n->verify, n->vsets, count) != 0)
+	if (bytes < KLOG_CRCPOOL_MIN_SPLIT ||
+	    klog_crcpool_sets(n->verify, n->vsets, count) != 0)
 		return;
 	n->nchecked = count;
 }
@@ -703,7 +703,7 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 		    total - KLOG_REQ_HEADER_SIZE);
 		now = klog_clock_mono_ns();
 		if (!n->parked)
-			klog_metrics_reqs_note(&n->reqs, h.api, n->err,
+			klog_promtext_reqs_note(&n->reqs, h.api, n->err,
 			    now - n->arrived_ns);
 		n->arrived_ns = now;
 		pos += total;
@@ -738,14 +738,14 @@ klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
 		return -KLOG_ENOMEM;
 	n->cfg = *cfg;
 	n->core = core;
-	klog_metrics_reqs_init(&n->reqs);
+	klog_promtext_reqs_init(&n->reqs);
 	if ((n->adv_host = strdup(cfg->advertised_host)) == NULL) {
 		klog_native_free(n);
 		return -KLOG_ENOMEM;
 	}
 	n->cfg.advertised_host = n->adv_host;
 	if (cfg->crc_threads > 0 &&
-	    (rc = klog_verify_new(cfg->crc_threads, &n->verify)) < 0) {
+	    (rc = klog_crcpool_new(cfg->crc_threads, &n->verify)) < 0) {
 		klog_native_free(n);
 		return rc;
 	}
@@ -753,7 +753,7 @@ klog_native_new(klog_core_t *core, const klog_native_config_t *cfg,
 	return 0;
 }
 
-const klog_metrics_reqs_t *
+const klog_promtext_reqs_t *
 klog_native_reqs(const klog_native_t *n)
 {
 	return &n->reqs;
@@ -767,7 +767,7 @@ klog_native_free(klog_native_t *n)
 	if (n == NULL)
 		return;
 	s = &n->s;
-	klog_verify_free(n->verify);
+	klog_crcpool_free(n->verify);
 	free(n->vsets);
 	free(n->vparts.p);
 	free(s->parts.p);

@@ -1,13 +1,13 @@
 /* Retention and rescans on the loop's timers; see upkeep.h. */
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/upkeep.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/broker/retention.h"
+#include "klog/storage/log.h"
 
 static void
 on_clean(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
-	klog_upkeep_t *u = arg;
+	klog_retention_t *u = arg;
 	int64_t now = klog_clock_wall_ms(), bytes;
 	klog_log_t *log;
 	klog_err_t err;
@@ -39,7 +39,7 @@ on_clean(klog_loop_t *loop, klog_timer_t *t, void *arg)
 static void
 on_rescan(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
-	klog_upkeep_t *u = arg;
+	klog_retention_t *u = arg;
 	klog_log_t *log;
 	klog_err_t err;
 	int rc;
@@ -55,8 +55,8 @@ on_rescan(klog_loop_t *loop, klog_timer_t *t, void *arg)
 }
 
 int
-klog_upkeep_start(klog_upkeep_t *u, klog_loop_t *loop, klog_store_t *store,
-    const klog_upkeep_config_t *cfg)
+klog_retention_start(klog_retention_t *u, klog_loop_t *loop, klog_store_t *store,
+    const klog_retention_config_t *cfg)
 {
 	int64_t first = cfg->cleanup_interval_ms < 60000 ?
 	    cfg->cleanup_interval_ms : 60000;
@@ -77,7 +77,7 @@ klog_upkeep_start(klog_upkeep_t *u, klog_loop_t *loop, klog_store_t *store,
 }
 
 void
-klog_upkeep_stop(klog_upkeep_t *u)
+klog_retention_stop(klog_retention_t *u)
 {
 	if (u->loop == NULL)
 		return;

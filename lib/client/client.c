@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/client.h"
-#include "klog/format.h"
-#include "klog/parse.h"
+#include "klog/base/clock.h"
+#include "klog/base/parse.h"
+#include "klog/client/client.h"
+#include "klog/storage/format.h"
 
 #define READ_CHUNK (256 * 1024)
 

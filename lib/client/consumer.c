@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/consumer.h"
-#include "klog/names.h"
+#include "klog/base/clock.h"
+#include "klog/client/consumer.h"
+#include "klog/storage/names.h"
 #include "consumer_impl.h"
 
 #define FETCH_BUDGET (16 << 20)   /* bytes asked per request, all parts */

@@ -1,6 +1,6 @@
 /*
- * What lib/consumer.c (fetching, handing out, following leaders) and
- * lib/constart.c (where each partition starts: -o, offset files, -N, times,
+ * What lib/client/consumer.c (fetching, handing out, following leaders) and
+ * lib/client/startpos.c (where each partition starts: -o, offset files, -N, times,
  * --reset) share: the consumer's state.  Private to those two files.
  */
 #ifndef KLOG_CONSUMER_IMPL_H
@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "klog/client.h"
-#include "klog/consumer.h"
-#include "klog/names.h"
+#include "klog/client/client.h"
+#include "klog/client/consumer.h"
+#include "klog/storage/names.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/discovery.h"
-#include "klog/names.h"
+#include "klog/client/discovery.h"
+#include "klog/storage/names.h"
 
 #define MAX_BROKERS 1024
 

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/input.h"
-#include "klog/json.h"
-#include "klog/parse.h"
+#include "klog/base/json.h"
+#include "klog/base/parse.h"
+#include "klog/client/input.h"
 
 #define MIN_BUFFER (4u << 20)
 #define MAX_MEMBERS 32

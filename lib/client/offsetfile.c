@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/offsetfile.h"
-#include "klog/parse.h"
+#include "klog/base/parse.h"
+#include "klog/client/offsetfile.h"
 
 static int
 cmp_entry(const void *a, const void *b)

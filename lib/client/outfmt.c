@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/format.h"
-#include "klog/json.h"
-#include "klog/outfmt.h"
+#include "klog/base/json.h"
+#include "klog/client/outfmt.h"
+#include "klog/storage/format.h"
 
 enum op_type {
 	OP_LIT,

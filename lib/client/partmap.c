@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
+#include "klog/base/clock.h"
 #include "producer_impl.h"
 
 /* ---- opening ---- */

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
-#include "klog/format.h"
-#include "klog/names.h"
-#include "klog/producer.h"
+#include "klog/base/clock.h"
+#include "klog/client/producer.h"
+#include "klog/storage/format.h"
+#include "klog/storage/names.h"
 #include "producer_impl.h"
 
 #define MAX_IOV 64

@@ -1,6 +1,6 @@
 /*
- * What lib/producer.c (batching, the links' I/O, acknowledgements) and
- * lib/prodmap.c (where the partitions go: topic creation, mapping,
+ * What lib/client/producer.c (batching, the links' I/O, acknowledgements) and
+ * lib/client/partmap.c (where the partitions go: topic creation, mapping,
  * relocation to new leaders) share: the producer's state.  Private to those
  * two files.
  */
@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/client.h"
-#include "klog/names.h"
-#include "klog/producer.h"
+#include "klog/base/buf.h"
+#include "klog/client/client.h"
+#include "klog/client/producer.h"
+#include "klog/storage/names.h"
 
 /* Frames kept for reuse: enough for every request of a full queue of
  * one-record batches, and at most POOL_BYTES of buffers (a 1 MiB batch

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/cluster.h"
-#include "klog/names.h"
-#include "klog/rtopics.h"
-#include "klog/zkdiscovery.h"
+#include "klog/client/zkdiscovery.h"
+#include "klog/storage/names.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
 
 /* A replicated partition's leader as last read (each one watched). */
 enum { LEADER_UNREAD = -2, LEADER_NONE = -1 };
@@ -15,7 +15,7 @@ struct dtopic {
 	char name[KLOG_TOPIC_MAX + 1];
 	int valid;
 	int registered;
-	klog_cluster_topic_t t;
+	klog_layout_topic_t t;
 	int replicated;          /* under /klog/topics: rt and leaders hold */
 	klog_rtopic_t rt;
 	int32_t *leaders;        /* rt.nparts: a broker id or LEADER_* */
@@ -25,14 +25,14 @@ struct zk_disc {
 	klog_discovery_t base;
 	klog_zk_t *zk;
 	int brokers_valid;
-	klog_cluster_broker_t *brokers;   /* ascending id */
+	klog_layout_broker_t *brokers;   /* ascending id */
 	size_t nbrokers;
 	struct dtopic *topics;
 	size_t ntopics;
 	int stale;                        /* a read failed: re-read later */
 };
 
-static const klog_cluster_broker_t *
+static const klog_layout_broker_t *
 live_broker(const struct zk_disc *z, int32_t id)
 {
 	for (size_t i = 0; i < z->nbrokers; i++)
@@ -44,13 +44,13 @@ live_broker(const struct zk_disc *z, int32_t id)
 static int
 read_brokers(struct zk_disc *z, klog_err_t *err)
 {
-	klog_cluster_broker_t *v;
+	klog_layout_broker_t *v;
 	size_t n;
 	int rc;
 
 	if (z->brokers_valid)
 		return 0;
-	if ((rc = klog_cluster_brokers(z->zk, 1, &v, &n, err)) < 0) {
+	if ((rc = klog_layout_brokers(z->zk, 1, &v, &n, err)) < 0) {
 		z->stale = 1;
 		return rc;
 	}
@@ -84,7 +84,7 @@ find_topic(struct zk_disc *z, const char *topic, klog_err_t *err)
 static void
 dtopic_clear(struct dtopic *t)
 {
-	klog_cluster_topic_free(&t->t);
+	klog_layout_topic_free(&t->t);
 	klog_rtopic_free(&t->rt);
 	free(t->leaders);
 	t->leaders = NULL;
@@ -135,9 +135,9 @@ read_topic(struct zk_disc *z, struct dtopic *t, klog_err_t *err)
 		t->valid = 1;
 		return 0;
 	}
-	rc = klog_cluster_topic(z->zk, t->name, 1, &t->t, err);
+	rc = klog_layout_topic(z->zk, t->name, 1, &t->t, err);
 	if (rc == -KLOG_ENOTOPIC) {
-		klog_cluster_topic_path(path, sizeof(path), t->name);
+		klog_layout_topic_path(path, sizeof(path), t->name);
 		rc = klog_zk_exists(z->zk, path, 1, NULL, err);
 		if (rc == 0)
 			return klog_err_set(err, -KLOG_EBUSY, "topic \"%s\": "
@@ -191,7 +191,7 @@ zk_partitions(klog_discovery_t *d, const char *topic, klog_err_t *err)
 }
 
 static void
-fill_part(const klog_cluster_broker_t *b, int32_t partition,
+fill_part(const klog_layout_broker_t *b, int32_t partition,
     klog_discovery_part_t *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -211,7 +211,7 @@ static int
 locate_replicated(struct zk_disc *z, struct dtopic *t, int index,
     klog_discovery_part_t *out, klog_err_t *err)
 {
-	const klog_cluster_broker_t *b;
+	const klog_layout_broker_t *b;
 	int32_t id;
 	int rc;
 
@@ -248,8 +248,8 @@ zk_locate(klog_discovery_t *d, const char *topic, int index,
     klog_discovery_part_t *out, klog_err_t *err)
 {
 	struct zk_disc *z = (struct zk_disc *)d;
-	const klog_cluster_holder_t *h;
-	const klog_cluster_broker_t *b;
+	const klog_layout_holder_t *h;
+	const klog_layout_broker_t *b;
 	struct dtopic *t;
 	int n, k = index;
 
@@ -306,14 +306,14 @@ zk_topics(klog_discovery_t *d, klog_discovery_topic_fn fn, void *arg,
     klog_err_t *err)
 {
 	struct zk_disc *z = (struct zk_disc *)d;
-	klog_cluster_topic_t *v;
+	klog_layout_topic_t *v;
 	klog_zk_list_t rl = { 0 };
 	size_t n, i = 0, j = 0;
 	int rc, count, cmp;
 
 	if ((rc = read_brokers(z, err)) < 0)
 		return rc;
-	if ((rc = klog_cluster_topics(z->zk, &v, &n, err)) < 0) {
+	if ((rc = klog_layout_topics(z->zk, &v, &n, err)) < 0) {
 		z->stale = 1;
 		return rc;
 	}
@@ -351,7 +351,7 @@ zk_topics(klog_discovery_t *d, klog_discovery_topic_fn fn, void *arg,
 	}
 out:
 	klog_zk_list_free(&rl);
-	klog_cluster_topics_free(v, n);
+	klog_layout_topics_free(v, n);
 	return rc;
 }
 
@@ -448,13 +448,13 @@ rtopic_event(struct zk_disc *z, const char *rest)
 static int
 path_event(struct zk_disc *z, const char *path)
 {
-	const char *topics = KLOG_CLUSTER_BROKER_TOPICS "/";
+	const char *topics = KLOG_LAYOUT_BROKER_TOPICS "/";
 	const char *rtopics = KLOG_RTOPICS_ROOT "/";
 	size_t tl = strlen(topics);
 
 	if (strncmp(path, rtopics, strlen(rtopics)) == 0)
 		return rtopic_event(z, path + strlen(rtopics));
-	if (strcmp(path, KLOG_CLUSTER_BROKER_IDS) == 0) {
+	if (strcmp(path, KLOG_LAYOUT_BROKER_IDS) == 0) {
 		z->brokers_valid = 0;
 		return 1;
 	}

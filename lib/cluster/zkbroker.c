@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/cluster.h"
-#include "klog/corefail.h"
-#include "klog/corerep.h"
-#include "klog/fetcher.h"
-#include "klog/metrics.h"
-#include "klog/zkbroker.h"
-#include "klog/zkkafka.h"
-#include "klog/zkrepl.h"
+#include "klog/base/promtext.h"
+#include "klog/broker/fetcher.h"
+#include "klog/cluster/zkbroker.h"
+#include "klog/cluster/zkkafka.h"
+#include "klog/cluster/zkrepl.h"
+#include "klog/core/offline.h"
+#include "klog/core/replicated.h"
+#include "klog/zk/layout.h"
 
 #define RETRY_MS 1000
 #define ZOMBIE_SLACK_MS 1000
@@ -66,7 +66,7 @@ failed(klog_zkbroker_t *zb, const char *what, int rc, const klog_err_t *err)
 static int
 register_broker(klog_zkbroker_t *zb, int wait_ms, klog_err_t *err)
 {
-	return klog_cluster_register_broker(zb->zk, zb->cfg.broker_id,
+	return klog_layout_register_broker(zb->zk, zb->cfg.broker_id,
 	    klog_broker_advertised_host(zb->b),
 	    klog_broker_advertised_port(zb->b), wait_ms, err);
 }
@@ -81,7 +81,7 @@ topic_one(void *arg, const char *topic, int partitions)
 
 	if (zb->repl != NULL && klog_zkrepl_has(zb->repl, topic))
 		return 0;
-	rc = klog_cluster_register_topic(zb->zk, zb->cfg.broker_id, topic,
+	rc = klog_layout_register_topic(zb->zk, zb->cfg.broker_id, topic,
 	    partitions, &err);
 	if (rc < 0) {
 		snprintf(what, sizeof(what), "topic \"%s\"", topic);
@@ -200,10 +200,10 @@ zk_metrics(void *arg, klog_buf_t *out)
 {
 	klog_zkbroker_t *zb = arg;
 
-	klog_metrics_family(out, "klog_zookeeper_session_state", "gauge",
+	klog_promtext_family(out, "klog_zookeeper_session_state", "gauge",
 	    "1 while the ZooKeeper session is connected, 0 while it is "
 	    "lost or being replaced.");
-	klog_metrics_int(out, "klog_zookeeper_session_state", NULL,
+	klog_promtext_int(out, "klog_zookeeper_session_state", NULL,
 	    zb->connected);
 	return 0;
 }

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/cluster.h"
-#include "klog/kwire.h"
-#include "klog/parse.h"
-#include "klog/rtopics.h"
-#include "klog/zkkafka.h"
+#include "klog/base/parse.h"
+#include "klog/cluster/zkkafka.h"
+#include "klog/kafka/kwire.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
 
 struct klog_zkkafka {
 	klog_zkkafka_config_t cfg;
@@ -247,8 +247,8 @@ commit(void *arg, const char *group, const char *topic_name,
 	klog_err_t err = { 0 };
 	int rc;
 
-	rc = klog_cluster_offset_commit(zkk->zk, group, topic_name,
-	    KLOG_CLUSTER_NUMBERED, partition, offset, &err);
+	rc = klog_layout_offset_commit(zkk->zk, group, topic_name,
+	    KLOG_LAYOUT_NUMBERED, partition, offset, &err);
 	if (rc < 0)
 		say(zkk, KLOG_LEVEL_WARN, "committing an offset", &err, rc);
 	return rc;
@@ -261,8 +261,8 @@ committed(void *arg, const char *group, const char *topic_name,
 	klog_zkkafka_t *zkk = arg;
 	klog_err_t err = { 0 };
 
-	return klog_cluster_offset_read(zkk->zk, group, topic_name,
-	    KLOG_CLUSTER_NUMBERED, partition, offset, &err);
+	return klog_layout_offset_read(zkk->zk, group, topic_name,
+	    KLOG_LAYOUT_NUMBERED, partition, offset, &err);
 }
 
 int

@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
-#include "klog/cluster.h"
-#include "klog/coreadmin.h"
-#include "klog/corerep.h"
-#include "klog/rtadmin.h"
-#include "klog/rtopics.h"
-#include "klog/zkrepl.h"
+#include "klog/base/clock.h"
+#include "klog/cluster/zkrepl.h"
+#include "klog/core/admin.h"
+#include "klog/core/replicated.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtadmin.h"
+#include "klog/zk/rtopics.h"
 
 #define RETRY_MS 500
 #define OTHERS_WAIT_MS 1000     /* before a later isr member claims */
@@ -47,7 +47,7 @@ struct klog_zkrepl {
 	struct rpart *parts;
 	size_t nparts, cap;
 	klog_zk_list_t topics;      /* known replicated topics */
-	klog_cluster_broker_t *live;
+	klog_layout_broker_t *live;
 	size_t nlive;
 	klog_timer_t retry;
 	klog_zk_list_t marked;      /* topics marked for deletion */
@@ -65,7 +65,7 @@ say_err(klog_zkrepl_t *zr, const char *what, int rc, const klog_err_t *err)
 	    what, klog_err_text(err, rc));
 }
 
-static const klog_cluster_broker_t *
+static const klog_layout_broker_t *
 live_broker(const klog_zkrepl_t *zr, int32_t id)
 {
 	for (size_t i = 0; i < zr->nlive; i++)
@@ -77,12 +77,12 @@ live_broker(const klog_zkrepl_t *zr, int32_t id)
 static int
 read_live(klog_zkrepl_t *zr)
 {
-	klog_cluster_broker_t *v;
+	klog_layout_broker_t *v;
 	klog_err_t err;
 	size_t n;
 	int rc;
 
-	if ((rc = klog_cluster_brokers(zr->zk, 1, &v, &n, &err)) < 0) {
+	if ((rc = klog_layout_brokers(zr->zk, 1, &v, &n, &err)) < 0) {
 		say_err(zr, "reading the live brokers", rc, &err);
 		return rc;
 	}
@@ -147,7 +147,7 @@ lead(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st)
 static void
 follow(klog_zkrepl_t *zr, struct rpart *rp, int32_t leader, int32_t epoch)
 {
-	const klog_cluster_broker_t *b = live_broker(zr, leader);
+	const klog_layout_broker_t *b = live_broker(zr, leader);
 	klog_client_addr_t addr;
 	klog_core_part_t *p;
 	klog_err_t err;
@@ -630,7 +630,7 @@ klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
 			read_marked(zr);
 			return 1;
 		}
-		if (strcmp(ev->path, KLOG_CLUSTER_BROKER_IDS) == 0) {
+		if (strcmp(ev->path, KLOG_LAYOUT_BROKER_IDS) == 0) {
 			read_live(zr);
 			for (size_t i = 0; i < zr->nparts; i++)
 				if (zr->parts[i].role != KLOG_REPLICA_LEADER)

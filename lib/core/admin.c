@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/coreadmin.h"
-#include "klog/flusher.h"
-#include "klog/names.h"
+#include "klog/core/admin.h"
+#include "klog/storage/flusher.h"
+#include "klog/storage/names.h"
 
 #include "core_impl.h"
 

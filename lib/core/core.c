@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/core.h"
-#include "klog/flusher.h"
-#include "klog/format.h"
+#include "klog/base/buf.h"
+#include "klog/core/core.h"
+#include "klog/storage/flusher.h"
+#include "klog/storage/format.h"
 
 #include "core_impl.h"
 

@@ -10,10 +10,10 @@
 
 #include <sys/uio.h>
 
-#include "klog/core.h"
-#include "klog/corerep.h"
-#include "klog/flusher.h"
-#include "klog/replica.h"
+#include "klog/core/core.h"
+#include "klog/core/replica.h"
+#include "klog/core/replicated.h"
+#include "klog/storage/flusher.h"
 
 /* Where a staged set's result lives until its write is done. */
 struct stage_ref {

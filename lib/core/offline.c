@@ -1,6 +1,6 @@
 /* The broker core when a sync fails; see corefail.h. */
 #include "core_impl.h"
-#include "klog/corefail.h"
+#include "klog/core/offline.h"
 
 static void
 on_failed(klog_loop_t *loop, klog_timer_t *t, void *arg)

@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 
-#include "klog/replica.h"
+#include "klog/core/replica.h"
 
 int
 klog_replica_new(const char *dir, int32_t me, int64_t lag_ms,

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
-#include "klog/corerep.h"
-#include "klog/format.h"
+#include "klog/base/clock.h"
+#include "klog/core/replicated.h"
+#include "klog/storage/format.h"
 
 #include "core_impl.h"
 

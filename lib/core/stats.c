@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "core_impl.h"
-#include "klog/corestat.h"
+#include "klog/core/stats.h"
 
 static int
 by_log(const void *a, const void *b)
@@ -59,7 +59,7 @@ klog_core_stats_parked(const klog_core_t *c)
 }
 
 void
-klog_core_stats_fsync(klog_core_t *c, klog_metrics_hist_t *out)
+klog_core_stats_fsync(klog_core_t *c, klog_promtext_hist_t *out)
 {
 	klog_flusher_fsync_hist(c->fl, out);
 }

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
-#include "klog/cluster.h"
-#include "klog/group.h"
-#include "klog/names.h"
+#include "klog/base/clock.h"
+#include "klog/group/group.h"
+#include "klog/storage/names.h"
+#include "klog/zk/layout.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -15,8 +15,8 @@ struct klog_group {
 	klog_discovery_t *d;
 	char group[KLOG_TOPIC_MAX + 1];
 	char topic[KLOG_TOPIC_MAX + 1];
-	char id[KLOG_CLUSTER_NAME_MAX + 1];
-	char thread[KLOG_CLUSTER_NAME_MAX + 1];
+	char id[KLOG_LAYOUT_NAME_MAX + 1];
+	char thread[KLOG_LAYOUT_NAME_MAX + 1];
 	char ids_path[KLOG_ZK_PATH_MAX];
 	klog_group_part_t *parts;   /* owned, ascending index */
 	size_t nparts;
@@ -29,7 +29,7 @@ struct klog_group {
 
 /* A partition of the topic as the discovery sees it now. */
 struct cand {
-	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	char name[KLOG_LAYOUT_PART_NAME_MAX];
 	int32_t index, broker_id, partition;
 };
 
@@ -51,11 +51,11 @@ klog_group_plan(char **parts, size_t nparts, char **threads, size_t nthreads,
 {
 	*start = 0;
 	*count = 0;
-	klog_cluster_sort_names(parts, nparts);
-	klog_cluster_sort_names(threads, nthreads);
+	klog_layout_sort_names(parts, nparts);
+	klog_layout_sort_names(threads, nthreads);
 	for (size_t j = 0; j < nthreads; j++)
 		if (strcmp(threads[j], me) == 0) {
-			klog_cluster_assign(nparts, nthreads, j, start, count);
+			klog_layout_assign(nparts, nthreads, j, start, count);
 			return 0;
 		}
 	return -KLOG_ENOENT;
@@ -204,7 +204,7 @@ commit_one(klog_group_t *g, klog_group_part_t *p, klog_err_t *err)
 
 	if (p->position < 0 || p->position == p->committed)
 		return 0;
-	rc = klog_cluster_offset_commit(g->zk, g->group, g->topic,
+	rc = klog_layout_offset_commit(g->zk, g->group, g->topic,
 	    p->broker_id, p->partition, p->position, err);
 	if (rc == 0)
 		p->committed = p->position;
@@ -265,9 +265,9 @@ read_parts(klog_group_t *g, struct view *v, klog_err_t *err)
 		}
 		v->cands[i].index = i;
 		v->cands[i].broker_id = where.replicated ?
-		    KLOG_CLUSTER_NUMBERED : where.broker_id;
+		    KLOG_LAYOUT_NUMBERED : where.broker_id;
 		v->cands[i].partition = where.partition;
-		klog_cluster_part_name(v->cands[i].name,
+		klog_layout_part_name(v->cands[i].name,
 		    sizeof(v->cands[i].name), where.broker_id, where.partition);
 	}
 	v->n = (size_t)n;
@@ -282,13 +282,13 @@ static int
 add_threads(klog_group_t *g, const char *member, klog_zk_list_t *out,
     klog_err_t *err)
 {
-	klog_cluster_sub_t subs[64];
-	char tid[KLOG_CLUSTER_NAME_MAX + 16];
+	klog_layout_sub_t subs[64];
+	char tid[KLOG_LAYOUT_NAME_MAX + 16];
 	char **v;
 	size_t n;
 	int rc;
 
-	rc = klog_cluster_member_subs(g->zk, g->group, member, subs, 64, &n,
+	rc = klog_layout_member_subs(g->zk, g->group, member, subs, 64, &n,
 	    err);
 	if (rc == -KLOG_ENOENT)
 		return 0;  /* left between the two reads */
@@ -301,7 +301,7 @@ add_threads(klog_group_t *g, const char *member, klog_zk_list_t *out,
 		if (strcmp(subs[i].topic, g->topic) != 0)
 			continue;
 		for (int32_t s = 0; s < subs[i].streams && s < 1024; s++) {
-			if (klog_cluster_thread_id(tid, sizeof(tid), member,
+			if (klog_layout_thread_id(tid, sizeof(tid), member,
 			    s) < 0)
 				break;
 			v = realloc(out->names, (out->n + 1) * sizeof(*v));
@@ -324,7 +324,7 @@ read_threads(klog_group_t *g, struct view *v, klog_err_t *err)
 	klog_zk_list_t members = { 0 };
 	int rc;
 
-	if ((rc = klog_cluster_members(g->zk, g->group, 1, &members,
+	if ((rc = klog_layout_members(g->zk, g->group, 1, &members,
 	    err)) < 0)
 		return rc;
 	for (size_t i = 0; rc == 0 && i < members.n; i++) {
@@ -348,7 +348,7 @@ find_cand(const struct view *v, const char *name)
 static void
 part_name(const klog_group_part_t *p, char *buf, size_t len)
 {
-	klog_cluster_part_name(buf, len, p->broker_id, p->partition);
+	klog_layout_part_name(buf, len, p->broker_id, p->partition);
 }
 
 /* Commit and give up owned partition i. */
@@ -359,7 +359,7 @@ release(klog_group_t *g, size_t i, klog_err_t *err)
 	int rc;
 
 	if ((rc = commit_one(g, p, err)) < 0 ||
-	    (rc = klog_cluster_owner_release(g->zk, g->group, g->topic,
+	    (rc = klog_layout_owner_release(g->zk, g->group, g->topic,
 	    p->broker_id, p->partition, err)) < 0)
 		return rc;
 	memmove(p, p + 1, (g->nparts - i - 1) * sizeof(*p));
@@ -375,13 +375,13 @@ claim(klog_group_t *g, const struct cand *c, klog_err_t *err)
 	int64_t off;
 	int rc;
 
-	rc = klog_cluster_owner_claim(g->zk, g->group, g->topic, c->broker_id,
+	rc = klog_layout_owner_claim(g->zk, g->group, g->topic, c->broker_id,
 	    c->partition, g->thread, err);
 	if (rc == -KLOG_EEXIST)
 		return 1;
 	if (rc < 0)
 		return rc;
-	rc = klog_cluster_offset_read(g->zk, g->group, g->topic, c->broker_id,
+	rc = klog_layout_offset_read(g->zk, g->group, g->topic, c->broker_id,
 	    c->partition, &off, err);
 	if (rc == -KLOG_ENOENT)
 		off = -1;
@@ -400,7 +400,7 @@ claim(klog_group_t *g, const struct cand *c, klog_err_t *err)
 	p->committed = off;
 	return 0;
 undo:
-	klog_cluster_owner_release(g->zk, g->group, g->topic, c->broker_id,
+	klog_layout_owner_release(g->zk, g->group, g->topic, c->broker_id,
 	    c->partition, NULL);
 	return rc;
 }
@@ -418,7 +418,7 @@ static int
 apply(klog_group_t *g, const struct view *v, size_t start, size_t count,
     int *moved, klog_err_t *err)
 {
-	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	char name[KLOG_LAYOUT_PART_NAME_MAX];
 	const struct cand *c;
 	size_t i;
 	int rc, conflicts = 0;
@@ -455,11 +455,11 @@ apply(klog_group_t *g, const struct view *v, size_t start, size_t count,
 static int
 join(klog_group_t *g, klog_err_t *err)
 {
-	klog_cluster_sub_t sub = { .streams = 1 };
+	klog_layout_sub_t sub = { .streams = 1 };
 	int rc;
 
 	snprintf(sub.topic, sizeof(sub.topic), "%s", g->topic);
-	if ((rc = klog_cluster_member_register(g->zk, g->group, g->id, &sub, 1,
+	if ((rc = klog_layout_member_register(g->zk, g->group, g->id, &sub, 1,
 	    err)) < 0)
 		return rc;
 	g->registered = 1;
@@ -510,7 +510,7 @@ klog_group_open(klog_zk_t *zk, klog_discovery_t *d,
 	int rc;
 
 	*out = NULL;
-	if ((rc = klog_cluster_group_validate(cfg->group, err)) < 0)
+	if ((rc = klog_layout_group_validate(cfg->group, err)) < 0)
 		return rc;
 	if (klog_topic_validate(cfg->topic, err) < 0)
 		return -KLOG_ETOPIC;
@@ -525,13 +525,13 @@ klog_group_open(klog_zk_t *zk, klog_discovery_t *d,
 		rc = snprintf(g->id, sizeof(g->id), "%s", cfg->consumer_id) >=
 		    (int)sizeof(g->id) ? -KLOG_EINVAL : 0;
 	else
-		rc = klog_cluster_new_consumer_id(g->id, sizeof(g->id),
+		rc = klog_layout_new_consumer_id(g->id, sizeof(g->id),
 		    cfg->group, err);
 	if (rc == 0)
-		rc = klog_cluster_thread_id(g->thread, sizeof(g->thread),
+		rc = klog_layout_thread_id(g->thread, sizeof(g->thread),
 		    g->id, 0);
 	if (rc == 0)
-		rc = klog_cluster_member_path(g->ids_path, sizeof(g->ids_path),
+		rc = klog_layout_member_path(g->ids_path, sizeof(g->ids_path),
 		    g->group, NULL);
 	if (rc < 0) {
 		klog_err_set(err, rc, "group \"%s\": bad consumer id",
@@ -559,7 +559,7 @@ klog_group_close(klog_group_t *g)
 		(void)klog_group_commit(g, NULL);
 		while (g->nparts > 0 && release(g, g->nparts - 1, NULL) == 0)
 			;
-		if (klog_cluster_member_path(path, sizeof(path), g->group,
+		if (klog_layout_member_path(path, sizeof(path), g->group,
 		    g->id) == 0)
 			(void)klog_zk_delete(g->zk, path, -1, NULL);
 	}

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "klog/clock.h"
-#include "klog/cluster.h"
-#include "klog/member.h"
-#include "klog/zkdiscovery.h"
+#include "klog/base/clock.h"
+#include "klog/client/zkdiscovery.h"
+#include "klog/group/member.h"
+#include "klog/zk/layout.h"
 
 /* The longest wait for news when there is nothing to read. */
 #define IDLE_MAX_MS 1000
@@ -178,7 +178,7 @@ say_assignment(klog_member_t *mb)
 	line[0] = '\0';
 	for (size_t i = 0; i < n && len < sizeof(line) - 40; i++) {
 		p = klog_group_part(mb->g, i);
-		if (p->broker_id == KLOG_CLUSTER_NUMBERED)
+		if (p->broker_id == KLOG_LAYOUT_NUMBERED)
 			snprintf(name, sizeof(name), " %d", (int)p->partition);
 		else
 			snprintf(name, sizeof(name), " %d-%d",

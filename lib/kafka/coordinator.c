@@ -4,7 +4,7 @@
  * heartbeat, leave and commit rules, the same "every known member rejoins
  * or the rebalance timeout drops it".
  *
- *   klog_kgroups_t --buckets--> group --members--> member --> member ...
+ *   klog_coordinator_t --buckets--> group --members--> member --> member ...
  *                                 |  timer: the rebalance deadline
  *                                 |  (parked far away between rebalances)
  *                                 '--leader, protocol (a view into the
@@ -31,10 +31,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/kgroup.h"
-#include "klog/kwire.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/kafka/coordinator.h"
+#include "klog/kafka/kwire.h"
 
 /* A parked rebalance timer's period: it only has to stay scheduled. */
 #define PARK_MS (24 * 3600 * 1000)
@@ -64,14 +64,14 @@ struct member {
 	struct kproto *protos;       /* one block with the names and metadata */
 	const uint8_t *assign;       /* into grp->assign_buf */
 	uint32_t assign_len;
-	klog_kgroup_wait_t *join_wait, *sync_wait;
+	klog_coordinator_wait_t *join_wait, *sync_wait;
 	int joined;                  /* joined in this rebalance (its join may
 	                                since have been cancelled) */
 };
 
 struct group {
 	struct group *hnext;
-	klog_kgroups_t *g;
+	klog_coordinator_t *g;
 	klog_timer_t timer;          /* the rebalance deadline, or parked */
 	char *id;                    /* the id, then the protocol type */
 	uint16_t id_len;
@@ -87,12 +87,12 @@ struct group {
 
 struct klog_kgroups {
 	klog_loop_t *loop;
-	klog_kgroups_config_t cfg;
+	klog_coordinator_config_t cfg;
 	struct group **buckets;
 	size_t nbuckets;             /* a power of two */
 	uint32_t ngroups;
 	uint64_t seed, counter;      /* member ids */
-	klog_kgroup_member_t *scratch; /* max_members, the leader's answer */
+	klog_coordinator_member_t *scratch; /* max_members, the leader's answer */
 };
 
 static void session_fired(klog_loop_t *loop, klog_timer_t *t, void *arg);
@@ -160,7 +160,7 @@ hash_id(const char *p, size_t n)
 /* ---- groups and members ---- */
 
 static struct group *
-group_find(const klog_kgroups_t *g, klog_str_t id)
+group_find(const klog_coordinator_t *g, klog_str_t id)
 {
 	struct group *grp = g->buckets[hash_id(id.p, id.len) &
 	    (g->nbuckets - 1)];
@@ -184,7 +184,7 @@ member_find(const struct group *grp, klog_str_t id)
 
 /* A new empty group (generation 0) in the table; NULL for no memory. */
 static struct group *
-group_new(klog_kgroups_t *g, klog_str_t id)
+group_new(klog_coordinator_t *g, klog_str_t id)
 {
 	struct group *grp = calloc(1, sizeof(*grp));
 	size_t b;
@@ -211,7 +211,7 @@ fail:
 }
 
 static void
-member_free(klog_kgroups_t *g, struct member *m)
+member_free(klog_coordinator_t *g, struct member *m)
 {
 	klog_loop_timer_stop(g->loop, &m->timer);
 	free(m->protos);
@@ -222,7 +222,7 @@ member_free(klog_kgroups_t *g, struct member *m)
 /* Unlink and free a group: its members have no waits left, or the
  * coordinator is going away and forgets them. */
 static void
-group_free(klog_kgroups_t *g, struct group *grp)
+group_free(klog_coordinator_t *g, struct group *grp)
 {
 	struct group **pp = &g->buckets[hash_id(grp->id, grp->id_len) &
 	    (g->nbuckets - 1)];
@@ -246,7 +246,7 @@ group_free(klog_kgroups_t *g, struct group *grp)
 
 /* A copy of a request's protocols in one block; NULL for no memory. */
 static struct kproto *
-protos_copy(const klog_kgroup_join_req_t *req)
+protos_copy(const klog_coordinator_join_req_t *req)
 {
 	size_t size = (size_t)req->nprotocols * sizeof(struct kproto);
 	struct kproto *ps;
@@ -259,7 +259,7 @@ protos_copy(const klog_kgroup_join_req_t *req)
 		return NULL;
 	p = (uint8_t *)(ps + req->nprotocols);
 	for (uint32_t i = 0; i < req->nprotocols; i++) {
-		const klog_kgroup_proto_t *q = &req->protocols[i];
+		const klog_coordinator_proto_t *q = &req->protocols[i];
 
 		if (q->name.len > 0)
 			memcpy(p, q->name.p, q->name.len);
@@ -277,12 +277,12 @@ protos_copy(const klog_kgroup_join_req_t *req)
 /* Whether the member's protocols and metadata are those of req (Kafka's
  * MemberMetadata.matches: same names, same order, same bytes). */
 static int
-protos_match(const struct member *m, const klog_kgroup_join_req_t *req)
+protos_match(const struct member *m, const klog_coordinator_join_req_t *req)
 {
 	if (m->nprotos != req->nprotocols)
 		return 0;
 	for (uint32_t i = 0; i < m->nprotos; i++) {
-		const klog_kgroup_proto_t *q = &req->protocols[i];
+		const klog_coordinator_proto_t *q = &req->protocols[i];
 
 		if (!str_eq(q->name, m->protos[i].name.p, m->protos[i].name.len) ||
 		    q->meta_len != m->protos[i].meta_len || (q->meta_len > 0 &&
@@ -315,7 +315,7 @@ all_list(const struct group *grp, klog_str_t name)
  * lists one of the protocols every member (the joiner's old self too)
  * lists, so a protocol every member lists always exists. */
 static int
-supports(const struct group *grp, const klog_kgroup_join_req_t *req)
+supports(const struct group *grp, const klog_coordinator_join_req_t *req)
 {
 	if (grp->nmembers == 0)
 		return 1;
@@ -362,7 +362,7 @@ select_protocol(const struct group *grp)
  * wait, starts its session again.  The timer is scheduled, so moving it
  * cannot fail. */
 static void
-renew(klog_kgroups_t *g, struct member *m)
+renew(klog_coordinator_t *g, struct member *m)
 {
 	(void)klog_loop_timer_start(g->loop, &m->timer, m->session_ms,
 	    m->session_ms);
@@ -371,11 +371,11 @@ renew(klog_kgroups_t *g, struct member *m)
 /* ---- answers ---- */
 
 static void
-answer_join(klog_kgroups_t *g, struct member *m, const struct group *grp,
+answer_join(klog_coordinator_t *g, struct member *m, const struct group *grp,
     int with_members)
 {
-	klog_kgroup_wait_t *w = m->join_wait;
-	klog_kgroup_join_resp_t r;
+	klog_coordinator_wait_t *w = m->join_wait;
+	klog_coordinator_join_resp_t r;
 	uint32_t n = 0;
 
 	m->join_wait = NULL;
@@ -402,10 +402,10 @@ answer_join(klog_kgroups_t *g, struct member *m, const struct group *grp,
 }
 
 static void
-join_error(klog_kgroups_t *g, klog_kgroup_wait_t *w, int16_t error,
+join_error(klog_coordinator_t *g, klog_coordinator_wait_t *w, int16_t error,
     const struct member *m)
 {
-	klog_kgroup_join_resp_t r;
+	klog_coordinator_join_resp_t r;
 
 	memset(&r, 0, sizeof(r));
 	w->kind = WAIT_NONE;
@@ -417,9 +417,9 @@ join_error(klog_kgroups_t *g, klog_kgroup_wait_t *w, int16_t error,
 }
 
 static void
-answer_sync(klog_kgroups_t *g, struct member *m, int16_t error)
+answer_sync(klog_coordinator_t *g, struct member *m, int16_t error)
 {
-	klog_kgroup_wait_t *w = m->sync_wait;
+	klog_coordinator_wait_t *w = m->sync_wait;
 
 	m->sync_wait = NULL;
 	w->kind = WAIT_NONE;
@@ -431,7 +431,7 @@ answer_sync(klog_kgroups_t *g, struct member *m, int16_t error)
 }
 
 static void
-sync_error(klog_kgroups_t *g, klog_kgroup_wait_t *w, int16_t error)
+sync_error(klog_coordinator_t *g, klog_coordinator_wait_t *w, int16_t error)
 {
 	w->kind = WAIT_NONE;
 	g->cfg.sync_done(w, error, NULL, 0);
@@ -442,7 +442,7 @@ sync_error(klog_kgroups_t *g, klog_kgroup_wait_t *w, int16_t error)
 /* Drop m from its group; a wait it still holds is answered
  * UNKNOWN_MEMBER_ID, since it is no longer one. */
 static void
-member_remove(klog_kgroups_t *g, struct member *m, const char *why)
+member_remove(klog_coordinator_t *g, struct member *m, const char *why)
 {
 	struct group *grp = m->grp;
 	char e1[ESC_MAX + 1], e2[ESC_MAX + 1];
@@ -473,7 +473,7 @@ member_remove(klog_kgroups_t *g, struct member *m, const char *why)
 /* Kafka's onCompleteJoin: those who did not rejoin are dropped, the
  * generation moves on, and every held join is answered. */
 static void
-complete_join(klog_kgroups_t *g, struct group *grp)
+complete_join(klog_coordinator_t *g, struct group *grp)
 {
 	char e1[ESC_MAX + 1], e2[ESC_MAX + 1], e3[ESC_MAX + 1];
 	struct member *m, *next;
@@ -512,7 +512,7 @@ complete_join(klog_kgroups_t *g, struct group *grp)
 
 /* Complete the rebalance if every member has joined again. */
 static void
-try_complete(klog_kgroups_t *g, struct group *grp)
+try_complete(klog_coordinator_t *g, struct group *grp)
 {
 	if (grp->state != ST_PREPARING)
 		return;
@@ -526,7 +526,7 @@ try_complete(klog_kgroups_t *g, struct group *grp)
  * rejoin, and the rebalance timer starts at the members' largest
  * rebalance timeout. */
 static void
-prepare_rebalance(klog_kgroups_t *g, struct group *grp)
+prepare_rebalance(klog_coordinator_t *g, struct group *grp)
 {
 	int32_t timeout = 0;
 
@@ -550,7 +550,7 @@ prepare_rebalance(klog_kgroups_t *g, struct group *grp)
 /* After a member left or expired: the rest rebalance.  The group may be
  * left empty, for settle() to free. */
 static void
-after_removal(klog_kgroups_t *g, struct group *grp)
+after_removal(klog_coordinator_t *g, struct group *grp)
 {
 	if (grp->state != ST_EMPTY)
 		prepare_rebalance(g, grp);
@@ -560,7 +560,7 @@ after_removal(klog_kgroups_t *g, struct group *grp)
 /* The last step of every entry point that may have emptied a group: an
  * empty group keeps nothing worth keeping (its offsets are koffsets'). */
 static void
-settle(klog_kgroups_t *g, struct group *grp)
+settle(klog_coordinator_t *g, struct group *grp)
 {
 	if (grp->nmembers == 0)
 		group_free(g, grp);
@@ -571,7 +571,7 @@ session_fired(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
 	struct member *m = arg;
 	struct group *grp = m->grp;
-	klog_kgroups_t *g = grp->g;
+	klog_coordinator_t *g = grp->g;
 
 	(void)loop;
 	(void)t;
@@ -587,7 +587,7 @@ static void
 rebalance_fired(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
 	struct group *grp = arg;
-	klog_kgroups_t *g = grp->g;
+	klog_coordinator_t *g = grp->g;
 
 	(void)loop;
 	(void)t;
@@ -600,10 +600,10 @@ rebalance_fired(klog_loop_t *loop, klog_timer_t *t, void *arg)
 /* ---- the coordinator ---- */
 
 int
-klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
-    klog_kgroups_t **out)
+klog_coordinator_new(klog_loop_t *loop, const klog_coordinator_config_t *cfg,
+    klog_coordinator_t **out)
 {
-	klog_kgroups_t *g;
+	klog_coordinator_t *g;
 	uint64_t rnd = 0;
 
 	*out = NULL;
@@ -621,7 +621,7 @@ klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
 	g->buckets = calloc(g->nbuckets, sizeof(*g->buckets));
 	g->scratch = calloc(cfg->max_members, sizeof(*g->scratch));
 	if (g->buckets == NULL || g->scratch == NULL) {
-		klog_kgroups_free(g);
+		klog_coordinator_free(g);
 		return -KLOG_ENOMEM;
 	}
 	/* Member ids must not repeat across restarts, where the counter
@@ -636,7 +636,7 @@ klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
 }
 
 void
-klog_kgroups_free(klog_kgroups_t *g)
+klog_coordinator_free(klog_coordinator_t *g)
 {
 	if (g == NULL)
 		return;
@@ -651,8 +651,8 @@ klog_kgroups_free(klog_kgroups_t *g)
 /* A new member of grp with a fresh id, its join held; NULL for no
  * memory (nothing changed). */
 static struct member *
-member_new(klog_kgroups_t *g, struct group *grp,
-    const klog_kgroup_join_req_t *req, klog_kgroup_wait_t *w)
+member_new(klog_coordinator_t *g, struct group *grp,
+    const klog_coordinator_join_req_t *req, klog_coordinator_wait_t *w)
 {
 	size_t clen = req->client_id.len < CLIENT_ID_MAX ?
 	    req->client_id.len : CLIENT_ID_MAX;
@@ -702,8 +702,8 @@ fail:
 
 /* The join of a known member, m, as doJoinGroup has it by state. */
 static int
-join_known(klog_kgroups_t *g, struct group *grp, struct member *m,
-    const klog_kgroup_join_req_t *req, klog_kgroup_wait_t *w)
+join_known(klog_coordinator_t *g, struct group *grp, struct member *m,
+    const klog_coordinator_join_req_t *req, klog_coordinator_wait_t *w)
 {
 	int same = protos_match(m, req);
 	struct kproto *ps = NULL;
@@ -748,8 +748,8 @@ join_known(klog_kgroups_t *g, struct group *grp, struct member *m,
 }
 
 int
-klog_kgroups_join(klog_kgroups_t *g, const klog_kgroup_join_req_t *req,
-    klog_kgroup_wait_t *w)
+klog_coordinator_join(klog_coordinator_t *g, const klog_coordinator_join_req_t *req,
+    klog_coordinator_wait_t *w)
 {
 	struct group *grp;
 	struct member *m = NULL;
@@ -826,8 +826,8 @@ out:
 /* The leader's assignment: one block for every member's share (a member
  * it leaves out gets an empty one), then every held sync answered. */
 static int
-sync_leader(klog_kgroups_t *g, struct group *grp,
-    const klog_kgroup_sync_req_t *req)
+sync_leader(klog_coordinator_t *g, struct group *grp,
+    const klog_coordinator_sync_req_t *req)
 {
 	size_t size = 0;
 	uint8_t *buf, *p;
@@ -845,7 +845,7 @@ sync_leader(klog_kgroups_t *g, struct group *grp,
 	}
 	p = buf;
 	for (uint32_t i = 0; i < req->nassign; i++) {
-		const klog_kgroup_assign_t *a = &req->assign[i];
+		const klog_coordinator_assign_t *a = &req->assign[i];
 		struct member *m = member_find(grp, a->member_id);
 
 		if (m == NULL)
@@ -864,12 +864,12 @@ sync_leader(klog_kgroups_t *g, struct group *grp,
 }
 
 int
-klog_kgroups_sync(klog_kgroups_t *g, const klog_kgroup_sync_req_t *req,
-    klog_kgroup_wait_t *w)
+klog_coordinator_sync(klog_coordinator_t *g, const klog_coordinator_sync_req_t *req,
+    klog_coordinator_wait_t *w)
 {
 	struct group *grp = group_find(g, req->group);
 	struct member *m;
-	klog_kgroup_wait_t *old;
+	klog_coordinator_wait_t *old;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
@@ -918,7 +918,7 @@ klog_kgroups_sync(klog_kgroups_t *g, const klog_kgroup_sync_req_t *req,
 }
 
 void
-klog_kgroups_cancel(klog_kgroups_t *g, klog_kgroup_wait_t *w)
+klog_coordinator_cancel(klog_coordinator_t *g, klog_coordinator_wait_t *w)
 {
 	struct member *m;
 
@@ -936,7 +936,7 @@ klog_kgroups_cancel(klog_kgroups_t *g, klog_kgroup_wait_t *w)
 }
 
 int16_t
-klog_kgroups_heartbeat(klog_kgroups_t *g, klog_str_t group,
+klog_coordinator_heartbeat(klog_coordinator_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id)
 {
 	struct group *grp = group_find(g, group);
@@ -955,7 +955,7 @@ klog_kgroups_heartbeat(klog_kgroups_t *g, klog_str_t group,
 }
 
 int16_t
-klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group, klog_str_t member_id)
+klog_coordinator_leave(klog_coordinator_t *g, klog_str_t group, klog_str_t member_id)
 {
 	struct group *grp = group_find(g, group);
 	struct member *m;
@@ -969,7 +969,7 @@ klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group, klog_str_t member_id)
 }
 
 int16_t
-klog_kgroups_commit_check(klog_kgroups_t *g, klog_str_t group,
+klog_coordinator_commit_check(klog_coordinator_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id)
 {
 	struct group *grp = group_find(g, group);

@@ -24,7 +24,7 @@
 /* A join or sync waiting for its answer, in line on its connection. */
 struct gwait {
 	klog_outq_hold_t hold;     /* first: the output queue hands it back */
-	klog_kgroup_wait_t w;
+	klog_coordinator_wait_t w;
 	klog_kafka_t *k;
 	klog_conn_t *conn;
 	int32_t corr;
@@ -32,7 +32,7 @@ struct gwait {
 };
 
 static struct gwait *
-gwait_of(klog_kgroup_wait_t *w)
+gwait_of(klog_coordinator_wait_t *w)
 {
 	return (struct gwait *)((char *)w - offsetof(struct gwait, w));
 }
@@ -43,7 +43,7 @@ gwait_done(klog_outq_hold_t *h)
 	struct gwait *gw = (struct gwait *)h;
 
 	if (!gw->answered)
-		klog_kgroups_cancel(gw->k->groups, &gw->w);
+		klog_coordinator_cancel(gw->k->groups, &gw->w);
 	klog_outq_free(&gw->hold.q);
 	free(gw);
 }
@@ -80,7 +80,7 @@ gwait_ready(struct gwait *gw)
 
 /* JoinGroup v0's answer. */
 static void
-join_done(klog_kgroup_wait_t *w, const klog_kgroup_join_resp_t *jr)
+join_done(klog_coordinator_wait_t *w, const klog_coordinator_join_resp_t *jr)
 {
 	struct gwait *gw = gwait_of(w);
 	klog_buf_t *out = klog_outq_buf(&gw->hold.q);
@@ -106,7 +106,7 @@ join_done(klog_kgroup_wait_t *w, const klog_kgroup_join_resp_t *jr)
 
 /* SyncGroup v0's answer. */
 static void
-sync_done(klog_kgroup_wait_t *w, int16_t error, const uint8_t *assignment,
+sync_done(klog_coordinator_wait_t *w, int16_t error, const uint8_t *assignment,
     uint32_t len)
 {
 	struct gwait *gw = gwait_of(w);
@@ -124,19 +124,19 @@ int
 klog_kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
     const char *data_dir, klog_err_t *err)
 {
-	klog_kgroups_config_t gc = { SESSION_MIN_MS, SESSION_MAX_MS,
+	klog_coordinator_config_t gc = { SESSION_MIN_MS, SESSION_MAX_MS,
 	    MAX_MEMBERS, MAX_GROUPS, join_done, sync_done, k->cfg.log };
 	int rc;
 
 	if ((rc = klog_koffsets_open(data_dir, &k->offsets, err)) < 0)
 		return rc;
-	return klog_kgroups_new(loop, &gc, &k->groups);
+	return klog_coordinator_new(loop, &gc, &k->groups);
 }
 
 void
 klog_kafka_groups_close(klog_kafka_t *k)
 {
-	klog_kgroups_free(k->groups);
+	klog_coordinator_free(k->groups);
 	klog_koffsets_free(k->offsets);
 	k->groups = NULL;
 	k->offsets = NULL;
@@ -192,8 +192,8 @@ klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 void
 klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_kgroup_join_req_t req;
-	klog_kgroup_proto_t *protos;
+	klog_coordinator_join_req_t req;
+	klog_coordinator_proto_t *protos;
 	struct gwait *gw;
 	klog_kjoin_t j;
 
@@ -207,7 +207,7 @@ klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 		if ((gw = gwait_new(k, r)) == NULL)
 			klog_outq_buf(k->q)->failed = 1;
 		else
-			join_done(&gw->w, &(klog_kgroup_join_resp_t){
+			join_done(&gw->w, &(klog_coordinator_join_resp_t){
 			    .error = error, .generation = -1 });
 		return;
 	}
@@ -219,22 +219,22 @@ klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	protos = k->parts2.p;
 	for (uint32_t i = 0; i < j.nprotocols; i++)
-		protos[i] = (klog_kgroup_proto_t){ j.protocols[i].name,
+		protos[i] = (klog_coordinator_proto_t){ j.protocols[i].name,
 		    j.protocols[i].data, j.protocols[i].len };
-	req = (klog_kgroup_join_req_t){ j.group, j.member_id,
+	req = (klog_coordinator_join_req_t){ j.group, j.member_id,
 	    r->client_id.p ? r->client_id : (klog_str_t){ "", 0 },
 	    j.protocol_type, j.session_timeout_ms, j.session_timeout_ms,
 	    j.nprotocols, protos };
-	if (klog_kgroups_join(k->groups, &req, &gw->w) < 0)
-		join_done(&gw->w, &(klog_kgroup_join_resp_t){
+	if (klog_coordinator_join(k->groups, &req, &gw->w) < 0)
+		join_done(&gw->w, &(klog_coordinator_join_resp_t){
 		    .error = KLOG_KERR_UNKNOWN, .generation = -1 });
 }
 
 void
 klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_kgroup_sync_req_t req;
-	klog_kgroup_assign_t *as;
+	klog_coordinator_sync_req_t req;
+	klog_coordinator_assign_t *as;
 	struct gwait *gw;
 	klog_ksync_t s;
 
@@ -259,11 +259,11 @@ klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	as = k->parts2.p;
 	for (uint32_t i = 0; i < s.nassign; i++)
-		as[i] = (klog_kgroup_assign_t){ s.assign[i].name,
+		as[i] = (klog_coordinator_assign_t){ s.assign[i].name,
 		    s.assign[i].data, s.assign[i].len };
-	req = (klog_kgroup_sync_req_t){ s.group, s.generation, s.member_id,
+	req = (klog_coordinator_sync_req_t){ s.group, s.generation, s.member_id,
 	    s.nassign, as };
-	if (klog_kgroups_sync(k->groups, &req, &gw->w) < 0)
+	if (klog_coordinator_sync(k->groups, &req, &gw->w) < 0)
 		sync_done(&gw->w, KLOG_KERR_UNKNOWN, NULL, 0);
 }
 
@@ -280,7 +280,7 @@ klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	error = not_here(k, group);
 	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
-	    error : klog_kgroups_heartbeat(k->groups, group, generation,
+	    error : klog_coordinator_heartbeat(k->groups, group, generation,
 	    member));
 }
 
@@ -296,7 +296,7 @@ klog_kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	error = not_here(k, group);
 	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
-	    error : klog_kgroups_leave(k->groups, group, member));
+	    error : klog_coordinator_leave(k->groups, group, member));
 }
 
 static int16_t
@@ -380,7 +380,7 @@ klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	errors = k->parts2.p;
 	if ((gerr = not_here(k, c.group)) == KLOG_KERR_NONE)
-		gerr = klog_kgroups_commit_check(k->groups, c.group,
+		gerr = klog_coordinator_commit_check(k->groups, c.group,
 		    c.generation, c.member_id);
 	for (uint32_t i = 0; i < c.count; i++)
 		errors[i] = gerr != KLOG_KERR_NONE ? gerr :

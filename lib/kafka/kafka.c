@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "kafka_impl.h"
-#include "klog/buf.h"
-#include "klog/clock.h"
-#include "klog/format.h"
-#include "klog/kbatch.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/clock.h"
+#include "klog/kafka/kbatch.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
 #define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
@@ -771,7 +771,7 @@ finish(klog_core_park_t *pk)
 		    pk->n);
 		break;
 	}
-	klog_metrics_reqs_note(&k->reqs, pk->kind == KLOG_CORE_PRODUCE ?
+	klog_promtext_reqs_note(&k->reqs, pk->kind == KLOG_CORE_PRODUCE ?
 	    KLOG_KAPI_PRODUCE : pk->kind == KLOG_CORE_FETCH ? KLOG_KAPI_FETCH :
 	    KLOG_KAPI_LIST_OFFSETS, k->err,
 	    klog_clock_mono_ns() - pk->arrived_ns);
@@ -908,7 +908,7 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 		}
 		now = klog_clock_mono_ns();
 		if (!k->parked)
-			klog_metrics_reqs_note(&k->reqs, r.api, k->err,
+			klog_promtext_reqs_note(&k->reqs, r.api, k->err,
 			    now - k->arrived_ns);
 		k->arrived_ns = now;
 		pos += 4 + (size_t)r.size;
@@ -928,7 +928,7 @@ klog_kafka_front(void)
 	return &front;
 }
 
-const klog_metrics_reqs_t *
+const klog_promtext_reqs_t *
 klog_kafka_reqs(const klog_kafka_t *k)
 {
 	return &k->reqs;
@@ -948,7 +948,7 @@ klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
 		return -KLOG_ENOMEM;
 	k->cfg = *cfg;
 	k->core = core;
-	klog_metrics_reqs_init(&k->reqs);
+	klog_promtext_reqs_init(&k->reqs);
 	if ((k->adv_host = strdup(cfg->advertised_host)) == NULL) {
 		klog_kafka_free(k);
 		return -KLOG_ENOMEM;

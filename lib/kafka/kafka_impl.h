@@ -1,6 +1,6 @@
 /*
- * What lib/kafka.c (framing, produce, fetch, offsets, metadata) and
- * lib/kafkagrp.c (the group APIs) share: the front end's state.  Private
+ * What lib/kafka/kafka.c (framing, produce, fetch, offsets, metadata) and
+ * lib/kafka/groups.c (the group APIs) share: the front end's state.  Private
  * to those two files.
  */
 #ifndef KLOG_KAFKA_IMPL_H
@@ -9,20 +9,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/conn.h"
-#include "klog/core.h"
-#include "klog/kafka.h"
-#include "klog/kgroup.h"
-#include "klog/koffsets.h"
-#include "klog/kwire.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/core/core.h"
+#include "klog/kafka/coordinator.h"
+#include "klog/kafka/kafka.h"
+#include "klog/kafka/koffsets.h"
+#include "klog/kafka/kwire.h"
+#include "klog/net/conn.h"
+#include "klog/proto/proto.h"
 
 struct klog_kafka {
 	klog_kafka_config_t cfg;
 	char *adv_host;
 	klog_core_t *core;
-	klog_kgroups_t *groups;
+	klog_coordinator_t *groups;
 	klog_koffsets_t *offsets;
 	/* Arrays reused by every request (the loop is single-threaded). */
 	klog_proto_array_t parts, parts2;
@@ -62,7 +62,7 @@ struct klog_kafka {
 	int64_t arrived_ns;
 	int16_t err;
 	int parked;
-	klog_metrics_reqs_t reqs;
+	klog_promtext_reqs_t reqs;
 };
 
 /* This broker as Metadata and FindCoordinator name it. */

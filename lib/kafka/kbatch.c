@@ -14,11 +14,11 @@
 
 #include <isa-l/crc.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kbatch.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kbatch.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #define LOG_OVERHEAD 12          /* baseOffset:8 batchLength:4 */
 #define HEADER 61                /* through count:4 */

@@ -43,10 +43,10 @@
 #include <lz4frame.h>
 #include <snappy-c.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #define KAFKA_LOG_OVERHEAD 12   /* offset:8 size:4 */
 #define KAFKA_MAGIC_AT 16       /* magic's byte in v0, v1 and v2 alike */

@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "klog/koffsets.h"
-#include "klog/names.h"
-#include "klog/parse.h"
+#include "klog/base/parse.h"
+#include "klog/kafka/koffsets.h"
+#include "klog/storage/names.h"
 
 #define VERSION_LINE "klog-kafka-offsets 1"
 #define GROUP_MAX 200     /* bytes of a group id */

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kwire.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kwire.h"
+#include "klog/storage/format.h"
 
 /* ---- reading ---- */
 

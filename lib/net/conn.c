@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/conn.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/net.h"
+#include "klog/base/error.h"
+#include "klog/net/conn.h"
+#include "klog/net/socket.h"
+#include "klog/storage/format.h"
 
 #define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
 #define COPY_MAX ((size_t)16 << 10)     /* leftovers this small go back through
@@ -310,7 +310,7 @@ conn_close(klog_conn_t *c, int level, const char *why)
 
 	if (klog_logger_wants(&cs->cfg.log, level))
 		klog_logger_say(&cs->cfg.log, level, "%s: closing: %s",
-		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
+		    klog_socket_peer_name(c->fd, peer, sizeof(peer)), why);
 	klog_loop_watch(cs->loop, c->fd, 0, NULL, NULL);
 	klog_loop_timer_stop(cs->loop, &c->deadline);
 	close(c->fd);
@@ -370,11 +370,11 @@ klog_conn_refuse(klog_conn_t *c, const char *why)
 	if (cs->bad_suppressed > 0)
 		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s (and "
 		    "%llu more bad requests not logged)",
-		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why,
+		    klog_socket_peer_name(c->fd, peer, sizeof(peer)), why,
 		    (unsigned long long)cs->bad_suppressed);
 	else
 		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s",
-		    klog_net_peer_name(c->fd, peer, sizeof(peer)), why);
+		    klog_socket_peer_name(c->fd, peer, sizeof(peer)), why);
 	cs->bad_suppressed = 0;
 }
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/httpd.h"
+#include "klog/net/httpd.h"
 
 struct klog_httpd {
 	char *path;

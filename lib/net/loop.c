@@ -12,9 +12,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/loop.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/net/loop.h"
 
 #define LOOP_MAX_EVENTS 256
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/error.h"
-#include "klog/outq.h"
-#include "klog/segment.h"
+#include "klog/base/error.h"
+#include "klog/net/outq.h"
+#include "klog/storage/segment.h"
 
 /* Bytes in one page for the fallback probes; a larger real page costs at
  * most an extra probe. */

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/prefetch.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/net/prefetch.h"
 
 #define SCRATCH ((size_t)128 << 10)
 #define NS 1000000000LL

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/error.h"
-#include "klog/net.h"
-#include "klog/parse.h"
+#include "klog/base/error.h"
+#include "klog/base/parse.h"
+#include "klog/net/socket.h"
 
 #define LISTEN_BACKLOG 511
 
@@ -61,8 +61,8 @@ bound_port(int fd)
 }
 
 int
-klog_net_bind(const char *spec, const char *default_port,
-    klog_net_addr_t *addr, char *err, size_t errlen)
+klog_socket_bind(const char *spec, const char *default_port,
+    klog_socket_addr_t *addr, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
 	    .ai_socktype = SOCK_STREAM }, *res, *ai;
@@ -104,7 +104,7 @@ klog_net_bind(const char *spec, const char *default_port,
 }
 
 int
-klog_net_listen(int fd, const char *spec, char *err, size_t errlen)
+klog_socket_listen(int fd, const char *spec, char *err, size_t errlen)
 {
 	if (listen(fd, LISTEN_BACKLOG) < 0)
 		return fail(err, errlen, -KLOG_ECONN, "listen %s: %s", spec,
@@ -113,7 +113,7 @@ klog_net_listen(int fd, const char *spec, char *err, size_t errlen)
 }
 
 void
-klog_net_advertised(const char *host, char *buf, size_t len)
+klog_socket_advertised(const char *host, char *buf, size_t len)
 {
 	if (!is_wildcard(host))
 		snprintf(buf, len, "%s", host);
@@ -124,7 +124,7 @@ klog_net_advertised(const char *host, char *buf, size_t len)
 }
 
 const char *
-klog_net_peer_name(int fd, char *buf, size_t len)
+klog_socket_peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);

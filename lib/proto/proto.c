@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
 
 static const char *const wire_names[KLOG_WIRE_ERROR_MAX] = {
 	[KLOG_WIRE_NONE] = "NONE",

@@ -15,9 +15,9 @@
 #include <sys/uio.h>
 
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/verify.h"
+#include "klog/base/error.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 #define PIECE ((size_t)64 << 10)
 
@@ -33,7 +33,7 @@ struct klog_verify {
 	int workers, started;
 	const struct iovec *sets; /* the sets being checked, or NULL */
 	size_t nsets;
-	struct iovec one;       /* klog_verify_start()'s set */
+	struct iovec one;       /* klog_crcpool_start()'s set */
 	struct mark cut;        /* where the next piece starts */
 	int shared;             /* the pieces are for the workers too */
 	int busy;               /* pieces being checked */
@@ -110,7 +110,7 @@ check_all(const struct iovec *sets, size_t n)
 
 /* Step m over sets that are done; 1 if none is left. */
 static int
-settle(const klog_verify_t *v, struct mark *m)
+settle(const klog_crcpool_t *v, struct mark *m)
 {
 	while (m->s < v->nsets && m->c >= v->sets[m->s].iov_len) {
 		m->s++;
@@ -121,7 +121,7 @@ settle(const klog_verify_t *v, struct mark *m)
 
 /* Whether pieces are left to take, under v->mu. */
 static int
-pieces_left(klog_verify_t *v)
+pieces_left(klog_crcpool_t *v)
 {
 	return v->sets != NULL && v->shared && !settle(v, &v->cut);
 }
@@ -131,7 +131,7 @@ pieces_left(klog_verify_t *v)
  * malformed entry the rest of its set goes into the piece (check_range()
  * stops at that entry), and the piece goes on with the next set. */
 static int
-take(klog_verify_t *v, struct mark *a, struct mark *b)
+take(klog_crcpool_t *v, struct mark *a, struct mark *b)
 {
 	struct mark m;
 	size_t got = 0, len, start;
@@ -159,7 +159,7 @@ take(klog_verify_t *v, struct mark *a, struct mark *b)
 
 /* Take pieces and check them until none is left; under v->mu. */
 static void
-drain(klog_verify_t *v)
+drain(klog_crcpool_t *v)
 {
 	struct mark a, b;
 	int bad;
@@ -180,7 +180,7 @@ drain(klog_verify_t *v)
 static void *
 worker_main(void *arg)
 {
-	klog_verify_t *v = arg;
+	klog_crcpool_t *v = arg;
 
 	pthread_mutex_lock(&v->mu);
 	for (;;) {
@@ -197,7 +197,7 @@ worker_main(void *arg)
 /* Workers take no signals: a tool's handlers and its EINTRs stay on the
  * thread that expects them. */
 static int
-start_workers(klog_verify_t *v)
+start_workers(klog_crcpool_t *v)
 {
 	sigset_t all, old;
 	int rc = 0;
@@ -218,9 +218,9 @@ start_workers(klog_verify_t *v)
 }
 
 int
-klog_verify_new(int workers, klog_verify_t **out)
+klog_crcpool_new(int workers, klog_crcpool_t **out)
 {
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	int rc;
 
 	*out = NULL;
@@ -234,11 +234,11 @@ klog_verify_new(int workers, klog_verify_t **out)
 	v->workers = workers;
 	if (workers > 0 && (v->threads = calloc((size_t)workers,
 	    sizeof(*v->threads))) == NULL) {
-		klog_verify_free(v);
+		klog_crcpool_free(v);
 		return -KLOG_ENOMEM;
 	}
 	if ((rc = start_workers(v)) < 0) {
-		klog_verify_free(v);
+		klog_crcpool_free(v);
 		return rc;
 	}
 	*out = v;
@@ -246,7 +246,7 @@ klog_verify_new(int workers, klog_verify_t **out)
 }
 
 void
-klog_verify_free(klog_verify_t *v)
+klog_crcpool_free(klog_crcpool_t *v)
 {
 	if (v == NULL)
 		return;
@@ -265,7 +265,7 @@ klog_verify_free(klog_verify_t *v)
 
 /* Hand sets[0..n) to the workers, if they are large enough to share. */
 static void
-start_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
+start_sets(klog_crcpool_t *v, const struct iovec *sets, size_t n)
 {
 	size_t total = 0;
 
@@ -276,21 +276,21 @@ start_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
 	v->nsets = n;
 	v->cut = (struct mark){ 0, 0 };
 	v->bad = 0;
-	v->shared = v->workers > 0 && total >= KLOG_VERIFY_MIN_SPLIT;
+	v->shared = v->workers > 0 && total >= KLOG_CRCPOOL_MIN_SPLIT;
 	if (v->shared)
 		pthread_cond_broadcast(&v->go);
 	pthread_mutex_unlock(&v->mu);
 }
 
 void
-klog_verify_start(klog_verify_t *v, const void *set, size_t len)
+klog_crcpool_start(klog_crcpool_t *v, const void *set, size_t len)
 {
 	v->one = (struct iovec){ (void *)set, len };
 	start_sets(v, &v->one, 1);
 }
 
 int
-klog_verify_finish(klog_verify_t *v)
+klog_crcpool_finish(klog_crcpool_t *v)
 {
 	int bad;
 
@@ -311,19 +311,19 @@ klog_verify_finish(klog_verify_t *v)
 }
 
 int
-klog_verify_crcs(klog_verify_t *v, const void *set, size_t len)
+klog_crcpool_crcs(klog_crcpool_t *v, const void *set, size_t len)
 {
 	if (v == NULL)
 		return check_range(set, len);
-	klog_verify_start(v, set, len);
-	return klog_verify_finish(v);
+	klog_crcpool_start(v, set, len);
+	return klog_crcpool_finish(v);
 }
 
 int
-klog_verify_sets(klog_verify_t *v, const struct iovec *sets, size_t n)
+klog_crcpool_sets(klog_crcpool_t *v, const struct iovec *sets, size_t n)
 {
 	if (v == NULL)
 		return check_all(sets, n);
 	start_sets(v, sets, n);
-	return klog_verify_finish(v);
+	return klog_crcpool_finish(v);
 }

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "klog/dump.h"
-#include "klog/epochs.h"
-#include "klog/json.h"
-#include "klog/names.h"
+#include "klog/base/json.h"
+#include "klog/storage/dump.h"
+#include "klog/storage/epochs.h"
+#include "klog/storage/names.h"
 
 #define COUNT_REACHED 1
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/epochs.h"
-#include "klog/segment.h"
+#include "klog/storage/epochs.h"
+#include "klog/storage/segment.h"
 
 #define HEADER "klog-epochs 1\n"
 #define MAX_EPOCHS 100000

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
 
 struct klog_fdcache {
 	pthread_mutex_t mu;

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/clock.h"
-#include "klog/flusher.h"
+#include "klog/base/clock.h"
+#include "klog/storage/flusher.h"
 
 enum { FL_IDLE, FL_QUEUED, FL_RUNNING };
 
@@ -22,7 +22,7 @@ struct klog_flusher {
 	size_t nqueue, ndone, cap;
 	/* Under mu: the flush times, observed by the thread when it takes
 	 * the lock to report the batch, read by a scrape. */
-	klog_metrics_hist_t fsync;
+	klog_promtext_hist_t fsync;
 	uint64_t failures;         /* flushes that failed a sync, or were
 	                              refused after one (-KLOG_ESTORAGE) */
 	/* The loop's own: wants of this iteration. */
@@ -66,7 +66,7 @@ flusher_main(void *arg)
 		pthread_mutex_lock(&fl->mu);
 		for (size_t i = 0; i < n; i++) {
 			e = batch[i];
-			klog_metrics_hist_observe(&fl->fsync, e->run_ns);
+			klog_promtext_hist_observe(&fl->fsync, e->run_ns);
 			fl->failures += e->run_rc == -KLOG_ESTORAGE;
 			/* A failure not yet reported stays: a success after it
 			 * would hide a sync failure, which is final (log.h). */
@@ -105,8 +105,8 @@ klog_flusher_new(klog_flusher_wake_fn *wake, void *arg, klog_flusher_t **out)
 		return -KLOG_ENOMEM;
 	pthread_mutex_init(&fl->mu, NULL);
 	pthread_cond_init(&fl->cv, NULL);
-	klog_metrics_hist_init(&fl->fsync, klog_metrics_latency_bounds,
-	    klog_metrics_latency_nbounds);
+	klog_promtext_hist_init(&fl->fsync, klog_promtext_latency_bounds,
+	    klog_promtext_latency_nbounds);
 	fl->wake = wake;
 	fl->wake_arg = arg;
 	if (pthread_create(&fl->thread, NULL, flusher_main, fl) != 0) {
@@ -237,7 +237,7 @@ klog_flusher_holds(klog_flusher_t *fl, const klog_flusher_entry_t *e)
 }
 
 void
-klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out)
+klog_flusher_fsync_hist(klog_flusher_t *fl, klog_promtext_hist_t *out)
 {
 	pthread_mutex_lock(&fl->mu);
 	*out = fl->fsync;

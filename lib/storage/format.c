@@ -22,8 +22,8 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
-#include "klog/error.h"
-#include "klog/format.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
 
 #define DEFAULT_MAX_INFLATE ((size_t)64 << 20)
 #define GZIP_WINDOW (15 + 16) /* zlib's windowBits for gzip framing */

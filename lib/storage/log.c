@@ -30,12 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/log.h"
-#include "klog/names.h"
-#include "klog/segment.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/log.h"
+#include "klog/storage/names.h"
+#include "klog/storage/segment.h"
 
 #include "log_impl.h"
 

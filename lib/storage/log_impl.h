@@ -11,10 +11,10 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "klog/fdcache.h"
-#include "klog/log.h"
-#include "klog/names.h"
-#include "klog/segment.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/log.h"
+#include "klog/storage/names.h"
+#include "klog/storage/segment.h"
 
 struct klog_log {
 	pthread_mutex_t mu;

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/names.h"
-#include "klog/parse.h"
-#include "klog/segment.h"
+#include "klog/base/parse.h"
+#include "klog/storage/names.h"
+#include "klog/storage/segment.h"
 
 #include "log_impl.h"
 

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/segment.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/storage/log.h"
+#include "klog/storage/segment.h"
 
 #include "log_impl.h"
 

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/names.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
 
 #define BASE_DIGITS 20
 

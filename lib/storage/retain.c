@@ -7,7 +7,7 @@
  *    descriptor with O_NOFOLLOW, and unlinked relative to the partition's
  *    descriptor, so a directory swapped for a link after the listing cannot
  *    lead outside the data directory.
- *  - Segments are listed by klog_names_segments(), as lib/log.c lists them
+ *  - Segments are listed by klog_names_segments(), as lib/storage/log.c lists them
  *    at open, so both see the same segments in the same order and the same
  *    contiguity.
  *  - The lock is a separate file from the broker's .lock: klog-retain runs
@@ -27,10 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/error.h"
-#include "klog/names.h"
-#include "klog/retain.h"
+#include "klog/base/clock.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
+#include "klog/storage/retain.h"
 
 #define LOCK_POLL_MS 50
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/format.h"
-#include "klog/names.h"
-#include "klog/salvage.h"
+#include "klog/storage/format.h"
+#include "klog/storage/names.h"
+#include "klog/storage/salvage.h"
 
 /* The partition offset a salvage file's name gives its first byte. */
 static int

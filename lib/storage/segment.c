@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/format.h"
-#include "klog/names.h"
-#include "klog/segment.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/format.h"
+#include "klog/storage/names.h"
+#include "klog/storage/segment.h"
 
 #define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much */
 /*

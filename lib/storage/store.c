@@ -30,13 +30,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/log.h"
-#include "klog/names.h"
-#include "klog/segment.h"
-#include "klog/store.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/log.h"
+#include "klog/storage/names.h"
+#include "klog/storage/segment.h"
+#include "klog/storage/store.h"
 
 #define LOCK_NAME ".lock"
 #define DEFAULT_DATA_DIR "klog-data"

@@ -11,17 +11,17 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "klog/clock.h"
-#include "klog/cluster.h"
-#include "klog/json.h"
-#include "klog/names.h"
+#include "klog/base/clock.h"
+#include "klog/base/json.h"
+#include "klog/storage/names.h"
+#include "klog/zk/layout.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 
 /* ---- names and paths ---- */
 
 int
-klog_cluster_group_validate(const char *group, klog_err_t *err)
+klog_layout_group_validate(const char *group, klog_err_t *err)
 {
 	size_t len;
 
@@ -43,13 +43,13 @@ klog_cluster_group_validate(const char *group, klog_err_t *err)
 }
 
 /* A consumer or thread id as a znode name: printable, no '/', not . or ..,
- * at most KLOG_CLUSTER_NAME_MAX bytes. */
+ * at most KLOG_LAYOUT_NAME_MAX bytes. */
 static int
 id_ok(const char *id)
 {
 	size_t len = id != NULL ? strlen(id) : 0;
 
-	if (len == 0 || len > KLOG_CLUSTER_NAME_MAX ||
+	if (len == 0 || len > KLOG_LAYOUT_NAME_MAX ||
 	    strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return 0;
 	for (const char *p = id; *p != '\0'; p++)
@@ -76,52 +76,52 @@ fmt(char *buf, size_t len, const char *f, ...)
 }
 
 int
-klog_cluster_broker_path(char *buf, size_t len, int32_t broker_id)
+klog_layout_broker_path(char *buf, size_t len, int32_t broker_id)
 {
 	if (broker_id < 0)
 		return -KLOG_EINVAL;
-	return fmt(buf, len, KLOG_CLUSTER_BROKER_IDS "/%d", (int)broker_id);
+	return fmt(buf, len, KLOG_LAYOUT_BROKER_IDS "/%d", (int)broker_id);
 }
 
 int
-klog_cluster_topic_path(char *buf, size_t len, const char *topic)
+klog_layout_topic_path(char *buf, size_t len, const char *topic)
 {
 	if (klog_topic_validate(topic, NULL) < 0)
 		return -KLOG_ETOPIC;
-	return fmt(buf, len, KLOG_CLUSTER_BROKER_TOPICS "/%s", topic);
+	return fmt(buf, len, KLOG_LAYOUT_BROKER_TOPICS "/%s", topic);
 }
 
 int
-klog_cluster_topic_broker_path(char *buf, size_t len, const char *topic,
+klog_layout_topic_broker_path(char *buf, size_t len, const char *topic,
     int32_t broker_id)
 {
 	if (klog_topic_validate(topic, NULL) < 0)
 		return -KLOG_ETOPIC;
 	if (broker_id < 0)
 		return -KLOG_EINVAL;
-	return fmt(buf, len, KLOG_CLUSTER_BROKER_TOPICS "/%s/%d", topic,
+	return fmt(buf, len, KLOG_LAYOUT_BROKER_TOPICS "/%s/%d", topic,
 	    (int)broker_id);
 }
 
 int
-klog_cluster_group_path(char *buf, size_t len, const char *group)
+klog_layout_group_path(char *buf, size_t len, const char *group)
 {
-	if (klog_cluster_group_validate(group, NULL) < 0)
+	if (klog_layout_group_validate(group, NULL) < 0)
 		return -KLOG_EINVAL;
-	return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s", group);
+	return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s", group);
 }
 
 int
-klog_cluster_member_path(char *buf, size_t len, const char *group,
+klog_layout_member_path(char *buf, size_t len, const char *group,
     const char *consumer_id)
 {
-	if (klog_cluster_group_validate(group, NULL) < 0)
+	if (klog_layout_group_validate(group, NULL) < 0)
 		return -KLOG_EINVAL;
 	if (consumer_id == NULL)
-		return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/ids", group);
+		return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s/ids", group);
 	if (!id_ok(consumer_id))
 		return -KLOG_EINVAL;
-	return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/ids/%s", group,
+	return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s/ids/%s", group,
 	    consumer_id);
 }
 
@@ -130,28 +130,28 @@ static int
 group_part_path(char *buf, size_t len, const char *kind, const char *group,
     const char *topic, int32_t broker_id, int32_t part)
 {
-	if (klog_cluster_group_validate(group, NULL) < 0)
+	if (klog_layout_group_validate(group, NULL) < 0)
 		return -KLOG_EINVAL;
 	if (topic == NULL)
-		return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/%s", group,
+		return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s/%s", group,
 		    kind);
 	if (klog_topic_validate(topic, NULL) < 0)
 		return -KLOG_ETOPIC;
-	if (broker_id == KLOG_CLUSTER_NUMBERED)
+	if (broker_id == KLOG_LAYOUT_NUMBERED)
 		return part < 0 ? -KLOG_EINVAL : fmt(buf, len,
-		    KLOG_CLUSTER_CONSUMERS "/%s/%s/%s/%d", group, kind, topic,
+		    KLOG_LAYOUT_CONSUMERS "/%s/%s/%s/%d", group, kind, topic,
 		    (int)part);
 	if (broker_id < 0)
-		return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/%s/%s", group,
+		return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s/%s/%s", group,
 		    kind, topic);
 	if (part < 0)
 		return -KLOG_EINVAL;
-	return fmt(buf, len, KLOG_CLUSTER_CONSUMERS "/%s/%s/%s/%d-%d", group,
+	return fmt(buf, len, KLOG_LAYOUT_CONSUMERS "/%s/%s/%s/%d-%d", group,
 	    kind, topic, (int)broker_id, (int)part);
 }
 
 int
-klog_cluster_owner_path(char *buf, size_t len, const char *group,
+klog_layout_owner_path(char *buf, size_t len, const char *group,
     const char *topic, int32_t broker_id, int32_t part)
 {
 	return group_part_path(buf, len, "owners", group, topic, broker_id,
@@ -159,7 +159,7 @@ klog_cluster_owner_path(char *buf, size_t len, const char *group,
 }
 
 int
-klog_cluster_offset_path(char *buf, size_t len, const char *group,
+klog_layout_offset_path(char *buf, size_t len, const char *group,
     const char *topic, int32_t broker_id, int32_t part)
 {
 	return group_part_path(buf, len, "offsets", group, topic, broker_id,
@@ -188,18 +188,18 @@ parse_decimal(const char *s, size_t len, int64_t max, int64_t *out)
 }
 
 int
-klog_cluster_broker_encode(char *buf, size_t len, const char *host,
+klog_layout_broker_encode(char *buf, size_t len, const char *host,
     int port, int64_t now_ms)
 {
 	if (host == NULL || host[0] == '\0' || strchr(host, ':') != NULL ||
-	    strlen(host) > KLOG_CLUSTER_HOST_MAX || port < 1 || port > 65535)
+	    strlen(host) > KLOG_LAYOUT_HOST_MAX || port < 1 || port > 65535)
 		return -KLOG_EINVAL;
 	return fmt(buf, len, "%s-%lld:%s:%d", host, (long long)now_ms, host,
 	    port);
 }
 
 int
-klog_cluster_broker_parse(const char *data, size_t len, char *host,
+klog_layout_broker_parse(const char *data, size_t len, char *host,
     size_t hostlen, int *port)
 {
 	const char *end = data + len, *h, *p;
@@ -227,7 +227,7 @@ klog_cluster_broker_parse(const char *data, size_t len, char *host,
 }
 
 int
-klog_cluster_count_parse(const char *data, size_t len, int32_t *count)
+klog_layout_count_parse(const char *data, size_t len, int32_t *count)
 {
 	int64_t v;
 
@@ -238,13 +238,13 @@ klog_cluster_count_parse(const char *data, size_t len, int32_t *count)
 }
 
 int
-klog_cluster_offset_parse(const char *data, size_t len, int64_t *offset)
+klog_layout_offset_parse(const char *data, size_t len, int64_t *offset)
 {
 	return parse_decimal(data, len, INT64_MAX, offset);
 }
 
 int
-klog_cluster_member_encode(klog_buf_t *b, const klog_cluster_sub_t *subs,
+klog_layout_member_encode(klog_buf_t *b, const klog_layout_sub_t *subs,
     size_t n)
 {
 	char num[16];
@@ -271,8 +271,8 @@ klog_cluster_member_encode(klog_buf_t *b, const klog_cluster_sub_t *subs,
 }
 
 int
-klog_cluster_member_parse(const char *data, size_t len,
-    klog_cluster_sub_t *subs, size_t max, size_t *n)
+klog_layout_member_parse(const char *data, size_t len,
+    klog_layout_sub_t *subs, size_t max, size_t *n)
 {
 	klog_json_member_t *m;
 	size_t cap = 1, count = 0, i;
@@ -316,14 +316,14 @@ klog_cluster_member_parse(const char *data, size_t len,
 /* ---- ids ---- */
 
 int
-klog_cluster_consumer_id(char *buf, size_t len, const char *group,
+klog_layout_consumer_id(char *buf, size_t len, const char *group,
     const char *hostname, int64_t now_ms, uint32_t rnd)
 {
-	char host[KLOG_CLUSTER_HOST_MAX + 1];
+	char host[KLOG_LAYOUT_HOST_MAX + 1];
 	size_t i;
 	int rc;
 
-	if (klog_cluster_group_validate(group, NULL) < 0)
+	if (klog_layout_group_validate(group, NULL) < 0)
 		return -KLOG_EINVAL;
 	if (hostname == NULL || hostname[0] == '\0')
 		hostname = "localhost";
@@ -335,16 +335,16 @@ klog_cluster_consumer_id(char *buf, size_t len, const char *group,
 	host[i] = '\0';
 	rc = fmt(buf, len, "%s_%s-%lld-%08x", group, host, (long long)now_ms,
 	    (unsigned)rnd);
-	if (rc == 0 && strlen(buf) > KLOG_CLUSTER_NAME_MAX)
+	if (rc == 0 && strlen(buf) > KLOG_LAYOUT_NAME_MAX)
 		rc = -KLOG_ETOOBIG;
 	return rc;
 }
 
 int
-klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
+klog_layout_new_consumer_id(char *buf, size_t len, const char *group,
     klog_err_t *err)
 {
-	char host[KLOG_CLUSTER_HOST_MAX + 1] = "";
+	char host[KLOG_LAYOUT_HOST_MAX + 1] = "";
 	uint32_t rnd = 0;
 	int rc;
 
@@ -352,7 +352,7 @@ klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
 		host[0] = '\0';
 	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return klog_err_sys(err, "getrandom", NULL);
-	rc = klog_cluster_consumer_id(buf, len, group, host,
+	rc = klog_layout_consumer_id(buf, len, group, host,
 	    klog_clock_wall_ms(), rnd);
 	if (rc < 0)
 		return klog_err_set(err, rc, "consumer id for group \"%s\": %s",
@@ -361,7 +361,7 @@ klog_cluster_new_consumer_id(char *buf, size_t len, const char *group,
 }
 
 int
-klog_cluster_thread_id(char *buf, size_t len, const char *consumer_id, int i)
+klog_layout_thread_id(char *buf, size_t len, const char *consumer_id, int i)
 {
 	if (!id_ok(consumer_id) || i < 0)
 		return -KLOG_EINVAL;
@@ -369,10 +369,10 @@ klog_cluster_thread_id(char *buf, size_t len, const char *consumer_id, int i)
 }
 
 int
-klog_cluster_part_name(char *buf, size_t len, int32_t broker_id,
+klog_layout_part_name(char *buf, size_t len, int32_t broker_id,
     int32_t part)
 {
-	if (broker_id == KLOG_CLUSTER_NUMBERED && part >= 0)
+	if (broker_id == KLOG_LAYOUT_NUMBERED && part >= 0)
 		return fmt(buf, len, "%d", (int)part);
 	if (broker_id < 0 || part < 0)
 		return -KLOG_EINVAL;
@@ -380,14 +380,14 @@ klog_cluster_part_name(char *buf, size_t len, int32_t broker_id,
 }
 
 int
-klog_cluster_part_parse(const char *name, int32_t *broker_id, int32_t *part)
+klog_layout_part_parse(const char *name, int32_t *broker_id, int32_t *part)
 {
 	const char *dash = strchr(name, '-');
 	int64_t b, p;
 
 	if (dash == NULL && parse_decimal(name, strlen(name), INT32_MAX,
 	    &p) == 0) {
-		*broker_id = KLOG_CLUSTER_NUMBERED;
+		*broker_id = KLOG_LAYOUT_NUMBERED;
 		*part = (int32_t)p;
 		return 0;
 	}
@@ -426,14 +426,14 @@ cmp_str(const void *a, const void *b)
 }
 
 void
-klog_cluster_sort_names(char **names, size_t n)
+klog_layout_sort_names(char **names, size_t n)
 {
 	if (n > 1)
 		qsort(names, n, sizeof(char *), cmp_str);
 }
 
 void
-klog_cluster_assign(size_t nparts, size_t nmembers, size_t j, size_t *start,
+klog_layout_assign(size_t nparts, size_t nmembers, size_t j, size_t *start,
     size_t *count)
 {
 	size_t n, e;
@@ -457,16 +457,16 @@ path_fail(klog_err_t *err, int rc, const char *what)
 }
 
 int
-klog_cluster_register_broker(klog_zk_t *zk, int32_t id, const char *host,
+klog_layout_register_broker(klog_zk_t *zk, int32_t id, const char *host,
     int port, int wait_ms, klog_err_t *err)
 {
-	char path[PATH_LEN], data[2 * KLOG_CLUSTER_HOST_MAX + 48];
+	char path[PATH_LEN], data[2 * KLOG_LAYOUT_HOST_MAX + 48];
 	klog_err_t e = { 0, "" };
 	int rc;
 
-	if ((rc = klog_cluster_broker_path(path, sizeof(path), id)) < 0)
+	if ((rc = klog_layout_broker_path(path, sizeof(path), id)) < 0)
 		return path_fail(err, rc, "broker id");
-	rc = klog_cluster_broker_encode(data, sizeof(data), host, port,
+	rc = klog_layout_broker_encode(data, sizeof(data), host, port,
 	    klog_clock_wall_ms());
 	if (rc < 0)
 		return klog_err_set(err, rc, "broker address %s:%d: %s", host,
@@ -482,13 +482,13 @@ klog_cluster_register_broker(klog_zk_t *zk, int32_t id, const char *host,
 }
 
 int
-klog_cluster_register_topic(klog_zk_t *zk, int32_t id, const char *topic,
+klog_layout_register_topic(klog_zk_t *zk, int32_t id, const char *topic,
     int32_t partitions, klog_err_t *err)
 {
 	char path[PATH_LEN], data[16];
 	int rc;
 
-	rc = klog_cluster_topic_broker_path(path, sizeof(path), topic, id);
+	rc = klog_layout_topic_broker_path(path, sizeof(path), topic, id);
 	if (rc < 0)
 		return path_fail(err, rc, "register topic");
 	if (partitions < 1)
@@ -511,17 +511,17 @@ children_or_empty(klog_zk_t *zk, const char *path, int watch,
 static int
 cmp_broker(const void *a, const void *b)
 {
-	const klog_cluster_broker_t *x = a, *y = b;
+	const klog_layout_broker_t *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
 
 int
-klog_cluster_brokers(klog_zk_t *zk, int watch, klog_cluster_broker_t **out,
+klog_layout_brokers(klog_zk_t *zk, int watch, klog_layout_broker_t **out,
     size_t *n, klog_err_t *err)
 {
 	klog_zk_list_t ids = { 0 };
-	klog_cluster_broker_t *v = NULL;
+	klog_layout_broker_t *v = NULL;
 	char path[PATH_LEN], *data;
 	size_t i, len, k = 0;
 	int64_t id;
@@ -529,21 +529,21 @@ klog_cluster_brokers(klog_zk_t *zk, int watch, klog_cluster_broker_t **out,
 
 	*out = NULL;
 	*n = 0;
-	if (watch && (rc = klog_zk_mkdirs(zk, KLOG_CLUSTER_BROKER_IDS,
+	if (watch && (rc = klog_zk_mkdirs(zk, KLOG_LAYOUT_BROKER_IDS,
 	    err)) < 0)
 		return rc;
-	rc = children_or_empty(zk, KLOG_CLUSTER_BROKER_IDS, watch, &ids, err);
+	rc = children_or_empty(zk, KLOG_LAYOUT_BROKER_IDS, watch, &ids, err);
 	if (rc < 0)
 		return rc;
 	if (ids.n > 0 && (v = calloc(ids.n, sizeof(*v))) == NULL) {
-		rc = path_fail(err, -KLOG_ENOMEM, KLOG_CLUSTER_BROKER_IDS);
+		rc = path_fail(err, -KLOG_ENOMEM, KLOG_LAYOUT_BROKER_IDS);
 		goto out;
 	}
 	for (i = 0; i < ids.n; i++) {
 		if (parse_decimal(ids.names[i], strlen(ids.names[i]),
 		    INT32_MAX, &id) < 0)
 			continue;
-		if (fmt(path, sizeof(path), KLOG_CLUSTER_BROKER_IDS "/%s",
+		if (fmt(path, sizeof(path), KLOG_LAYOUT_BROKER_IDS "/%s",
 		    ids.names[i]) < 0)
 			continue;
 		rc = klog_zk_get(zk, path, 0, &data, &len, NULL, err);
@@ -551,7 +551,7 @@ klog_cluster_brokers(klog_zk_t *zk, int watch, klog_cluster_broker_t **out,
 			continue;  /* went between the two reads */
 		if (rc < 0)
 			goto out;
-		rc = klog_cluster_broker_parse(data, len, v[k].host,
+		rc = klog_layout_broker_parse(data, len, v[k].host,
 		    sizeof(v[k].host), &v[k].port);
 		free(data);
 		if (rc < 0)
@@ -571,7 +571,7 @@ out:
 }
 
 void
-klog_cluster_topic_free(klog_cluster_topic_t *t)
+klog_layout_topic_free(klog_layout_topic_t *t)
 {
 	if (t == NULL)
 		return;
@@ -583,14 +583,14 @@ klog_cluster_topic_free(klog_cluster_topic_t *t)
 static int
 cmp_holder(const void *a, const void *b)
 {
-	const klog_cluster_holder_t *x = a, *y = b;
+	const klog_layout_holder_t *x = a, *y = b;
 
 	return (x->broker_id > y->broker_id) - (x->broker_id < y->broker_id);
 }
 
 int
-klog_cluster_topic(klog_zk_t *zk, const char *topic, int watch,
-    klog_cluster_topic_t *t, klog_err_t *err)
+klog_layout_topic(klog_zk_t *zk, const char *topic, int watch,
+    klog_layout_topic_t *t, klog_err_t *err)
 {
 	klog_zk_list_t ids = { 0 };
 	char path[PATH_LEN], child[PATH_LEN], *data;
@@ -600,7 +600,7 @@ klog_cluster_topic(klog_zk_t *zk, const char *topic, int watch,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = klog_cluster_topic_path(path, sizeof(path), topic)) < 0)
+	if ((rc = klog_layout_topic_path(path, sizeof(path), topic)) < 0)
 		return klog_topic_validate(topic, err) < 0 ? rc :
 		    path_fail(err, rc, topic);
 	snprintf(t->name, sizeof(t->name), "%s", topic);
@@ -626,7 +626,7 @@ klog_cluster_topic(klog_zk_t *zk, const char *topic, int watch,
 			continue;
 		if (rc < 0)
 			goto out;
-		rc = klog_cluster_count_parse(data, len, &count);
+		rc = klog_layout_count_parse(data, len, &count);
 		free(data);
 		if (rc < 0)
 			continue;
@@ -640,42 +640,42 @@ klog_cluster_topic(klog_zk_t *zk, const char *topic, int watch,
 out:
 	klog_zk_list_free(&ids);
 	if (rc < 0)
-		klog_cluster_topic_free(t);
+		klog_layout_topic_free(t);
 	return rc;
 }
 
 void
-klog_cluster_topics_free(klog_cluster_topic_t *t, size_t n)
+klog_layout_topics_free(klog_layout_topic_t *t, size_t n)
 {
 	if (t == NULL)
 		return;
 	for (size_t i = 0; i < n; i++)
-		klog_cluster_topic_free(&t[i]);
+		klog_layout_topic_free(&t[i]);
 	free(t);
 }
 
 int
-klog_cluster_topics(klog_zk_t *zk, klog_cluster_topic_t **out, size_t *n,
+klog_layout_topics(klog_zk_t *zk, klog_layout_topic_t **out, size_t *n,
     klog_err_t *err)
 {
 	klog_zk_list_t names = { 0 };
-	klog_cluster_topic_t *v = NULL;
+	klog_layout_topic_t *v = NULL;
 	size_t i, k = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	rc = children_or_empty(zk, KLOG_CLUSTER_BROKER_TOPICS, 0, &names, err);
+	rc = children_or_empty(zk, KLOG_LAYOUT_BROKER_TOPICS, 0, &names, err);
 	if (rc < 0)
 		return rc;
 	if (names.n > 0 && (v = calloc(names.n, sizeof(*v))) == NULL) {
-		rc = path_fail(err, -KLOG_ENOMEM, KLOG_CLUSTER_BROKER_TOPICS);
+		rc = path_fail(err, -KLOG_ENOMEM, KLOG_LAYOUT_BROKER_TOPICS);
 		goto out;
 	}
 	for (i = 0; i < names.n; i++) {
 		if (klog_topic_validate(names.names[i], NULL) < 0)
 			continue;  /* not one klog could have written */
-		rc = klog_cluster_topic(zk, names.names[i], 0, &v[k], err);
+		rc = klog_layout_topic(zk, names.names[i], 0, &v[k], err);
 		if (rc == -KLOG_ENOTOPIC)
 			continue;
 		if (rc < 0)
@@ -687,15 +687,15 @@ klog_cluster_topics(klog_zk_t *zk, klog_cluster_topic_t **out, size_t *n,
 	*n = k;
 	v = NULL;
 out:
-	klog_cluster_topics_free(v, k);
+	klog_layout_topics_free(v, k);
 	klog_zk_list_free(&names);
 	return rc;
 }
 
 int
-klog_cluster_topic_parts(const klog_cluster_topic_t *t, klog_zk_list_t *out)
+klog_layout_topic_parts(const klog_layout_topic_t *t, klog_zk_list_t *out)
 {
-	char name[KLOG_CLUSTER_PART_NAME_MAX];
+	char name[KLOG_LAYOUT_PART_NAME_MAX];
 	size_t total = 0, i;
 	int32_t p;
 
@@ -707,7 +707,7 @@ klog_cluster_topic_parts(const klog_cluster_topic_t *t, klog_zk_list_t *out)
 		return -KLOG_ENOMEM;
 	for (i = 0; i < t->nholders; i++) {
 		for (p = 0; p < t->holders[i].partitions; p++) {
-			klog_cluster_part_name(name, sizeof(name),
+			klog_layout_part_name(name, sizeof(name),
 			    t->holders[i].broker_id, p);
 			if ((out->names[out->n] = strdup(name)) == NULL) {
 				klog_zk_list_free(out);
@@ -716,25 +716,25 @@ klog_cluster_topic_parts(const klog_cluster_topic_t *t, klog_zk_list_t *out)
 			out->n++;
 		}
 	}
-	klog_cluster_sort_names(out->names, out->n);
+	klog_layout_sort_names(out->names, out->n);
 	return 0;
 }
 
 int
-klog_cluster_offset_read(klog_zk_t *zk, const char *group, const char *topic,
+klog_layout_offset_read(klog_zk_t *zk, const char *group, const char *topic,
     int32_t broker_id, int32_t part, int64_t *offset, klog_err_t *err)
 {
 	char path[PATH_LEN], *data;
 	size_t len;
 	int rc;
 
-	rc = klog_cluster_offset_path(path, sizeof(path), group, topic,
+	rc = klog_layout_offset_path(path, sizeof(path), group, topic,
 	    broker_id, part);
 	if (rc < 0)
 		return path_fail(err, rc, "offset path");
 	if ((rc = klog_zk_get(zk, path, 0, &data, &len, NULL, err)) < 0)
 		return rc;
-	rc = klog_cluster_offset_parse(data, len, offset);
+	rc = klog_layout_offset_parse(data, len, offset);
 	if (rc < 0)
 		klog_err_set(err, -KLOG_ECORRUPT, "%s: not an offset: \"%.40s\"",
 		    path, data);
@@ -743,14 +743,14 @@ klog_cluster_offset_read(klog_zk_t *zk, const char *group, const char *topic,
 }
 
 int
-klog_cluster_offset_commit(klog_zk_t *zk, const char *group,
+klog_layout_offset_commit(klog_zk_t *zk, const char *group,
     const char *topic, int32_t broker_id, int32_t part, int64_t offset,
     klog_err_t *err)
 {
 	char path[PATH_LEN], data[24];
 	int rc;
 
-	rc = klog_cluster_offset_path(path, sizeof(path), group, topic,
+	rc = klog_layout_offset_path(path, sizeof(path), group, topic,
 	    broker_id, part);
 	if (rc < 0)
 		return path_fail(err, rc, "offset path");
@@ -762,13 +762,13 @@ klog_cluster_offset_commit(klog_zk_t *zk, const char *group,
 }
 
 int
-klog_cluster_groups(klog_zk_t *zk, klog_zk_list_t *out, klog_err_t *err)
+klog_layout_groups(klog_zk_t *zk, klog_zk_list_t *out, klog_err_t *err)
 {
-	return children_or_empty(zk, KLOG_CLUSTER_CONSUMERS, 0, out, err);
+	return children_or_empty(zk, KLOG_LAYOUT_CONSUMERS, 0, out, err);
 }
 
 int
-klog_cluster_members(klog_zk_t *zk, const char *group, int watch,
+klog_layout_members(klog_zk_t *zk, const char *group, int watch,
     klog_zk_list_t *out, klog_err_t *err)
 {
 	char path[PATH_LEN];
@@ -776,9 +776,9 @@ klog_cluster_members(klog_zk_t *zk, const char *group, int watch,
 
 	out->names = NULL;
 	out->n = 0;
-	if ((rc = klog_cluster_member_path(path, sizeof(path), group,
+	if ((rc = klog_layout_member_path(path, sizeof(path), group,
 	    NULL)) < 0)
-		return klog_cluster_group_validate(group, err) < 0 ? rc :
+		return klog_layout_group_validate(group, err) < 0 ? rc :
 		    path_fail(err, rc, group);
 	if (watch && (rc = klog_zk_mkdirs(zk, path, err)) < 0)
 		return rc;
@@ -786,19 +786,19 @@ klog_cluster_members(klog_zk_t *zk, const char *group, int watch,
 }
 
 int
-klog_cluster_member_register(klog_zk_t *zk, const char *group,
-    const char *consumer_id, const klog_cluster_sub_t *subs, size_t n,
+klog_layout_member_register(klog_zk_t *zk, const char *group,
+    const char *consumer_id, const klog_layout_sub_t *subs, size_t n,
     klog_err_t *err)
 {
 	char path[PATH_LEN];
 	klog_buf_t b;
 	int rc;
 
-	rc = klog_cluster_member_path(path, sizeof(path), group, consumer_id);
+	rc = klog_layout_member_path(path, sizeof(path), group, consumer_id);
 	if (rc < 0)
 		return path_fail(err, rc, "member path");
 	klog_buf_init(&b);
-	rc = klog_cluster_member_encode(&b, subs, n);
+	rc = klog_layout_member_encode(&b, subs, n);
 	if (rc < 0)
 		rc = path_fail(err, rc, "member subscriptions");
 	else
@@ -808,8 +808,8 @@ klog_cluster_member_register(klog_zk_t *zk, const char *group,
 }
 
 int
-klog_cluster_member_subs(klog_zk_t *zk, const char *group,
-    const char *consumer_id, klog_cluster_sub_t *subs, size_t max,
+klog_layout_member_subs(klog_zk_t *zk, const char *group,
+    const char *consumer_id, klog_layout_sub_t *subs, size_t max,
     size_t *n, klog_err_t *err)
 {
 	char path[PATH_LEN], *data;
@@ -817,12 +817,12 @@ klog_cluster_member_subs(klog_zk_t *zk, const char *group,
 	int rc;
 
 	*n = 0;
-	rc = klog_cluster_member_path(path, sizeof(path), group, consumer_id);
+	rc = klog_layout_member_path(path, sizeof(path), group, consumer_id);
 	if (rc < 0)
 		return path_fail(err, rc, "member path");
 	if ((rc = klog_zk_get(zk, path, 0, &data, &len, NULL, err)) < 0)
 		return rc;
-	rc = klog_cluster_member_parse(data, len, subs, max, n);
+	rc = klog_layout_member_parse(data, len, subs, max, n);
 	if (rc < 0)
 		klog_err_set(err, rc, "%s: subscriptions \"%.60s\": %s", path,
 		    data, klog_strerror(rc));
@@ -851,12 +851,12 @@ list_union(klog_zk_list_t *a, klog_zk_list_t *b)
 			b->names[i] = NULL;
 		}
 	}
-	klog_cluster_sort_names(a->names, a->n);
+	klog_layout_sort_names(a->names, a->n);
 	return 0;
 }
 
 int
-klog_cluster_group_topics(klog_zk_t *zk, const char *group,
+klog_layout_group_topics(klog_zk_t *zk, const char *group,
     klog_zk_list_t *out, klog_err_t *err)
 {
 	char path[PATH_LEN];
@@ -865,13 +865,13 @@ klog_cluster_group_topics(klog_zk_t *zk, const char *group,
 
 	out->names = NULL;
 	out->n = 0;
-	if ((rc = klog_cluster_offset_path(path, sizeof(path), group, NULL, -1,
+	if ((rc = klog_layout_offset_path(path, sizeof(path), group, NULL, -1,
 	    -1)) < 0)
-		return klog_cluster_group_validate(group, err) < 0 ? rc :
+		return klog_layout_group_validate(group, err) < 0 ? rc :
 		    path_fail(err, rc, group);
 	if ((rc = children_or_empty(zk, path, 0, out, err)) < 0)
 		return rc;
-	klog_cluster_owner_path(path, sizeof(path), group, NULL, -1, -1);
+	klog_layout_owner_path(path, sizeof(path), group, NULL, -1, -1);
 	rc = children_or_empty(zk, path, 0, &owners, err);
 	if (rc == 0 && (rc = list_union(out, &owners)) < 0)
 		path_fail(err, rc, path);
@@ -882,7 +882,7 @@ klog_cluster_group_topics(klog_zk_t *zk, const char *group,
 }
 
 int
-klog_cluster_owner_read(klog_zk_t *zk, const char *group, const char *topic,
+klog_layout_owner_read(klog_zk_t *zk, const char *group, const char *topic,
     int32_t broker_id, int32_t part, char **owner, klog_err_t *err)
 {
 	char path[PATH_LEN];
@@ -890,7 +890,7 @@ klog_cluster_owner_read(klog_zk_t *zk, const char *group, const char *topic,
 	int rc;
 
 	*owner = NULL;
-	rc = klog_cluster_owner_path(path, sizeof(path), group, topic,
+	rc = klog_layout_owner_path(path, sizeof(path), group, topic,
 	    broker_id, part);
 	if (rc < 0)
 		return path_fail(err, rc, "owner path");
@@ -898,13 +898,13 @@ klog_cluster_owner_read(klog_zk_t *zk, const char *group, const char *topic,
 }
 
 int
-klog_cluster_owner_claim(klog_zk_t *zk, const char *group, const char *topic,
+klog_layout_owner_claim(klog_zk_t *zk, const char *group, const char *topic,
     int32_t broker_id, int32_t part, const char *thread_id, klog_err_t *err)
 {
 	char path[PATH_LEN];
 	int rc;
 
-	rc = klog_cluster_owner_path(path, sizeof(path), group, topic,
+	rc = klog_layout_owner_path(path, sizeof(path), group, topic,
 	    broker_id, part);
 	if (rc < 0)
 		return path_fail(err, rc, "owner path");
@@ -915,13 +915,13 @@ klog_cluster_owner_claim(klog_zk_t *zk, const char *group, const char *topic,
 }
 
 int
-klog_cluster_owner_release(klog_zk_t *zk, const char *group,
+klog_layout_owner_release(klog_zk_t *zk, const char *group,
     const char *topic, int32_t broker_id, int32_t part, klog_err_t *err)
 {
 	char path[PATH_LEN];
 	int rc;
 
-	rc = klog_cluster_owner_path(path, sizeof(path), group, topic,
+	rc = klog_layout_owner_path(path, sizeof(path), group, topic,
 	    broker_id, part);
 	if (rc < 0)
 		return path_fail(err, rc, "owner path");
@@ -930,19 +930,19 @@ klog_cluster_owner_release(klog_zk_t *zk, const char *group,
 }
 
 int
-klog_cluster_group_delete(klog_zk_t *zk, const char *group, klog_err_t *err)
+klog_layout_group_delete(klog_zk_t *zk, const char *group, klog_err_t *err)
 {
 	klog_zk_list_t members = { 0 };
 	char path[PATH_LEN];
 	int rc;
 
-	if ((rc = klog_cluster_group_path(path, sizeof(path), group)) < 0)
-		return klog_cluster_group_validate(group, err) < 0 ? rc :
+	if ((rc = klog_layout_group_path(path, sizeof(path), group)) < 0)
+		return klog_layout_group_validate(group, err) < 0 ? rc :
 		    path_fail(err, rc, group);
 	if ((rc = klog_zk_exists(zk, path, 0, NULL, err)) < 0)
 		return rc == -KLOG_ENOENT ? klog_err_set(err, rc,
 		    "group \"%s\": no such group", group) : rc;
-	if ((rc = klog_cluster_members(zk, group, 0, &members, err)) < 0)
+	if ((rc = klog_layout_members(zk, group, 0, &members, err)) < 0)
 		return rc;
 	if (members.n > 0)
 		rc = klog_err_set(err, -KLOG_EBUSY, "group \"%s\": %zu live "

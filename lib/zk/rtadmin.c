@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "klog/clock.h"
-#include "klog/cluster.h"
-#include "klog/names.h"
-#include "klog/rtadmin.h"
+#include "klog/base/clock.h"
+#include "klog/storage/names.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtadmin.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 #define DELETE_TRIES 5
@@ -47,7 +47,7 @@ no_rtopic(klog_zk_t *zk, const char *topic, klog_err_t *err)
 	char old[PATH_LEN];
 	int rc;
 
-	if (klog_cluster_topic_path(old, sizeof(old), topic) < 0)
+	if (klog_layout_topic_path(old, sizeof(old), topic) < 0)
 		return klog_err_set(err, -KLOG_ENOTOPIC,
 		    "topic \"%s\": no such topic", topic);
 	rc = klog_zk_exists(zk, old, 0, NULL, err);
@@ -117,11 +117,11 @@ klog_rtadmin_grow(const klog_rtopic_t *old, const int32_t *brokers,
 static int
 live_ids(klog_zk_t *zk, int32_t **ids, size_t *n, klog_err_t *err)
 {
-	klog_cluster_broker_t *brs = NULL;
+	klog_layout_broker_t *brs = NULL;
 	int rc;
 
 	*ids = NULL;
-	if ((rc = klog_cluster_brokers(zk, 0, &brs, n, err)) < 0)
+	if ((rc = klog_layout_brokers(zk, 0, &brs, n, err)) < 0)
 		return rc;
 	if (*n > 0 && (*ids = calloc(*n, sizeof(**ids))) == NULL) {
 		free(brs);
@@ -398,11 +398,11 @@ klog_rtadmin_id_list(const int32_t *ids, int n, char *buf, size_t len)
 static int
 count_down(klog_zk_t *zk, const int32_t *ids, int n, klog_err_t *err)
 {
-	klog_cluster_broker_t *live;
+	klog_layout_broker_t *live;
 	size_t nl, k;
 	int down = 0, rc;
 
-	if ((rc = klog_cluster_brokers(zk, 0, &live, &nl, err)) < 0)
+	if ((rc = klog_layout_brokers(zk, 0, &live, &nl, err)) < 0)
 		return rc;
 	for (int i = 0; i < n; i++) {
 		for (k = 0; k < nl && live[k].id != ids[i]; k++)

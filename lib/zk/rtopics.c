@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/cluster.h"
-#include "klog/names.h"
-#include "klog/rtopics.h"
+#include "klog/storage/names.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
 
 #define PATH_LEN KLOG_ZK_PATH_MAX
 
@@ -827,7 +827,7 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "topic \"%s\": invalid assignment", topic);
 	if (klog_rtopics_topic_path(tpath, sizeof(tpath), topic) < 0 ||
-	    klog_cluster_topic_path(old, sizeof(old), topic) < 0 ||
+	    klog_layout_topic_path(old, sizeof(old), topic) < 0 ||
 	    (size_t)snprintf(parts, sizeof(parts), "%s/partitions", tpath) >=
 	    sizeof(parts))
 		return klog_err_set(err, -KLOG_EINVAL,
@@ -899,7 +899,7 @@ klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
     int rf, int min_insync, uint32_t start, klog_rtopic_t *out,
     klog_err_t *err)
 {
-	klog_cluster_broker_t *brs = NULL;
+	klog_layout_broker_t *brs = NULL;
 	int32_t *ids = NULL;
 	size_t n = 0, i;
 	int rc;
@@ -907,7 +907,7 @@ klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
 	memset(out, 0, sizeof(*out));
 	if ((rc = topic_ok(topic, err)) < 0)
 		return rc;
-	if ((rc = klog_cluster_brokers(zk, 0, &brs, &n, err)) < 0)
+	if ((rc = klog_layout_brokers(zk, 0, &brs, &n, err)) < 0)
 		return rc;
 	if (n > 0 && (ids = calloc(n, sizeof(*ids))) == NULL) {
 		free(brs);
@@ -915,7 +915,7 @@ klog_rtopics_create_live(klog_zk_t *zk, const char *topic, int nparts,
 		    klog_strerror(KLOG_ENOMEM));
 	}
 	for (i = 0; i < n; i++)
-		ids[i] = brs[i].id;  /* ascending, as klog_cluster_brokers() */
+		ids[i] = brs[i].id;  /* ascending, as klog_layout_brokers() */
 	free(brs);
 	rc = klog_rtopic_assign(ids, n, nparts, rf, min_insync, start, out,
 	    err);

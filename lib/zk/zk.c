@@ -16,8 +16,8 @@
 
 #include <zookeeper/zookeeper.h>
 
-#include "klog/clock.h"
-#include "klog/zk.h"
+#include "klog/base/clock.h"
+#include "klog/zk/zk.h"
 
 #define QUEUE_CAP 256
 #define ZOMBIE_POLL_MS 100

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ZooKeeper connect strings as klog tools take them (lib/zk.c through
+# ZooKeeper connect strings as klog tools take them (lib/zk/zk.c through
 # klog-group): chroots, several hosts, an unreachable ensemble.
 
 load helpers

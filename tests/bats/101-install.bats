@@ -30,8 +30,8 @@ expected_files() {
 		echo "usr/share/bash-completion/completions/$t"
 	done
 	echo usr/lib/libklog.a
-	for f in "$KLOG_ROOT"/include/klog/*.h; do
-		echo "usr/include/klog/${f##*/}"
+	for f in "$KLOG_ROOT"/include/klog/*/*.h; do
+		echo "usr/include/${f#"$KLOG_ROOT"/include/}"
 	done
 	for f in "$KLOG_ROOT"/man/*.[157]; do
 		echo "usr/share/man/man${f##*.}/${f##*/}"
@@ -85,8 +85,8 @@ expected_files() {
 	run -0 install_to install
 	cat >"$TMP/use.c" <<-'EOF'
 	#include <stdio.h>
-	#include <klog/error.h>
-	#include <klog/parse.h>
+	#include <klog/base/error.h>
+	#include <klog/base/parse.h>
 
 	int
 	main(void)
@@ -133,5 +133,6 @@ expected_files() {
 	run -0 install_to uninstall
 	[ -f "$DEST/usr/bin/other-tool" ]
 	[ -f "$DEST/usr/include/klog/local.h" ]
-	[ ! -e "$DEST/usr/include/klog/format.h" ]
+	[ ! -e "$DEST/usr/include/klog/storage/format.h" ]
+	[ ! -e "$DEST/usr/include/klog/storage" ]
 }

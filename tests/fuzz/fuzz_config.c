@@ -1,8 +1,8 @@
 /*
  * libFuzzer target for the text that klog reads from files and the command
- * line: arbitrary bytes as a klog-serve config file (lib/config.c), every
- * value it yields through the strict parsers of lib/parse.c, and the same
- * bytes as a klog-consume offset file (lib/offsetfile.c).
+ * line: arbitrary bytes as a klog-serve config file (lib/base/config.c), every
+ * value it yields through the strict parsers of lib/base/parse.c, and the same
+ * bytes as a klog-consume offset file (lib/client/offsetfile.c).
  *
  * Besides not crashing or leaking, it checks what the parsers promise: a
  * setting's key and value are non-empty, trimmed, single-line, the key
@@ -18,12 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "klog/buf.h"
-#include "klog/config.h"
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/offsetfile.h"
-#include "klog/parse.h"
+#include "klog/base/buf.h"
+#include "klog/base/config.h"
+#include "klog/base/error.h"
+#include "klog/base/parse.h"
+#include "klog/client/offsetfile.h"
+#include "klog/storage/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

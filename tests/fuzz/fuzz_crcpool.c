@@ -1,10 +1,10 @@
 /*
- * libFuzzer target for lib/verify.c: klog_verify_sets() with worker
+ * libFuzzer target for lib/storage/crcpool.c: klog_crcpool_sets() with worker
  * threads against the same sets checked one at a time on the caller's
  * thread alone.
  *
  * The input is cut into message sets at points its first bytes choose,
- * and repeated until the sets come to more than KLOG_VERIFY_MIN_SPLIT, so
+ * and repeated until the sets come to more than KLOG_CRCPOOL_MIN_SPLIT, so
  * that the pieces are cut and shared (inputs are far smaller than that).
  * A broker trusts the top-level CRCs of a read's produce sets on the
  * shared answer alone, so it must be exactly the one-set-at-a-time answer:
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "klog/format.h"
-#include "klog/verify.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,13 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static klog_verify_t *v;
+	static klog_crcpool_t *v;
 	struct iovec sets[MAX_SETS];
 	size_t ncut, body, copies, total, n = 0, pos = 0, cut;
 	uint8_t *buf;
 	int one = 0;
 
-	if (v == NULL && klog_verify_new(2, &v) < 0)
+	if (v == NULL && klog_crcpool_new(2, &v) < 0)
 		abort();
 	if (size < 2)
 		return 0;
@@ -40,7 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size <= 1 + ncut)
 		return 0;
 	body = size - 1 - ncut;
-	copies = KLOG_VERIFY_MIN_SPLIT / body + 1;
+	copies = KLOG_CRCPOOL_MIN_SPLIT / body + 1;
 	total = body * copies;
 	if ((buf = malloc(total)) == NULL)
 		return 0;
@@ -55,10 +55,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sets[n++] = (struct iovec){ buf + pos, total - pos };
 	for (size_t i = 0; i < n; i++)
-		one |= klog_verify_crcs(NULL, sets[i].iov_base,
+		one |= klog_crcpool_crcs(NULL, sets[i].iov_base,
 		    sets[i].iov_len);
-	CHECK(klog_verify_sets(v, sets, n) == one);
-	CHECK(klog_verify_sets(NULL, sets, n) == one);
+	CHECK(klog_crcpool_sets(v, sets, n) == one);
+	CHECK(klog_crcpool_sets(NULL, sets, n) == one);
 	free(buf);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for klog-produce's input (lib/input.c) and the JSON it
- * reads (lib/json.c): arbitrary bytes as a -J envelope line, as a flat JSON
+ * libFuzzer target for klog-produce's input (lib/client/input.c) and the JSON it
+ * reads (lib/base/json.c): arbitrary bytes as a -J envelope line, as a flat JSON
  * object, as base64, as UTF-8, and as a stream cut into records at a
  * delimiter.
  *
@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/input.h"
-#include "klog/json.h"
-#include "klog/outfmt.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/base/json.h"
+#include "klog/client/input.h"
+#include "klog/client/outfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for lib/kbatch.c: arbitrary bytes as the record batches
+ * libFuzzer target for lib/kafka/kbatch.c: arbitrary bytes as the record batches
  * of a Produce v3 request, to klog_kbatch_ingest(), twice: as they are, and
  * with each batch's CRC-32C made right (walking the batches by their
  * length fields), so that mutations reach the records behind the CRC.
@@ -11,18 +11,18 @@
  * cut.  A broken invariant aborts.
  *
  * The seeds in corpus/fuzz_kbatch: kafka-python's batches of
- * tests/unit/test_kbatch.c (plain with a key, a header and a null value;
+ * tests/unit/kafka/test_kbatch.c (plain with a key, a header and a null value;
  * gzip), and the two back to back.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kbatch.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kbatch.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #include "ingested.h"
 

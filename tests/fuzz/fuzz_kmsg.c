@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for lib/kmsg.c: arbitrary bytes as a Kafka MessageSet
+ * libFuzzer target for lib/kafka/kmsg.c: arbitrary bytes as a Kafka MessageSet
  * (a produce request's) to klog_kmsg_ingest(), and what that writes, a
  * 0.7 set, back out through klog_kmsg_serve(); and the input itself as a
  * 0.7 set read from a segment, to klog_kmsg_serve().
@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #include "ingested.h"
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for lib/kwire.c: arbitrary bytes as Kafka request
+ * libFuzzer target for lib/kafka/kwire.c: arbitrary bytes as Kafka request
  * frames.
  *
  * The input goes to klog_kwire_frame() whole, then as a stream of frames
@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kwire.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kwire.h"
+#include "klog/storage/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the pure half of lib/cluster.c: ZooKeeper node data
+ * libFuzzer target for the pure half of lib/zk/layout.c: ZooKeeper node data
  * as other brokers and consumers (or anyone with write access to the
  * ensemble) leave it, and the names that become znode paths.
  *
@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/cluster.h"
-#include "klog/error.h"
-#include "klog/log.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/log.h"
+#include "klog/zk/layout.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,13 +30,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 broker(const char *s, size_t n)
 {
-	char host[KLOG_CLUSTER_HOST_MAX + 1], host2[KLOG_CLUSTER_HOST_MAX + 1];
-	char enc[2 * KLOG_CLUSTER_HOST_MAX + 64];
+	char host[KLOG_LAYOUT_HOST_MAX + 1], host2[KLOG_LAYOUT_HOST_MAX + 1];
+	char enc[2 * KLOG_LAYOUT_HOST_MAX + 64];
 	const char *c1;
 	size_t hl;
 	int port, port2;
 
-	if (klog_cluster_broker_parse(s, n, host, sizeof(host), &port) < 0)
+	if (klog_layout_broker_parse(s, n, host, sizeof(host), &port) < 0)
 		return;
 	CHECK(port >= 1 && port <= 65535);
 	CHECK(host[0] != '\0' && strchr(host, ':') == NULL);
@@ -45,9 +45,9 @@ broker(const char *s, size_t n)
 	c1 = memchr(s, ':', n);
 	CHECK(c1 != NULL && (size_t)(s + n - c1) > 1 + hl);
 	CHECK(memcmp(c1 + 1, host, hl) == 0 && c1[1 + hl] == ':');
-	CHECK(klog_cluster_broker_encode(enc, sizeof(enc), host, port,
+	CHECK(klog_layout_broker_encode(enc, sizeof(enc), host, port,
 	    1234) == 0);
-	CHECK(klog_cluster_broker_parse(enc, strlen(enc), host2,
+	CHECK(klog_layout_broker_parse(enc, strlen(enc), host2,
 	    sizeof(host2), &port2) == 0);
 	CHECK(strcmp(host, host2) == 0 && port == port2);
 }
@@ -59,12 +59,12 @@ numbers(const char *s, size_t n)
 	int64_t off;
 	int32_t count;
 
-	if (klog_cluster_count_parse(s, n, &count) == 0) {
+	if (klog_layout_count_parse(s, n, &count) == 0) {
 		CHECK(count >= 1);
 		snprintf(buf, sizeof(buf), "%d", (int)count);
 		CHECK(strlen(buf) == n && memcmp(buf, s, n) == 0);
 	}
-	if (klog_cluster_offset_parse(s, n, &off) == 0) {
+	if (klog_layout_offset_parse(s, n, &off) == 0) {
 		CHECK(off >= 0);
 		snprintf(buf, sizeof(buf), "%lld", (long long)off);
 		CHECK(strlen(buf) == n && memcmp(buf, s, n) == 0);
@@ -74,10 +74,10 @@ numbers(const char *s, size_t n)
 static void
 members(const char *s, size_t n)
 {
-	klog_cluster_sub_t subs[MAXSUBS], again[MAXSUBS];
+	klog_layout_sub_t subs[MAXSUBS], again[MAXSUBS];
 	klog_buf_t b;
 	size_t k, k2;
-	int rc = klog_cluster_member_parse(s, n, subs, MAXSUBS, &k);
+	int rc = klog_layout_member_parse(s, n, subs, MAXSUBS, &k);
 
 	CHECK(rc == 0 || rc == -KLOG_EINVAL || rc == -KLOG_EUNSUPPORTED ||
 	    rc == -KLOG_ETOOBIG);
@@ -88,8 +88,8 @@ members(const char *s, size_t n)
 		CHECK(klog_topic_validate(subs[i].topic, NULL) == 0 &&
 		    subs[i].streams >= 1);
 	klog_buf_init(&b);
-	CHECK(klog_cluster_member_encode(&b, subs, k) == 0);
-	CHECK(klog_cluster_member_parse((const char *)b.data, b.len, again,
+	CHECK(klog_layout_member_encode(&b, subs, k) == 0);
+	CHECK(klog_layout_member_parse((const char *)b.data, b.len, again,
 	    MAXSUBS, &k2) == 0 && k2 == k);
 	for (size_t i = 0; i < k; i++)
 		CHECK(strcmp(subs[i].topic, again[i].topic) == 0 &&
@@ -138,32 +138,32 @@ names(const char *s)
 	int valid = ref_name(s);
 
 	CHECK((klog_topic_validate(s, NULL) == 0) == valid);
-	CHECK((klog_cluster_group_validate(s, NULL) == 0) == valid);
-	if (klog_cluster_topic_path(path, sizeof(path), s) == 0)
+	CHECK((klog_layout_group_validate(s, NULL) == 0) == valid);
+	if (klog_layout_topic_path(path, sizeof(path), s) == 0)
 		check_path(path);
 	else
 		CHECK(!valid);
-	if (klog_cluster_offset_path(path, sizeof(path), s, s, 7, 3) == 0)
+	if (klog_layout_offset_path(path, sizeof(path), s, s, 7, 3) == 0)
 		check_path(path);
 	else
 		CHECK(!valid);
 	/* Ids: anything printable without '/', not . or ..  */
-	if (klog_cluster_member_path(path, sizeof(path), "g", s) == 0)
+	if (klog_layout_member_path(path, sizeof(path), "g", s) == 0)
 		check_path(path);
-	if (klog_cluster_thread_id(id, sizeof(id), s, 2) == 0)
+	if (klog_layout_thread_id(id, sizeof(id), s, 2) == 0)
 		CHECK(strchr(id, '/') == NULL);
 	/* A host name of any bytes makes an id of a valid group's bytes. */
-	if (klog_cluster_consumer_id(id, sizeof(id), "grp", s, 5, 6) == 0) {
+	if (klog_layout_consumer_id(id, sizeof(id), "grp", s, 5, 6) == 0) {
 		CHECK(strchr(id, '/') == NULL && strchr(id, ' ') == NULL);
-		CHECK(klog_cluster_member_path(path, sizeof(path), "grp",
+		CHECK(klog_layout_member_path(path, sizeof(path), "grp",
 		    id) == 0);
 		check_path(path);
 	}
 	/* "<broker>-<part>", or "<part>" alone for a numbered partition. */
-	if (klog_cluster_part_parse(s, &b, &p) == 0) {
-		CHECK(p >= 0 && (b >= 0 || b == KLOG_CLUSTER_NUMBERED));
-		CHECK((b == KLOG_CLUSTER_NUMBERED) == (strchr(s, '-') == NULL));
-		CHECK(klog_cluster_part_name(id, sizeof(id), b, p) == 0);
+	if (klog_layout_part_parse(s, &b, &p) == 0) {
+		CHECK(p >= 0 && (b >= 0 || b == KLOG_LAYOUT_NUMBERED));
+		CHECK((b == KLOG_LAYOUT_NUMBERED) == (strchr(s, '-') == NULL));
+		CHECK(klog_layout_part_name(id, sizeof(id), b, p) == 0);
 		CHECK(strcmp(id, s) == 0);
 	}
 }

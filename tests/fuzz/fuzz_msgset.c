@@ -1,20 +1,20 @@
 /*
- * libFuzzer target for lib/format.c: arbitrary bytes as a message set.
+ * libFuzzer target for lib/storage/format.c: arbitrary bytes as a message set.
  *
  * Besides not crashing or leaking, it checks that the iterator and
  * klog_msgset_validate() agree on where a set stops being valid, that an
  * error leaves the iterator where it was, that offsets follow the wrapper
  * rules, that encoding and gzip wrapping round-trip, and that
- * klog_verify_crcs() never vouches for a bad CRC the iterator would see.  A broken invariant
+ * klog_crcpool_crcs() never vouches for a bad CRC the iterator would see.  A broken invariant
  * aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/verify.h"
+#include "klog/base/error.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -142,7 +142,7 @@ check_verify(const uint8_t *data, size_t size)
 	while (klog_iter_next(&it, &m) == 1)
 		bad |= !m.valid;
 	klog_iter_free(&it);
-	v = klog_verify_crcs(NULL, data, size);
+	v = klog_crcpool_crcs(NULL, data, size);
 	CHECK(v == 0 || v == 1);
 	if (bad)
 		CHECK(v == 1);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for lib/outfmt.c: klog-consume's -f format strings,
+ * libFuzzer target for lib/client/outfmt.c: klog-consume's -f format strings,
  * -D delimiters and the -J envelope.
  *
  * The input is split into a format string (up to the first NUL) and a
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/input.h"
-#include "klog/json.h"
-#include "klog/outfmt.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/base/json.h"
+#include "klog/client/input.h"
+#include "klog/client/outfmt.h"
+#include "klog/storage/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for lib/proto.c: arbitrary bytes as a request frame, and
+ * libFuzzer target for lib/proto/proto.c: arbitrary bytes as a request frame, and
  * as a response frame.
  *
  * The header parser sees the input first; then every request decoder gets
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/proto/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

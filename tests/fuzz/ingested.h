@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "klog/format.h"
-#include "klog/kmsg.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 static void
 check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in,

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 #define KLOG_CONFIG_LINE_MAX 4096        /* bytes, without the newline */
 #define KLOG_CONFIG_FILE_MAX (1 << 20)   /* bytes klog_config_read() takes */

@@ -5,7 +5,7 @@
 #ifndef KLOG_EXIT_H
 #define KLOG_EXIT_H
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 enum klog_exit {
 	KLOG_EXIT_OK = 0,          /* success */

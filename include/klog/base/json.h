@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
+#include "klog/base/buf.h"
 
 /* Whether p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
 int klog_utf8_valid(const void *p, size_t n);

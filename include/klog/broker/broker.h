@@ -37,12 +37,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/core.h"
-#include "klog/error.h"
-#include "klog/kafka.h"
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/scrape.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/broker/metrics.h"
+#include "klog/core/core.h"
+#include "klog/kafka/kafka.h"
+#include "klog/net/loop.h"
 
 typedef struct klog_broker klog_broker_t;
 
@@ -154,7 +154,7 @@ klog_kafka_t *klog_broker_kafka(klog_broker_t *b);
 int klog_broker_metrics_port(const klog_broker_t *b);
 /* Families a layer above adds to each scrape (the ZooKeeper session's
  * state); on the loop thread or before run.  fn NULL removes them. */
-void klog_broker_set_metrics(klog_broker_t *b, klog_scrape_more_fn *fn,
+void klog_broker_set_metrics(klog_broker_t *b, klog_metrics_more_fn *fn,
     void *arg);
 /* Partitions of an auto-created topic. */
 int klog_broker_default_partitions(const klog_broker_t *b);

@@ -27,11 +27,11 @@
 
 #include <stdint.h>
 
-#include "klog/client.h"
-#include "klog/core.h"
-#include "klog/error.h"
-#include "klog/logger.h"
-#include "klog/loop.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/client/client.h"
+#include "klog/core/core.h"
+#include "klog/net/loop.h"
 
 typedef struct klog_fetcher klog_fetcher_t;
 

@@ -16,10 +16,10 @@
 
 #include <stdint.h>
 
-#include "klog/conn.h"
-#include "klog/core.h"
-#include "klog/error.h"
-#include "klog/metrics.h"
+#include "klog/base/error.h"
+#include "klog/base/promtext.h"
+#include "klog/core/core.h"
+#include "klog/net/conn.h"
 
 typedef struct klog_native klog_native_t;
 
@@ -41,7 +41,7 @@ void klog_native_free(klog_native_t *n);
 
 /* The requests n answered, by API and error, and their latencies
  * (arrival to answer), for the broker's metrics. */
-const klog_metrics_reqs_t *klog_native_reqs(const klog_native_t *n);
+const klog_promtext_reqs_t *klog_native_reqs(const klog_native_t *n);
 
 /* The connection callbacks; their arg is the klog_native_t. */
 const klog_conn_front_t *klog_native_front(void);

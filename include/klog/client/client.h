@@ -22,9 +22,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/proto/proto.h"
 
 typedef struct klog_client klog_client_t;
 

@@ -44,9 +44,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/discovery.h"
-#include "klog/error.h"
-#include "klog/format.h"
+#include "klog/base/error.h"
+#include "klog/client/discovery.h"
+#include "klog/storage/format.h"
 
 typedef struct klog_consumer klog_consumer_t;
 

@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "klog/client.h"
-#include "klog/error.h"
+#include "klog/base/error.h"
+#include "klog/client/client.h"
 
 typedef struct klog_discovery klog_discovery_t;
 

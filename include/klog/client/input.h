@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/names.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
 
 typedef struct klog_input {
 	uint8_t *buf;          /* owned */

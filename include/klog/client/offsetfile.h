@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
-#include "klog/names.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
 
 typedef struct klog_offsetfile_entry {
 	char topic[KLOG_TOPIC_MAX + 1];

@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
 
 typedef struct klog_outfmt klog_outfmt_t;
 

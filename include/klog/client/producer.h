@@ -59,8 +59,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/discovery.h"
-#include "klog/error.h"
+#include "klog/base/error.h"
+#include "klog/client/discovery.h"
 
 typedef struct klog_producer klog_producer_t;
 typedef struct klog_producer_done klog_producer_done_t;

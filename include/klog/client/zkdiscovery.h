@@ -31,9 +31,9 @@
 #ifndef KLOG_ZKDISCOVERY_H
 #define KLOG_ZKDISCOVERY_H
 
-#include "klog/discovery.h"
-#include "klog/error.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/client/discovery.h"
+#include "klog/zk/zk.h"
 
 /*
  * Discovery over zk (borrowed: it must outlive *out, and its events are

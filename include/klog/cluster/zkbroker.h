@@ -24,8 +24,8 @@
 
 #include <stdint.h>
 
-#include "klog/broker.h"
-#include "klog/error.h"
+#include "klog/base/error.h"
+#include "klog/broker/broker.h"
 
 typedef struct klog_zkbroker klog_zkbroker_t;
 

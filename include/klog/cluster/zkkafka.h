@@ -26,10 +26,10 @@
 
 #include <stdint.h>
 
-#include "klog/error.h"
-#include "klog/kafka.h"
-#include "klog/logger.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/kafka/kafka.h"
+#include "klog/zk/zk.h"
 
 #define KLOG_ZKKAFKA_BROKERS "/klog/kafka/brokers"
 

@@ -31,12 +31,12 @@
 
 #include <stdint.h>
 
-#include "klog/core.h"
-#include "klog/error.h"
-#include "klog/fetcher.h"
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/broker/fetcher.h"
+#include "klog/core/core.h"
+#include "klog/net/loop.h"
+#include "klog/zk/zk.h"
 
 typedef struct klog_zkrepl klog_zkrepl_t;
 

@@ -1,6 +1,6 @@
 /*
- * A standalone broker's topics administered at run time (lib/coreadmin.c,
- * sharing lib/core_impl.h with core.c): CREATE_TOPIC, ALTER_TOPIC and
+ * A standalone broker's topics administered at run time (lib/core/admin.c,
+ * sharing lib/core/core_impl.h with core.c): CREATE_TOPIC, ALTER_TOPIC and
  * DELETE_TOPIC of the klog protocol, decoded requests in, wire errors
  * out, as the rest of the core.
  *
@@ -17,13 +17,13 @@
  * cluster layer deletes a broker's copy of one with klog_core_drop_topic()
  * (rtadmin.h's protocol).
  */
-#ifndef KLOG_COREADMIN_H
-#define KLOG_COREADMIN_H
+#ifndef KLOG_ADMIN_H
+#define KLOG_ADMIN_H
 
 #include <stdint.h>
 
-#include "klog/core.h"
-#include "klog/proto.h"
+#include "klog/core/core.h"
+#include "klog/proto/proto.h"
 
 /*
  * Answer req, a request of api (KLOG_API_CREATE_TOPIC, _ALTER_TOPIC or

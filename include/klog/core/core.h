@@ -27,13 +27,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/outq.h"
-#include "klog/proto.h"
-#include "klog/store.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/net/loop.h"
+#include "klog/net/outq.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/log.h"
+#include "klog/storage/store.h"
 
 #define KLOG_CORE_MAX_FETCH_BYTES (64 * 1024 * 1024)  /* per partition */
 

@@ -17,15 +17,15 @@
  *
  * A write the disk refuses before it is in the page cache (a full disk)
  * fails only its own requests (DISK_FULL), and writes resume once there
- * is room.  lib/corefail.c, sharing lib/core_impl.h with core.c; on the
+ * is room.  lib/core/offline.c, sharing lib/core/core_impl.h with core.c; on the
  * loop thread.
  */
-#ifndef KLOG_COREFAIL_H
-#define KLOG_COREFAIL_H
+#ifndef KLOG_OFFLINE_H
+#define KLOG_OFFLINE_H
 
 #include <stdint.h>
 
-#include "klog/core.h"
+#include "klog/core/core.h"
 
 /* Called once, on the loop thread, after the first failed sync. */
 typedef void klog_core_fail_fn(void *arg);

@@ -28,9 +28,9 @@
 
 #include <stdint.h>
 
-#include "klog/epochs.h"
-#include "klog/error.h"
-#include "klog/proto.h"
+#include "klog/base/error.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/epochs.h"
 
 #define KLOG_REPLICA_MAX 16
 

@@ -17,14 +17,14 @@
  *    end (the HW, never past the leader's flushed end).
  * Everything runs on the loop thread.
  */
-#ifndef KLOG_COREREP_H
-#define KLOG_COREREP_H
+#ifndef KLOG_REPLICATED_H
+#define KLOG_REPLICATED_H
 
 #include <stdint.h>
 
-#include "klog/core.h"
-#include "klog/proto.h"
-#include "klog/replica.h"
+#include "klog/core/core.h"
+#include "klog/core/replica.h"
+#include "klog/proto/proto.h"
 
 /*
  * Roles, for partition p of topic (created locally with nparts partitions

@@ -4,18 +4,18 @@
  * bytes read by fetches (counted once per staged write and per fetch
  * read, never per message), the requests parked, the flusher's fsync
  * times.  The core's own files count; this one only reads them out
- * (lib/corestat.c, sharing lib/core_impl.h with core.c and corerep.c).
+ * (lib/core/stats.c, sharing lib/core/core_impl.h with core.c and corerep.c).
  * On the loop thread.
  */
-#ifndef KLOG_CORESTAT_H
-#define KLOG_CORESTAT_H
+#ifndef KLOG_STATS_H
+#define KLOG_STATS_H
 
 #include <stdint.h>
 
-#include "klog/core.h"
-#include "klog/log.h"
-#include "klog/metrics.h"
-#include "klog/replica.h"
+#include "klog/base/promtext.h"
+#include "klog/core/core.h"
+#include "klog/core/replica.h"
+#include "klog/storage/log.h"
 
 typedef struct klog_core_stats_part {
 	klog_log_t *log;           /* its topic, partition and gauges */
@@ -36,6 +36,6 @@ int klog_core_stats_parts(klog_core_t *c, klog_core_stats_fn *fn, void *arg);
 uint64_t klog_core_stats_parked(const klog_core_t *c);
 
 /* The flusher's fsync times. */
-void klog_core_stats_fsync(klog_core_t *c, klog_metrics_hist_t *out);
+void klog_core_stats_fsync(klog_core_t *c, klog_promtext_hist_t *out);
 
 #endif

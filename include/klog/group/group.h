@@ -7,7 +7,7 @@
  *   /consumers/<group>/offsets/<topic>/<b>-<p>     next offset to read
  *
  * A rebalance sorts the topic's partitions and the group's threads as
- * strings and takes this member's range of them (klog_cluster_assign()):
+ * strings and takes this member's range of them (klog_layout_assign()):
  * partitions that are no longer ours are committed, then released; new
  * ones are claimed.  A claim that finds another owner (who has not let go
  * yet, or died less than a session timeout ago) is retried with backoff
@@ -31,9 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/discovery.h"
-#include "klog/error.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/client/discovery.h"
+#include "klog/zk/zk.h"
 
 typedef struct klog_group klog_group_t;
 

@@ -25,12 +25,12 @@
 
 #include <stdint.h>
 
-#include "klog/consumer.h"
-#include "klog/discovery.h"
-#include "klog/error.h"
-#include "klog/group.h"
-#include "klog/logger.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/client/consumer.h"
+#include "klog/client/discovery.h"
+#include "klog/group/group.h"
+#include "klog/zk/zk.h"
 
 typedef struct klog_member klog_member_t;
 

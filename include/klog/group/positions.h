@@ -5,22 +5,22 @@
  * lead them (client.h's OFFSETS query), each broker that fails asked no
  * more.
  */
-#ifndef KLOG_GROUPPOS_H
-#define KLOG_GROUPPOS_H
+#ifndef KLOG_POSITIONS_H
+#define KLOG_POSITIONS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/cluster.h"
-#include "klog/error.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/zk.h"
 
-/* A partition as klog-group shows it; broker KLOG_CLUSTER_NUMBERED for a
+/* A partition as klog-group shows it; broker KLOG_LAYOUT_NUMBERED for a
  * replicated topic's (named "<p>"). */
-typedef struct klog_grouppos_part {
+typedef struct klog_positions_part {
 	int32_t broker;
 	int32_t part;
-} klog_grouppos_part_t;
+} klog_positions_part_t;
 
 /*
  * The partitions of topic that matter to group: those registered by live
@@ -28,24 +28,24 @@ typedef struct klog_grouppos_part {
  * those the group has an offset or an owner for; sorted by broker, then
  * partition, into *out (the caller's: free()).
  */
-int klog_grouppos_parts(klog_zk_t *zk, const char *group, const char *topic,
-    klog_grouppos_part_t **out, size_t *n, klog_err_t *err);
+int klog_positions_parts(klog_zk_t *zk, const char *group, const char *topic,
+    klog_positions_part_t **out, size_t *n, klog_err_t *err);
 
 /* The live brokers, and which of them failed to answer. */
-typedef struct klog_grouppos_brokers {
+typedef struct klog_positions_brokers {
 	klog_zk_t *zk;             /* for replicated partitions' leaders */
-	klog_cluster_broker_t *v;
+	klog_layout_broker_t *v;
 	size_t n;
 	int *dead;
-} klog_grouppos_brokers_t;
+} klog_positions_brokers_t;
 
-int klog_grouppos_brokers_load(klog_zk_t *zk, klog_grouppos_brokers_t *b,
+int klog_positions_brokers_load(klog_zk_t *zk, klog_positions_brokers_t *b,
     klog_err_t *err);
-void klog_grouppos_brokers_free(klog_grouppos_brokers_t *b);
+void klog_positions_brokers_free(klog_positions_brokers_t *b);
 /* Broker id among them (its index into *idx, which may be NULL), or
  * NULL. */
-const klog_cluster_broker_t *klog_grouppos_broker_find(
-    const klog_grouppos_brokers_t *b, int32_t id, size_t *idx);
+const klog_layout_broker_t *klog_positions_broker_find(
+    const klog_positions_brokers_t *b, int32_t id, size_t *idx);
 
 /*
  * Partition p's offset at time (KLOG_OFFSET_LATEST, _EARLIEST or ms),
@@ -55,8 +55,8 @@ const klog_cluster_broker_t *klog_grouppos_broker_find(
  * once, is not asked again (-KLOG_ECONN); -KLOG_ENOTLEADER while a
  * replicated partition has no leader.
  */
-int klog_grouppos_ask_offset(klog_grouppos_brokers_t *b, const char *topic,
-    const klog_grouppos_part_t *p, int64_t time, int timeout_ms, int64_t *off,
+int klog_positions_ask_offset(klog_positions_brokers_t *b, const char *topic,
+    const klog_positions_part_t *p, int64_t time, int timeout_ms, int64_t *off,
     klog_err_t *err);
 
 #endif

@@ -15,25 +15,25 @@
  * (members' syncs held); stable.  A member whose session passes without a
  * heartbeat (or join or sync) is dropped, and the rest rebalance.
  */
-#ifndef KLOG_KGROUP_H
-#define KLOG_KGROUP_H
+#ifndef KLOG_COORDINATOR_H
+#define KLOG_COORDINATOR_H
 
 #include <stdint.h>
 
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/proto.h"
+#include "klog/base/logger.h"
+#include "klog/net/loop.h"
+#include "klog/proto/proto.h"
 
-typedef struct klog_kgroups klog_kgroups_t;
+typedef struct klog_kgroups klog_coordinator_t;
 
 /* One protocol a joining member supports, with its opaque metadata. */
-typedef struct klog_kgroup_proto {
+typedef struct klog_coordinator_proto {
 	klog_str_t name;
 	const uint8_t *meta;
 	uint32_t meta_len;
-} klog_kgroup_proto_t;
+} klog_coordinator_proto_t;
 
-typedef struct klog_kgroup_join_req {
+typedef struct klog_coordinator_join_req {
 	klog_str_t group;
 	klog_str_t member_id;        /* empty on a first join */
 	klog_str_t client_id;        /* the new member id starts with it */
@@ -41,18 +41,18 @@ typedef struct klog_kgroup_join_req {
 	int32_t session_timeout_ms;
 	int32_t rebalance_timeout_ms; /* v0: the session timeout */
 	uint32_t nprotocols;
-	const klog_kgroup_proto_t *protocols;
-} klog_kgroup_join_req_t;
+	const klog_coordinator_proto_t *protocols;
+} klog_coordinator_join_req_t;
 
 /* A member and its metadata for the chosen protocol, for the leader. */
-typedef struct klog_kgroup_member {
+typedef struct klog_coordinator_member {
 	klog_str_t member_id;
 	const uint8_t *meta;
 	uint32_t meta_len;
-} klog_kgroup_member_t;
+} klog_coordinator_member_t;
 
 /* A JoinGroup answer; views valid during the callback only. */
-typedef struct klog_kgroup_join_resp {
+typedef struct klog_coordinator_join_resp {
 	int16_t error;               /* KLOG_KERR_* (kwire.h) */
 	int32_t generation;          /* -1 with an error */
 	klog_str_t protocol;
@@ -60,71 +60,71 @@ typedef struct klog_kgroup_join_resp {
 	klog_str_t member_id;        /* this member's (empty with an error,
 	                                unless it is known) */
 	uint32_t nmembers;           /* the leader's answer only; else 0 */
-	const klog_kgroup_member_t *members;
-} klog_kgroup_join_resp_t;
+	const klog_coordinator_member_t *members;
+} klog_coordinator_join_resp_t;
 
 /* A member's share of the leader's SyncGroup. */
-typedef struct klog_kgroup_assign {
+typedef struct klog_coordinator_assign {
 	klog_str_t member_id;
 	const uint8_t *data;
 	uint32_t len;
-} klog_kgroup_assign_t;
+} klog_coordinator_assign_t;
 
-typedef struct klog_kgroup_sync_req {
+typedef struct klog_coordinator_sync_req {
 	klog_str_t group;
 	int32_t generation;
 	klog_str_t member_id;
 	uint32_t nassign;            /* the leader's; 0 for the others */
-	const klog_kgroup_assign_t *assign;
-} klog_kgroup_sync_req_t;
+	const klog_coordinator_assign_t *assign;
+} klog_coordinator_sync_req_t;
 
 /*
  * A request that may be answered later.  The front end embeds it in what
  * holds the request's place on its connection; the fields are private.
- * After its answer, or klog_kgroups_cancel(), the module forgets it: it is
+ * After its answer, or klog_coordinator_cancel(), the module forgets it: it is
  * cleared before its callback runs, so the callback may free it.  A member
  * dropped while it holds a wait (LeaveGroup) has the wait answered
  * UNKNOWN_MEMBER_ID; a member's second join or sync while its first is
  * held answers the first REBALANCE_IN_PROGRESS.
  */
-typedef struct klog_kgroup_wait klog_kgroup_wait_t;
-struct klog_kgroup_wait {
-	klog_kgroup_wait_t *prev, *next;
+typedef struct klog_coordinator_wait klog_coordinator_wait_t;
+struct klog_coordinator_wait {
+	klog_coordinator_wait_t *prev, *next;
 	void *group;
 	void *member;
 	int kind;
 };
 
-typedef void klog_kgroup_join_fn(klog_kgroup_wait_t *w,
-    const klog_kgroup_join_resp_t *r);
+typedef void klog_coordinator_join_fn(klog_coordinator_wait_t *w,
+    const klog_coordinator_join_resp_t *r);
 /* A SyncGroup answer: error, and this member's assignment (a view valid
  * during the call; len 0 with an error). */
-typedef void klog_kgroup_sync_fn(klog_kgroup_wait_t *w, int16_t error,
+typedef void klog_coordinator_sync_fn(klog_coordinator_wait_t *w, int16_t error,
     const uint8_t *assignment, uint32_t len);
 
-/* The callbacks run inside the klog_kgroups_* calls and inside the
+/* The callbacks run inside the klog_coordinator_* calls and inside the
  * coordinator's timers, and must not call into the coordinator. */
-typedef struct klog_kgroups_config {
+typedef struct klog_coordinator_config {
 	int32_t min_session_ms;      /* Kafka's group.min.session.timeout.ms */
 	int32_t max_session_ms;      /* group.max.session.timeout.ms */
 	uint32_t max_members;        /* per group; a join past it, or a new
 	                                group past max_groups, gets
 	                                KLOG_KERR_UNKNOWN (-1) */
 	uint32_t max_groups;
-	klog_kgroup_join_fn *join_done;
-	klog_kgroup_sync_fn *sync_done;
+	klog_coordinator_join_fn *join_done;
+	klog_coordinator_sync_fn *sync_done;
 	klog_logger_t log;
-} klog_kgroups_config_t;
+} klog_coordinator_config_t;
 
-/* No groups yet.  *out is the caller's: klog_kgroups_free().
+/* No groups yet.  *out is the caller's: klog_coordinator_free().
  * -KLOG_EINVAL for a config without callbacks, with a zero limit or with
  * min_session_ms over max_session_ms; -KLOG_ENOMEM. */
-int klog_kgroups_new(klog_loop_t *loop, const klog_kgroups_config_t *cfg,
-    klog_kgroups_t **out);
+int klog_coordinator_new(klog_loop_t *loop, const klog_coordinator_config_t *cfg,
+    klog_coordinator_t **out);
 
 /* Stop the timers and free everything; waits still linked are forgotten
  * (never answered).  NULL is fine. */
-void klog_kgroups_free(klog_kgroups_t *g);
+void klog_coordinator_free(klog_coordinator_t *g);
 
 /*
  * A JoinGroup: w is answered through join_done, now or later.  Returns 0,
@@ -132,25 +132,25 @@ void klog_kgroups_free(klog_kgroups_t *g);
  * member's id is "<client id, cut at 255 bytes>-<n>-<16 hex digits>": n
  * counts this coordinator's members, the digits differ from run to run.
  */
-int klog_kgroups_join(klog_kgroups_t *g, const klog_kgroup_join_req_t *req,
-    klog_kgroup_wait_t *w);
+int klog_coordinator_join(klog_coordinator_t *g, const klog_coordinator_join_req_t *req,
+    klog_coordinator_wait_t *w);
 
-/* A SyncGroup: as klog_kgroups_join(), answered through sync_done. */
-int klog_kgroups_sync(klog_kgroups_t *g, const klog_kgroup_sync_req_t *req,
-    klog_kgroup_wait_t *w);
+/* A SyncGroup: as klog_coordinator_join(), answered through sync_done. */
+int klog_coordinator_sync(klog_coordinator_t *g, const klog_coordinator_sync_req_t *req,
+    klog_coordinator_wait_t *w);
 
 /* The connection of a waiting request went away: w is never answered.
  * The member stays, a cancelled join still counting as its rejoin, until
  * its session (restarted now) runs out.  Harmless on a wait already
  * answered or cancelled. */
-void klog_kgroups_cancel(klog_kgroups_t *g, klog_kgroup_wait_t *w);
+void klog_coordinator_cancel(klog_coordinator_t *g, klog_coordinator_wait_t *w);
 
 /* Heartbeat and LeaveGroup, answered at once: a KLOG_KERR_* code.  A
  * heartbeat is REBALANCE_IN_PROGRESS only while a rebalance is being
  * prepared (Kafka 0.10 said so while awaiting the leader's sync too). */
-int16_t klog_kgroups_heartbeat(klog_kgroups_t *g, klog_str_t group,
+int16_t klog_coordinator_heartbeat(klog_coordinator_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id);
-int16_t klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group,
+int16_t klog_coordinator_leave(klog_coordinator_t *g, klog_str_t group,
     klog_str_t member_id);
 
 /*
@@ -166,7 +166,7 @@ int16_t klog_kgroups_leave(klog_kgroups_t *g, klog_str_t group,
  * consumers do before they rejoin).  A commit that may go ahead renews the
  * member's session.
  */
-int16_t klog_kgroups_commit_check(klog_kgroups_t *g, klog_str_t group,
+int16_t klog_coordinator_commit_check(klog_coordinator_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id);
 
 #endif

@@ -16,13 +16,13 @@
 
 #include <stdint.h>
 
-#include "klog/conn.h"
-#include "klog/core.h"
-#include "klog/error.h"
-#include "klog/kwire.h"
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/metrics.h"
+#include "klog/base/error.h"
+#include "klog/base/logger.h"
+#include "klog/base/promtext.h"
+#include "klog/core/core.h"
+#include "klog/kafka/kwire.h"
+#include "klog/net/conn.h"
+#include "klog/net/loop.h"
 
 /* Its port when --kafka-listen names a host alone (the native port has
  * 9092, Kafka's own). */
@@ -101,6 +101,6 @@ const klog_conn_front_t *klog_kafka_front(void);
  * answers count as NONE), and their latencies (arrival to answer; a
  * JoinGroup or SyncGroup waiting for its group is timed to its
  * dispatch), for the broker's metrics. */
-const klog_metrics_reqs_t *klog_kafka_reqs(const klog_kafka_t *k);
+const klog_promtext_reqs_t *klog_kafka_reqs(const klog_kafka_t *k);
 
 #endif

@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/kafka/kmsg.h"
 
 /* The CRC-32C of p[0..n), after crc (0 to start): ISA-L's, as the
  * hardware folds it. */

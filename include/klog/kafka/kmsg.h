@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
+#include "klog/base/buf.h"
 
 #define KLOG_KMSG_CODEC_MASK 0x07
 

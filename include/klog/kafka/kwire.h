@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/proto/proto.h"
 
 /* API keys. */
 enum klog_kapi {

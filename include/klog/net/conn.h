@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/logger.h"
-#include "klog/loop.h"
-#include "klog/outq.h"
-#include "klog/prefetch.h"
+#include "klog/base/logger.h"
+#include "klog/net/loop.h"
+#include "klog/net/outq.h"
+#include "klog/net/prefetch.h"
 
 typedef struct klog_conns klog_conns_t;
 typedef struct klog_conn klog_conn_t;

@@ -22,9 +22,9 @@
 
 #include <stddef.h>
 
-#include "klog/buf.h"
-#include "klog/conn.h"
-#include "klog/error.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/net/conn.h"
 
 #define KLOG_HTTPD_HEAD_MAX 8192
 #define KLOG_HTTPD_DEADLINE_MS 5000

@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/log.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/log.h"
 
 struct klog_outq_chunk;
 

@@ -66,7 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
+#include "klog/base/buf.h"
 
 #define KLOG_PROTO_VERSION 1
 #define KLOG_REQ_HEADER_SIZE 12   /* size, api, version, correlation */

@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
 
 #define KLOG_DUMP_CHUNK ((size_t)4 << 20)
 

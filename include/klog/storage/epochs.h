@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 #define KLOG_EPOCHS_FILE "leader-epochs"
 #define KLOG_EPOCHS_BEHIND_FILE "replica-behind"

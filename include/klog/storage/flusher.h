@@ -14,9 +14,9 @@
 
 #include <stddef.h>
 
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/metrics.h"
+#include "klog/base/error.h"
+#include "klog/base/promtext.h"
+#include "klog/storage/log.h"
 
 typedef struct klog_flusher klog_flusher_t;
 
@@ -72,7 +72,7 @@ int klog_flusher_holds(klog_flusher_t *fl, const klog_flusher_entry_t *e);
 
 /* How long each klog_log_flush() took (its fsyncs), copied out of the
  * thread's histogram under its lock. */
-void klog_flusher_fsync_hist(klog_flusher_t *fl, klog_metrics_hist_t *out);
+void klog_flusher_fsync_hist(klog_flusher_t *fl, klog_promtext_hist_t *out);
 
 /* How many flushes failed a sync (-KLOG_ESTORAGE) since the start. */
 uint64_t klog_flusher_failures(klog_flusher_t *fl);

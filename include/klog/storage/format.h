@@ -219,7 +219,7 @@ typedef struct klog_msgset_info {
  * Check a message set as a broker does before appending it: every length,
  * magic, codec and CRC, inner ones too when flags has KLOG_ITER_DEEP.
  * With KLOG_ITER_OUTER_CHECKED the top-level CRCs are taken as checked
- * (klog_verify_sets()); inner ones still are.  Returns 0 if the whole
+ * (klog_crcpool_sets()); inner ones still are.  Returns 0 if the whole
  * buffer is valid complete entries; -KLOG_EPARTIAL if it ends in a cut
  * entry; -KLOG_ECORRUPT (or the iterator's other errors) at the first bad
  * entry.  *info is filled in every case.

@@ -41,9 +41,9 @@
 
 #include <sys/uio.h>
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/names.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/names.h"
 
 typedef struct klog_log klog_log_t;
 

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 #define KLOG_TOPIC_MAX 249
 #define KLOG_SEGMENT_SUFFIX ".klog"

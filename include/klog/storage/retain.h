@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
-#include "klog/names.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
 
 #define KLOG_RETAIN_LOCK ".retain.lock"
 

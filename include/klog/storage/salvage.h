@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 /* One message found; pointers valid during the callback. */
 typedef struct klog_salvaged {

@@ -30,8 +30,8 @@
 
 #include <sys/uio.h>
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
 
 /*
  * Marks: positions in the file where an entry starts, ascending, at least

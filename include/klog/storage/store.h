@@ -14,8 +14,8 @@
 
 #include <stddef.h>
 
-#include "klog/error.h"
-#include "klog/log.h"
+#include "klog/base/error.h"
+#include "klog/storage/log.h"
 
 typedef struct klog_store klog_store_t;
 

@@ -32,9 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
-#include "klog/rtopics.h"
-#include "klog/zk.h"
+#include "klog/base/error.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zk.h"
 
 /*
  * The assignment old grown to nparts partitions over the nb live brokers

@@ -38,9 +38,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/zk.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/zk/zk.h"
 
 #define KLOG_RTOPICS_ROOT "/klog/topics"
 #define KLOG_RTOPICS_DELETE_ROOT "/admin/delete_topics"
@@ -114,7 +114,7 @@ int klog_rtopics_create(klog_zk_t *zk, const char *topic,
 
 /*
  * Create topic over the brokers live now (/brokers/ids, as
- * klog_cluster_brokers() reads them): klog_rtopic_assign() over their ids,
+ * klog_layout_brokers() reads them): klog_rtopic_assign() over their ids,
  * then klog_rtopics_create().  The assignment made goes to *out (owned by
  * the caller: klog_rtopic_free()), also on -KLOG_EEXIST.  -KLOG_EINVAL
  * with err as klog_rtopic_assign()'s (so rf over the live brokers says

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 typedef struct klog_zk klog_zk_t;
 

@@ -1,4 +1,4 @@
-/* Unit tests for lib/buf.c: the growing buffer and the sticky reader. */
+/* Unit tests for lib/base/buf.c: the growing buffer and the sticky reader. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
 
 static void
 test_put_big_endian(void **state)

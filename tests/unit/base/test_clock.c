@@ -1,4 +1,4 @@
-/* Unit tests for lib/clock.c: the clocks' units and the sleep. */
+/* Unit tests for lib/base/clock.c: the clocks' units and the sleep. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "klog/clock.h"
+#include "klog/base/clock.h"
 
 static int64_t
 raw_ms(clockid_t id)

@@ -1,4 +1,4 @@
-/* Unit tests for "key = value" configuration files (lib/config.c). */
+/* Unit tests for "key = value" configuration files (lib/base/config.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "klog/config.h"
-#include "klog/error.h"
+#include "klog/base/config.h"
+#include "klog/base/error.h"
 
 /* What the callback saw, as "LINE:KEY=VALUE|" records. */
 struct seen {

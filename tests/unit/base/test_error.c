@@ -1,4 +1,4 @@
-/* Unit tests for lib/error.c: codes, their texts, and the context line. */
+/* Unit tests for lib/base/error.c: codes, their texts, and the context line. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
+#include "klog/base/error.h"
 
 static void
 test_strerror(void **state)

@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/json.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/base/json.h"
 
 #define S(lit) (lit), (sizeof(lit) - 1)
 

@@ -1,12 +1,12 @@
-/* Unit tests for lib/parse.c: times. */
+/* Unit tests for lib/base/parse.c: times. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/parse.h"
+#include "klog/base/error.h"
+#include "klog/base/parse.h"
 
 /* Times as klog-group --to-time and klog-consume -o s@ take them. */
 static void

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/broker.c: a broker on 127.0.0.1 port 0 in a thread,
+ * Unit tests for lib/broker/broker.c: a broker on 127.0.0.1 port 0 in a thread,
  * with a temporary data directory, driven over raw sockets with the
  * proto.h encoders and decoders.
  */
@@ -26,15 +26,15 @@
 
 #include <cmocka.h>
 
-#include "failsync.h"
-#include "tmpdir.h"
+#include "fx/failsync.h"
+#include "fx/tmpdir.h"
 
-#include "klog/broker.h"
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/broker/broker.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 /* ---- fixture: a broker in a thread ---- */
 
@@ -888,7 +888,7 @@ test_visibility_with_batching(void **state)
 }
 
 /*
- * A produce request whose sets come to more than KLOG_VERIFY_MIN_SPLIT has
+ * A produce request whose sets come to more than KLOG_CRCPOOL_MIN_SPLIT has
  * its CRCs checked on the verifier's threads and the loop's together,
  * before any set is handled.  A flip anywhere still refuses that
  * partition's set alone, and the others go in whole, with no CRC thread,

@@ -5,9 +5,9 @@
 
 #include <cmocka.h>
 
-#include "fakebroker.h"
-#include "klog/client.h"
-#include "klog/discovery.h"
+#include "fx/fakebroker.h"
+#include "klog/client/client.h"
+#include "klog/client/discovery.h"
 
 /* A loopback port with nothing listening (bound, then closed). */
 static int

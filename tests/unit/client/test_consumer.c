@@ -5,10 +5,10 @@
 
 #include <cmocka.h>
 
-#include "fakebroker.h"
-#include "fakeleader.h"
-#include "klog/clock.h"
-#include "klog/consumer.h"
+#include "fx/fakebroker.h"
+#include "fx/fakeleader.h"
+#include "klog/base/clock.h"
+#include "klog/client/consumer.h"
 
 typedef struct got {
 	int n;

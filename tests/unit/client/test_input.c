@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "klog/input.h"
-#include "klog/outfmt.h"
+#include "klog/client/input.h"
+#include "klog/client/outfmt.h"
 
 #define MAXREC 64
 

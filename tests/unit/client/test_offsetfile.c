@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "klog/offsetfile.h"
+#include "klog/client/offsetfile.h"
 
 static char dir[] = "/tmp/klog-offsetfile.XXXXXX";
 static char path[256];

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "klog/outfmt.h"
+#include "klog/client/outfmt.h"
 
 static const uint8_t binary[] = { 'a', 0x00, 0xff, '\n', 'b' };
 

@@ -5,10 +5,10 @@
 
 #include <cmocka.h>
 
-#include "fakebroker.h"
-#include "fakeleader.h"
-#include "klog/clock.h"
-#include "klog/producer.h"
+#include "fx/fakebroker.h"
+#include "fx/fakeleader.h"
+#include "klog/base/clock.h"
+#include "klog/client/producer.h"
 
 /* The documented partitioner: FNV-1a 32-bit, standard test vectors. */
 static void

@@ -1,5 +1,5 @@
 /*
- * Tests for lib/zkdiscovery.c's replicated topics against a real throwaway
+ * Tests for lib/client/zkdiscovery.c's replicated topics against a real throwaway
  * ZooKeeper (zkserver.h), the /klog nodes written by hand: where a
  * partition's leader is, following a leader node that goes and comes, and
  * topic listings.  Without zkServer.sh they are skipped.  (0.7 topics are
@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "klog/cluster.h"
-#include "klog/rtopics.h"
-#include "klog/zk.h"
-#include "klog/zkdiscovery.h"
-#include "zkserver.h"
+#include "klog/client/zkdiscovery.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zk.h"
+#include "fx/zkserver.h"
 
 
 
@@ -70,12 +70,12 @@ layout(klog_zk_t *zk)
 {
 	klog_err_t err = { 0, "" };
 
-	assert_int_equal(klog_cluster_register_broker(zk, 1, "127.0.0.1",
+	assert_int_equal(klog_layout_register_broker(zk, 1, "127.0.0.1",
 	    9101, 0, &err), 0);
-	assert_int_equal(klog_cluster_register_broker(zk, 2, "127.0.0.1",
+	assert_int_equal(klog_layout_register_broker(zk, 2, "127.0.0.1",
 	    9102, 0, &err), 0);
-	assert_int_equal(klog_cluster_register_topic(zk, 1, "a", 3, &err), 0);
-	assert_int_equal(klog_cluster_register_topic(zk, 1, "z", 1, &err), 0);
+	assert_int_equal(klog_layout_register_topic(zk, 1, "a", 3, &err), 0);
+	assert_int_equal(klog_layout_register_topic(zk, 1, "z", 1, &err), 0);
 	put(zk, "/klog/topics/r", "{\"version\":1,\"partitions\":"
 	    "{\"0\":[1,2],\"1\":[2,1]},\"min_insync\":1}");
 	put(zk, "/klog/topics/r/partitions/0/state", "{\"version\":1,"

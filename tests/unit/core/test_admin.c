@@ -1,6 +1,6 @@
 /*
- * Unit tests for lib/coreadmin.c: a real core over a real store and event
- * loop, its functions called as lib/native.c calls them.  Topics created,
+ * Unit tests for lib/core/admin.c: a real core over a real store and event
+ * loop, its functions called as lib/broker/native.c calls them.  Topics created,
  * grown and deleted; a delete answering the parked requests of the topic
  * (a long poll, an acks=all produce waiting for its flush) before its
  * partitions go; a partition whose directory is removed behind the core's
@@ -23,18 +23,18 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/core.h"
-#include "klog/coreadmin.h"
-#include "klog/corerep.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/loop.h"
-#include "klog/outq.h"
-#include "klog/proto.h"
-#include "klog/store.h"
+#include "klog/base/error.h"
+#include "klog/core/admin.h"
+#include "klog/core/core.h"
+#include "klog/core/replicated.h"
+#include "klog/net/loop.h"
+#include "klog/net/outq.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
+#include "klog/storage/store.h"
 
 #define MAX_DONE 8
 #define E 14                    /* "hello" and friends: one entry */

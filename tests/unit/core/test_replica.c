@@ -1,5 +1,5 @@
 /*
- * Unit tests for a replicated partition's state (lib/replica.c): the
+ * Unit tests for a replicated partition's state (lib/core/replica.c): the
  * leader's ISR and high watermark, its answers to REPLICA_FETCH, and the
  * follower's HW.  Time is passed in, so nothing here waits.
  */
@@ -18,12 +18,12 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/epochs.h"
-#include "klog/error.h"
-#include "klog/proto.h"
-#include "klog/replica.h"
+#include "klog/base/error.h"
+#include "klog/core/replica.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/epochs.h"
 
 #define ME 1
 #define LAG_MS 1000

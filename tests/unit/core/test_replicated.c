@@ -1,11 +1,11 @@
 /*
- * Unit tests for lib/corerep.c (and the replicated paths of lib/core.c): a
+ * Unit tests for lib/core/replicated.c (and the replicated paths of lib/core/core.c): a
  * real core over a real store and event loop, its functions called
- * directly as lib/native.c calls them (no network, no ZooKeeper), with
+ * directly as lib/broker/native.c calls them (no network, no ZooKeeper), with
  * replication hooks of the tests' own: an isr_change that records its
  * calls and returns what a test says, and a follower_flushed that counts.
  * Parked requests are answered through a finish that records them; the
- * loop runs (before_sleep / on_wake as lib/broker.c sets them) until the
+ * loop runs (before_sleep / on_wake as lib/broker/broker.c sets them) until the
  * flushes asked for are done.
  */
 #include <sys/stat.h>
@@ -24,19 +24,19 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/core.h"
-#include "klog/corerep.h"
-#include "klog/epochs.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/loop.h"
-#include "klog/outq.h"
-#include "klog/proto.h"
-#include "klog/replica.h"
-#include "klog/store.h"
+#include "klog/base/error.h"
+#include "klog/core/core.h"
+#include "klog/core/replica.h"
+#include "klog/core/replicated.h"
+#include "klog/net/loop.h"
+#include "klog/net/outq.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/epochs.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
+#include "klog/storage/store.h"
 
 #define LAG_MS 600000           /* no follower lags by the clock here */
 #define MAX_CALLS 8

@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "klog/buf.h"
-#include "klog/format.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/proto/proto.h"
+#include "klog/storage/format.h"
 
 #define FAKE_MAX_PARTS 8
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "klog/discovery.h"
+#include "klog/client/discovery.h"
 
 typedef struct fakeleader {
 	klog_discovery_t base;

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "klog/zk.h"
-#include "tmpdir.h"
+#include "klog/zk/zk.h"
+#include "fx/tmpdir.h"
 
 #define ZKSERVER_SH "/usr/share/zookeeper/bin/zkServer.sh"
 

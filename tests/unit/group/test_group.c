@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "klog/group.h"
+#include "klog/group/group.h"
 
 /* Six partitions of three brokers, deliberately unsorted, and with a
  * broker id that sorts differently as a string ("10-0" < "2-0"). */

@@ -1,5 +1,5 @@
 /*
- * Tests for lib/member.c, a consumer group member's loop, against a real
+ * Tests for lib/group/member.c, a consumer group member's loop, against a real
  * ZooKeeper (zkserver.h) and the fake broker (fakebroker.h) registered in
  * it as broker 1 with topic "t".  Each test works under a chroot of its
  * own.  Without zkServer.sh every test is skipped.
@@ -14,13 +14,13 @@
 
 #include <cmocka.h>
 
-#include "fakebroker.h"
-#include "klog/clock.h"
-#include "klog/client.h"
-#include "klog/cluster.h"
-#include "klog/member.h"
-#include "klog/zkdiscovery.h"
-#include "zkserver.h"
+#include "fx/fakebroker.h"
+#include "klog/base/clock.h"
+#include "klog/client/client.h"
+#include "klog/client/zkdiscovery.h"
+#include "klog/group/member.h"
+#include "klog/zk/layout.h"
+#include "fx/zkserver.h"
 
 #define NPARTS 4
 #define PER_PART 64
@@ -137,9 +137,9 @@ env_start(env_t *e, const char *root, int parts)
 			fake_append(e->f, p, text);
 		}
 	e->zk = zk_open(e->connect);
-	assert_int_equal(klog_cluster_register_broker(e->zk, 1, "127.0.0.1",
+	assert_int_equal(klog_layout_register_broker(e->zk, 1, "127.0.0.1",
 	    e->f->port, 0, &err), 0);
-	assert_int_equal(klog_cluster_register_topic(e->zk, 1, "t", parts,
+	assert_int_equal(klog_layout_register_topic(e->zk, 1, "t", parts,
 	    &err), 0);
 }
 
@@ -240,7 +240,7 @@ committed(const env_t *e, int32_t part)
 	klog_err_t err = { 0, "" };
 	int64_t off = -1;
 
-	assert_int_equal(klog_cluster_offset_read(e->zk, "g", "t", 1, part,
+	assert_int_equal(klog_layout_offset_read(e->zk, "g", "t", 1, part,
 	    &off, &err), 0);
 	return off;
 }
@@ -304,7 +304,7 @@ test_replicated_topic(void **state)
 			fake_append(e.f, p, text);
 		}
 	e.zk = zk_open(e.connect);
-	assert_int_equal(klog_cluster_register_broker(e.zk, 1, "127.0.0.1",
+	assert_int_equal(klog_layout_register_broker(e.zk, 1, "127.0.0.1",
 	    e.f->port, 0, &err), 0);
 	static const char assignment[] = "{\"version\":1,\"partitions\":"
 	    "{\"0\":[1],\"1\":[1]},\"min_insync\":1}";
@@ -325,8 +325,8 @@ test_replicated_topic(void **state)
 	assert_true(said(&m.s, " reads 0 1", 1));
 	assert_int_equal(klog_member_leave(m.mb, &err), 0);
 	for (int p = 0; p < 2; p++) {
-		assert_int_equal(klog_cluster_offset_read(e.zk, "g", "t",
-		    KLOG_CLUSTER_NUMBERED, p, &off, &err), 0);
+		assert_int_equal(klog_layout_offset_read(e.zk, "g", "t",
+		    KLOG_LAYOUT_NUMBERED, p, &off, &err), 0);
 		assert_int_equal(off, (int64_t)e.f->log[p].len);
 	}
 	assert_int_equal(klog_zk_exists(e.zk, "/consumers/g/offsets/t/1", 0,

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/kgroup.c, Kafka's eager group protocol on a real
+ * Unit tests for lib/kafka/coordinator.c, Kafka's eager group protocol on a real
  * loop: the first join makes generation 1; a second member sends the
  * first back to join through its heartbeat; syncs wait for the leader;
  * heartbeat, join and sync errors; leaving, session expiry and the
@@ -16,15 +16,15 @@
 
 #include <cmocka.h>
 
-#include "klog/kgroup.h"
-#include "klog/kwire.h"
-#include "klog/loop.h"
+#include "klog/kafka/coordinator.h"
+#include "klog/kafka/kwire.h"
+#include "klog/net/loop.h"
 
 #define SESSION_MS 200    /* short, so expiry tests stay quick */
 
 /* One client's request in flight and what it was last answered. */
 struct client {
-	klog_kgroup_wait_t w;
+	klog_coordinator_wait_t w;
 	int joins, syncs;          /* answers received */
 	int16_t error;
 	int32_t generation;
@@ -38,7 +38,7 @@ struct client {
 
 struct fixture {
 	klog_loop_t *loop;
-	klog_kgroups_t *g;
+	klog_coordinator_t *g;
 	int log_lines;
 	char last_log[512];
 };
@@ -54,7 +54,7 @@ copy_str(char *dst, size_t cap, klog_str_t s)
 }
 
 static void
-on_join(klog_kgroup_wait_t *w, const klog_kgroup_join_resp_t *r)
+on_join(klog_coordinator_wait_t *w, const klog_coordinator_join_resp_t *r)
 {
 	struct client *c = CLIENT(w);
 
@@ -76,7 +76,7 @@ on_join(klog_kgroup_wait_t *w, const klog_kgroup_join_resp_t *r)
 }
 
 static void
-on_sync(klog_kgroup_wait_t *w, int16_t error, const uint8_t *a, uint32_t len)
+on_sync(klog_coordinator_wait_t *w, int16_t error, const uint8_t *a, uint32_t len)
 {
 	struct client *c = CLIENT(w);
 
@@ -101,7 +101,7 @@ on_log(void *arg, int level, const char *msg)
 static void
 make(uint32_t max_members, uint32_t max_groups)
 {
-	klog_kgroups_config_t cfg = {
+	klog_coordinator_config_t cfg = {
 		.min_session_ms = 100,
 		.max_session_ms = 30000,
 		.max_members = max_members,
@@ -111,9 +111,9 @@ make(uint32_t max_members, uint32_t max_groups)
 		.log = { on_log, fx, 2 },
 	};
 
-	klog_kgroups_free(fx->g);
+	klog_coordinator_free(fx->g);
 	fx->g = NULL;
-	assert_int_equal(klog_kgroups_new(fx->loop, &cfg, &fx->g), 0);
+	assert_int_equal(klog_coordinator_new(fx->loop, &cfg, &fx->g), 0);
 }
 
 static int
@@ -131,7 +131,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	klog_kgroups_free(fx->g);
+	klog_coordinator_free(fx->g);
 	klog_loop_free(fx->loop);
 	free(fx);
 	return 0;
@@ -161,12 +161,12 @@ static void
 join_p(struct client *c, const char *group, int session_ms, int rebalance_ms,
     const char *type, const char *p1, const char *p2, const char *meta)
 {
-	klog_kgroup_proto_t ps[2] = {
+	klog_coordinator_proto_t ps[2] = {
 		{ S(p1), (const uint8_t *)meta, (uint32_t)strlen(meta) },
 		{ S(p2 ? p2 : ""), (const uint8_t *)meta,
 		    (uint32_t)strlen(meta) },
 	};
-	klog_kgroup_join_req_t req = {
+	klog_coordinator_join_req_t req = {
 		.group = S(group),
 		.member_id = S(c->member),
 		.client_id = S("rdkafka"),
@@ -177,7 +177,7 @@ join_p(struct client *c, const char *group, int session_ms, int rebalance_ms,
 		.protocols = ps,
 	};
 
-	assert_int_equal(klog_kgroups_join(fx->g, &req, &c->w), 0);
+	assert_int_equal(klog_coordinator_join(fx->g, &req, &c->w), 0);
 }
 
 static void
@@ -188,9 +188,9 @@ join(struct client *c, const char *meta)
 
 static void
 sync_req(struct client *c, const char *group, int32_t gen,
-    uint32_t nassign, const klog_kgroup_assign_t *assign)
+    uint32_t nassign, const klog_coordinator_assign_t *assign)
 {
-	klog_kgroup_sync_req_t req = {
+	klog_coordinator_sync_req_t req = {
 		.group = S(group),
 		.generation = gen,
 		.member_id = S(c->member),
@@ -198,13 +198,13 @@ sync_req(struct client *c, const char *group, int32_t gen,
 		.assign = assign,
 	};
 
-	assert_int_equal(klog_kgroups_sync(fx->g, &req, &c->w), 0);
+	assert_int_equal(klog_coordinator_sync(fx->g, &req, &c->w), 0);
 }
 
 static int16_t
 hb(struct client *c, int32_t gen)
 {
-	return klog_kgroups_heartbeat(fx->g, S("g"), gen, S(c->member));
+	return klog_coordinator_heartbeat(fx->g, S("g"), gen, S(c->member));
 }
 
 /* Two members in generation 2, a the leader, both synced (a gets "A",
@@ -212,7 +212,7 @@ hb(struct client *c, int32_t gen)
 static void
 two_members(struct client *a, struct client *b)
 {
-	klog_kgroup_assign_t as[2];
+	klog_coordinator_assign_t as[2];
 
 	join(a, "a-meta");
 	assert_int_equal(a->joins, 1);
@@ -225,8 +225,8 @@ two_members(struct client *a, struct client *b)
 	assert_int_equal(b->joins, 1);
 	assert_int_equal(a->generation, 2);
 	assert_int_equal(b->generation, 2);
-	as[0] = (klog_kgroup_assign_t){ S(a->member), (const uint8_t *)"A", 1 };
-	as[1] = (klog_kgroup_assign_t){ S(b->member), (const uint8_t *)"B", 1 };
+	as[0] = (klog_coordinator_assign_t){ S(a->member), (const uint8_t *)"A", 1 };
+	as[1] = (klog_coordinator_assign_t){ S(b->member), (const uint8_t *)"B", 1 };
 	sync_req(b, "g", 2, 0, NULL);
 	assert_int_equal(b->syncs, 0);        /* held for the leader */
 	sync_req(a, "g", 2, 2, as);
@@ -331,7 +331,7 @@ test_sync_rules(void **state)
 	assert_int_equal(x.error, KLOG_KERR_UNKNOWN_MEMBER_ID);
 	/* Heartbeats and commits while awaiting the leader's sync. */
 	assert_int_equal(hb(&b, 2), KLOG_KERR_NONE);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 2,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 2,
 	    S(b.member)), KLOG_KERR_REBALANCE_IN_PROGRESS);
 	/* A rejoin with the same metadata while awaiting sync: the same
 	 * answer again, the leader's with the members. */
@@ -353,7 +353,7 @@ test_sync_rules(void **state)
 	/* The leader leaves a member out: it gets an empty assignment. */
 	sync_req(&x, "g", 3, 0, NULL);
 	{
-		klog_kgroup_assign_t as[1] = {
+		klog_coordinator_assign_t as[1] = {
 			{ S(b.member), (const uint8_t *)"BB", 2 },
 		};
 
@@ -371,18 +371,18 @@ test_heartbeat_errors(void **state)
 	struct client a = { 0 };
 
 	(void)state;
-	assert_int_equal(klog_kgroups_heartbeat(fx->g, S("g"), 1, S("x")),
+	assert_int_equal(klog_coordinator_heartbeat(fx->g, S("g"), 1, S("x")),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
 	join(&a, "a-meta");
 	assert_int_equal(hb(&a, 7), KLOG_KERR_ILLEGAL_GENERATION);
-	assert_int_equal(klog_kgroups_heartbeat(fx->g, S("g"), 1, S("x")),
+	assert_int_equal(klog_coordinator_heartbeat(fx->g, S("g"), 1, S("x")),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
-	assert_int_equal(klog_kgroups_heartbeat(fx->g, S("g"), 1, S("")),
+	assert_int_equal(klog_coordinator_heartbeat(fx->g, S("g"), 1, S("")),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
 	assert_int_equal(hb(&a, 1), KLOG_KERR_NONE);
-	assert_int_equal(klog_kgroups_leave(fx->g, S("g"), S("x")),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("g"), S("x")),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
-	assert_int_equal(klog_kgroups_leave(fx->g, S("h"), S(a.member)),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("h"), S(a.member)),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
 }
 
@@ -445,7 +445,7 @@ test_leave_rebalances(void **state)
 	(void)state;
 	two_members(&a, &b);
 	/* The leader leaves: b joins alone and leads generation 3. */
-	assert_int_equal(klog_kgroups_leave(fx->g, S("g"), S(a.member)),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("g"), S(a.member)),
 	    KLOG_KERR_NONE);
 	assert_int_equal(hb(&a, 2), KLOG_KERR_UNKNOWN_MEMBER_ID);
 	assert_int_equal(hb(&b, 2), KLOG_KERR_REBALANCE_IN_PROGRESS);
@@ -460,7 +460,7 @@ test_leave_rebalances(void **state)
 	assert_int_equal(c.generation, 4);
 	join(&c, "c-meta2");
 	assert_int_equal(c.joins, 1);           /* held */
-	assert_int_equal(klog_kgroups_leave(fx->g, S("g"), S(c.member)),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("g"), S(c.member)),
 	    KLOG_KERR_NONE);
 	assert_int_equal(c.joins, 2);
 	assert_int_equal(c.error, KLOG_KERR_UNKNOWN_MEMBER_ID);
@@ -469,7 +469,7 @@ test_leave_rebalances(void **state)
 	assert_int_equal(b.generation, 5);
 	assert_int_equal(b.nmembers, 1);
 	/* The last member leaves: the group is gone. */
-	assert_int_equal(klog_kgroups_leave(fx->g, S("g"), S(b.member)),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("g"), S(b.member)),
 	    KLOG_KERR_NONE);
 	assert_non_null(strstr(fx->last_log, "generation 6: empty"));
 	assert_int_equal(hb(&b, 5), KLOG_KERR_UNKNOWN_MEMBER_ID);
@@ -568,8 +568,8 @@ test_cancel(void **state)
 	(void)state;
 	two_members(&a, &b);
 	join(&a, "a-meta");                  /* held: b must rejoin */
-	klog_kgroups_cancel(fx->g, &a.w);
-	klog_kgroups_cancel(fx->g, &a.w);    /* twice is harmless */
+	klog_coordinator_cancel(fx->g, &a.w);
+	klog_coordinator_cancel(fx->g, &a.w);    /* twice is harmless */
 	join(&b, "b-meta");                  /* completes the rebalance */
 	assert_int_equal(b.joins, 2);
 	assert_int_equal(b.generation, 3);
@@ -578,7 +578,7 @@ test_cancel(void **state)
 	assert_int_equal(hb(&a, 3), KLOG_KERR_NONE);
 	/* A held sync cancelled: the leader's sync does not answer it. */
 	sync_req(&b, "g", 3, 0, NULL);
-	klog_kgroups_cancel(fx->g, &b.w);
+	klog_coordinator_cancel(fx->g, &b.w);
 	sync_req(&a, "g", 3, 0, NULL);
 	assert_int_equal(a.syncs, 2);
 	assert_int_equal(b.syncs, 1);
@@ -606,7 +606,7 @@ test_limits(void **state)
 	join_p(&d, "i", SESSION_MS, 0, "consumer", "range", NULL, "m");
 	assert_int_equal(d.error, KLOG_KERR_UNKNOWN);
 	/* An emptied group makes room. */
-	assert_int_equal(klog_kgroups_leave(fx->g, S("h"), S(c[3].member)),
+	assert_int_equal(klog_coordinator_leave(fx->g, S("h"), S(c[3].member)),
 	    KLOG_KERR_NONE);
 	join_p(&d, "i", SESSION_MS, 0, "consumer", "range", NULL, "m");
 	assert_int_equal(d.error, KLOG_KERR_NONE);
@@ -619,26 +619,26 @@ test_commit_check(void **state)
 
 	(void)state;
 	/* No group: outside any group is fine, a generation is stale. */
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), -1, S("")),
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), -1, S("")),
 	    KLOG_KERR_NONE);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 3, S("x")),
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 3, S("x")),
 	    KLOG_KERR_ILLEGAL_GENERATION);
 	two_members(&a, &b);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 2,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 2,
 	    S(a.member)), KLOG_KERR_NONE);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), -1, S("")),
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), -1, S("")),
 	    KLOG_KERR_UNKNOWN_MEMBER_ID);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 1,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 1,
 	    S(a.member)), KLOG_KERR_ILLEGAL_GENERATION);
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 2,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 2,
 	    S("other")), KLOG_KERR_UNKNOWN_MEMBER_ID);
 	/* Preparing: the old generation may still commit (Kafka 0.10). */
 	join(&b, "b-new");
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 2,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 2,
 	    S(a.member)), KLOG_KERR_NONE);
 	join(&a, "a-meta");
 	/* Awaiting the leader's sync: nobody may. */
-	assert_int_equal(klog_kgroups_commit_check(fx->g, S("g"), 3,
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), 3,
 	    S(a.member)), KLOG_KERR_REBALANCE_IN_PROGRESS);
 }
 

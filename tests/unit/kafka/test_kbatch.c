@@ -1,4 +1,4 @@
-/* Unit tests for lib/kbatch.c: Kafka RecordBatch v2 into 0.7 sets. */
+/* Unit tests for lib/kafka/kbatch.c: Kafka RecordBatch v2 into 0.7 sets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,11 +9,11 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kbatch.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kbatch.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #define MAXP (1u << 20)
 #define MAXI (16u << 20)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/kmsg.c: Kafka MessageSet v0/v1 in, and out of 0.7 sets. */
+/* Unit tests for lib/kafka/kmsg.c: Kafka MessageSet v0/v1 in, and out of 0.7 sets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +12,10 @@
 #include <snappy-c.h>
 #include <zlib.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/kmsg.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kmsg.h"
+#include "klog/storage/format.h"
 
 #define MAXP (1u << 20)
 #define MAXI (16u << 20)

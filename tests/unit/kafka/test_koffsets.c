@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/koffsets.c: put, save, reopen and get; group ids
+ * Unit tests for lib/kafka/koffsets.c: put, save, reopen and get; group ids
  * escaped into safe file names; replacing; the metadata and name limits;
  * a corrupt file fails the open and is named; a failed save keeps the
  * offsets in memory for the next.
@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/koffsets.h"
+#include "klog/base/error.h"
+#include "klog/kafka/koffsets.h"
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
 static char dir[64];
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/kwire.c.  Requests are written byte by byte from the
+ * Unit tests for lib/kafka/kwire.c.  Requests are written byte by byte from the
  * Kafka protocol guide's layouts (they are the specification, not the
  * output of an encoder of ours); responses are read back field by field.
  */
@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/kwire.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/kafka/kwire.h"
 
 #define STR(s) ((klog_str_t){ (s), (uint16_t)(sizeof(s) - 1) })
 

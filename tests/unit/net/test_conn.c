@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/conn.c with front ends of the tests' own, so that
+ * Unit tests for lib/net/conn.c with front ends of the tests' own, so that
  * what is checked is the connection layer alone: framing across reads,
  * frames larger than a read, pausing a client that does not read its
  * answers and resuming it, refusing, the connection limit, and two
@@ -24,9 +24,9 @@
 
 #include <cmocka.h>
 
-#include "klog/conn.h"
-#include "klog/error.h"
-#include "klog/net.h"
+#include "klog/base/error.h"
+#include "klog/net/conn.h"
+#include "klog/net/socket.h"
 
 struct proto {
 	int shout;
@@ -104,13 +104,13 @@ run_loop(void *arg)
 static int
 add_listener(struct fixture *f, struct proto *pr)
 {
-	klog_net_addr_t addr;
-	char err[KLOG_NET_ERR_LEN];
-	int fd = klog_net_bind("127.0.0.1:0", "9092", &addr, err,
+	klog_socket_addr_t addr;
+	char err[KLOG_SOCKET_ERR_LEN];
+	int fd = klog_socket_bind("127.0.0.1:0", "9092", &addr, err,
 	    sizeof(err));
 
 	assert_true(fd >= 0);
-	assert_int_equal(klog_net_listen(fd, "127.0.0.1:0", err, sizeof(err)),
+	assert_int_equal(klog_socket_listen(fd, "127.0.0.1:0", err, sizeof(err)),
 	    0);
 	assert_int_equal(klog_conns_listen(f->cs, fd, &echo_front, pr), 0);
 	return addr.port;

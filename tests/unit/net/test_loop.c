@@ -1,4 +1,4 @@
-/* Unit tests for lib/loop.c: timers, file events, wakeups, the hooks. */
+/* Unit tests for lib/net/loop.c: timers, file events, wakeups, the hooks. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/loop.h"
+#include "klog/base/error.h"
+#include "klog/net/loop.h"
 
 /* Run iterations until cond() holds or about two seconds pass. */
 static int

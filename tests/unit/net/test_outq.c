@@ -1,4 +1,4 @@
-/* Unit tests for lib/outq.c: ordering of bytes, file slices and holds. */
+/* Unit tests for lib/net/outq.c: ordering of bytes, file slices and holds. */
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/outq.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/net/outq.h"
+#include "klog/storage/log.h"
 
 struct pair {
 	int w, r;      /* the queue writes w; the test reads r */

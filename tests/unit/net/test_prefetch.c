@@ -1,6 +1,6 @@
 /*
- * Unit tests for the prefetch worker (lib/prefetch.c) and the output
- * queue's page-cache probe (KLOG_OUTQ_COLD in lib/outq.c): a file dropped
+ * Unit tests for the prefetch worker (lib/net/prefetch.c) and the output
+ * queue's page-cache probe (KLOG_OUTQ_COLD in lib/net/outq.c): a file dropped
  * from the page cache stops the queue before sendfile, the worker reads
  * the range in, and the queue then sends it, byte for byte.
  */
@@ -23,10 +23,10 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/log.h"
-#include "klog/outq.h"
-#include "klog/prefetch.h"
+#include "klog/base/error.h"
+#include "klog/net/outq.h"
+#include "klog/net/prefetch.h"
+#include "klog/storage/log.h"
 
 #define FILE_BYTES ((size_t)3 << 20)   /* six probe spans */
 

@@ -1,4 +1,4 @@
-/* Unit tests for lib/net.c: binding, the reasons it gives, peer names. */
+/* Unit tests for lib/net/socket.c: binding, the reasons it gives, peer names. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -12,15 +12,15 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/net.h"
+#include "klog/base/error.h"
+#include "klog/net/socket.h"
 
 static void
 test_bind_port_zero(void **state)
 {
-	klog_net_addr_t a;
-	char err[KLOG_NET_ERR_LEN], want[64];
-	int fd = klog_net_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
+	klog_socket_addr_t a;
+	char err[KLOG_SOCKET_ERR_LEN], want[64];
+	int fd = klog_socket_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
 
 	(void)state;
 	assert_true(fd >= 0);
@@ -34,9 +34,9 @@ test_bind_port_zero(void **state)
 static void
 test_bind_ipv6(void **state)
 {
-	klog_net_addr_t a;
-	char err[KLOG_NET_ERR_LEN], want[64];
-	int fd = klog_net_bind("[::1]:0", "9092", &a, err, sizeof(err));
+	klog_socket_addr_t a;
+	char err[KLOG_SOCKET_ERR_LEN], want[64];
+	int fd = klog_socket_bind("[::1]:0", "9092", &a, err, sizeof(err));
 
 	(void)state;
 	if (fd < 0)
@@ -49,19 +49,19 @@ test_bind_ipv6(void **state)
 static void
 test_bind_errors(void **state)
 {
-	klog_net_addr_t a, b;
-	char err[KLOG_NET_ERR_LEN], spec[64];
+	klog_socket_addr_t a, b;
+	char err[KLOG_SOCKET_ERR_LEN], spec[64];
 	int fd;
 
 	(void)state;
-	assert_int_equal(klog_net_bind("127.0.0.1:99999", "9092", &a, err,
+	assert_int_equal(klog_socket_bind("127.0.0.1:99999", "9092", &a, err,
 	    sizeof(err)), -KLOG_EINVAL);
 	assert_memory_equal(err, "listen address \"127.0.0.1:99999\": ", 34);
-	fd = klog_net_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
+	fd = klog_socket_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
 	assert_true(fd >= 0);
-	assert_int_equal(klog_net_listen(fd, "x", err, sizeof(err)), 0);
+	assert_int_equal(klog_socket_listen(fd, "x", err, sizeof(err)), 0);
 	snprintf(spec, sizeof(spec), "127.0.0.1:%d", a.port);
-	assert_int_equal(klog_net_bind(spec, "9092", &b, err, sizeof(err)),
+	assert_int_equal(klog_socket_bind(spec, "9092", &b, err, sizeof(err)),
 	    -KLOG_ECONN);
 	assert_non_null(strstr(err, "Address already in use"));
 	assert_memory_equal(err, "listen ", 7);
@@ -71,15 +71,15 @@ test_bind_errors(void **state)
 static void
 test_peer_name(void **state)
 {
-	klog_net_addr_t a;
+	klog_socket_addr_t a;
 	struct sockaddr_in sa = { .sin_family = AF_INET }, me;
 	socklen_t sl = sizeof(me);
-	char err[KLOG_NET_ERR_LEN], name[96], want[96];
+	char err[KLOG_SOCKET_ERR_LEN], name[96], want[96];
 	int lfd, cfd, afd;
 
 	(void)state;
-	lfd = klog_net_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
-	assert_int_equal(klog_net_listen(lfd, "x", err, sizeof(err)), 0);
+	lfd = klog_socket_bind("127.0.0.1:0", "9092", &a, err, sizeof(err));
+	assert_int_equal(klog_socket_listen(lfd, "x", err, sizeof(err)), 0);
 	cfd = socket(AF_INET, SOCK_STREAM, 0);
 	sa.sin_port = htons((uint16_t)a.port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -88,9 +88,9 @@ test_peer_name(void **state)
 	while ((afd = accept(lfd, NULL, NULL)) < 0)
 		usleep(1000);   /* the listener is non-blocking */
 	snprintf(want, sizeof(want), "127.0.0.1:%d", ntohs(me.sin_port));
-	assert_string_equal(klog_net_peer_name(afd, name, sizeof(name)),
+	assert_string_equal(klog_socket_peer_name(afd, name, sizeof(name)),
 	    want);
-	assert_string_equal(klog_net_peer_name(-1, name, sizeof(name)),
+	assert_string_equal(klog_socket_peer_name(-1, name, sizeof(name)),
 	    "fd -1");
 	close(afd);
 	close(cfd);
@@ -103,14 +103,14 @@ test_advertised(void **state)
 	char buf[256], host[256];
 
 	(void)state;
-	klog_net_advertised("10.1.2.3", buf, sizeof(buf));
+	klog_socket_advertised("10.1.2.3", buf, sizeof(buf));
 	assert_string_equal(buf, "10.1.2.3");
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
-	klog_net_advertised("0.0.0.0", buf, sizeof(buf));
+	klog_socket_advertised("0.0.0.0", buf, sizeof(buf));
 	assert_string_equal(buf, host);
-	klog_net_advertised("", buf, sizeof(buf));
+	klog_socket_advertised("", buf, sizeof(buf));
 	assert_string_equal(buf, host);
-	klog_net_advertised("::", buf, sizeof(buf));
+	klog_socket_advertised("::", buf, sizeof(buf));
 	assert_string_equal(buf, host);
 }
 

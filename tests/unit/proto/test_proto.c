@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/proto.c.  The expected frames are written out byte by
+ * Unit tests for lib/proto/proto.c.  The expected frames are written out byte by
  * byte from the layouts in include/klog/proto.h: they are the specification,
  * not the output of the encoder.
  */
@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/proto.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/proto/proto.h"
 
 #define STR(s) ((klog_str_t){ (s), (uint16_t)(sizeof(s) - 1) })
 #define MAXN 4

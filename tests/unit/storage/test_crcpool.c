@@ -1,5 +1,5 @@
 /*
- * Unit tests for the parallel CRC checks (lib/verify.c) and the iterator's
+ * Unit tests for the parallel CRC checks (lib/storage/crcpool.c) and the iterator's
  * KLOG_ITER_OUTER_CHECKED: a bad CRC anywhere, on either side of a cut,
  * is found with any number of workers, in one call or started and
  * finished apart; malformed and cut tails are left to the iterator;
@@ -15,12 +15,12 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/verify.h"
+#include "klog/base/error.h"
+#include "klog/storage/crcpool.h"
+#include "klog/storage/format.h"
 
 #define PLEN 200
-#define NMSG 8000   /* about 1.7 MB: well over KLOG_VERIFY_MIN_SPLIT */
+#define NMSG 8000   /* about 1.7 MB: well over KLOG_CRCPOOL_MIN_SPLIT */
 
 static const int worker_counts[] = { 0, 1, 3 };
 
@@ -60,23 +60,23 @@ build(size_t *len, int wrap_at, size_t *pos)
 static void
 test_all_good(void **state)
 {
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	size_t len;
 	uint8_t *set = build(&len, NMSG / 2, NULL);
 
 	(void)state;
-	assert_true(len > KLOG_VERIFY_MIN_SPLIT);
+	assert_true(len > KLOG_CRCPOOL_MIN_SPLIT);
 	for (size_t k = 0; k < 3; k++) {
-		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		assert_int_equal(klog_crcpool_new(worker_counts[k], &v), 0);
 		for (int round = 0; round < 3; round++)
-			assert_int_equal(klog_verify_crcs(v, set, len), 0);
+			assert_int_equal(klog_crcpool_crcs(v, set, len), 0);
 		/* Small sets too, which the caller's thread checks alone. */
-		assert_int_equal(klog_verify_crcs(v, set, 1000 * (PLEN + 9)),
+		assert_int_equal(klog_crcpool_crcs(v, set, 1000 * (PLEN + 9)),
 		    0);
-		assert_int_equal(klog_verify_crcs(v, set, 0), 0);
-		klog_verify_free(v);
+		assert_int_equal(klog_crcpool_crcs(v, set, 0), 0);
+		klog_crcpool_free(v);
 	}
-	assert_int_equal(klog_verify_crcs(NULL, set, len), 0);
+	assert_int_equal(klog_crcpool_crcs(NULL, set, len), 0);
 	free(set);
 }
 
@@ -89,25 +89,25 @@ test_bad_crc_anywhere(void **state)
 	/* Pieces of 64 KiB hold 314 of these entries. */
 	const int at[] = { 0, 1, 313, 314, 315, 627, 628, 629, NMSG / 4,
 	    NMSG / 2, 3 * NMSG / 4, NMSG - 2, NMSG - 1 };
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	size_t len, p;
 	uint8_t *set = build(&len, -1, pos);
 
 	(void)state;
 	for (size_t k = 0; k < 3; k++) {
-		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		assert_int_equal(klog_crcpool_new(worker_counts[k], &v), 0);
 		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 			p = pos[at[i]] + KLOG_MSG_OVERHEAD + PLEN / 2;
 			set[p] ^= 0x40;
-			assert_int_equal(klog_verify_crcs(v, set, len), 1);
+			assert_int_equal(klog_crcpool_crcs(v, set, len), 1);
 			set[p] ^= 0x40;
 			/* The stored CRC itself, too. */
 			set[pos[at[i]] + 5] ^= 1;
-			assert_int_equal(klog_verify_crcs(v, set, len), 1);
+			assert_int_equal(klog_crcpool_crcs(v, set, len), 1);
 			set[pos[at[i]] + 5] ^= 1;
 		}
-		assert_int_equal(klog_verify_crcs(v, set, len), 0);
-		klog_verify_free(v);
+		assert_int_equal(klog_crcpool_crcs(v, set, len), 0);
+		klog_crcpool_free(v);
 	}
 	free(set);
 }
@@ -118,7 +118,7 @@ static void
 test_start_then_finish(void **state)
 {
 	static size_t pos[NMSG];
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	size_t len;
 	uint8_t *set = build(&len, -1, pos), *copy = malloc(len);
 
@@ -127,18 +127,18 @@ test_start_then_finish(void **state)
 	memcpy(copy, set, len);
 	copy[pos[NMSG - 1] + KLOG_MSG_OVERHEAD] ^= 1;
 	for (size_t k = 0; k < 3; k++) {
-		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
+		assert_int_equal(klog_crcpool_new(worker_counts[k], &v), 0);
 		for (int round = 0; round < 4; round++) {
-			klog_verify_start(v, round % 2 ? copy : set, len);
+			klog_crcpool_start(v, round % 2 ? copy : set, len);
 			if (round >= 2)
 				usleep(2000);
-			assert_int_equal(klog_verify_finish(v), round % 2);
+			assert_int_equal(klog_crcpool_finish(v), round % 2);
 		}
 		/* Under the split size: the caller's alone, at finish. */
-		klog_verify_start(v, copy + pos[NMSG - 5], len -
+		klog_crcpool_start(v, copy + pos[NMSG - 5], len -
 		    pos[NMSG - 5]);
-		assert_int_equal(klog_verify_finish(v), 1);
-		klog_verify_free(v);
+		assert_int_equal(klog_crcpool_finish(v), 1);
+		klog_crcpool_free(v);
 	}
 	free(copy);
 	free(set);
@@ -153,7 +153,7 @@ test_huge_set(void **state)
 	size_t n = ((size_t)70 << 20) / (PLEN + KLOG_MSG_OVERHEAD), off = 0,
 	    last = 0;
 	uint8_t *set = malloc(n * (PLEN + KLOG_MSG_OVERHEAD));
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 
 	(void)state;
 	assert_non_null(set);
@@ -162,11 +162,11 @@ test_huge_set(void **state)
 		last = off;
 		off += klog_entry_encode(set + off, payload, sizeof(payload));
 	}
-	assert_int_equal(klog_verify_new(1, &v), 0);
-	assert_int_equal(klog_verify_crcs(v, set, off), 0);
+	assert_int_equal(klog_crcpool_new(1, &v), 0);
+	assert_int_equal(klog_crcpool_crcs(v, set, off), 0);
 	set[last + KLOG_MSG_OVERHEAD] ^= 1;
-	assert_int_equal(klog_verify_crcs(v, set, off), 1);
-	klog_verify_free(v);
+	assert_int_equal(klog_crcpool_crcs(v, set, off), 1);
+	klog_crcpool_free(v);
 	free(set);
 }
 
@@ -176,28 +176,28 @@ static void
 test_malformed_and_cut(void **state)
 {
 	static size_t pos[NMSG];
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	size_t len;
 	uint8_t *set = build(&len, -1, pos);
 
 	(void)state;
-	assert_int_equal(klog_verify_new(1, &v), 0);
+	assert_int_equal(klog_crcpool_new(1, &v), 0);
 	set[pos[NMSG / 3] + 4] = 7;   /* an unknown magic byte */
-	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	assert_int_equal(klog_crcpool_crcs(v, set, len), 0);
 	set[pos[NMSG - 10] + KLOG_MSG_OVERHEAD] ^= 1;
-	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	assert_int_equal(klog_crcpool_crcs(v, set, len), 0);
 	set[pos[10] + KLOG_MSG_OVERHEAD] ^= 1;
-	assert_int_equal(klog_verify_crcs(v, set, len), 1);
+	assert_int_equal(klog_crcpool_crcs(v, set, len), 1);
 	set[pos[10] + KLOG_MSG_OVERHEAD] ^= 1;
 	set[pos[NMSG / 3] + 4] = 0;
-	assert_int_equal(klog_verify_crcs(v, set, len), 1);
+	assert_int_equal(klog_crcpool_crcs(v, set, len), 1);
 	set[pos[NMSG - 10] + KLOG_MSG_OVERHEAD] ^= 1;
 	/* A length past the end, and a cut last entry: left alone. */
 	klog_put_be32(set + pos[NMSG / 2], 0x7fffffff);
-	assert_int_equal(klog_verify_crcs(v, set, len), 0);
+	assert_int_equal(klog_crcpool_crcs(v, set, len), 0);
 	klog_put_be32(set + pos[NMSG / 2], PLEN + 5);
-	assert_int_equal(klog_verify_crcs(v, set, len - 7), 0);
-	klog_verify_free(v);
+	assert_int_equal(klog_crcpool_crcs(v, set, len - 7), 0);
+	klog_crcpool_free(v);
 	free(set);
 }
 
@@ -215,7 +215,7 @@ test_many_sets(void **state)
 	static struct iovec iov[NSETS + 1];
 	static const int flips[] = { 0, 3, NMSG / 2, NMSG / 2 + 3, NMSG - 4,
 	    NMSG - 1 };
-	klog_verify_t *v;
+	klog_crcpool_t *v;
 	size_t len;
 	uint8_t *set = build(&len, -1, pos);
 
@@ -227,27 +227,27 @@ test_many_sets(void **state)
 	iov[NSETS / 2] = (struct iovec){ set, 0 };
 	for (size_t k = 0; k < sizeof(worker_counts) /
 	    sizeof(worker_counts[0]); k++) {
-		assert_int_equal(klog_verify_new(worker_counts[k], &v), 0);
-		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 0);
+		assert_int_equal(klog_crcpool_new(worker_counts[k], &v), 0);
+		assert_int_equal(klog_crcpool_sets(v, iov, NSETS + 1), 0);
 		for (size_t f = 0; f < sizeof(flips) / sizeof(flips[0]); f++) {
 			set[pos[flips[f]] + KLOG_MSG_OVERHEAD] ^= 1;
-			assert_int_equal(klog_verify_sets(v, iov, NSETS + 1),
+			assert_int_equal(klog_crcpool_sets(v, iov, NSETS + 1),
 			    1);
-			assert_int_equal(klog_verify_sets(NULL, iov,
+			assert_int_equal(klog_crcpool_sets(NULL, iov,
 			    NSETS + 1), 1);
 			set[pos[flips[f]] + KLOG_MSG_OVERHEAD] ^= 1;
 		}
 		/* A malformed entry ends the checks of its own set only. */
 		set[pos[8] + 4] = 7;
 		set[pos[NMSG - 2] + KLOG_MSG_OVERHEAD] ^= 1;
-		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 1);
+		assert_int_equal(klog_crcpool_sets(v, iov, NSETS + 1), 1);
 		set[pos[NMSG - 2] + KLOG_MSG_OVERHEAD] ^= 1;
 		set[pos[9] + KLOG_MSG_OVERHEAD] ^= 1;
-		assert_int_equal(klog_verify_sets(v, iov, NSETS + 1), 0);
+		assert_int_equal(klog_crcpool_sets(v, iov, NSETS + 1), 0);
 		set[pos[9] + KLOG_MSG_OVERHEAD] ^= 1;
 		set[pos[8] + 4] = 0;
-		assert_int_equal(klog_verify_sets(v, iov, 0), 0);
-		klog_verify_free(v);
+		assert_int_equal(klog_crcpool_sets(v, iov, 0), 0);
+		klog_crcpool_free(v);
 	}
 	free(set);
 }

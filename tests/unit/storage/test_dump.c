@@ -11,11 +11,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "klog/buf.h"
-#include "klog/dump.h"
-#include "klog/log.h"
-#include "klog/error.h"
-#include "klog/format.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/dump.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 /* Each test gets a fresh directory. */
 typedef struct fixture {

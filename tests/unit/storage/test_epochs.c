@@ -1,4 +1,4 @@
-/* Unit tests for a replica's leader epoch file (lib/epochs.c). */
+/* Unit tests for a replica's leader epoch file (lib/storage/epochs.c). */
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/epochs.h"
-#include "klog/error.h"
+#include "klog/base/error.h"
+#include "klog/storage/epochs.h"
 
 struct fixture {
 	char dir[64];

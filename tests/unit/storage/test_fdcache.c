@@ -1,5 +1,5 @@
 /*
- * Unit tests for the descriptor cache (lib/fdcache.c), alone and under the
+ * Unit tests for the descriptor cache (lib/storage/fdcache.c), alone and under the
  * partition logs that share it: the bound holds once reads are released,
  * pinned descriptors are never closed, a closed segment reopens on the
  * next read with the same bytes, and rolled segments are handed over only
@@ -24,12 +24,12 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/format.h"
-#include "klog/log.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 #define NFILES 6
 #define PLEN 100

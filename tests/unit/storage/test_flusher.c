@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/flusher.c: a wanted log is flushed on the thread and
+ * Unit tests for lib/storage/flusher.c: a wanted log is flushed on the thread and
  * reported once; wants of one iteration are one flush; a log appended to
  * while its flush runs is flushed again; many logs at once; a failed
  * flush is reported even when a later one succeeded first.
@@ -16,13 +16,13 @@
 
 #include <cmocka.h>
 
-#include "klog/error.h"
-#include "klog/flusher.h"
-#include "klog/format.h"
-#include "klog/log.h"
+#include "klog/base/error.h"
+#include "klog/storage/flusher.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
-#include "failsync.h"
-#include "tmpdir.h"
+#include "fx/failsync.h"
+#include "fx/tmpdir.h"
 
 #define NLOGS 100   /* more than the flusher's first room (64) */
 

@@ -1,4 +1,4 @@
-/* Unit tests for lib/format.c: encoding, gzip wrappers, iteration, validation. */
+/* Unit tests for lib/storage/format.c: encoding, gzip wrappers, iteration, validation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +10,9 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "klog/buf.h"
-#include "klog/error.h"
-#include "klog/format.h"
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
 
 /* The worked example of the facts file (section 1.4). */
 static const uint8_t test_m0[] = {
@@ -101,8 +101,8 @@ read_fixture(const char *name, size_t *len)
 	FILE *f;
 	uint8_t *data;
 
-	/* __FILE__ is tests/unit/test_format.c: the fixtures are beside. */
-	snprintf(path, sizeof(path), "%.*s/../data/%s", dirlen, __FILE__,
+	/* __FILE__ is tests/unit/storage/test_format.c: the fixtures are beside. */
+	snprintf(path, sizeof(path), "%.*s/../../data/%s", dirlen, __FILE__,
 	    name);
 	f = fopen(path, "rb");
 	if (f == NULL)

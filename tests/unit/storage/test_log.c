@@ -1,4 +1,4 @@
-/* Unit tests for the partition log (lib/log.c). */
+/* Unit tests for the partition log (lib/storage/log.c). */
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -24,11 +24,11 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 #define TOPIC "events"
 
@@ -40,7 +40,7 @@ struct fixture {
 
 /*
  * fsync, interposed: the library is linked into this executable, so
- * lib/log.c's and lib/segment.c's calls come here.  A test sets fsync_hook
+ * lib/storage/log.c's and lib/storage/segment.c's calls come here.  A test sets fsync_hook
  * to run code at the point where a flush has captured what to sync and let
  * go of the log's lock; it runs once, before the first fsync after it is
  * set (and not for the fsyncs the hook itself makes).  A test sets

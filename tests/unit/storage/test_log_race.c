@@ -1,5 +1,5 @@
 /*
- * The partition log opening while klog-retain deletes (lib/log.c): a
+ * The partition log opening while klog-retain deletes (lib/storage/log.c): a
  * segment that is listed by readdir(3) but gone by the time it is stat'ed
  * must be skipped, not fail the open; and since the stats go in directory
  * order, older segments stat'ed before the deletion are gone too and must
@@ -28,11 +28,11 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
 
 #define TOPIC "race"
 #define SEG0 "00000000000000000000.klog"

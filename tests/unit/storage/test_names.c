@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/names.c: topic names, partition directory and segment
+ * Unit tests for lib/storage/names.c: topic names, partition directory and segment
  * file names (parse, format, round trips), the segment lister on a
  * directory with other files in it, and the retention rule.
  */
@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/names.h"
+#include "klog/base/error.h"
+#include "klog/storage/names.h"
 
 #define NOW ((int64_t)1700000000000)
 #define HOUR ((int64_t)3600 * 1000)

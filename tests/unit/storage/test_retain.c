@@ -1,4 +1,4 @@
-/* Unit tests for retention on disk (lib/retain.c); the rule itself,
+/* Unit tests for retention on disk (lib/storage/retain.c); the rule itself,
  * klog_retain_plan(), is tested in test_names.c. */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -19,13 +19,13 @@
 
 #include <cmocka.h>
 
-#include "failsync.h"
-#include "tmpdir.h"
+#include "fx/failsync.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/retain.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
+#include "klog/storage/retain.h"
 
 #define NOW ((int64_t)1700000000000)
 

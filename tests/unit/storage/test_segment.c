@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/segment.c: one segment's object and file work.  The
+ * Unit tests for lib/storage/segment.c: one segment's object and file work.  The
  * log's tests (test_log.c) exercise the same functions through
  * klog_log_open(), appends and reads; these check each one directly.
  */
@@ -21,12 +21,12 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/fdcache.h"
-#include "klog/format.h"
-#include "klog/segment.h"
+#include "klog/base/error.h"
+#include "klog/storage/fdcache.h"
+#include "klog/storage/format.h"
+#include "klog/storage/segment.h"
 
 #define SEG0 "00000000000000000000.klog"
 

@@ -1,4 +1,4 @@
-/* Unit tests for the store (lib/store.c). */
+/* Unit tests for the store (lib/storage/store.c). */
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -20,12 +20,12 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "fx/tmpdir.h"
 
-#include "klog/error.h"
-#include "klog/format.h"
-#include "klog/log.h"
-#include "klog/store.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
+#include "klog/storage/log.h"
+#include "klog/storage/store.h"
 
 struct fixture {
 	char root[64];          /* the mkdtemp directory */

@@ -1,5 +1,5 @@
 /*
- * Tests for lib/rtadmin.c: the grown assignment and the wait rule without
+ * Tests for lib/zk/rtadmin.c: the grown assignment and the wait rule without
  * a server, then alter and the deletion protocol against a real throwaway
  * ZooKeeper (zkserver.h); without zkServer.sh those are skipped.
  */
@@ -13,11 +13,11 @@
 
 #include <cmocka.h>
 
-#include "klog/cluster.h"
-#include "klog/rtadmin.h"
-#include "klog/rtopics.h"
-#include "klog/zk.h"
-#include "zkserver.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtadmin.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zk.h"
+#include "fx/zkserver.h"
 
 static void
 test_grow_keeps_and_continues(void **state)
@@ -152,7 +152,7 @@ brokers_up(klog_zk_t *zk, int n)
 	klog_err_t err = { 0, "" };
 
 	for (int id = 1; id <= n; id++)
-		assert_int_equal(klog_cluster_register_broker(zk, id,
+		assert_int_equal(klog_layout_register_broker(zk, id,
 		    "127.0.0.1", 9000 + id, 0, &err), 0);
 }
 
@@ -208,7 +208,7 @@ test_alter(void **state)
 	assert_int_equal(klog_rtadmin_alter(zk, "a/b", 4, &t, &err),
 	    -KLOG_ETOPIC);
 	/* A topic of the 0.7 layout is not ZooKeeper's to grow. */
-	assert_int_equal(klog_cluster_register_topic(zk, 1, "old", 2, &err), 0);
+	assert_int_equal(klog_layout_register_topic(zk, 1, "old", 2, &err), 0);
 	assert_int_equal(klog_rtadmin_alter(zk, "old", 4, &t, &err),
 	    -KLOG_ENOTOPIC);
 	assert_non_null(strstr(err.msg, "is not replicated"));

@@ -1,5 +1,5 @@
 /*
- * Tests for lib/rtopics.c: the JSON codecs and Kafka's assignment without
+ * Tests for lib/zk/rtopics.c: the JSON codecs and Kafka's assignment without
  * a server, then the operations (and klog_zk_multi) against a real
  * throwaway ZooKeeper (zkserver.h); without zkServer.sh those are skipped.
  */
@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "klog/cluster.h"
-#include "klog/rtopics.h"
-#include "klog/zk.h"
-#include "zkserver.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zk.h"
+#include "fx/zkserver.h"
 
 
 
@@ -489,7 +489,7 @@ test_create_and_read(void **state)
 		assert_int_equal(klog_rtopics_create(zk, "orders", &t, &err),
 		    -KLOG_EEXIST);
 		assert_non_null(strstr(err.msg, "exists"));
-		assert_int_equal(klog_cluster_register_topic(zk, 1, "old", 2,
+		assert_int_equal(klog_layout_register_topic(zk, 1, "old", 2,
 		    &err), 0);
 		assert_int_equal(klog_rtopics_create(zk, "old", &t, &err),
 		    -KLOG_EEXIST);

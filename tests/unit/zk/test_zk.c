@@ -1,5 +1,5 @@
 /*
- * Tests for lib/zk.c, and the cluster operations of lib/cluster.c built on
+ * Tests for lib/zk/zk.c, and the cluster operations of lib/zk/layout.c built on
  * it, against a real ZooKeeper: the group setup starts a throwaway
  * standalone server (zkserver.h), the teardown kills it.  Without
  * zkServer.sh every test is skipped.
@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "klog/cluster.h"
-#include "klog/zk.h"
-#include "zkserver.h"
+#include "klog/zk/layout.h"
+#include "klog/zk/zk.h"
+#include "fx/zkserver.h"
 
 
 static klog_zk_t *
@@ -302,9 +302,9 @@ static void
 test_cluster_operations(void **state)
 {
 	klog_zk_t *a, *b;
-	klog_cluster_broker_t *brs;
-	klog_cluster_topic_t t;
-	klog_cluster_sub_t subs[2] = { { "app", 2 }, { "logs", 1 } }, got[4];
+	klog_layout_broker_t *brs;
+	klog_layout_topic_t t;
+	klog_layout_sub_t subs[2] = { { "app", 2 }, { "logs", 1 } }, got[4];
 	klog_zk_list_t l;
 	klog_zk_event_t ev;
 	klog_err_t err;
@@ -318,15 +318,15 @@ test_cluster_operations(void **state)
 	b = open_ok(server.connect, 4000);
 
 	/* Brokers: registration, a duplicate id, the list. */
-	assert_int_equal(klog_cluster_register_broker(a, 2, "10.0.0.5", 9092,
+	assert_int_equal(klog_layout_register_broker(a, 2, "10.0.0.5", 9092,
 	    0, &err), 0);
-	assert_int_equal(klog_cluster_register_broker(b, 2, "10.0.0.6", 9093,
+	assert_int_equal(klog_layout_register_broker(b, 2, "10.0.0.6", 9093,
 	    200, &err), -KLOG_EEXIST);
 	assert_non_null(strstr(err.msg, "broker id 2 is already registered"));
 	assert_non_null(strstr(err.msg, ":10.0.0.5:9092"));
-	assert_int_equal(klog_cluster_register_broker(b, 10, "10.0.0.6", 9093,
+	assert_int_equal(klog_layout_register_broker(b, 10, "10.0.0.6", 9093,
 	    0, &err), 0);
-	assert_int_equal(klog_cluster_brokers(b, 0, &brs, &n, &err), 0);
+	assert_int_equal(klog_layout_brokers(b, 0, &brs, &n, &err), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(brs[0].id, 2);
 	assert_string_equal(brs[0].host, "10.0.0.5");
@@ -335,32 +335,32 @@ test_cluster_operations(void **state)
 	free(brs);
 
 	/* Topics: per-broker counts and the partitions sorted as strings. */
-	assert_int_equal(klog_cluster_register_topic(a, 2, "app", 2, &err), 0);
-	assert_int_equal(klog_cluster_register_topic(b, 10, "app", 1, &err),
+	assert_int_equal(klog_layout_register_topic(a, 2, "app", 2, &err), 0);
+	assert_int_equal(klog_layout_register_topic(b, 10, "app", 1, &err),
 	    0);
-	assert_int_equal(klog_cluster_register_topic(b, 10, "app", 3, &err),
+	assert_int_equal(klog_layout_register_topic(b, 10, "app", 3, &err),
 	    0);  /* grown: the same session updates its node */
 	assert_int_equal(klog_zk_get(b, "/brokers/topics/app/10", 0, &data,
 	    &len, NULL, &err), 0);
 	assert_string_equal(data, "3");
 	free(data);
-	assert_int_equal(klog_cluster_topic(b, "app", 0, &t, &err), 0);
+	assert_int_equal(klog_layout_topic(b, "app", 0, &t, &err), 0);
 	assert_int_equal(t.nholders, 2);
 	assert_int_equal(t.holders[0].broker_id, 2);
 	assert_int_equal(t.holders[0].partitions, 2);
-	assert_int_equal(klog_cluster_topic_parts(&t, &l), 0);
+	assert_int_equal(klog_layout_topic_parts(&t, &l), 0);
 	assert_int_equal(l.n, 5);
 	assert_string_equal(l.names[0], "10-0");
 	assert_string_equal(l.names[3], "2-0");
 	klog_zk_list_free(&l);
-	klog_cluster_topic_free(&t);
-	assert_int_equal(klog_cluster_topic(b, "nosuch", 0, &t, &err),
+	klog_layout_topic_free(&t);
+	assert_int_equal(klog_layout_topic(b, "nosuch", 0, &t, &err),
 	    -KLOG_ENOTOPIC);
 
 	/* Members: 0.7's JSON on the node, a watch on the group's ids. */
-	assert_int_equal(klog_cluster_members(a, "g", 1, &l, &err), 0);
+	assert_int_equal(klog_layout_members(a, "g", 1, &l, &err), 0);
 	assert_int_equal(l.n, 0);
-	assert_int_equal(klog_cluster_member_register(b, "g", "g_h-1-0000abcd",
+	assert_int_equal(klog_layout_member_register(b, "g", "g_h-1-0000abcd",
 	    subs, 2, &err), 0);
 	assert_true(wait_event(a, KLOG_ZK_EVENT_CHILD, 5000, &ev, NULL));
 	assert_string_equal(ev.path, "/consumers/g/ids");
@@ -368,49 +368,49 @@ test_cluster_operations(void **state)
 	    &data, &len, NULL, &err), 0);
 	assert_string_equal(data, "{ \"app\": 2,\"logs\": 1 }");
 	free(data);
-	assert_int_equal(klog_cluster_member_subs(a, "g", "g_h-1-0000abcd",
+	assert_int_equal(klog_layout_member_subs(a, "g", "g_h-1-0000abcd",
 	    got, 4, &n, &err), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(got[1].topic, "logs");
 
 	/* Owners: one thread per partition. */
-	assert_int_equal(klog_cluster_owner_claim(b, "g", "app", 10, 0,
+	assert_int_equal(klog_layout_owner_claim(b, "g", "app", 10, 0,
 	    "g_h-1-0000abcd-0", &err), 0);
-	assert_int_equal(klog_cluster_owner_claim(a, "g", "app", 10, 0,
+	assert_int_equal(klog_layout_owner_claim(a, "g", "app", 10, 0,
 	    "g_h-2-0000abcd-0", &err), -KLOG_EEXIST);
-	assert_int_equal(klog_cluster_owner_read(a, "g", "app", 10, 0, &data,
+	assert_int_equal(klog_layout_owner_read(a, "g", "app", 10, 0, &data,
 	    &err), 0);
 	assert_string_equal(data, "g_h-1-0000abcd-0");
 	free(data);
-	assert_int_equal(klog_cluster_owner_release(b, "g", "app", 10, 0,
+	assert_int_equal(klog_layout_owner_release(b, "g", "app", 10, 0,
 	    &err), 0);
-	assert_int_equal(klog_cluster_owner_release(b, "g", "app", 10, 0,
+	assert_int_equal(klog_layout_owner_release(b, "g", "app", 10, 0,
 	    &err), 0);
-	assert_int_equal(klog_cluster_owner_claim(b, "g", "logs", 2, 0,
+	assert_int_equal(klog_layout_owner_claim(b, "g", "logs", 2, 0,
 	    "g_h-1-0000abcd-0", &err), 0);
 
 	/* Offsets, the group's topics, the groups, delete. */
-	assert_int_equal(klog_cluster_offset_read(a, "g", "app", 2, 1, &off,
+	assert_int_equal(klog_layout_offset_read(a, "g", "app", 2, 1, &off,
 	    &err), -KLOG_ENOENT);
-	assert_int_equal(klog_cluster_offset_commit(a, "g", "app", 2, 1, 123456,
+	assert_int_equal(klog_layout_offset_commit(a, "g", "app", 2, 1, 123456,
 	    &err), 0);
-	assert_int_equal(klog_cluster_offset_commit(a, "g", "app", 2, 1, 123457,
+	assert_int_equal(klog_layout_offset_commit(a, "g", "app", 2, 1, 123457,
 	    &err), 0);
-	assert_int_equal(klog_cluster_offset_read(a, "g", "app", 2, 1, &off,
+	assert_int_equal(klog_layout_offset_read(a, "g", "app", 2, 1, &off,
 	    &err), 0);
 	assert_int_equal(off, 123457);
-	assert_int_equal(klog_cluster_group_topics(a, "g", &l, &err), 0);
+	assert_int_equal(klog_layout_group_topics(a, "g", &l, &err), 0);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.names[0], "app");
 	assert_string_equal(l.names[1], "logs");
 	klog_zk_list_free(&l);
-	assert_int_equal(klog_cluster_groups(a, &l, &err), 0);
+	assert_int_equal(klog_layout_groups(a, &l, &err), 0);
 	assert_int_equal(l.n, 1);
 	klog_zk_list_free(&l);
-	assert_int_equal(klog_cluster_group_delete(a, "g", &err), -KLOG_EBUSY);
+	assert_int_equal(klog_layout_group_delete(a, "g", &err), -KLOG_EBUSY);
 	klog_zk_close(b);
-	assert_int_equal(klog_cluster_group_delete(a, "g", &err), 0);
-	assert_int_equal(klog_cluster_group_delete(a, "g", &err),
+	assert_int_equal(klog_layout_group_delete(a, "g", &err), 0);
+	assert_int_equal(klog_layout_group_delete(a, "g", &err),
 	    -KLOG_ENOENT);
 	assert_int_equal(klog_zk_delete_tree(a, "/brokers", &err), 0);
 	klog_zk_close(a);
