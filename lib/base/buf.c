@@ -250,3 +250,13 @@ klog_rd_str(klog_rd_t *r, uint16_t *n)
 		*n = (uint16_t)len;
 	return s;
 }
+
+int
+klog_str_cstr(klog_str_t s, char *buf, size_t cap)
+{
+	if (s.p == NULL || s.len >= cap || memchr(s.p, '\0', s.len) != NULL)
+		return -1;
+	memcpy(buf, s.p, s.len);
+	buf[s.len] = '\0';
+	return 0;
+}

@@ -31,6 +31,14 @@ struct gwait {
 	int answered;
 };
 
+klog_kmeta_broker_t
+kafka_self(const klog_kafka_t *k)
+{
+	return (klog_kmeta_broker_t){ k->cfg.broker_id,
+	    { k->adv_host, (uint16_t)strlen(k->adv_host) },
+	    k->cfg.advertised_port };
+}
+
 static struct gwait *
 gwait_of(klog_coordinator_wait_t *w)
 {
@@ -121,7 +129,7 @@ sync_done(klog_coordinator_wait_t *w, int16_t error, const uint8_t *assignment,
 }
 
 int
-klog_kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
+kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
     const char *data_dir, klog_err_t *err)
 {
 	klog_coordinator_config_t gc = { SESSION_MIN_MS, SESSION_MAX_MS,
@@ -134,7 +142,7 @@ klog_kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
 }
 
 void
-klog_kafka_groups_close(klog_kafka_t *k)
+kafka_groups_close(klog_kafka_t *k)
 {
 	klog_coordinator_free(k->groups);
 	klog_koffsets_free(k->offsets);
@@ -149,10 +157,10 @@ coordinator(klog_kafka_t *k, klog_str_t group, klog_kmeta_broker_t *out)
 {
 	char g[GROUP_MAX];
 
-	*out = klog_kafka_self(k);
+	*out = kafka_self(k);
 	if (!k->clustered)
 		return KLOG_KERR_NONE;
-	if (group.len == 0 || klog_kafka_cstr(group, g, sizeof(g)) < 0)
+	if (group.len == 0 || klog_str_cstr(group, g, sizeof(g)) < 0)
 		return KLOG_KERR_INVALID_GROUP_ID;
 	if (k->cluster.coordinator(k->cluster.arg, g, out) < 0)
 		return KLOG_KERR_COORDINATOR_NOT_AVAILABLE;
@@ -176,7 +184,7 @@ not_here(klog_kafka_t *k, klog_str_t group)
 }
 
 void
-klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_kmeta_broker_t node;
 	klog_str_t group;
@@ -190,7 +198,7 @@ klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 }
 
 void
-klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_coordinator_join_req_t req;
 	klog_coordinator_proto_t *protos;
@@ -231,7 +239,7 @@ klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 }
 
 void
-klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_coordinator_sync_req_t req;
 	klog_coordinator_assign_t *as;
@@ -268,7 +276,7 @@ klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 }
 
 void
-klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_str_t group, member;
 	int32_t generation;
@@ -285,7 +293,7 @@ klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 }
 
 void
-klog_kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_str_t group, member;
 	int16_t error;
@@ -326,9 +334,9 @@ put_commit(klog_kafka_t *k, klog_str_t group, const klog_kcommit_part_t *p)
 	if (!k->clustered)
 		return put_error(klog_koffsets_put(k->offsets, group, p->topic,
 		    p->partition, p->offset, p->metadata));
-	if (klog_kafka_cstr(group, g, sizeof(g)) < 0)
+	if (klog_str_cstr(group, g, sizeof(g)) < 0)
 		return KLOG_KERR_INVALID_GROUP_ID;
-	if (klog_kafka_cstr(p->topic, topic, sizeof(topic)) < 0)
+	if (klog_str_cstr(p->topic, topic, sizeof(topic)) < 0)
 		return KLOG_KERR_INVALID_TOPIC;
 	return k->cluster.commit(k->cluster.arg, g, topic, p->partition,
 	    p->offset) < 0 ? KLOG_KERR_COORDINATOR_NOT_AVAILABLE :
@@ -352,15 +360,15 @@ get_commit(klog_kafka_t *k, klog_str_t group, const klog_kcommit_part_t *p,
 		}
 		return;
 	}
-	if (klog_kafka_cstr(group, g, sizeof(g)) < 0 ||
-	    klog_kafka_cstr(p->topic, topic, sizeof(topic)) < 0 ||
+	if (klog_str_cstr(group, g, sizeof(g)) < 0 ||
+	    klog_str_cstr(p->topic, topic, sizeof(topic)) < 0 ||
 	    k->cluster.committed(k->cluster.arg, g, topic, p->partition,
 	    off) < 0)
 		*off = -1;
 }
 
 void
-klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_kwire_topics_t t;
@@ -404,7 +412,7 @@ klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 }
 
 void
-klog_kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
+kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_kwire_topics_t t;

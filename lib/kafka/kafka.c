@@ -65,14 +65,6 @@ supported(int16_t api, int16_t version)
 	return 0;
 }
 
-klog_kmeta_broker_t
-klog_kafka_self(const klog_kafka_t *k)
-{
-	return (klog_kmeta_broker_t){ k->cfg.broker_id,
-	    { k->adv_host, (uint16_t)strlen(k->adv_host) },
-	    k->cfg.advertised_port };
-}
-
 static klog_core_item_t *
 scratch_items(klog_kafka_t *k, uint32_t count)
 {
@@ -588,16 +580,6 @@ meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
 	return 0;
 }
 
-int
-klog_kafka_cstr(klog_str_t s, char *buf, size_t cap)
-{
-	if (s.p == NULL || s.len >= cap || memchr(s.p, '\0', s.len) != NULL)
-		return -1;
-	memcpy(buf, s.p, s.len);
-	buf[s.len] = '\0';
-	return 0;
-}
-
 static int16_t
 cluster_error(int rc)
 {
@@ -625,7 +607,7 @@ cluster_topic(klog_kafka_t *k, klog_str_t name, int create,
 	int rc;
 
 	*mt = (klog_kmeta_topic_t){ .name = name };
-	if (klog_kafka_cstr(name, topic, sizeof(topic)) < 0) {
+	if (klog_str_cstr(name, topic, sizeof(topic)) < 0) {
 		mt->error = KLOG_KERR_INVALID_TOPIC;
 		return 0;
 	}
@@ -651,7 +633,7 @@ cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
     uint32_t asked, int all)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kmeta_broker_t self = klog_kafka_self(k);
+	klog_kmeta_broker_t self = kafka_self(k);
 	const klog_kmeta_broker_t *brokers = &self;
 	char *const *tnames = NULL;
 	size_t nb = 1, nt = asked, np = 0, at = 0;
@@ -701,7 +683,7 @@ static void
 handle_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kmeta_broker_t self = klog_kafka_self(k);
+	klog_kmeta_broker_t self = kafka_self(k);
 	klog_str_t *names;
 	uint32_t asked;
 	size_t nt, np = 0, at = 0;
@@ -836,25 +818,25 @@ dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 		handle_metadata(k, r);
 		break;
 	case KLOG_KAPI_FIND_COORDINATOR:
-		klog_kafka_find_coordinator(k, r);
+		kafka_find_coordinator(k, r);
 		break;
 	case KLOG_KAPI_JOIN_GROUP:
-		klog_kafka_join(k, r);
+		kafka_join(k, r);
 		break;
 	case KLOG_KAPI_SYNC_GROUP:
-		klog_kafka_sync(k, r);
+		kafka_sync(k, r);
 		break;
 	case KLOG_KAPI_HEARTBEAT:
-		klog_kafka_heartbeat(k, r);
+		kafka_heartbeat(k, r);
 		break;
 	case KLOG_KAPI_LEAVE_GROUP:
-		klog_kafka_leave(k, r);
+		kafka_leave(k, r);
 		break;
 	case KLOG_KAPI_OFFSET_COMMIT:
-		klog_kafka_offset_commit(k, r);
+		kafka_offset_commit(k, r);
 		break;
 	default:
-		klog_kafka_offset_fetch(k, r);
+		kafka_offset_fetch(k, r);
 		break;
 	}
 }
@@ -955,7 +937,7 @@ klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
 	}
 	k->cfg.advertised_host = k->adv_host;
 	k->cfg.data_dir = NULL;
-	if ((rc = klog_kafka_groups_open(k, loop, cfg->data_dir, err)) < 0) {
+	if ((rc = kafka_groups_open(k, loop, cfg->data_dir, err)) < 0) {
 		klog_kafka_free(k);
 		return rc;
 	}
@@ -968,7 +950,7 @@ klog_kafka_free(klog_kafka_t *k)
 {
 	if (k == NULL)
 		return;
-	klog_kafka_groups_close(k);
+	kafka_groups_close(k);
 	for (size_t i = 0; i < k->blocks_cap; i++)
 		klog_buf_free(&k->blocks[i]);
 	free(k->blocks);

@@ -65,26 +65,22 @@ struct klog_kafka {
 	klog_promtext_reqs_t reqs;
 };
 
-/* This broker as Metadata and FindCoordinator name it. */
-klog_kmeta_broker_t klog_kafka_self(const klog_kafka_t *k);
-
-/* A protocol string as a C string in buf (cap bytes): 0, or -1 when it
- * does not fit or holds a NUL. */
-int klog_kafka_cstr(klog_str_t s, char *buf, size_t cap);
+/* This broker as Metadata and FindCoordinator name it (groups.c). */
+klog_kmeta_broker_t kafka_self(const klog_kafka_t *k);
 
 /* The group APIs (kafkagrp.c); each answers r onto k->q, or in line
  * later. */
-void klog_kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_join(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_sync(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_leave(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r);
-void klog_kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_join(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_sync(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_leave(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r);
 
 /* The group coordinator and offset store, for klog_kafka_new/free. */
-int klog_kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
+int kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
     const char *data_dir, klog_err_t *err);
-void klog_kafka_groups_close(klog_kafka_t *k);
+void kafka_groups_close(klog_kafka_t *k);
 
 #endif

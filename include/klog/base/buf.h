@@ -47,6 +47,17 @@ klog_buf_grow(void **p, size_t *cap, size_t need)
 	return need <= *cap ? 0 : klog_buf_grow_to(p, cap, need);
 }
 
+/* A string on the wire (a topic, a group): a view into the frame, not
+ * NUL-terminated. */
+typedef struct klog_str {
+	const char *p;
+	uint16_t len;
+} klog_str_t;
+
+/* s as a C string in buf (cap bytes): 0, or -1 when it does not fit or
+ * holds a NUL. */
+int klog_str_cstr(klog_str_t s, char *buf, size_t cap);
+
 typedef struct klog_rd {
 	const uint8_t *p;
 	size_t len;

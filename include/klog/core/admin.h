@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
+#include "klog/base/buf.h"
 #include "klog/core/core.h"
-#include "klog/proto/proto.h"
 
 /*
  * Answer req, a request of api (KLOG_API_CREATE_TOPIC, _ALTER_TOPIC or

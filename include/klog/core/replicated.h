@@ -22,9 +22,9 @@
 
 #include <stdint.h>
 
+#include "klog/base/buf.h"
 #include "klog/core/core.h"
 #include "klog/core/replica.h"
-#include "klog/proto/proto.h"
 
 /*
  * Roles, for partition p of topic (created locally with nparts partitions

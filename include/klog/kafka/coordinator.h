@@ -20,9 +20,9 @@
 
 #include <stdint.h>
 
+#include "klog/base/buf.h"
 #include "klog/base/logger.h"
 #include "klog/net/loop.h"
-#include "klog/proto/proto.h"
 
 typedef struct klog_kgroups klog_coordinator_t;
 

@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
+#include "klog/base/buf.h"
 #include "klog/base/error.h"
-#include "klog/proto/proto.h"
 
 #define KLOG_KOFFSETS_DIR ".kafka-offsets"
 #define KLOG_KOFFSETS_MAX_METADATA 4096   /* bytes of a commit's metadata */

@@ -171,12 +171,6 @@ size_t klog_proto_req_begin(klog_buf_t *b, int16_t api, int32_t correlation);
 size_t klog_proto_resp_begin(klog_buf_t *b, int32_t correlation, int16_t error);
 void klog_proto_end(klog_buf_t *b, size_t start);
 
-/* A topic on the wire is a view into the frame, not NUL-terminated. */
-typedef struct klog_str {
-	const char *p;
-	uint16_t len;
-} klog_str_t;
-
 /* ---- PRODUCE ---- */
 typedef struct klog_produce_part {
 	klog_str_t topic;
