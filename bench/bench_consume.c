@@ -5,7 +5,7 @@
  * entries say where the next one starts); then that answer's messages are
  * walked with klog_iter_next(), every CRC checked and gzip wrappers opened.
  * The top-level CRCs of a large answer are checked on -j worker threads
- * (verify.h) while the main thread receives the next answer, and the main
+ * (crcpool.h) while the main thread receives the next answer, and the main
  * thread then helps with what is left: the answer stays in a buffer of its
  * own meanwhile (klog_client_detach()).
  *

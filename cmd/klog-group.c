@@ -1,6 +1,6 @@
 /*
  * klog-group: consumer-group administration over ZooKeeper, in Kafka 0.7's
- * layout (cluster.h): list groups, describe offsets and lag, reset offsets,
+ * layout (layout.h): list groups, describe offsets and lag, reset offsets,
  * delete a group, list topics and brokers; and create, grow and delete
  * replicated topics in klog's own layout (rtopics.h, rtadmin.h).  Log ends
  * come from the brokers themselves,

@@ -1,4 +1,4 @@
-/* The Prometheus text exposition writer; see metrics.h. */
+/* The Prometheus text exposition writer; see promtext.h. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * The broker: a store, the core over it, and listeners whose connections
  * speak the klog protocol through its front end, all on one event loop.
  * This file wires them together and owns their lifetimes; what each does
- * is in core.c, conn.c, native.c, net.c and upkeep.c.
+ * is in core.c, conn.c, native.c, socket.c and retention.c.
  *
  *   conns (conn.c) --bytes--> front end (native.c) --decoded--> core (core.c)
  *        ^                         | encodes answers               | appends,

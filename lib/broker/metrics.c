@@ -1,4 +1,4 @@
-/* The broker's metrics at a scrape; see scrape.h. */
+/* The broker's metrics at a scrape; see metrics.h. */
 #include <stdlib.h>
 
 #include "klog/base/promtext.h"

@@ -1,4 +1,4 @@
-/* Retention and rescans on the loop's timers; see upkeep.h. */
+/* Retention and rescans on the loop's timers; see retention.h. */
 #include "klog/base/clock.h"
 #include "klog/base/error.h"
 #include "klog/broker/retention.h"

@@ -89,7 +89,7 @@ void klog_consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
 void klog_consumer_set_position(klog_consumer_t *c, struct cpart *p,
     int64_t offset);
 
-/* constart.c: the first fetch offset of p, from the configuration. */
+/* startpos.c: the first fetch offset of p, from the configuration. */
 int klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p,
     klog_err_t *err);
 

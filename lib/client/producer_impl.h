@@ -105,7 +105,7 @@ void klog_producer_want_relocate(klog_producer_t *p, int code,
     const char *why);
 void klog_producer_skip_limbo(klog_producer_t *p);
 
-/* prodmap.c */
+/* partmap.c */
 int klog_producer_create_topic(klog_producer_t *p, klog_err_t *err);
 int klog_producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err);
 int klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err);

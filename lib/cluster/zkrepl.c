@@ -202,7 +202,7 @@ leave_isr(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st)
 }
 
 /*
- * After a failed sync (corefail.h): step down, and if the leader node is
+ * After a failed sync (offline.h): step down, and if the leader node is
  * ours, leave the ISR and delete the node, so that an in-sync replica on
  * another broker claims the partition now rather than when this broker's
  * session ends.  Safe to repeat: every event of rp comes here from then on.

@@ -1,6 +1,6 @@
 /*
  * The core's topic administration and the dropping of partitions; see
- * coreadmin.h.
+ * admin.h.
  *
  * A dropped partition is first made unreachable (out of its topic and of
  * the core's list, so no request, timer or flush policy finds it again)
@@ -296,7 +296,7 @@ klog_core_topic_admin(klog_core_t *c, int16_t api,
 	*partitions = 0;
 	if (core_topic_cstr(req->topic, name) < 0)
 		return KLOG_WIRE_INVALID_TOPIC;
-	if (c->storage_failed)   /* nothing is written after it (corefail.h) */
+	if (c->storage_failed)   /* nothing is written after it (offline.h) */
 		return KLOG_WIRE_STORAGE_ERROR;
 	had = klog_store_partitions(c->store, name);
 	if (api == KLOG_API_CREATE_TOPIC)

@@ -1,9 +1,6 @@
 /*
- * The broker core's insides, shared by its files: core.c (topics, parts,
- * parks, staging, requests), corerep.c (replicated partitions), corestat.c
- * (counters), coreadmin.c (topics created, grown and deleted at run
- * time; partitions dropped) and corefail.c (a failed sync).  Nothing else
- * includes this.
+ * The broker core's insides, shared by the files of lib/core/ (core.c
+ * lists them, bottom up).  Nothing outside lib/core/ includes this.
  */
 #ifndef KLOG_CORE_IMPL_H
 #define KLOG_CORE_IMPL_H
@@ -87,36 +84,56 @@ struct klog_core {
 	int gone;                  /* some part is gone (see the part) */
 	klog_core_part_t *dying;   /* dropped parts the flusher still has */
 	size_t ndying;             /* their entries count in its room */
-	int storage_failed;        /* a sync failed (corefail.h) */
+	int storage_failed;        /* a sync failed (offline.h) */
 	klog_timer_t fail_timer;   /* tells fail_fn */
 	void (*fail_fn)(void *);
 	void *fail_arg;
 };
 
 
-/* core.c, for corerep.c */
+/*
+ * Shared among the core's files, bottom up: a file calls only the files
+ * listed before it (tests/layers.sh checks the calls).
+ */
+
+/* Wire error of a failed append or flush. */
+static inline int16_t
+core_wire_storage(int rc)
+{
+	return rc == -KLOG_ENOSPC ? KLOG_WIRE_DISK_FULL :
+	    KLOG_WIRE_STORAGE_ERROR;
+}
+
+/* Ask the flusher for p's flush at the next submit. */
+static inline void
+core_want_flush(klog_core_t *c, klog_core_part_t *p)
+{
+	klog_flusher_want(c->fl, &p->fl);
+}
+
+/* topics.c */
+int core_topic_cstr(klog_str_t name, char *buf);
+struct topic *core_topic_named(klog_core_t *c, const char *name);
+/* The topic of a wire name, created (create != 0, auto-create on) or
+ * NULL with *werr set. */
+struct topic *core_topic_lookup(klog_core_t *c, klog_str_t name, int create,
+    int16_t *werr);
+/* Partition id of t, its log opened on first use; NULL with *werr. */
+klog_core_part_t *core_part_get(klog_core_t *c, struct topic *t, int32_t id,
+    int16_t *werr);
 klog_core_part_t *core_part_lookup(klog_core_t *c, klog_str_t topic,
     int32_t id, int16_t *werr);
 klog_core_part_t *core_part_named(klog_core_t *c, const char *topic, int id,
     int nparts, klog_err_t *err);
-void core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc);
-void core_after_append(klog_core_t *c, klog_core_part_t *p);
-void core_want_flush(klog_core_t *c, klog_core_part_t *p);
-int core_topic_cstr(klog_str_t name, char *buf);
-struct topic *core_topic_named(klog_core_t *c, const char *name);
+
+/* parks.c */
 void core_item_unlink(klog_core_item_t *it);
 void core_park_check(klog_core_park_t *pk);
 void core_recheck_add(klog_core_t *c, klog_core_park_t *pk);
 void core_recheck_run(klog_core_t *c);
+void core_part_moved(klog_core_t *c, klog_core_part_t *p, int rc);
 
-/* coreadmin.c, for core.c */
-/* After the flusher's reports: drop the parts found gone, free the dying
- * parts it has let go of. */
-void core_after_flushes(klog_core_t *c);
-/* Free every dying part (the flusher stopped). */
-void core_dying_free(klog_core_t *c);
-
-/* corefail.c, for core.c and corerep.c */
+/* offline.c */
 /* A sync failed (rc -KLOG_ESTORAGE, found on p): say so once, refuse
  * every write from now on, tell the replication layer. */
 void core_storage_failed(klog_core_t *c, const klog_core_part_t *p,
@@ -127,7 +144,14 @@ void core_storage_failed(klog_core_t *c, const klog_core_part_t *p,
  * once, again and again. */
 int64_t core_awaited_end(klog_log_t *log);
 
-/* corerep.c, for core.c */
+/* stage.c */
+void core_after_append(klog_core_t *c, klog_core_part_t *p);
+/* Stage set for p: *first gets its offset, *idx its index among p's
+ * staged sets.  Returns a wire error (out of memory). */
+int16_t core_stage(klog_core_t *c, klog_core_part_t *p, const uint8_t *set,
+    uint32_t len, uint32_t msgs, int64_t *first, int64_t *idx);
+
+/* replicated.c */
 /* What consumers may see of p: its flushed end, or for a replicated
  * partition the committed end.  Inline: on every request's path. */
 static inline int64_t
@@ -136,6 +160,15 @@ core_visible_end(const klog_core_part_t *p)
 	int64_t fe = klog_log_flushed_end(p->log);
 
 	return p->rep == NULL ? fe : klog_replica_committed(p->rep, fe);
+}
+
+/* Where a fetch item may read to: a follower to the flushed end, others
+ * to what is visible. */
+static inline int64_t
+core_item_end(const klog_core_item_t *it)
+{
+	return it->is_replica ? klog_log_flushed_end(it->part->log) :
+	    core_visible_end(it->part);
 }
 
 int16_t core_rep_check_replicated(const klog_core_part_t *p, int acks);
@@ -152,5 +185,12 @@ core_rep_check(const klog_core_part_t *p, int acks)
 void core_rep_flushed(klog_core_t *c, klog_core_part_t *p);
 void core_rep_stop(klog_core_t *c);
 void core_rep_free_part(klog_core_part_t *p);
+
+/* admin.c */
+/* After the flusher's reports: drop the parts found gone, free the dying
+ * parts it has let go of. */
+void core_after_flushes(klog_core_t *c);
+/* Free every dying part (the flusher stopped). */
+void core_dying_free(klog_core_t *c);
 
 #endif

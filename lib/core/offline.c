@@ -1,4 +1,4 @@
-/* The broker core when a sync fails; see corefail.h. */
+/* The broker core when a sync fails; see offline.h. */
 #include "core_impl.h"
 #include "klog/core/offline.h"
 

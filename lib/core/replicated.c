@@ -1,5 +1,5 @@
 /*
- * The core's replicated partitions; see corerep.h.  The rules of the ISR
+ * The core's replicated partitions; see replicated.h.  The rules of the ISR
  * and the high watermark are replica.h's; this file applies them to the
  * core's partitions and parked requests.
  */

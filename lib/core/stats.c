@@ -1,4 +1,4 @@
-/* The core's counters read out for the metrics; see corestat.h. */
+/* The core's counters read out for the metrics; see stats.h. */
 #include <stdlib.h>
 
 #include "core_impl.h"

@@ -1,5 +1,5 @@
 /*
- * A group's partitions and where they stand; see grouppos.h.
+ * A group's partitions and where they stand; see positions.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * The broker's Kafka group coordinator (kgroup.h), after Apache Kafka
+ * The broker's Kafka group coordinator (coordinator.h), after Apache Kafka
  * 0.10's GroupCoordinator: the same four states, the same join, sync,
  * heartbeat, leave and commit rules, the same "every known member rejoins
  * or the rebalance timeout drops it".

@@ -1,6 +1,6 @@
 /*
  * The Kafka listener's group APIs (kafka_impl.h): FindCoordinator, the
- * membership requests handed to the coordinator (kgroup.h), and the
+ * membership requests handed to the coordinator (coordinator.h), and the
  * committed offsets (koffsets.h).
  *
  * A JoinGroup or SyncGroup may be answered long after it came (when the

@@ -1,7 +1,7 @@
 /*
  * The Kafka protocol's front end; see kafka.h.  This file frames requests
  * and answers ApiVersions, Metadata, Produce, Fetch and ListOffsets; the
- * group APIs are in kafkagrp.c.
+ * group APIs are in groups.c.
  *
  * Produce: each partition's MessageSet is transcoded into a 0.7 set in a
  * buffer of its request (kmsg.h), which the core stages and writes at

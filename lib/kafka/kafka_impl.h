@@ -68,7 +68,7 @@ struct klog_kafka {
 /* This broker as Metadata and FindCoordinator name it (groups.c). */
 klog_kmeta_broker_t kafka_self(const klog_kafka_t *k);
 
-/* The group APIs (kafkagrp.c); each answers r onto k->q, or in line
+/* The group APIs (groups.c); each answers r onto k->q, or in line
  * later. */
 void kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_join(klog_kafka_t *k, const klog_kreq_t *r);

@@ -1,4 +1,4 @@
-/* TCP listeners and peer names; see net.h. */
+/* TCP listeners and peer names; see socket.h. */
 #include <sys/socket.h>
 #include <sys/types.h>
 

@@ -1,6 +1,6 @@
 /*
  * Kafka 0.7's ZooKeeper layout: paths, node data, the rebalance's range
- * assignment, and the operations built on them.  See cluster.h for the
+ * assignment, and the operations built on them.  See layout.h for the
  * layout itself.
  */
 #include <errno.h>

@@ -9,7 +9,7 @@
  * the same values, numbers must be strict (the text is exactly what klog
  * would write), and a parsed host must be a plain C string.  The same bytes
  * as a topic, group or consumer id must be accepted exactly by the rules
- * of cluster.h, and every path built from accepted names must have no
+ * of layout.h, and every path built from accepted names must have no
  * empty, "." or ".." component.  A broken invariant aborts.
  */
 #include <stdint.h>
@@ -97,7 +97,7 @@ members(const char *s, size_t n)
 	klog_buf_free(&b);
 }
 
-/* The topic and group rules of log.h and cluster.h, written out. */
+/* The topic and group rules of log.h and layout.h, written out. */
 static int
 ref_name(const char *s)
 {

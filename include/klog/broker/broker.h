@@ -24,7 +24,7 @@
  *
  * The broker is assembled here from its parts: core.h (topics, staged
  * appends, the flusher, parked requests), conn.h (connections and
- * listeners), native.h (the klog protocol's front end) and net.h (binding).
+ * listeners), native.h (the klog protocol's front end) and socket.h (binding).
  *
  * The library never prints: it reports through cfg->log.  The process must
  * ignore SIGPIPE (sendfile(2) cannot be told not to raise it), and SIGXFSZ
@@ -69,7 +69,7 @@ typedef struct klog_broker_config {
 	const char *kafka_advertised_host; /* as advertised_host, for it */
 	int kafka_advertised_port;
 	const char *metrics_listen;    /* "HOST:PORT" answering GET /metrics
-	                                  (Prometheus, scrape.h); NULL: none */
+	                                  (Prometheus, metrics.h); NULL: none */
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */
@@ -100,7 +100,7 @@ typedef struct klog_broker_config {
 	                                  0: no cap */
 	int crc_threads;               /* threads besides the loop checking
 	                                  the CRCs of the produce requests of
-	                                  one read together (verify.h); -1:
+	                                  one read together (crcpool.h); -1:
 	                                  one fewer than the CPUs it may run
 	                                  on, at most 3; 0: the loop alone */
 	size_t conn_out_limit;         /* stop reading a client whose unsent
@@ -176,7 +176,7 @@ int klog_broker_topics(klog_broker_t *b, klog_broker_topic_fn *fn,
  */
 klog_loop_t *klog_broker_loop(klog_broker_t *b);
 
-/* Its core, for the cluster layer's replicated partitions (corerep.h). */
+/* Its core, for the cluster layer's replicated partitions (replicated.h). */
 klog_core_t *klog_broker_core(klog_broker_t *b);
 
 /*
@@ -193,7 +193,7 @@ void klog_broker_stop(klog_broker_t *b);
 /*
  * Stop the flusher, close the store (with clean != 0: flush everything and
  * write the clean-shutdown marker) and free b.  Returns the close's error;
- * after a failed sync (corefail.h) no marker is written and a clean close
+ * after a failed sync (offline.h) no marker is written and a clean close
  * is -KLOG_ESTORAGE.
  */
 int klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err);

@@ -1,8 +1,8 @@
 /*
  * The broker's metrics, assembled at each scrape of --metrics-listen by
  * walking what its parts counted: the core (partitions, parked requests,
- * fsyncs, replicas: corestat.h), the connections (conn.h), the front
- * ends' requests (native.h, kafka.h) and the upkeep (upkeep.h).  Nothing
+ * fsyncs, replicas: stats.h), the connections (conn.h), the front
+ * ends' requests (native.h, kafka.h) and the upkeep (retention.h).  Nothing
  * here runs on a request's path.  The names, types and labels are
  * klog-serve(1)'s METRICS section; dashboards rely on them.
  */

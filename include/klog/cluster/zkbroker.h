@@ -1,5 +1,5 @@
 /*
- * A broker's place in a cluster: its registrations in ZooKeeper (cluster.h's
+ * A broker's place in a cluster: its registrations in ZooKeeper (layout.h's
  * Kafka 0.7 layout), kept up for as long as it serves, and its replicated
  * partitions (zkrepl.h: elections, following, ISR writes), which are not
  * registered in the 0.7 layout.

@@ -19,7 +19,7 @@
  * Losing the session steps every partition down at once (the leader
  * nodes go with it); the new session re-reads everything.
  *
- * After a failed sync (corefail.h) the broker leads and follows nothing
+ * After a failed sync (offline.h) the broker leads and follows nothing
  * until it restarts: each partition it leads it leaves, out of the ISR if
  * other members are in it, and its leader node deleted, so that an
  * in-sync replica elsewhere claims it at once; it never claims one
@@ -58,7 +58,7 @@ int klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev);
 /* Whether topic is replicated (not to be registered in the 0.7 layout). */
 int klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic);
 
-/* The core's storage hook (corefail.h; arg: zr). */
+/* The core's storage hook (offline.h; arg: zr). */
 void klog_zkrepl_storage_failed(void *arg);
 
 /* The core's isr_change hook (arg: zr). */

@@ -1,10 +1,10 @@
 /*
- * What the broker core counted, for the broker's metrics (scrape.h):
+ * What the broker core counted, for the broker's metrics (metrics.h):
  * per partition the messages and bytes appended by producers and the
  * bytes read by fetches (counted once per staged write and per fetch
  * read, never per message), the requests parked, the flusher's fsync
  * times.  The core's own files count; this one only reads them out
- * (lib/core/stats.c, sharing lib/core/core_impl.h with core.c and corerep.c).
+ * (lib/core/stats.c, sharing lib/core/core_impl.h with core.c and replicated.c).
  * On the loop thread.
  */
 #ifndef KLOG_STATS_H

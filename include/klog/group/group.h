@@ -1,6 +1,6 @@
 /*
  * A member of a consumer group (Kafka 0.7's ZooKeeper consumer, one stream
- * on one topic; cluster.h has the layout):
+ * on one topic; layout.h has the layout):
  *
  *   /consumers/<group>/ids/<consumerId>            ephemeral: we are here
  *   /consumers/<group>/owners/<topic>/<b>-<p>      ephemeral: we read it

@@ -1,6 +1,6 @@
 /*
  * For klog-group's describe and reset: the partitions of a topic that
- * matter to a consumer group (in ZooKeeper, cluster.h's and rtopics.h's
+ * matter to a consumer group (in ZooKeeper, layout.h's and rtopics.h's
  * layouts), and their offsets at a time, asked of the brokers that hold or
  * lead them (client.h's OFFSETS query), each broker that fails asked no
  * more.

@@ -7,7 +7,7 @@
  * ListOffsets 0-1, the group APIs at v0, OffsetCommit 0-2, OffsetFetch
  * 0-1) with MessageSet v0/v1, transcoded to and from klog's 0.7 sets
  * (kmsg.h).  A message's Kafka offset is the byte offset of the next one,
- * less one; consumer groups are coordinated here (kgroup.h), their offsets
+ * less one; consumer groups are coordinated here (coordinator.h), their offsets
  * kept under the data directory (koffsets.h).  Hand klog_kafka_front() and
  * the klog_kafka_t to klog_conns_listen().
  */

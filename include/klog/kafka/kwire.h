@@ -129,8 +129,8 @@ typedef struct klog_kpair {
 	uint32_t len;
 } klog_kpair_t;
 
-/* JoinGroup v0 and SyncGroup v0, into kgroup.h's requests (passed as
- * their parts to keep this layer below kgroup). */
+/* JoinGroup v0 and SyncGroup v0, into coordinator.h's requests (passed as
+ * their parts to keep this layer below the coordinator). */
 typedef struct klog_kjoin {
 	klog_str_t group, member_id, protocol_type;
 	int32_t session_timeout_ms;

@@ -151,7 +151,7 @@ enum klog_iter_flags {
 	KLOG_ITER_DEEP = 1 << 0,  /* descend into gzip wrappers */
 	KLOG_ITER_NOCRC = 1 << 1, /* skip CRC computation */
 	KLOG_ITER_OUTER_CHECKED = 1 << 2, /* the top-level CRCs were checked
-	                                     (verify.h): taken as matching;
+	                                     (crcpool.h): taken as matching;
 	                                     inner ones are still computed */
 };
 

@@ -1,6 +1,6 @@
 /*
  * Replicated topics in ZooKeeper: a subtree of their own, so that the Kafka
- * 0.7 layout under /brokers/topics (cluster.h) stays exactly as it is for
+ * 0.7 layout under /brokers/topics (layout.h) stays exactly as it is for
  * unreplicated topics and for 0.7 consumers.  Documented byte for byte in
  * klog(7), "Replicated topics".  The schemas are Kafka 0.8's.
  *
