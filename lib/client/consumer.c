@@ -100,10 +100,10 @@ klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
 	return rc;
 }
 
-/* Queue a notice line; one that does not fit is dropped (the reset it
- * tells of happens all the same). */
-void
-klog_consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
+/* Queue a notice line, handed out as KLOG_CONSUMER_NOTICE; one that does
+ * not fit is dropped (the reset it tells of happens all the same). */
+static void __attribute__((format(printf, 2, 3)))
+add_notice(klog_consumer_t *c, const char *fmt, ...)
 {
 	size_t used = strlen(c->notice);
 	char line[512];
@@ -130,7 +130,7 @@ link_down(struct clink *l, int64_t now, const char *why)
 	if (l->down_since == 0)
 		l->down_since = now;
 	l->retry_at = now + l->backoff_ms;
-	if (l->backoff_ms < BACKOFF_MAX_MS)
+	if (l->backoff_ms < KLOG_BACKOFF_MAX_MS)
 		l->backoff_ms *= 2;
 	snprintf(l->why, sizeof(l->why), "%s", why);
 }
@@ -227,8 +227,8 @@ complete_bytes(const uint8_t *set, size_t len, uint32_t *first)
 	return pos;
 }
 
-void
-klog_consumer_set_position(klog_consumer_t *c, struct cpart *p, int64_t offset)
+static void
+set_position(klog_consumer_t *c, struct cpart *p, int64_t offset)
 {
 	p->fetch_offset = offset;
 	p->position = offset;
@@ -270,13 +270,13 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 			    (long long)r->log_start, (long long)r->log_end);
 		to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
 		    r->log_end : r->log_start;
-		klog_consumer_add_notice(c,
+		add_notice(c,
 		    "topic \"%s\" partition %d: offset %lld is out of range "
 		    "(the log holds %lld to %lld); going on from %lld",
 		    c->topic, (int)p->index, (long long)p->asked,
 		    (long long)r->log_start, (long long)r->log_end,
 		    (long long)to);
-		klog_consumer_set_position(c, p, to);
+		set_position(c, p, to);
 		return 0;
 	case KLOG_WIRE_UNKNOWN_TOPIC:
 		/* It was there when the read began: deleted since. */
@@ -302,7 +302,7 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 
 	p->fetch_offset = p->asked + (int64_t)done;
 	c->reloc_since = 0;
-	c->reloc_backoff_ms = BACKOFF_MIN_MS;
+	c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	if (c->cfg.exit_at_end && p->fetch_offset >= p->end)
 		p->done = 1;
 	if (done > 0 || first < KLOG_MAGIC0_HEADER || first >
@@ -423,7 +423,7 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 			return 0;
 		}
 		l->down_since = 0;
-		l->backoff_ms = BACKOFF_MIN_MS;
+		l->backoff_ms = KLOG_BACKOFF_MIN_MS;
 	}
 	if (l->c != NULL && l->id == 0)
 		send_fetch(c, l, li, now);
@@ -532,10 +532,10 @@ relocate(klog_consumer_t *c, klog_err_t *err)
 	if (c->reloc_since != 0 && now - c->reloc_since >= c->cfg.retry_for_ms)
 		return klog_err_set(err, c->reloc_code, "%s; gave up after "
 		    "%lld ms", c->reloc_why, (long long)(now - c->reloc_since));
-	if (c->reloc_backoff_ms < BACKOFF_MIN_MS)
-		c->reloc_backoff_ms = BACKOFF_MIN_MS;
+	if (c->reloc_backoff_ms < KLOG_BACKOFF_MIN_MS)
+		c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	c->reloc_at = now + c->reloc_backoff_ms;
-	if (c->reloc_backoff_ms < BACKOFF_MAX_MS)
+	if (c->reloc_backoff_ms < KLOG_BACKOFF_MAX_MS)
 		c->reloc_backoff_ms *= 2;
 	klog_discovery_invalidate(c->d);
 	for (size_t i = 0; i < c->nparts; i++) {
@@ -626,7 +626,7 @@ resync(klog_consumer_t *c, int64_t at, const char *what)
 		pos++;
 	if (pos >= r->set_len)
 		return 0;
-	klog_consumer_add_notice(c, "topic \"%s\" partition %d: offset %lld: "
+	add_notice(c, "topic \"%s\" partition %d: offset %lld: "
 	    "%s; skipped %lld bytes to offset %lld (--skip-corrupt)", c->topic,
 	    (int)p->index, (long long)at, what,
 	    (long long)(base + (int64_t)pos - at), (long long)(base +
@@ -678,7 +678,7 @@ skip_damage(klog_consumer_t *c, int rc, const klog_msg_t *msg)
 		    klog_iter_error(&c->it) : "corrupt entry");
 	if (!framing_held(c, msg))
 		return resync(c, msg->offset, "crc mismatch");
-	klog_consumer_add_notice(c, "topic \"%s\" partition %d: offset %lld: "
+	add_notice(c, "topic \"%s\" partition %d: offset %lld: "
 	    "crc mismatch; skipped (--skip-corrupt)", c->topic,
 	    (int)c->itp->index, (long long)msg->offset);
 	c->itp->position = msg->next_offset;
@@ -834,7 +834,7 @@ add_link(klog_consumer_t *c, const klog_client_addr_t *a)
 	}
 	memset(&c->links[c->nlinks], 0, sizeof(*c->links));
 	c->links[c->nlinks].addr = *a;
-	c->links[c->nlinks].backoff_ms = BACKOFF_MIN_MS;
+	c->links[c->nlinks].backoff_ms = KLOG_BACKOFF_MIN_MS;
 	return c->nlinks++;
 }
 
@@ -879,6 +879,23 @@ setup_parts(klog_consumer_t *c, klog_discovery_t *d, int n, klog_err_t *err)
 	return 0;
 }
 
+/* Where p starts, told to the caller if --reset moved it. */
+static int
+start_part(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
+{
+	char notice[512] = "";
+	int64_t start;
+	int rc;
+
+	if ((rc = consumer_resolve_start(c, p, &start, notice, sizeof(notice),
+	    err)) < 0)
+		return rc;
+	if (notice[0] != '\0')
+		add_notice(c, "%s", notice);
+	set_position(c, p, start);
+	return 0;
+}
+
 static int
 open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
     klog_consumer_t **out, klog_err_t *err)
@@ -896,7 +913,7 @@ open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 	c->d = d;
 	c->watch_fd = -1;
 	c->wake_fd = -1;
-	c->reloc_backoff_ms = BACKOFF_MIN_MS;
+	c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	snprintf(c->topic, sizeof(c->topic), "%s", cfg->topic);
 	c->cfg.topic = c->topic;
 	rc = n = klog_discovery_partitions(d, c->topic, err);
@@ -910,7 +927,7 @@ open_once(klog_discovery_t *d, const klog_consumer_config_t *cfg,
 		    cfg->connect_timeout_ms, &c->links[i].c, err)) < 0)
 			goto fail;
 	for (size_t i = 0; i < c->nparts; i++)
-		if ((rc = klog_consumer_resolve_start(c, &c->parts[i], err)) < 0)
+		if ((rc = start_part(c, &c->parts[i], err)) < 0)
 			goto fail;
 	/* Those two are borrowed for open only. */
 	c->cfg.partitions = NULL;
@@ -932,12 +949,12 @@ klog_consumer_open(klog_discovery_t *d, const klog_consumer_config_t *cfg,
     klog_consumer_t **out, klog_err_t *err)
 {
 	int64_t since = klog_clock_mono_ms();
-	int rc, wait = BACKOFF_MIN_MS;
+	int rc, wait = KLOG_BACKOFF_MIN_MS;
 
 	while ((rc = open_once(d, cfg, out, err)) == -KLOG_ENOTLEADER &&
 	    klog_clock_mono_ms() - since < cfg->retry_for_ms) {
 		poll(NULL, 0, wait);
-		if (wait < BACKOFF_MAX_MS)
+		if (wait < KLOG_BACKOFF_MAX_MS)
 			wait *= 2;
 		klog_discovery_invalidate(d);
 	}

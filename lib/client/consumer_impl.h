@@ -12,8 +12,6 @@
 #include "klog/client/consumer.h"
 #include "klog/storage/names.h"
 
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 #define LAST_SEGMENTS 1024        /* bases -o -N asks for: OFFSETS' most */
 
 struct cpart {
@@ -83,14 +81,9 @@ struct klog_consumer {
 	char notice[4096];
 };
 
-/* A line for the caller, handed out as KLOG_CONSUMER_NOTICE. */
-void klog_consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void klog_consumer_set_position(klog_consumer_t *c, struct cpart *p,
-    int64_t offset);
-
-/* startpos.c: the first fetch offset of p, from the configuration. */
-int klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p,
-    klog_err_t *err);
+/* startpos.c: p's first fetch offset in *out, from the configuration;
+ * a reset it made (--reset) told in notice (cap bytes; "" if none). */
+int consumer_resolve_start(klog_consumer_t *c, struct cpart *p, int64_t *out,
+    char *notice, size_t cap, klog_err_t *err);
 
 #endif

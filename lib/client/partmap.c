@@ -46,7 +46,7 @@ touch_topic(klog_producer_t *p, const klog_discovery_part_t *where,
  * located (one broker standalone, each live broker in a cluster), then
  * ask for its partition count again. */
 int
-klog_producer_create_topic(klog_producer_t *p, klog_err_t *err)
+producer_create_topic(klog_producer_t *p, klog_err_t *err)
 {
 	klog_discovery_part_t where;
 	int i, rc;
@@ -78,7 +78,7 @@ find_link(klog_producer_t *p, const klog_client_addr_t *a)
 	l = &p->links[p->nlinks];
 	memset(l, 0, sizeof(*l));
 	l->addr = *a;
-	l->backoff_ms = BACKOFF_MIN_MS;
+	l->backoff_ms = KLOG_BACKOFF_MIN_MS;
 	return p->nlinks++;
 }
 
@@ -190,28 +190,28 @@ move_requests(klog_producer_t *p, struct link *l, int64_t now)
 	klog_client_close(l->c);
 	l->c = NULL;
 	l->down_since = 0;
-	l->backoff_ms = BACKOFF_MIN_MS;
+	l->backoff_ms = KLOG_BACKOFF_MIN_MS;
 	for (size_t k = l->head; k < l->tail; k++) {
 		r = l->q[k];
 		l->q[k] = NULL;
 		idx = p->cfg.partition >= 0 ? p->cfg.partition :
 		    r->index % p->npart;
-		if (rc == 0 && (nr = klog_producer_req_new(p, idx, now)) != NULL) {
+		if (rc == 0 && (nr = producer_req_new(p, idx, now)) != NULL) {
 			klog_buf_put(&nr->buf, r->buf.data + r->hdr_len,
 			    r->buf.len - r->hdr_len);
 			nr->records = r->records;
 			nr->first_seq = r->first_seq;
 			nr->payload_bytes = r->payload_bytes;
 			nr->sent = r->sent;  /* counts as resent once written */
-			rc = klog_producer_enqueue(p, nr);
+			rc = producer_enqueue(p, nr);
 		} else if (rc == 0) {
 			rc = -KLOG_ENOMEM;
 		}
 		if (rc < 0)
-			klog_producer_tell_done(p, r, KLOG_WIRE_NONE, 0, -1);
+			producer_tell_done(p, r, KLOG_WIRE_NONE, 0, -1);
 		p->queued--;
 		p->queued_bytes -= r->buf.len;
-		klog_producer_req_free(r);
+		producer_req_free(r);
 	}
 	l->head = l->tail = l->wi = 0;
 	l->woff = 0;
@@ -253,7 +253,7 @@ rehome(klog_producer_t *p, int li, int64_t now)
 		    l;
 		/* Out of memory: it stays, sent where it was (and refused
 		 * again) rather than lost. */
-		if (dst == l || (rc = klog_producer_link_push(dst, r)) < 0)
+		if (dst == l || (rc = producer_link_push(dst, r)) < 0)
 			l->q[keep++] = r;
 	}
 	l->tail = keep;
@@ -280,7 +280,7 @@ klog_producer_refresh(klog_producer_t *p, klog_err_t *err)
 	if ((mrc = map_partitions(p, n, err)) < 0 && mrc != -KLOG_ENOTLEADER)
 		return mrc;
 	p->sticky %= p->npart;
-	klog_producer_skip_limbo(p);
+	producer_skip_limbo(p);
 	for (int i = 0; i < p->nlinks; i++)
 		if (!link_used(p, i) && (p->links[i].head < p->links[i].tail ||
 		    p->links[i].c != NULL) &&
@@ -319,7 +319,7 @@ stuck(const klog_producer_t *p)
  * relocation has failed, for retry_for: with the last cause's code.
  */
 int
-klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
+producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
 {
 	klog_err_t e = { 0 };
 	int rc;
@@ -341,7 +341,7 @@ klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
 		    "%lld ms", p->reloc_why,
 		    (long long)(now - p->reloc_fail_since));
 	p->reloc_at = now + p->reloc_backoff_ms;
-	if (p->reloc_backoff_ms < BACKOFF_MAX_MS)
+	if (p->reloc_backoff_ms < KLOG_BACKOFF_MAX_MS)
 		p->reloc_backoff_ms *= 2;
 	klog_discovery_invalidate(p->d);
 	rc = klog_producer_refresh(p, &e);
@@ -354,7 +354,7 @@ klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
 		return klog_err_set(err, rc, "%s", e.msg);
 	if (p->reloc_fail_since == 0)
 		p->reloc_fail_since = now;
-	klog_producer_want_relocate(p, rc, e.msg);
+	producer_want_relocate(p, rc, e.msg);
 	return 0;
 }
 
@@ -364,13 +364,13 @@ klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err)
  * for again at each poll that is due, for up to retry_for.
  */
 int
-klog_producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err)
+producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err)
 {
 	int rc = map_partitions(p, n, err);
 
 	if (rc != -KLOG_ENOTLEADER)
 		return rc;
-	klog_producer_want_relocate(p, rc, err->msg);
+	producer_want_relocate(p, rc, err->msg);
 	p->reloc_fail_since = klog_clock_mono_ms();
 	return 0;
 }

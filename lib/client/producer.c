@@ -12,7 +12,6 @@
 
 #define MAX_IOV 64
 #define BUSY_BYTES (64u << 20)
-#define GZIP_LEVEL 6
 
 void
 klog_producer_config_default(klog_producer_config_t *cfg)
@@ -44,123 +43,7 @@ klog_producer_hash(const void *key, size_t len)
 	return h;
 }
 
-/* ---- requests ---- */
-
-void
-klog_producer_req_free(struct req *r)
-{
-	if (r == NULL)
-		return;
-	klog_buf_free(&r->buf);
-	free(r);
-}
-
-/* Keep frames for reuse: a fresh 1 MiB buffer costs page faults, a
- * one-record frame two allocations. */
-static void
-req_recycle(klog_producer_t *p, struct req *r)
-{
-	if (p->npool < POOL_MAX && r->buf.cap <= 4 * p->set_cap &&
-	    p->pool_bytes + r->buf.cap <= POOL_BYTES) {
-		p->pool[p->npool++] = r;
-		p->pool_bytes += r->buf.cap;
-		return;
-	}
-	klog_producer_req_free(r);
-}
-
-/* A PRODUCE frame's head is the same for every batch but for the
- * partition: encoded once, then copied (encoding it took a fifth of the
- * producer's instructions at one record a request). */
-static int
-head_template(klog_producer_t *p)
-{
-	klog_produce_part_t part = {
-		.topic = { p->topic, (uint16_t)strlen(p->topic) },
-	};
-	klog_produce_req_t preq = {
-		.acks = (int16_t)p->cfg.acks, .timeout_ms = p->cfg.timeout_ms,
-		.count = 1, .parts = &part,
-	};
-
-	if (klog_proto_encode_produce(&p->head, 0, &preq) < 0 ||
-	    p->head.failed) {
-		klog_buf_free(&p->head);
-		return -KLOG_ENOMEM;
-	}
-	return 0;
-}
-
-struct req *
-klog_producer_req_new(klog_producer_t *p, int index, int64_t now)
-{
-	struct req *r;
-
-	if (p->head.len == 0 && head_template(p) < 0)
-		return NULL;
-	if (p->npool > 0) {
-		r = p->pool[--p->npool];
-		p->pool_bytes -= r->buf.cap;
-	} else if ((r = calloc(1, sizeof(*r))) == NULL) {
-		return NULL;
-	}
-	klog_buf_reset(&r->buf);
-	klog_buf_put(&r->buf, p->head.data, p->head.len);
-	/* The partition is the head's last field but the set's size. */
-	klog_buf_patch_i32(&r->buf, p->head.len - 8, p->part_num[index]);
-	if (r->buf.failed) {
-		klog_producer_req_free(r);
-		return NULL;
-	}
-	r->hdr_len = r->buf.len;
-	r->index = index;
-	r->records = 0;
-	r->payload_bytes = 0;
-	r->born_ms = now;
-	r->sent = 0;
-	return r;
-}
-
-/* Replace an uncompressed set by its gzip wrapper, if that fits. */
-static void
-req_compress(klog_producer_t *p, struct req *r)
-{
-	uint8_t *w = NULL;
-	size_t wlen = 0;
-
-	if (klog_gzip_wrap(r->buf.data + r->hdr_len, r->buf.len - r->hdr_len,
-	    GZIP_LEVEL, &w, &wlen) == 0 && wlen - KLOG_LENGTH_SIZE -
-	    KLOG_MAGIC1_HEADER <= p->cfg.max_message) {
-		r->buf.len = r->hdr_len;
-		klog_buf_put(&r->buf, w, wlen);
-	}
-	free(w);
-}
-
 /* ---- links ---- */
-
-int
-klog_producer_link_push(struct link *l, struct req *r)
-{
-	struct req **q;
-	size_t ncap;
-
-	if (l->tail == l->cap && l->head > 0) {
-		memmove(l->q, l->q + l->head, (l->tail - l->head) * sizeof(*q));
-		l->tail -= l->head;
-		l->wi -= l->head;
-		l->head = 0;
-	}
-	if (l->tail == l->cap) {
-		ncap = l->cap ? l->cap * 2 : 64;
-		if ((q = realloc(l->q, ncap * sizeof(*q))) == NULL)
-			return -KLOG_ENOMEM;
-		l->q = q;
-		l->cap = ncap;
-	}
-	l->q[l->tail++] = r;
-	return 0;
-}
 
 static void
 link_down(struct link *l, int64_t now, const klog_err_t *why)
@@ -175,15 +58,6 @@ link_down(struct link *l, int64_t now, const klog_err_t *why)
 	snprintf(l->why, sizeof(l->why), "%s", why->msg);
 }
 
-/* Relocate the partitions at the next poll that is due (see poll). */
-void
-klog_producer_want_relocate(klog_producer_t *p, int code, const char *why)
-{
-	p->reloc_pending = 1;
-	p->reloc_code = code;
-	snprintf(p->reloc_why, sizeof(p->reloc_why), "%s", why);
-}
-
 /* A lost connection: for a replicated topic the leader may have gone, so
  * where its partitions are is asked again too. */
 static void
@@ -192,7 +66,7 @@ link_lost(klog_producer_t *p, struct link *l, int64_t now,
 {
 	link_down(l, now, why);
 	if (p->replicated)
-		klog_producer_want_relocate(p, why->code ? why->code : -KLOG_ECONN, l->why);
+		producer_want_relocate(p, why->code ? why->code : -KLOG_ECONN, l->why);
 }
 
 /* The answers a producer waits out: the partition has another leader, or
@@ -230,19 +104,7 @@ refused(klog_producer_t *p, struct link *l, int16_t error, int64_t now)
 	/* Backoff that grows until something is acknowledged: a partition
 	 * short of replicas is not asked again at once, forever. */
 	l->retry_at = now + p->reloc_backoff_ms;
-	klog_producer_want_relocate(p, e.code, e.msg);
-}
-
-void
-klog_producer_tell_done(klog_producer_t *p, const struct req *r,
-    int16_t error, int ok, int64_t offset)
-{
-	klog_producer_done_t d = { r->first_seq, r->records, ok, error,
-	    r->index, offset, r->buf.data + r->hdr_len,
-	    r->buf.len - r->hdr_len };
-
-	if (p->cfg.done != NULL && r->records > 0)
-		p->cfg.done(p->cfg.arg, &d);
+	producer_want_relocate(p, e.code, e.msg);
 }
 
 /* The oldest request of l is done: acknowledged (at offset), refused or
@@ -252,7 +114,7 @@ complete(klog_producer_t *p, struct link *l, int16_t error, int64_t offset)
 {
 	struct req *r = l->q[l->head++];
 
-	klog_producer_tell_done(p, r, error, error == KLOG_WIRE_NONE, offset);
+	producer_tell_done(p, r, error, error == KLOG_WIRE_NONE, offset);
 	if (error != KLOG_WIRE_NONE) {
 		p->st.failed += r->records;
 		if (error == KLOG_WIRE_MESSAGE_TOO_LARGE)
@@ -266,14 +128,14 @@ complete(klog_producer_t *p, struct link *l, int16_t error, int64_t offset)
 		 * can carry an index past it. */
 		if (r->index < p->npart)
 			p->fail_since[r->index] = 0;
-		p->reloc_backoff_ms = BACKOFF_MIN_MS;
+		p->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 		p->st.acked += r->records;
 		p->st.bytes += r->payload_bytes;
 		p->st.requests++;
 	}
 	p->queued--;
 	p->queued_bytes -= r->buf.len;
-	req_recycle(p, r);
+	producer_req_recycle(p, r);
 }
 
 static void
@@ -412,7 +274,7 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 				return klog_err_set(err, e.code,
 				    "%s; gave up after %lld ms", l->why,
 				    (long long)(now - l->down_since));
-			if (l->backoff_ms < BACKOFF_MAX_MS)
+			if (l->backoff_ms < KLOG_BACKOFF_MAX_MS)
 				l->backoff_ms *= 2;
 			return 0;
 		}
@@ -420,7 +282,7 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 			p->st.reconnects++;
 		l->connected_once = 1;
 		l->down_since = 0;
-		l->backoff_ms = BACKOFF_MIN_MS;
+		l->backoff_ms = KLOG_BACKOFF_MIN_MS;
 		l->wi = l->head;
 		l->woff = 0;
 	}
@@ -429,66 +291,6 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 }
 
 /* ---- batches ---- */
-
-/* Number a finished frame and queue it on its partition's link. */
-int
-klog_producer_enqueue(klog_producer_t *p, struct req *r)
-{
-	struct link *l = &p->links[p->part_link[r->index]];
-
-	if (r->buf.failed) {
-		klog_producer_req_free(r);
-		return -KLOG_ENOMEM;
-	}
-	if (p->next_id == INT32_MAX)
-		p->next_id = 0;
-	r->id = ++p->next_id;
-	klog_buf_patch_i32(&r->buf, 0, (int32_t)(r->buf.len - 4));
-	klog_buf_patch_i32(&r->buf, 8, r->id);
-	klog_buf_patch_i32(&r->buf, r->hdr_len - 4,
-	    (int32_t)(r->buf.len - r->hdr_len));
-	if (klog_producer_link_push(l, r) < 0) {
-		klog_producer_req_free(r);
-		return -KLOG_ENOMEM;
-	}
-	p->queued++;
-	p->queued_bytes += r->buf.len;
-	return 0;
-}
-
-/* Without a key, skip partitions without a leader, as Kafka's partitioner
- * skips unavailable ones (unless none has one). */
-void
-klog_producer_skip_limbo(klog_producer_t *p)
-{
-	for (int k = 0; p->limbo >= 0 && k < p->npart &&
-	    p->part_link[p->sticky] == p->limbo; k++)
-		p->sticky = (p->sticky + 1) % p->npart;
-}
-
-static int
-seal(klog_producer_t *p, int index)
-{
-	struct req *r = p->open[index];
-
-	p->open[index] = NULL;
-	p->nopen--;
-	if (p->cfg.codec == KLOG_CODEC_GZIP)
-		req_compress(p, r);
-	if (p->cfg.partition < 0 && index == p->sticky) {
-		p->sticky = (p->sticky + 1) % p->npart;
-		klog_producer_skip_limbo(p);
-	}
-	return klog_producer_enqueue(p, r);
-}
-
-void
-klog_producer_flush(klog_producer_t *p)
-{
-	for (int i = 0; i < p->npart && p->nopen > 0; i++)
-		if (p->open[i] != NULL)
-			seal(p, i);
-}
 
 /* Seal batches older than linger; the next deadline into *next (or -1). */
 static void
@@ -502,7 +304,7 @@ seal_expired(klog_producer_t *p, int64_t now, int64_t *next)
 			continue;
 		due = p->open[i]->born_ms + p->cfg.linger_ms;
 		if (due <= now)
-			seal(p, i);
+			producer_seal(p, i);
 		else if (*next < 0 || due < *next)
 			*next = due;
 	}
@@ -535,11 +337,11 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 		if (r == NULL || r->records == 0 ||
 		    r->buf.len - r->hdr_len + esize <= p->set_cap)
 			break;
-		if ((rc = seal(p, idx)) < 0)
+		if ((rc = producer_seal(p, idx)) < 0)
 			return rc;
 	}
 	if (r == NULL) {
-		if ((r = klog_producer_req_new(p, idx, klog_clock_mono_ms())) == NULL)
+		if ((r = producer_req_new(p, idx, klog_clock_mono_ms())) == NULL)
 			return -KLOG_ENOMEM;
 		p->open[idx] = r;
 		p->nopen++;
@@ -552,7 +354,7 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 		r->first_seq = p->st.records;
 	r->payload_bytes += len;
 	if (r->records >= p->cfg.batch_records)
-		return seal(p, idx);
+		return producer_seal(p, idx);
 	return 0;
 }
 
@@ -677,7 +479,7 @@ klog_producer_poll(klog_producer_t *p, int fd, int timeout_ms,
 	int rc;
 
 	if (p->reloc_pending && now >= p->reloc_at &&
-	    (rc = klog_producer_relocate(p, now, err)) < 0)
+	    (rc = producer_relocate(p, now, err)) < 0)
 		return rc;
 	return poll_links(p, fd, timeout_ms, now, err);
 }
@@ -736,7 +538,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	p->d = d;
 	p->wake_fd = -1;
 	p->limbo = -1;
-	p->reloc_backoff_ms = BACKOFF_MIN_MS;
+	p->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
 	p->cfg.topic = p->topic;
 	p->set_cap = cfg->batch_bytes;
@@ -744,7 +546,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	if (cfg->codec == KLOG_CODEC_GZIP && p->set_cap > cfg->max_message)
 		p->set_cap = cfg->max_message;
 	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
-		rc = klog_producer_create_topic(p, err);
+		rc = producer_create_topic(p, err);
 	if (rc < 0)
 		goto fail;
 	if (cfg->partition >= rc) {
@@ -753,10 +555,10 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 		    p->topic, rc, rc == 1 ? "" : "s", cfg->partition);
 		goto fail;
 	}
-	if ((rc = klog_producer_map_leaders(p, rc, err)) < 0)
+	if ((rc = producer_map_leaders(p, rc, err)) < 0)
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
-	klog_producer_skip_limbo(p);
+	producer_skip_limbo(p);
 	*out = p;
 	return 0;
 fail:
@@ -772,16 +574,16 @@ klog_producer_close(klog_producer_t *p)
 	if (p == NULL)
 		return;
 	for (int i = 0; p->open && i < p->npart; i++)
-		klog_producer_req_free(p->open[i]);
+		producer_req_free(p->open[i]);
 	for (int i = 0; i < p->nlinks; i++) {
 		l = &p->links[i];
 		klog_client_close(l->c);
 		for (size_t k = l->head; k < l->tail; k++)
-			klog_producer_req_free(l->q[k]);
+			producer_req_free(l->q[k]);
 		free(l->q);
 	}
 	for (size_t i = 0; i < p->npool; i++)
-		klog_producer_req_free(p->pool[i]);
+		producer_req_free(p->pool[i]);
 	klog_buf_free(&p->head);
 	free(p->part_num);
 	free(p->part_link);

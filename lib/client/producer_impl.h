@@ -1,8 +1,9 @@
 /*
- * What lib/client/producer.c (batching, the links' I/O, acknowledgements) and
- * lib/client/partmap.c (where the partitions go: topic creation, mapping,
- * relocation to new leaders) share: the producer's state.  Private to those
- * two files.
+ * The producer's state, shared by its three files, bottom up:
+ * lib/client/sendq.c (batches and the links' queues), lib/client/partmap.c
+ * (where the partitions go: topic creation, mapping, relocation to new
+ * leaders) and lib/client/producer.c (the links' I/O, acknowledgements,
+ * the public calls).  Private to those files.
  */
 #ifndef KLOG_PRODUCER_IMPL_H
 #define KLOG_PRODUCER_IMPL_H
@@ -21,8 +22,6 @@
 #define POOL_MAX 4096
 #define POOL_BYTES (16u << 20)
 
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 
 /* One batch: a whole PRODUCE frame for one partition. */
 struct req {
@@ -94,20 +93,24 @@ struct klog_producer {
 	char reloc_why[512];
 };
 
-struct req *klog_producer_req_new(klog_producer_t *p, int index, int64_t now);
-void klog_producer_req_free(struct req *r);
-int klog_producer_link_push(struct link *l, struct req *r);
+/* sendq.c */
+struct req *producer_req_new(klog_producer_t *p, int index, int64_t now);
+void producer_req_free(struct req *r);
+/* Keep r's frame for reuse, or free it. */
+void producer_req_recycle(klog_producer_t *p, struct req *r);
+int producer_link_push(struct link *l, struct req *r);
 /* Number a finished frame and queue it on its partition's link. */
-int klog_producer_enqueue(klog_producer_t *p, struct req *r);
-void klog_producer_tell_done(klog_producer_t *p, const struct req *r,
+int producer_enqueue(klog_producer_t *p, struct req *r);
+/* Close index's open batch and queue it. */
+int producer_seal(klog_producer_t *p, int index);
+void producer_tell_done(klog_producer_t *p, const struct req *r,
     int16_t error, int ok, int64_t offset);
-void klog_producer_want_relocate(klog_producer_t *p, int code,
-    const char *why);
-void klog_producer_skip_limbo(klog_producer_t *p);
+void producer_want_relocate(klog_producer_t *p, int code, const char *why);
+void producer_skip_limbo(klog_producer_t *p);
 
 /* partmap.c */
-int klog_producer_create_topic(klog_producer_t *p, klog_err_t *err);
-int klog_producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err);
-int klog_producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
+int producer_create_topic(klog_producer_t *p, klog_err_t *err);
+int producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err);
+int producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
 
 #endif

@@ -26,7 +26,7 @@ start_override(const klog_consumer_config_t *cfg, int32_t index)
  */
 static int
 check_range(klog_consumer_t *c, struct cpart *p, int64_t *start,
-    klog_err_t *err)
+    char *notice, size_t cap, klog_err_t *err)
 {
 	klog_client_t *cl = c->links[p->link].c;
 	int tmo = c->cfg.connect_timeout_ms;
@@ -48,8 +48,8 @@ check_range(klog_consumer_t *c, struct cpart *p, int64_t *start,
 		    (long long)(*start > hi ? hi : lo), c->topic,
 		    (int)p->index);
 	to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ? hi : lo;
-	klog_consumer_add_notice(c, "offset %lld is %s (%lld) of %s/%d; going on from "
-	    "%lld (--reset %s)", (long long)*start, what,
+	snprintf(notice, cap, "offset %lld is %s (%lld) of %s/%d; going on "
+	    "from %lld (--reset %s)", (long long)*start, what,
 	    (long long)(*start > hi ? hi : lo), c->topic, (int)p->index,
 	    (long long)to, c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
 	    "latest" : "earliest");
@@ -199,7 +199,8 @@ out:
 }
 
 int
-klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
+consumer_resolve_start(klog_consumer_t *c, struct cpart *p, int64_t *out,
+    char *notice, size_t cap, klog_err_t *err)
 {
 	klog_client_t *cl = c->links[p->link].c;
 	const klog_consumer_pos_t *o = start_override(&c->cfg, p->index);
@@ -215,16 +216,16 @@ klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err
 			return rc;
 		if (c->cfg.exit_at_end && time > p->end)
 			p->end = time;
-		klog_consumer_set_position(c, p, start);
+		*out = start;
 		return 0;
 	}
 	if (start >= 0) {
-		if ((rc = check_range(c, p, &start, err)) < 0)
+		if ((rc = check_range(c, p, &start, notice, cap, err)) < 0)
 			return rc;
 		/* The end may have grown since it was asked for -e. */
 		if (c->cfg.exit_at_end && start > p->end)
 			p->end = start;
-		klog_consumer_set_position(c, p, start);
+		*out = start;
 		return 0;
 	}
 	time = start == KLOG_CONSUMER_END ? KLOG_OFFSET_LATEST :
@@ -238,6 +239,6 @@ klog_consumer_resolve_start(klog_consumer_t *c, struct cpart *p, klog_err_t *err
 		    KLOG_OFFSET_EARLIEST, tmo, NULL, &start, err);
 	if (rc < 0)
 		return rc;
-	klog_consumer_set_position(c, p, start);
+	*out = start;
 	return 0;
 }

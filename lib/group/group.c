@@ -7,9 +7,6 @@
 #include "klog/storage/names.h"
 #include "klog/zk/layout.h"
 
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 2000
-
 struct klog_group {
 	klog_zk_t *zk;
 	klog_discovery_t *d;
@@ -93,7 +90,7 @@ static void
 retry_later(klog_group_t *g)
 {
 	schedule(g, g->backoff_ms);
-	g->backoff_ms = g->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
+	g->backoff_ms = g->backoff_ms * 2 > KLOG_BACKOFF_MAX_MS ? KLOG_BACKOFF_MAX_MS :
 	    g->backoff_ms * 2;
 }
 
@@ -107,7 +104,7 @@ static void
 due_now(klog_group_t *g)
 {
 	schedule(g, 0);
-	g->backoff_ms = BACKOFF_MIN_MS;
+	g->backoff_ms = KLOG_BACKOFF_MIN_MS;
 }
 
 int
@@ -496,7 +493,7 @@ out:
 	if (rc != 0)
 		retry_later(g);
 	else
-		g->backoff_ms = BACKOFF_MIN_MS;
+		g->backoff_ms = KLOG_BACKOFF_MIN_MS;
 	return rc;
 }
 
@@ -518,7 +515,7 @@ klog_group_open(klog_zk_t *zk, klog_discovery_t *d,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	g->zk = zk;
 	g->d = d;
-	g->backoff_ms = BACKOFF_MIN_MS;
+	g->backoff_ms = KLOG_BACKOFF_MIN_MS;
 	snprintf(g->group, sizeof(g->group), "%s", cfg->group);
 	snprintf(g->topic, sizeof(g->topic), "%s", cfg->topic);
 	if (cfg->consumer_id != NULL)

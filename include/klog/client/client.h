@@ -28,6 +28,11 @@
 
 typedef struct klog_client klog_client_t;
 
+/* Every client's retry backoff (reconnects, relocations, rebalances):
+ * from the minimum, doubled after each failure, up to the maximum. */
+#define KLOG_BACKOFF_MIN_MS 50
+#define KLOG_BACKOFF_MAX_MS 2000
+
 /* A broker address as given by the user ("host:port" parsed). */
 typedef struct klog_client_addr {
 	char host[256];
