@@ -6,7 +6,8 @@
 #   make bench      benchmarks (never part of check)
 #   make soak       fault loops for SOAK_SECONDS each (SOAK=replication faults;
 #                   never part of check)
-#   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS)
+#   make fuzz       libFuzzer targets for a bounded time (FUZZ_SECONDS);
+#                   make check replays their seed corpora once
 #   make install    PREFIX/DESTDIR-aware install; make uninstall
 
 PREFIX ?= /usr/local
@@ -27,8 +28,11 @@ LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -pth
 # The sanitizer build uses clang: its UBSan also catches pointer arithmetic
 # on NULL (p + 0), which gcc's does not.
 ASAN_CC ?= clang
+# Its library is also the fuzz harnesses': fuzzer-no-link adds libFuzzer's
+# coverage hooks (the ASan runtime answers them in the unit tests).
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
+ASAN_LIB_FLAGS = $(ASAN_FLAGS) -fsanitize=fuzzer-no-link
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:lib/%.c=build/lib/%.o)
@@ -51,7 +55,7 @@ MAN5 := $(sort $(wildcard man/*.5))
 MAN7 := $(sort $(wildcard man/*.7))
 HEADERS := $(sort $(wildcard include/klog/*/*.h))
 
-.PHONY: all check deps unit unit-asan bats lint run bench soak fuzz install \
+.PHONY: all check deps unit unit-asan bats lint run bench soak fuzz fuzz-replay install \
 	uninstall clean
 
 all: build/libklog.a $(BINS)
@@ -78,7 +82,7 @@ build/tests/%: tests/unit/%.c build/libklog.a
 
 build/asan/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_LIB_FLAGS) -c -o $@ $<
 
 build/asan/libklog.a: $(ASAN_LIB_OBJ)
 	@rm -f $@
@@ -93,11 +97,11 @@ build/bench/%: bench/%.c build/libklog.a
 	@mkdir -p $(@D)
 	$(CC) $(KLOG_CFLAGS) -O2 -g -o $@ $< build/libklog.a $(LDLIBS)
 
-# Fuzz targets build the library sources straight in, instrumented.
-build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC)
+# Fuzz targets link the ASan library, built with libFuzzer's coverage.
+build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) build/asan/libklog.a
 	@mkdir -p $(@D)
-	clang -std=c11 -D_GNU_SOURCE -DTHREADED -Iinclude -g -O1 \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
+	$(ASAN_CC) $(KLOG_CFLAGS) $(ASAN_FLAGS) -fsanitize=fuzzer -o $@ $< \
+		build/asan/libklog.a $(LDLIBS)
 
 deps:
 	@tests/deps.sh
@@ -107,8 +111,9 @@ deps:
 # the other, in 8 runs here); the bats tests one after another.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(MAKE) -j$(JOBS) all $(UNIT_BINS) $(ASAN_UNIT_BINS)
+	$(MAKE) -j$(JOBS) all $(UNIT_BINS) $(ASAN_UNIT_BINS) $(FUZZ_BINS)
 	$(MAKE) -j2 unit unit-asan
+	$(MAKE) fuzz-replay
 	$(MAKE) lint
 	$(MAKE) bats
 
@@ -148,6 +153,15 @@ SOAK ?= replication faults
 soak: all
 	@for s in $(SOAK); do echo "soak: $$s for $(SOAK_SECONDS)s"; \
 		SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/$$s.sh || exit 1; done
+
+# Every harness replays its seed corpus once (no fuzzing): one that no
+# longer builds or crashes on a seed fails check instead of rotting unseen.
+fuzz-replay: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do name=$${f##*/}; \
+		$$f -runs=0 tests/fuzz/corpus/$$name >$$f.replay 2>&1 || { \
+		cat $$f.replay; echo "fuzz: $$name fails on its seed corpus"; \
+		exit 1; }; done
+	@echo "fuzz: $(words $(FUZZ_BINS)) harnesses replayed their seed corpora"
 
 FUZZ_SECONDS ?= 60
 fuzz: $(FUZZ_BINS)
