@@ -10,7 +10,8 @@
 #    header or a bare declaration are seen too; a call also keeps the ranks;
 #  - size: no file of lib/, include/ or cmd/ over the line limit;
 #  - names: every lib/*/NAME.c has a basename of its own (the archive keeps
-#    members by basename) and a row in doc/modules.md (when the tree has one).
+#    members by basename) and a row in doc/modules.md (when the tree has one);
+#  - citations: every *.md that lib/, include/, cmd/ or man/ names exists.
 # Prints each problem on a line of its own, then a one-line summary; exits
 # 0 when there is none, 1 when there is one, 64 on misuse.
 #
@@ -127,6 +128,15 @@ records=$(
 	fi
 ) || { echo "layers.sh: cannot read the sources under $root" >&2; exit 64; }
 
+# Citations: every *.md a source or a man page names is in the tree.
+for f in $(grep -Eoh '[A-Za-z0-9_./-]*[A-Za-z][A-Za-z0-9_-]{2,}\.md([^A-Za-z0-9_.]|$)' "$root"/lib/*/*.[ch] \
+    "$root"/include/klog/*/*.h "$root"/cmd/*.c "$root"/cmd/*/*.[ch] \
+    "$root"/man/* 2>/dev/null | sed 's/[^d]$//' | sort -u); do
+	[ -e "$root/$f" ] || [ -e "$root/doc/${f##*/}" ] ||
+	    [ -e "$root/${f##*/}" ] || records="$records
+cite $f"
+done
+
 unmapped=0
 if [ -f "$root/doc/modules.md" ]; then
 	for f in "$root"/lib/*/*.c; do
@@ -144,6 +154,7 @@ function folder(m) { return substr(m, 1, index(m, "/") - 1) }
 function base(m) { return substr(m, index(m, "/") + 1) }
 function problem(s) { print "layers: " s; bad++ }
 $1 == "rank" { rank[$2] = $3; next }
+$1 == "cite" { problem("cites " $2 ", which is not in the tree"); next }
 $1 == "missing" { problem($2 ": no object (build first, or --objects none)"); next }
 $1 == "size" {
 	if ($3 + 0 > max + 0) {

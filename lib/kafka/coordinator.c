@@ -85,7 +85,7 @@ struct group {
 	uint8_t *assign_buf;
 };
 
-struct klog_kgroups {
+struct klog_coordinator {
 	klog_loop_t *loop;
 	klog_coordinator_config_t cfg;
 	struct group **buckets;

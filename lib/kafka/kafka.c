@@ -35,8 +35,8 @@
  * request, so one large request does not pin its memory for good. */
 #define KEEP_BYTES ((size_t)4 << 20)
 
-/* What the listener advertises (kafka-frontdoor: the versions Debian's
- * clients settle on; none of them flexible).  Produce 3 and Fetch 4 are
+/* What the listener advertises (klog-kafka(7), "APIS AND VERSIONS": the
+ * versions Debian's clients settle on; none of them flexible).  Produce 3 and Fetch 4 are
  * what librdkafka needs to send RecordBatch v2, whose one CRC-32C a batch
  * it computes in hardware, where MessageSet v1 costs it zlib's CRC-32 a
  * message; fetches still answer in MessageSet v0. */

@@ -26,7 +26,7 @@ struct mark {
 	size_t s, c;
 };
 
-struct klog_verify {
+struct klog_crcpool {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	pthread_t *threads;

@@ -21,7 +21,7 @@ typedef struct klog_retention_config {
 	klog_logger_t log;
 } klog_retention_config_t;
 
-typedef struct klog_upkeep {
+typedef struct klog_retention {
 	klog_retention_config_t cfg;
 	klog_loop_t *loop;
 	klog_store_t *store;

@@ -1,8 +1,8 @@
 /*
  * How a client finds the partitions of a topic and the broker that serves
  * each one.  The producer and the consumer see only this interface, so
- * cluster mode can answer from ZooKeeper (kafka07-facts.md §4.3: the sorted
- * (broker, partition) list) without any change to them or to the tools.
+ * cluster mode can answer from ZooKeeper (klog(7), "Cluster layout": the
+ * sorted (broker, partition) list) without any change to them or to the tools.
  *
  * A topic's partitions are numbered 0..n-1 by the client ("index").  In
  * standalone mode the index is the broker's own partition number; in

@@ -1,6 +1,6 @@
 /*
  * Cluster discovery: the discovery.h interface answered from ZooKeeper, as
- * Kafka 0.7's producer finds its brokers (kafka07-facts.md §4.3).
+ * Kafka 0.7's producer finds its brokers (klog(7), "Cluster layout").
  *
  * A topic's partitions are the (broker id, partition) pairs registered
  * under /brokers/topics/<topic> by brokers that are live in /brokers/ids,

@@ -24,7 +24,7 @@
 #include "klog/base/logger.h"
 #include "klog/net/loop.h"
 
-typedef struct klog_kgroups klog_coordinator_t;
+typedef struct klog_coordinator klog_coordinator_t;
 
 /* One protocol a joining member supports, with its opaque metadata. */
 typedef struct klog_coordinator_proto {

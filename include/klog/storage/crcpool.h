@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-typedef struct klog_verify klog_crcpool_t;
+typedef struct klog_crcpool klog_crcpool_t;
 
 /* Sets smaller than this are checked on the caller's thread alone. */
 #define KLOG_CRCPOOL_MIN_SPLIT ((size_t)256 << 10)

@@ -1,6 +1,6 @@
 /*
  * Cluster mode: Kafka 0.7's ZooKeeper layout, byte for byte, so that the
- * znodes klog writes read the same as Kafka's (kafka07-facts.md §4.1).
+ * znodes klog writes read the same as Kafka's (klog(7), "Cluster layout").
  *
  *   /brokers/ids/<brokerId>                      ephemeral
  *       "<host>-<startMs>:<host>:<port>"  (creator id, host, port)
