@@ -4,9 +4,11 @@
 # tool's -h is in its man page and both completions, and they know no
 # other; every example names only flags its tool has; the examples of
 # klog(7) and klog-protocol(7) run (the tools' own pages are run by their
-# suites: 013, 023, 054, 060, 070, 084); and README.md's command blocks run,
-# in order, in one shell, as a newcomer would type them: against a broker
-# and a ZooKeeper of the test's own, on free ports.
+# suites: 013, 023, 054, 060, 070, 084); README.md links every page of doc/,
+# and every link and every .md file a document names is there; and the
+# command blocks of README.md, then of each doc/ page in the order the
+# README links them, run in order, in one shell, as a newcomer would type
+# them: against a broker and a ZooKeeper of the test's own, on free ports.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -210,7 +212,7 @@ used_flags() {
 	}'
 }
 
-@test "docs: every example of every page and of the README is shell, and uses only flags its tool has" {
+@test "docs: every example of every page, of the README and of doc/ is shell, and uses only flags its tool has" {
 	local p t f bad=0
 	for t in $TOOLS; do
 		help_flags "$t" >"$TMP/flags.$t"
@@ -222,7 +224,7 @@ used_flags() {
 		done <"$TMP/ex"
 		cat "$TMP/ex"
 	done >"$TMP/all-examples"
-	readme_blocks all >>"$TMP/all-examples"
+	doc_blocks all >>"$TMP/all-examples"
 	[ "$(grep -c klog- "$TMP/all-examples")" -ge 60 ]
 	while read -r t f; do
 		[ -f "$TMP/flags.$t" ] || { echo "unknown tool $t"; bad=1; continue; }
@@ -246,26 +248,36 @@ to_local() {
 	    -e "s/127\.0\.0\.1:9095/127.0.0.1:$P3/g"
 }
 
-# with_waits: after each line that starts a klog-serve in the background,
-# wait until it listens and, with -Z, until it is registered, as a person
-# typing the next command would have.
+# with_waits: around each line that starts a klog-serve in the background,
+# wait until its port is free (a broker an earlier page stopped may still be
+# going), then until it listens and, with -Z, until it is registered, as a
+# person typing the next command would have.
 with_waits() {
-	awk '{ print }
-	    /^[^#]*klog-serve .*&[ \t]*(#.*)?$/ {
+	awk '/^[^#]*klog-serve .*&[ \t]*(#.*)?$/ {
 		port = ""; zk = ""
 		if (match($0, /-l [0-9.]+:[0-9]+/))
 			port = substr($0, RSTART, RLENGTH)
 		sub(/.*:/, "", port)
 		if (match($0, /-Z [^ ]+/))
 			zk = substr($0, RSTART + 3, RLENGTH - 3)
+		print "_port_free " port
+		print
 		print "_serve_ready " port " " zk
-	    }'
+		next
+	    }
+	    { print }'
 }
 
 # The preamble of a generated script: its helpers, and set -e so that the
 # first failing command ends it.
 script_head() {
 	cat <<-'EOF'
+	_port_free() {
+		local n=300
+		while (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+			n=$((n - 1)); [ "$n" -gt 0 ] || return 1; sleep 0.1
+		done
+	}
 	_serve_ready() {
 		local port=$1 zk=$2 n=300
 		until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
@@ -305,20 +317,66 @@ run_script() {
 	return "$rc"
 }
 
-# readme_blocks [all]: README.md's ```sh blocks in order, each after a
-# "_block N (line L)" marker; those after <!-- notest --> are left out
-# unless "all" is asked for.
-readme_blocks() {
-	awk -v all="${1:-}" '
+# md_blocks FILE [all]: the ```sh blocks of a Markdown file in order, each
+# after a "_block FILE block N, line L" marker; those after a line
+# <!-- notest --> are left out unless "all" is asked for.  The mark holds
+# for the next fenced block, whatever its language.
+md_blocks() {
+	awk -v all="${2:-}" -v name="${1#"$KLOG_ROOT"/}" '
 	    /^<!-- notest -->$/ { skip = 1; next }
-	    /^```sh$/ { inb = 1; nb++
-		if (!skip || all) print "_block README block " nb ", line " NR
-		next }
 	    /^```/ && inb { inb = 0; skip = 0; next }
-	    inb && (!skip || all) { print }' "$KLOG_ROOT/README.md"
+	    /^```/ { inb = 1; sh = $0 == "```sh"
+		if (sh) nb++
+		if (sh && (!skip || all))
+			print "_block " name " block " nb ", line " NR
+		next }
+	    inb && sh && (!skip || all) { print }' "$1"
 }
 
-@test "docs: README.md's command blocks run in order, as typed" {
+# doc_pages: README.md, then each page of doc/ in the order the README
+# first links it; a page it does not link is not listed.
+doc_pages() {
+	echo "$KLOG_ROOT/README.md"
+	grep -oE '\]\(doc/[A-Za-z0-9_.-]+\.md' "$KLOG_ROOT/README.md" |
+	    sed "s|^](|$KLOG_ROOT/|" | awk '!seen[$0]++'
+}
+
+# doc_blocks [all]: md_blocks of every page doc_pages lists, in its order:
+# the doc/ pages go on from the README's tour, as their reader does.
+doc_blocks() {
+	local f
+	doc_pages | while IFS= read -r f; do
+		md_blocks "$f" "${1:-}"
+	done
+}
+
+@test "docs: README.md links every page of doc/, and every link and .md file named in a document is there" {
+	local f x t bad=0
+	doc_pages >"$TMP/pages"
+	for f in "$KLOG_ROOT"/doc/*.md; do
+		grep -qxF -- "$f" "$TMP/pages" ||
+			{ echo "README.md does not link doc/${f##*/}"; bad=1; }
+	done
+	for f in "$KLOG_ROOT/README.md" "$KLOG_ROOT"/doc/*.md; do
+		# Relative links, to a file or a directory.
+		while IFS= read -r x; do
+			t=${x%%#*}
+			[ -z "$t" ] || [ -e "$(dirname "$f")/$t" ] ||
+				{ echo "${f#"$KLOG_ROOT"/}: link to missing $x"; bad=1; }
+		done < <(grep -oE '\]\([^)]+\)' "$f" | sed 's/^](//; s/)$//' | grep -v '://')
+	done
+	# Every document named as NAME.md, in the docs and the man pages, is
+	# a file of the tree.
+	for f in "$KLOG_ROOT/README.md" "$KLOG_ROOT"/doc/*.md "$KLOG_ROOT"/man/*.[157]; do
+		while IFS= read -r x; do
+			[ -n "$(cd "$KLOG_ROOT" && find . -name "${x##*/}" -not -path './build/*' | head -n 1)" ] ||
+				{ echo "${f#"$KLOG_ROOT"/}: names $x, not in the tree"; bad=1; }
+		done < <(grep -oE '[A-Za-z0-9_./-]+\.md\b' "$f" | sort -u)
+	done
+	[ "$bad" -eq 0 ]
+}
+
+@test "docs: the command blocks of README.md, then of the doc/ pages it links, run in order, as typed" {
 	local rdir="$TMP/readme"
 	mkdir -p "$rdir"
 	cd "$rdir"
@@ -326,8 +384,9 @@ readme_blocks() {
 	BROKER_DATA="$rdir/klog-data" start_broker
 	ZKHOST="127.0.0.1:$(free_port)"
 	P1=$(free_port) P2=$(free_port) P3=$(free_port)
-	[ "$(readme_blocks | grep -c '^_block')" -ge 10 ]
-	{ script_head; readme_blocks | to_local | with_waits; } >"$TMP/readme.sh"
+	[ "$(md_blocks "$KLOG_ROOT/README.md" | grep -c '^_block')" -ge 7 ]
+	[ "$(doc_blocks | grep -c '^_block')" -ge 14 ]
+	{ script_head; doc_blocks | to_local | with_waits; } >"$TMP/readme.sh"
 	# Nothing of the documents' own addresses is left.
 	run ! grep -nE ':(2181|909[2-5])\b' "$TMP/readme.sh"
 	run_script "$TMP/readme.sh" 150
