@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # A mirror between two brokers made of the two tools in one pipe (klog(7),
-# README "Mirroring"): klog-consume --offsets-from F | klog-produce
+# doc/mirroring.md): klog-consume --offsets-from F | klog-produce
 # --source-offset-file F.  The bookmark F only moves past what the
 # destination acknowledged, across kill -9 of either process or either
 # broker: every source record ends up in the destination, at least once.

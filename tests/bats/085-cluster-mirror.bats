@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Mirroring a cluster (klog(7), README "Mirroring"): members of one
+# Mirroring a cluster (klog(7), doc/mirroring.md): members of one
 # consumer group (-Z -G), each piped into its own klog-produce, share one
 # bookmark file.  A partition a member is given starts where the file
 # says, read again at each rebalance, so a member's kill -9 moves its

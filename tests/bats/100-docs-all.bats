@@ -386,6 +386,8 @@ doc_blocks() {
 	P1=$(free_port) P2=$(free_port) P3=$(free_port)
 	[ "$(md_blocks "$KLOG_ROOT/README.md" | grep -c '^_block')" -ge 7 ]
 	[ "$(doc_blocks | grep -c '^_block')" -ge 14 ]
+	# The tour's pages that run: the mirror, and the cluster.
+	[ "$(doc_blocks | grep -c '^_block doc/')" -ge 7 ]
 	{ script_head; doc_blocks | to_local | with_waits; } >"$TMP/readme.sh"
 	# Nothing of the documents' own addresses is left.
 	run ! grep -nE ':(2181|909[2-5])\b' "$TMP/readme.sh"
