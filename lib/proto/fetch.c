@@ -29,7 +29,7 @@ klog_proto_encode_fetch(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < req->count; i++)
 		if (!str_ok(req->parts[i].topic))
 			return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_FETCH, correlation);
+	start = proto_req_begin(b, KLOG_API_FETCH, correlation);
 	klog_buf_put_i32(b, req->max_wait_ms);
 	klog_buf_put_i32(b, req->min_bytes);
 	klog_buf_put_i32(b, (int32_t)req->count);
@@ -127,7 +127,7 @@ klog_proto_encode_rfetch(klog_buf_t *b, int32_t correlation,
 
 	if (!str_ok(req->topic))
 		return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_REPLICA_FETCH, correlation);
+	start = proto_req_begin(b, KLOG_API_REPLICA_FETCH, correlation);
 	klog_buf_put_i32(b, req->replica_id);
 	klog_buf_put_i32(b, req->leader_epoch);
 	klog_buf_put_i32(b, req->max_wait_ms);
@@ -174,7 +174,7 @@ klog_proto_encode_rpos(klog_buf_t *b, int32_t correlation,
 
 	if (!str_ok(req->topic))
 		return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_REPLICA_POS, correlation);
+	start = proto_req_begin(b, KLOG_API_REPLICA_POS, correlation);
 	klog_buf_put_i32(b, req->replica_id);
 	klog_buf_put_i32(b, req->leader_epoch);
 	put_str(b, req->topic);

@@ -24,7 +24,7 @@ klog_proto_encode_metadata(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < n; i++)
 		if (!str_ok(topics[i]))
 			return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_METADATA, correlation);
+	start = proto_req_begin(b, KLOG_API_METADATA, correlation);
 	klog_buf_put_i32(b, (int32_t)n);
 	for (uint32_t i = 0; i < n; i++)
 		put_str(b, topics[i]);
@@ -64,7 +64,7 @@ klog_proto_encode_metadata_resp(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < md->ntopics; i++)
 		if (!str_ok(md->topics[i].topic))
 			return -KLOG_EINVAL;
-	start = klog_proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
+	start = proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
 	klog_buf_put_i32(b, md->broker_id);
 	klog_buf_put_i32(b, (int32_t)md->nbrokers);
 	for (uint32_t i = 0; i < md->nbrokers; i++) {

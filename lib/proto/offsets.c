@@ -26,7 +26,7 @@ klog_proto_encode_offsets(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < n; i++)
 		if (!str_ok(parts[i].topic))
 			return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_OFFSETS, correlation);
+	start = proto_req_begin(b, KLOG_API_OFFSETS, correlation);
 	klog_buf_put_i32(b, (int32_t)n);
 	for (uint32_t i = 0; i < n; i++) {
 		put_str(b, parts[i].topic);
@@ -75,7 +75,7 @@ klog_proto_encode_offsets_resp(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < n; i++)
 		if (!str_ok(parts[i].topic) || counts[i] < 0)
 			return -KLOG_EINVAL;
-	start = klog_proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
+	start = proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
 	klog_buf_put_i32(b, (int32_t)n);
 	for (uint32_t i = 0; i < n; i++) {
 		put_str(b, parts[i].topic);

@@ -30,7 +30,7 @@ klog_proto_encode_produce(klog_buf_t *b, int32_t correlation,
 		if (!str_ok(req->parts[i].topic) ||
 		    req->parts[i].set_len > INT32_MAX)
 			return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, KLOG_API_PRODUCE, correlation);
+	start = proto_req_begin(b, KLOG_API_PRODUCE, correlation);
 	klog_buf_put_i16(b, req->acks);
 	klog_buf_put_i32(b, req->timeout_ms);
 	klog_buf_put_i32(b, (int32_t)req->count);
@@ -89,7 +89,7 @@ encode_produce_resp(klog_buf_t *b, int32_t correlation,
 	for (uint32_t i = 0; i < n; i++)
 		if (!str_ok(res[i].topic))
 			return -KLOG_EINVAL;
-	start = klog_proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
+	start = proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
 	klog_buf_put_i32(b, (int32_t)n);
 	for (uint32_t i = 0; i < n; i++) {
 		put_str(b, res[i].topic);

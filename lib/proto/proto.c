@@ -256,24 +256,13 @@ klog_proto_resp_header(const uint8_t *buf, size_t len, size_t max_size,
 size_t
 klog_proto_req_begin(klog_buf_t *b, int16_t api, int32_t correlation)
 {
-	size_t start = b->len;
-
-	klog_buf_put_i32(b, 0);
-	klog_buf_put_i16(b, api);
-	klog_buf_put_i16(b, KLOG_PROTO_VERSION);
-	klog_buf_put_i32(b, correlation);
-	return start;
+	return proto_req_begin(b, api, correlation);
 }
 
 size_t
 klog_proto_resp_begin(klog_buf_t *b, int32_t correlation, int16_t error)
 {
-	size_t start = b->len;
-
-	klog_buf_put_i32(b, 0);
-	klog_buf_put_i32(b, correlation);
-	klog_buf_put_i16(b, error);
-	return start;
+	return proto_resp_begin(b, correlation, error);
 }
 
 void

@@ -25,6 +25,35 @@
  * -KLOG_ETOOBIG. */
 int proto_finish(klog_buf_t *b, size_t start);
 
+/*
+ * klog_proto_req_begin() and klog_proto_resp_begin(), inline for the
+ * encoders here: those of a produce request (the producer's hot path) and
+ * of its response (the broker's) would otherwise pay a call for what gcc
+ * inlined when they shared a file.
+ */
+static inline size_t
+proto_req_begin(klog_buf_t *b, int16_t api, int32_t correlation)
+{
+	size_t start = b->len;
+
+	klog_buf_put_i32(b, 0);
+	klog_buf_put_i16(b, api);
+	klog_buf_put_i16(b, KLOG_PROTO_VERSION);
+	klog_buf_put_i32(b, correlation);
+	return start;
+}
+
+static inline size_t
+proto_resp_begin(klog_buf_t *b, int32_t correlation, int16_t error)
+{
+	size_t start = b->len;
+
+	klog_buf_put_i32(b, 0);
+	klog_buf_put_i32(b, correlation);
+	klog_buf_put_i16(b, error);
+	return start;
+}
+
 static inline void
 put_str(klog_buf_t *b, klog_str_t s)
 {

@@ -32,7 +32,7 @@ klog_proto_encode_topic_admin(klog_buf_t *b, int16_t api, int32_t correlation,
 	if (!admin_api(api) || !str_ok(req->topic) ||
 	    (api != KLOG_API_DELETE_TOPIC && req->partitions < 0))
 		return -KLOG_EINVAL;
-	start = klog_proto_req_begin(b, api, correlation);
+	start = proto_req_begin(b, api, correlation);
 	put_str(b, req->topic);
 	if (api != KLOG_API_DELETE_TOPIC)
 		klog_buf_put_i32(b, req->partitions);
@@ -63,7 +63,7 @@ klog_proto_encode_topic_admin_resp(klog_buf_t *b, int32_t correlation,
 
 	if (!str_ok(res->topic) || res->partitions < 0)
 		return -KLOG_EINVAL;
-	start = klog_proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
+	start = proto_resp_begin(b, correlation, KLOG_WIRE_NONE);
 	put_str(b, res->topic);
 	klog_buf_put_i16(b, res->error);
 	klog_buf_put_i32(b, res->partitions);
