@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for lib/proto/proto.c: arbitrary bytes as a request frame, and
- * as a response frame.
+ * libFuzzer target for the wire protocol (lib/proto/): arbitrary bytes as a
+ * request frame, and as a response frame.
  *
  * The header parser sees the input first; then every request decoder gets
  * the bytes after a request header and every response decoder the bytes
