@@ -16,12 +16,13 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "klog/base/buf.h"
+#include "cli/table.h"
 #include "klog/base/exit.h"
-#include "klog/base/json.h"
 #include "klog/base/parse.h"
 #include "klog/client/client.h"
+#include "klog/group/lag.h"
 #include "klog/group/positions.h"
+#include "klog/group/reset.h"
 #include "klog/proto/proto.h"
 #include "klog/zk/layout.h"
 #include "klog/zk/rtadmin.h"
@@ -56,14 +57,6 @@ enum {
 	HAVE_MIN = 1 << 8,
 };
 
-enum reset_to {
-	TO_NONE,
-	TO_EARLIEST,
-	TO_LATEST,
-	TO_OFFSET,
-	TO_TIME,
-};
-
 typedef struct opts {
 	cli_where_t where;   /* -Z */
 	const char *group;
@@ -73,7 +66,7 @@ typedef struct opts {
 	int force;
 	int execute;
 	unsigned have;
-	int to;              /* enum reset_to */
+	klog_reset_to_t to;  /* --to-*, for reset */
 	int tos;             /* how many --to-* were given */
 	int64_t to_value;    /* the offset or the time */
 	int64_t timeout_ms;
@@ -82,9 +75,32 @@ typedef struct opts {
 	int min_insync;
 } opts_t;
 
-typedef klog_positions_part_t part_t;
-typedef klog_positions_brokers_t brokers_t;
+static const char optstring[] = ":b:fg:hHJnt:T:Z:";
+static const struct option longopts[] = {
+	{ "broker", required_argument, NULL, 'b' },
+	{ "zookeeper", required_argument, NULL, 'Z' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "topic", required_argument, NULL, 't' },
+	{ "no-header", no_argument, NULL, 'H' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "execute", no_argument, NULL, OPT_EXECUTE },
+	{ "force", no_argument, NULL, 'f' },
+	{ "to-earliest", no_argument, NULL, OPT_TO_EARLIEST },
+	{ "to-latest", no_argument, NULL, OPT_TO_LATEST },
+	{ "to-offset", required_argument, NULL, OPT_TO_OFFSET },
+	{ "to-time", required_argument, NULL, OPT_TO_TIME },
+	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
+	{ "replication-factor", required_argument, NULL,
+	    OPT_REPLICATION_FACTOR },
+	{ "min-insync-replicas", required_argument, NULL, OPT_MIN_INSYNC },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
 
+typedef klog_positions_brokers_t brokers_t;
 
 static void
 usage(FILE *f)
@@ -171,121 +187,127 @@ fail(int rc, const klog_err_t *err)
 }
 
 static void
-set_to(opts_t *o, int to, const char *arg)
+set_to(opts_t *o, klog_reset_to_t to, const char *arg)
 {
 	const char *why;
 
 	o->to = to;
 	o->tos++;
 	o->have |= HAVE_TO;
-	if (to == TO_OFFSET)
+	if (to == KLOG_RESET_OFFSET)
 		o->to_value = cli_number("--to-offset", arg, 0, INT64_MAX);
-	if (to == TO_TIME && klog_parse_time_ms(arg, &o->to_value, &why) < 0)
+	if (to == KLOG_RESET_TIME &&
+	    klog_parse_time_ms(arg, &o->to_value, &why) < 0)
 		cli_misuse("--to-time %s: want ms since the epoch or "
 		    "YYYY-MM-DDTHH:MM:SSZ", arg);
 }
 
+/* The reset's options: where to (--to-*), and whether to do it. */
+static int
+take_reset(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'f':
+		o->force = 1;
+		o->have |= HAVE_FORCE;
+		return 1;
+	case 'n':
+		o->have |= HAVE_DRY;
+		return 1;
+	case OPT_EXECUTE:
+		o->execute = 1;
+		o->have |= HAVE_EXEC;
+		return 1;
+	case OPT_TO_EARLIEST:
+		set_to(o, KLOG_RESET_EARLIEST, NULL);
+		return 1;
+	case OPT_TO_LATEST:
+		set_to(o, KLOG_RESET_LATEST, NULL);
+		return 1;
+	case OPT_TO_OFFSET:
+		set_to(o, KLOG_RESET_OFFSET, arg);
+		return 1;
+	case OPT_TO_TIME:
+		set_to(o, KLOG_RESET_TIME, arg);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The numbers of create-topic and alter-topic. */
+static int
+take_topic_size(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case OPT_PARTITIONS:
+		o->nparts = (int)cli_number("--partitions", arg, 1,
+		    KLOG_RTOPICS_MAX_PARTITIONS);
+		o->have |= HAVE_PARTS;
+		return 1;
+	case OPT_REPLICATION_FACTOR:
+		o->rf = (int)cli_number("--replication-factor", arg, 1,
+		    KLOG_RTOPICS_MAX_REPLICAS);
+		o->have |= HAVE_RF;
+		return 1;
+	case OPT_MIN_INSYNC:
+		o->min_insync = (int)cli_number("--min-insync-replicas", arg,
+		    1, KLOG_RTOPICS_MAX_REPLICAS);
+		o->have |= HAVE_MIN;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What names the group and the topic, and how to show and to wait. */
+static int
+take_common(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'g':
+		o->group = arg;
+		o->have |= HAVE_GROUP;
+		return 1;
+	case 't':
+		o->topic = arg;
+		o->have |= HAVE_TOPIC;
+		return 1;
+	case 'H':
+		o->header = 0;
+		return 1;
+	case 'J':
+		o->json = 1;
+		return 1;
+	case 'T':
+		/* A bare number is seconds. */
+		o->timeout_ms = cli_duration("-T", arg, 1000, 1, 3600000);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Take the options, each checked as it comes; returns the command. */
 static const char *
 parse_opts(int argc, char **argv, opts_t *o)
 {
-	static const struct option longopts[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "zookeeper", required_argument, NULL, 'Z' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "topic", required_argument, NULL, 't' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "execute", no_argument, NULL, OPT_EXECUTE },
-		{ "force", no_argument, NULL, 'f' },
-		{ "to-earliest", no_argument, NULL, OPT_TO_EARLIEST },
-		{ "to-latest", no_argument, NULL, OPT_TO_LATEST },
-		{ "to-offset", required_argument, NULL, OPT_TO_OFFSET },
-		{ "to-time", required_argument, NULL, OPT_TO_TIME },
-		{ "partitions", required_argument, NULL, OPT_PARTITIONS },
-		{ "replication-factor", required_argument, NULL,
-		    OPT_REPLICATION_FACTOR },
-		{ "min-insync-replicas", required_argument, NULL,
-		    OPT_MIN_INSYNC },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	cli_seen_t seen = { { 0 } };
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:fg:hHJnt:T:Z:", longopts,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
+	    -1) {
 		cli_once(&seen, ch, longopts);
-		if (cli_where_option(&o->where, ch, optarg))
+		if (cli_where_option(&o->where, ch, optarg) ||
+		    take_common(o, ch, optarg) || take_reset(o, ch, optarg) ||
+		    take_topic_size(o, ch, optarg))
 			continue;
-		switch (ch) {
-		case 'f':
-			o->force = 1;
-			o->have |= HAVE_FORCE;
-			break;
-		case 'g':
-			o->group = optarg;
-			o->have |= HAVE_GROUP;
-			break;
-		case 'h':
+		if (ch == 'h')
 			cli_help(usage);
-		case 'H':
-			o->header = 0;
-			break;
-		case 'J':
-			o->json = 1;
-			break;
-		case 'n':
-			o->have |= HAVE_DRY;
-			break;
-		case 't':
-			o->topic = optarg;
-			o->have |= HAVE_TOPIC;
-			break;
-		case 'T':
-			/* A bare number is seconds. */
-			o->timeout_ms = cli_duration("-T", optarg, 1000, 1,
-			    3600000);
-			break;
-		case OPT_EXECUTE:
-			o->execute = 1;
-			o->have |= HAVE_EXEC;
-			break;
-		case OPT_TO_EARLIEST:
-			set_to(o, TO_EARLIEST, NULL);
-			break;
-		case OPT_TO_LATEST:
-			set_to(o, TO_LATEST, NULL);
-			break;
-		case OPT_TO_OFFSET:
-			set_to(o, TO_OFFSET, optarg);
-			break;
-		case OPT_TO_TIME:
-			set_to(o, TO_TIME, optarg);
-			break;
-		case OPT_PARTITIONS:
-			o->nparts = (int)cli_number("--partitions", optarg, 1,
-			    KLOG_RTOPICS_MAX_PARTITIONS);
-			o->have |= HAVE_PARTS;
-			break;
-		case OPT_REPLICATION_FACTOR:
-			o->rf = (int)cli_number("--replication-factor", optarg,
-			    1, KLOG_RTOPICS_MAX_REPLICAS);
-			o->have |= HAVE_RF;
-			break;
-		case OPT_MIN_INSYNC:
-			o->min_insync = (int)cli_number("--min-insync-replicas",
-			    optarg, 1, KLOG_RTOPICS_MAX_REPLICAS);
-			o->have |= HAVE_MIN;
-			break;
-		case OPT_VERSION:
+		if (ch == OPT_VERSION)
 			cli_version();
-		default:
-			cli_option_error(ch, argv);
-		}
+		cli_option_error(ch, argv);
 	}
 	if (optind >= argc)
 		cli_misuse("no command");
@@ -391,135 +413,20 @@ check_opts(const char *cmd, opts_t *o)
 		cli_misuse("no ZooKeeper: give -Z or set KLOG_ZOOKEEPER");
 }
 
-/* ---- output: tab-separated with a header, or NDJSON ---- */
-
-typedef struct col {
-	const char *name;   /* header (TSV, upper case) */
-	const char *key;    /* JSON key */
-	const char *str;    /* a string value, or NULL */
-	int64_t num;        /* a number, if str is NULL and known */
-	int known;          /* 0: shown as - / null */
-	const int32_t *ids; /* a list of broker ids, if not NULL and known:
-	                       1,2,3 / [1,2,3] */
-	int nids;
-} col_t;
-
-static void
-emit_header(const opts_t *o, const col_t *c, size_t n)
-{
-	if (!o->header || o->json)
-		return;
-	for (size_t i = 0; i < n; i++)
-		printf("%s%c", c[i].name, i + 1 < n ? '\t' : '\n');
-}
-
-static void
-put_ids(const opts_t *o, klog_buf_t *b, const int32_t *ids, int n)
-{
-	char num[16];
-
-	if (o->json)
-		klog_buf_put(b, "[", 1);
-	for (int i = 0; i < n; i++) {
-		snprintf(num, sizeof(num), "%s%d", i > 0 ? "," : "",
-		    (int)ids[i]);
-		klog_buf_put(b, num, strlen(num));
-	}
-	if (o->json)
-		klog_buf_put(b, "]", 1);
-}
-
-static void
-emit(const opts_t *o, klog_buf_t *b, const col_t *c, size_t n)
-{
-	char num[24];
-
-	klog_buf_reset(b);
-	if (o->json)
-		klog_buf_put(b, "{", 1);
-	for (size_t i = 0; i < n; i++) {
-		if (o->json) {
-			if (i > 0)
-				klog_buf_put(b, ",", 1);
-			klog_json_put_string(b, c[i].key, strlen(c[i].key));
-			klog_buf_put(b, ":", 1);
-		} else if (i > 0) {
-			klog_buf_put(b, "\t", 1);
-		}
-		if (!c[i].known) {
-			klog_buf_put(b, o->json ? "null" : "-",
-			    o->json ? 4 : 1);
-		} else if (c[i].ids != NULL) {
-			put_ids(o, b, c[i].ids, c[i].nids);
-		} else if (c[i].str != NULL) {
-			if (o->json)
-				klog_json_put_string(b, c[i].str,
-				    strlen(c[i].str));
-			else
-				klog_buf_put(b, c[i].str, strlen(c[i].str));
-		} else {
-			snprintf(num, sizeof(num), "%lld", (long long)c[i].num);
-			klog_buf_put(b, num, strlen(num));
-		}
-	}
-	klog_buf_put(b, o->json ? "}\n" : "\n", o->json ? 2 : 1);
-	if (!b->failed)
-		fwrite(b->data, 1, b->len, stdout);
-}
-
-static col_t
-str_col(const char *name, const char *key, const char *s)
-{
-	col_t c = { .name = name, .key = key, .str = s, .known = s != NULL };
-
-	return c;
-}
-
-static col_t
-num_col(const char *name, const char *key, int64_t v, int known)
-{
-	col_t c = { .name = name, .key = key, .num = v, .known = known };
-
-	return c;
-}
-
-static col_t
-ids_col(const char *name, const char *key, const int32_t *ids, int n)
-{
-	col_t c = { .name = name, .key = key, .known = 1, .ids = ids,
-	    .nids = n };
-
-	return c;
-}
-
 /* ---- commands ---- */
 
 static int
-group_exists(klog_zk_t *zk, const char *group, klog_err_t *err)
-{
-	char path[KLOG_ZK_PATH_MAX];
-	int rc;
-
-	klog_layout_group_path(path, sizeof(path), group);
-	rc = klog_zk_exists(zk, path, 0, NULL, err);
-	if (rc == -KLOG_ENOENT)
-		return klog_err_set(err, rc, "group \"%s\": no such group",
-		    group);
-	return rc;
-}
-
-static int
-cmd_list(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+cmd_list(klog_zk_t *zk, cli_table_t *tab, klog_err_t *err)
 {
 	klog_zk_list_t groups, members;
-	col_t c[2];
+	cli_col_t c[2];
 	int rc;
 
 	if ((rc = klog_layout_groups(zk, &groups, err)) < 0)
 		return rc;
-	c[0] = str_col("GROUP", "group", NULL);
-	c[1] = num_col("MEMBERS", "members", 0, 0);
-	emit_header(o, c, 2);
+	c[0] = cli_col_str("GROUP", "group", NULL);
+	c[1] = cli_col_num("MEMBERS", "members", 0, 0);
+	cli_table_header(tab, c, 2);
 	for (size_t i = 0; i < groups.n; i++) {
 		if (klog_layout_group_validate(groups.names[i], NULL) < 0)
 			continue;
@@ -527,207 +434,94 @@ cmd_list(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 		    err);
 		if (rc < 0)
 			break;
-		c[0] = str_col("GROUP", "group", groups.names[i]);
-		c[1] = num_col("MEMBERS", "members", (int64_t)members.n, 1);
+		c[0] = cli_col_str("GROUP", "group", groups.names[i]);
+		c[1] = cli_col_num("MEMBERS", "members", (int64_t)members.n, 1);
 		klog_zk_list_free(&members);
-		emit(o, b, c, 2);
+		cli_table_row(tab, c, 2);
 	}
 	klog_zk_list_free(&groups);
 	return rc;
 }
 
+/* One row a partition, as lag.h walks them. */
 static int
-describe_topic(klog_zk_t *zk, const opts_t *o, brokers_t *brs,
-    const char *topic, klog_buf_t *b, klog_err_t *err)
+cmd_describe(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
+    klog_err_t *err)
 {
-	char name[KLOG_LAYOUT_PART_NAME_MAX], *owner;
-	int64_t cur, end;
-	int has_cur, has_end, rc;
-	part_t *parts;
-	size_t n;
-	col_t c[7];
-
-	if ((rc = klog_positions_parts(zk, o->group, topic, &parts, &n,
-	    err)) < 0)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		rc = klog_layout_offset_read(zk, o->group, topic,
-		    parts[i].broker, parts[i].part, &cur, err);
-		if (rc < 0 && rc != -KLOG_ENOENT && rc != -KLOG_ECORRUPT)
-			break;
-		has_cur = rc == 0;
-		rc = klog_layout_owner_read(zk, o->group, topic,
-		    parts[i].broker, parts[i].part, &owner, err);
-		if (rc < 0 && rc != -KLOG_ENOENT)
-			break;
-		has_end = klog_positions_ask_offset(brs, topic, &parts[i],
-		    KLOG_OFFSET_LATEST, (int)o->timeout_ms, &end, NULL) == 0;
-		klog_layout_part_name(name, sizeof(name), parts[i].broker,
-		    parts[i].part);
-		c[0] = str_col("GROUP", "group", o->group);
-		c[1] = str_col("TOPIC", "topic", topic);
-		c[2] = str_col("PARTITION", "partition", name);
-		c[3] = num_col("CURRENT", "current", cur, has_cur);
-		c[4] = num_col("LOG_END", "log_end", end, has_end);
-		c[5] = num_col("LAG_BYTES", "lag_bytes", end - cur,
-		    has_cur && has_end);
-		c[6] = str_col("OWNER", "owner", owner);
-		emit(o, b, c, 7);
-		free(owner);
-		rc = 0;
-	}
-	free(parts);
-	return rc;
-}
-
-static int
-cmd_describe(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
-{
-	klog_zk_list_t topics = { 0 };
-	brokers_t brs = { 0 };
-	col_t c[7] = {
+	static const cli_col_t head[7] = {
 		{ .name = "GROUP" }, { .name = "TOPIC" },
 		{ .name = "PARTITION" }, { .name = "CURRENT" },
 		{ .name = "LOG_END" }, { .name = "LAG_BYTES" },
 		{ .name = "OWNER" },
 	};
-	int rc;
-
-	if ((rc = group_exists(zk, o->group, err)) < 0)
-		return rc;
-	if (o->topic == NULL) {
-		if ((rc = klog_layout_group_topics(zk, o->group, &topics,
-		    err)) < 0)
-			return rc;
-	}
-	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
-		goto out;
-	emit_header(o, c, 7);
-	if (o->topic != NULL)
-		rc = describe_topic(zk, o, &brs, o->topic, b, err);
-	for (size_t i = 0; rc == 0 && i < topics.n; i++)
-		if (klog_topic_validate(topics.names[i], NULL) == 0)
-			rc = describe_topic(zk, o, &brs, topics.names[i], b,
-			    err);
-out:
-	klog_positions_brokers_free(&brs);
-	klog_zk_list_free(&topics);
-	return rc;
-}
-
-/* Refuse to touch a group whose consumers are running. */
-static int
-check_idle(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
-{
-	klog_zk_list_t m;
-	int rc;
-
-	if ((rc = klog_layout_members(zk, o->group, 0, &m, err)) < 0)
-		return rc;
-	if (m.n > 0 && !o->force)
-		rc = klog_err_set(err, -KLOG_EBUSY, "group \"%s\" has %zu live "
-		    "member%s (%s%s); stop them first, or use --force",
-		    o->group, m.n, m.n == 1 ? "" : "s", m.names[0],
-		    m.n > 1 ? ", ..." : "");
-	klog_zk_list_free(&m);
-	return rc;
-}
-
-static int
-new_offset(const opts_t *o, brokers_t *brs, const part_t *p, int64_t *off,
-    klog_err_t *err)
-{
-	int timeout = (int)o->timeout_ms;
-	int rc;
-
-	switch (o->to) {
-	case TO_OFFSET:
-		*off = o->to_value;
-		return 0;
-	case TO_EARLIEST:
-		return klog_positions_ask_offset(brs, o->topic, p,
-		    KLOG_OFFSET_EARLIEST, timeout, off, err);
-	case TO_LATEST:
-		return klog_positions_ask_offset(brs, o->topic, p,
-		    KLOG_OFFSET_LATEST, timeout, off, err);
-	default:
-		rc = klog_positions_ask_offset(brs, o->topic, p, o->to_value,
-		    timeout, off, err);
-		/* Nothing that old: everything there is is newer. */
-		if (rc == -KLOG_ENOENT)
-			rc = klog_positions_ask_offset(brs, o->topic, p,
-			    KLOG_OFFSET_EARLIEST, timeout, off, err);
-		return rc;
-	}
-}
-
-static int
-cmd_reset(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
-{
 	char name[KLOG_LAYOUT_PART_NAME_MAX];
-	brokers_t brs = { 0 };
-	part_t *parts = NULL;
-	int64_t *before = NULL, *after = NULL;
-	size_t n = 0, i;
-	col_t c[5];
+	klog_lag_row_t r;
+	klog_lag_t *lag;
+	cli_col_t c[7];
 	int rc;
 
-	if ((rc = check_idle(zk, o, err)) < 0)
+	if ((rc = klog_lag_open(zk, o->group, o->topic, (int)o->timeout_ms,
+	    &lag, err)) < 0)
 		return rc;
-	if ((rc = klog_positions_parts(zk, o->group, o->topic, &parts, &n,
-	    err)) < 0)
-		return rc;
-	if (n == 0) {
-		rc = klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": no "
-		    "partitions registered or committed", o->topic);
-		goto out;
+	cli_table_header(tab, head, 7);
+	while ((rc = klog_lag_next(lag, &r, err)) > 0) {
+		klog_layout_part_name(name, sizeof(name), r.part.broker,
+		    r.part.part);
+		c[0] = cli_col_str("GROUP", "group", o->group);
+		c[1] = cli_col_str("TOPIC", "topic", r.topic);
+		c[2] = cli_col_str("PARTITION", "partition", name);
+		c[3] = cli_col_num("CURRENT", "current", r.current,
+		    r.has_current);
+		c[4] = cli_col_num("LOG_END", "log_end", r.end, r.has_end);
+		c[5] = cli_col_num("LAG_BYTES", "lag_bytes", r.lag, r.has_lag);
+		c[6] = cli_col_str("OWNER", "owner", r.owner);
+		cli_table_row(tab, c, 7);
 	}
-	before = calloc(n, sizeof(*before));
-	after = calloc(n, sizeof(*after));
-	if (before == NULL || after == NULL) {
-		rc = klog_err_set(err, -KLOG_ENOMEM, "%s",
-		    klog_strerror(KLOG_ENOMEM));
-		goto out;
+	klog_lag_close(lag);
+	return rc;
+}
+
+/* The plan of reset (reset.h), carried out with --execute; one row a
+ * partition either way. */
+static int
+cmd_reset(klog_zk_t *zk, const opts_t *o, cli_table_t *tab, klog_err_t *err)
+{
+	klog_reset_config_t rs = {
+		.group = o->group, .topic = o->topic, .to = o->to,
+		.value = o->to_value, .force = o->force,
+		.timeout_ms = (int)o->timeout_ms,
+	};
+	char name[KLOG_LAYOUT_PART_NAME_MAX];
+	klog_reset_row_t *rows;
+	klog_err_t busy;
+	size_t n;
+	cli_col_t c[5];
+	int rc;
+
+	if ((rc = klog_reset_plan(zk, &rs, &rows, &n, err)) == -KLOG_EBUSY) {
+		busy = *err;
+		return klog_err_set(err, rc, "%s; stop them first, or use "
+		    "--force", busy.msg);
 	}
-	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
-		goto out;
-	/* Work out every new offset before writing any. */
-	for (i = 0; i < n; i++) {
-		rc = klog_layout_offset_read(zk, o->group, o->topic,
-		    parts[i].broker, parts[i].part, &before[i], err);
-		if (rc == -KLOG_ENOENT || rc == -KLOG_ECORRUPT)
-			before[i] = -1;
-		else if (rc < 0)
-			goto out;
-		if ((rc = new_offset(o, &brs, &parts[i], &after[i], err)) < 0)
-			goto out;
-	}
-	for (i = 0; i < n && o->execute; i++) {
-		rc = klog_layout_offset_commit(zk, o->group, o->topic,
-		    parts[i].broker, parts[i].part, after[i], err);
-		if (rc < 0)
-			goto out;
-	}
-	for (i = 0; i < n; i++) {
-		klog_layout_part_name(name, sizeof(name), parts[i].broker,
-		    parts[i].part);
-		c[0] = str_col("GROUP", "group", o->group);
-		c[1] = str_col("TOPIC", "topic", o->topic);
-		c[2] = str_col("PARTITION", "partition", name);
-		c[3] = num_col("BEFORE", "before", before[i], before[i] >= 0);
-		c[4] = num_col("AFTER", "after", after[i], 1);
+	if (rc == 0 && o->execute)
+		rc = klog_reset_commit(zk, &rs, rows, n, err);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		klog_layout_part_name(name, sizeof(name), rows[i].part.broker,
+		    rows[i].part.part);
+		c[0] = cli_col_str("GROUP", "group", o->group);
+		c[1] = cli_col_str("TOPIC", "topic", o->topic);
+		c[2] = cli_col_str("PARTITION", "partition", name);
+		c[3] = cli_col_num("BEFORE", "before", rows[i].before,
+		    rows[i].before >= 0);
+		c[4] = cli_col_num("AFTER", "after", rows[i].after, 1);
 		if (i == 0)
-			emit_header(o, c, 5);
-		emit(o, b, c, 5);
+			cli_table_header(tab, c, 5);
+		cli_table_row(tab, c, 5);
 	}
-	if (!o->execute && fflush(stdout) != EOF)
+	free(rows);
+	if (rc == 0 && !o->execute && fflush(stdout) != EOF)
 		fprintf(stderr, PROG ": dry run: nothing changed (use "
 		    "--execute)\n");
-out:
-	klog_positions_brokers_free(&brs);
-	free(parts);
-	free(before);
-	free(after);
 	return rc;
 }
 
@@ -744,16 +538,37 @@ cmd_delete(klog_zk_t *zk, const opts_t *o, klog_err_t *err)
 	return rc;
 }
 
+/* The rows of the partitions broker id holds of topic (0.7's names). */
+static void
+holder_rows(cli_table_t *tab, const brokers_t *brs, const char *topic,
+    int32_t id, int32_t nparts)
+{
+	char name[KLOG_LAYOUT_PART_NAME_MAX], addr[KLOG_LAYOUT_HOST_MAX + 8];
+	const klog_layout_broker_t *br = klog_positions_broker_find(brs, id,
+	    NULL);
+	cli_col_t c[4];
+
+	if (br != NULL)
+		snprintf(addr, sizeof(addr), "%s:%d", br->host, br->port);
+	for (int32_t p = 0; p < nparts; p++) {
+		klog_layout_part_name(name, sizeof(name), id, p);
+		c[0] = cli_col_str("TOPIC", "topic", topic);
+		c[1] = cli_col_str("PARTITION", "partition", name);
+		c[2] = cli_col_num("BROKER", "broker", id, 1);
+		c[3] = cli_col_str("ADDRESS", "address",
+		    br != NULL ? addr : NULL);
+		cli_table_row(tab, c, 4);
+	}
+}
+
 static int
-topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+topics_unreplicated(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
     klog_err_t *err)
 {
 	klog_layout_topic_t *t = NULL, one;
-	char name[KLOG_LAYOUT_PART_NAME_MAX], addr[KLOG_LAYOUT_HOST_MAX + 8];
-	const klog_layout_broker_t *br;
 	brokers_t brs = { 0 };
 	size_t n = 0;
-	col_t c[4];
+	cli_col_t c[4];
 	int rc;
 
 	if (o->topic != NULL) {
@@ -771,32 +586,16 @@ topics_unreplicated(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	}
 	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		goto out;
-	c[0] = str_col("TOPIC", "topic", NULL);
-	c[1] = str_col("PARTITION", "partition", NULL);
-	c[2] = num_col("BROKER", "broker", 0, 0);
-	c[3] = str_col("ADDRESS", "address", NULL);
-	emit_header(o, c, 4);
-	for (size_t i = 0; i < n; i++) {
-		for (size_t h = 0; h < t[i].nholders; h++) {
-			br = klog_positions_broker_find(&brs,
-			    t[i].holders[h].broker_id, NULL);
-			if (br != NULL)
-				snprintf(addr, sizeof(addr), "%s:%d", br->host,
-				    br->port);
-			for (int32_t p = 0; p < t[i].holders[h].partitions;
-			    p++) {
-				klog_layout_part_name(name, sizeof(name),
-				    t[i].holders[h].broker_id, p);
-				c[0] = str_col("TOPIC", "topic", t[i].name);
-				c[1] = str_col("PARTITION", "partition", name);
-				c[2] = num_col("BROKER", "broker",
-				    t[i].holders[h].broker_id, 1);
-				c[3] = str_col("ADDRESS", "address",
-				    br != NULL ? addr : NULL);
-				emit(o, b, c, 4);
-			}
-		}
-	}
+	c[0] = cli_col_str("TOPIC", "topic", NULL);
+	c[1] = cli_col_str("PARTITION", "partition", NULL);
+	c[2] = cli_col_num("BROKER", "broker", 0, 0);
+	c[3] = cli_col_str("ADDRESS", "address", NULL);
+	cli_table_header(tab, c, 4);
+	for (size_t i = 0; i < n; i++)
+		for (size_t h = 0; h < t[i].nholders; h++)
+			holder_rows(tab, &brs, t[i].name,
+			    t[i].holders[h].broker_id,
+			    t[i].holders[h].partitions);
 out:
 	klog_positions_brokers_free(&brs);
 	klog_layout_topics_free(t, n);
@@ -808,28 +607,28 @@ out:
 #define RCOLS 6
 
 static void
-rcols(col_t *c, const char *topic, int p, int32_t leader,
+rcols(cli_col_t *c, const char *topic, int p, int32_t leader,
     const klog_rtopic_t *t, const klog_rstate_t *s)
 {
-	c[0] = str_col("TOPIC", "topic", topic);
-	c[1] = num_col("PARTITION", "partition", p, 1);
-	c[2] = num_col("LEADER", "leader", leader, 1);
-	c[3] = num_col("LEADER_EPOCH", "leader_epoch",
+	c[0] = cli_col_str("TOPIC", "topic", topic);
+	c[1] = cli_col_num("PARTITION", "partition", p, 1);
+	c[2] = cli_col_num("LEADER", "leader", leader, 1);
+	c[3] = cli_col_num("LEADER_EPOCH", "leader_epoch",
 	    s != NULL ? s->leader_epoch : 0, s != NULL);
-	c[4] = ids_col("REPLICAS", "replicas", t != NULL ?
+	c[4] = cli_col_ids("REPLICAS", "replicas", t != NULL ?
 	    t->replicas + (size_t)p * (size_t)t->rf : NULL,
 	    t != NULL ? t->rf : 0);
-	c[5] = ids_col("ISR", "isr", s != NULL ? s->isr : NULL,
+	c[5] = cli_col_ids("ISR", "isr", s != NULL ? s->isr : NULL,
 	    s != NULL ? s->nisr : 0);
 }
 
 static void
-rheader(const opts_t *o)
+rheader(const cli_table_t *tab)
 {
-	col_t c[RCOLS];
+	cli_col_t c[RCOLS];
 
 	rcols(c, NULL, 0, -1, NULL, NULL);
-	emit_header(o, c, RCOLS);
+	cli_table_header(tab, c, RCOLS);
 }
 
 /*
@@ -839,12 +638,12 @@ rheader(const opts_t *o)
  * the partition's state.
  */
 static int
-topic_replicated(klog_zk_t *zk, const opts_t *o, const char *topic,
-    klog_buf_t *b, klog_err_t *err)
+topic_replicated(klog_zk_t *zk, const char *topic,
+    cli_table_t *tab, klog_err_t *err)
 {
 	klog_rtopic_t t;
 	klog_rstate_t s;
-	col_t c[RCOLS];
+	cli_col_t c[RCOLS];
 	int32_t leader;
 	int rc;
 
@@ -858,7 +657,7 @@ topic_replicated(klog_zk_t *zk, const opts_t *o, const char *topic,
 			break;
 		rc = 0;
 		rcols(c, topic, p, leader, &t, &s);
-		emit(o, b, c, RCOLS);
+		cli_table_row(tab, c, RCOLS);
 	}
 	klog_rtopic_free(&t);
 	return rc;
@@ -876,7 +675,7 @@ is_listed(const klog_zk_list_t *l, const char *name)
 /* Replicated topics get their own table (and JSON shape) after the 0.7
  * one, which stays as it was. */
 static int
-cmd_topics(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+cmd_topics(klog_zk_t *zk, const opts_t *o, cli_table_t *tab, klog_err_t *err)
 {
 	klog_zk_list_t rl;
 	int rc;
@@ -884,17 +683,17 @@ cmd_topics(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
 	if ((rc = klog_rtopics_list(zk, 0, &rl, err)) < 0)
 		return rc;
 	if (o->topic != NULL && is_listed(&rl, o->topic)) {
-		rheader(o);
-		rc = topic_replicated(zk, o, o->topic, b, err);
+		rheader(tab);
+		rc = topic_replicated(zk, o->topic, tab, err);
 		goto out;
 	}
-	if ((rc = topics_unreplicated(zk, o, b, err)) < 0 || rl.n == 0 ||
+	if ((rc = topics_unreplicated(zk, o, tab, err)) < 0 || rl.n == 0 ||
 	    o->topic != NULL)
 		goto out;
-	rheader(o);
+	rheader(tab);
 	for (size_t i = 0; rc == 0 && i < rl.n; i++)
 		if (klog_topic_validate(rl.names[i], NULL) == 0)
-			rc = topic_replicated(zk, o, rl.names[i], b, err);
+			rc = topic_replicated(zk, rl.names[i], tab, err);
 out:
 	klog_zk_list_free(&rl);
 	return rc;
@@ -903,7 +702,7 @@ out:
 /* A random start spreads the first leader over the brokers, as Kafka's
  * random start index does; the clock stands in if getrandom fails. */
 static int
-cmd_create_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+cmd_create_topic(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
     klog_err_t *err)
 {
 	klog_rtopic_t t;
@@ -919,14 +718,14 @@ cmd_create_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	if (rc < 0)
 		return rc;
 	/* Show what was made, as topics -t would. */
-	rheader(o);
-	return topic_replicated(zk, o, o->topic, b, err);
+	rheader(tab);
+	return topic_replicated(zk, o->topic, tab, err);
 }
 
 /* Partitions are added over the live brokers (rtadmin.h); the brokers
  * take them up by themselves.  Shown as topics -t would. */
 static int
-cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+cmd_alter_topic(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
     klog_err_t *err)
 {
 	klog_rtopic_t t;
@@ -936,8 +735,8 @@ cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 	klog_rtopic_free(&t);
 	if (rc < 0)
 		return rc;
-	rheader(o);
-	return topic_replicated(zk, o, o->topic, b, err);
+	rheader(tab);
+	return topic_replicated(zk, o->topic, tab, err);
 }
 
 /*
@@ -947,14 +746,14 @@ cmd_alter_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
  * ETIMEDOUT, the topic staying marked.
  */
 static int
-cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
+cmd_delete_topic(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
     klog_err_t *err)
 {
 	int32_t ids[64];
 	char list[sizeof(ids) / sizeof(ids[0]) * 12];
 	int nparts = 0, already, rc, n;
 	klog_rtopic_t t;
-	col_t col[2];
+	cli_col_t col[2];
 
 	/* Its count first, for the line shown: the nodes may soon be gone. */
 	if ((rc = klog_rtopics_read(zk, o->topic, 0, &t, err)) == 0)
@@ -975,31 +774,31 @@ cmd_delete_topic(klog_zk_t *zk, const opts_t *o, klog_buf_t *b,
 		    "finishes when %s back\n", o->topic, n == 1 ? "" : "s",
 		    klog_rtadmin_id_list(ids, n, list, sizeof(list)),
 		    n == 1 ? "s" : "", n == 1 ? "it comes" : "they come");
-	col[0] = str_col("TOPIC", "topic", o->topic);
-	col[1] = num_col("PARTITIONS", "partitions", nparts, 1);
-	emit_header(o, col, 2);
-	emit(o, b, col, 2);
+	col[0] = cli_col_str("TOPIC", "topic", o->topic);
+	col[1] = cli_col_num("PARTITIONS", "partitions", nparts, 1);
+	cli_table_header(tab, col, 2);
+	cli_table_row(tab, col, 2);
 	return 0;
 }
 
 static int
-cmd_brokers(klog_zk_t *zk, const opts_t *o, klog_buf_t *b, klog_err_t *err)
+cmd_brokers(klog_zk_t *zk, cli_table_t *tab, klog_err_t *err)
 {
 	brokers_t brs = { 0 };
-	col_t c[3];
+	cli_col_t c[3];
 	int rc;
 
 	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)
 		return rc;
-	c[0] = num_col("BROKER", "broker", 0, 0);
-	c[1] = str_col("HOST", "host", NULL);
-	c[2] = num_col("PORT", "port", 0, 0);
-	emit_header(o, c, 3);
+	c[0] = cli_col_num("BROKER", "broker", 0, 0);
+	c[1] = cli_col_str("HOST", "host", NULL);
+	c[2] = cli_col_num("PORT", "port", 0, 0);
+	cli_table_header(tab, c, 3);
 	for (size_t i = 0; i < brs.n; i++) {
-		c[0] = num_col("BROKER", "broker", brs.v[i].id, 1);
-		c[1] = str_col("HOST", "host", brs.v[i].host);
-		c[2] = num_col("PORT", "port", brs.v[i].port, 1);
-		emit(o, b, c, 3);
+		c[0] = cli_col_num("BROKER", "broker", brs.v[i].id, 1);
+		c[1] = cli_col_str("HOST", "host", brs.v[i].host);
+		c[2] = cli_col_num("PORT", "port", brs.v[i].port, 1);
+		cli_table_row(tab, c, 3);
 	}
 	klog_positions_brokers_free(&brs);
 	return 0;
@@ -1043,7 +842,7 @@ admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
 /* create-topic, alter-topic or delete-topic on the broker of -b (the
  * first of a list): one request, then the topic as it is now. */
 static int
-cmd_broker_topic(const char *cmd, const opts_t *o, klog_buf_t *b,
+cmd_broker_topic(const char *cmd, const opts_t *o, cli_table_t *tab,
     klog_err_t *err)
 {
 	int16_t api = strcmp(cmd, "create-topic") == 0 ?
@@ -1054,7 +853,7 @@ cmd_broker_topic(const char *cmd, const opts_t *o, klog_buf_t *b,
 	int16_t error;
 	int32_t now;
 	size_t n;
-	col_t col[2];
+	cli_col_t col[2];
 	int rc;
 
 	if (klog_client_parse_brokers(o->where.brokers, &addrs, &n, err) < 0)
@@ -1071,10 +870,10 @@ cmd_broker_topic(const char *cmd, const opts_t *o, klog_buf_t *b,
 	if (error != KLOG_WIRE_NONE)
 		return admin_refused(cmd, o->topic, o->nparts, error, now,
 		    err);
-	col[0] = str_col("TOPIC", "topic", o->topic);
-	col[1] = num_col("PARTITIONS", "partitions", now, 1);
-	emit_header(o, col, 2);
-	emit(o, b, col, 2);
+	col[0] = cli_col_str("TOPIC", "topic", o->topic);
+	col[1] = cli_col_num("PARTITIONS", "partitions", now, 1);
+	cli_table_header(tab, col, 2);
+	cli_table_row(tab, col, 2);
 	return 0;
 }
 
@@ -1084,7 +883,7 @@ main(int argc, char **argv)
 	opts_t o = { .header = 1, .timeout_ms = DEFAULT_TIMEOUT_MS };
 	klog_err_t err = { 0, "" };
 	klog_zk_t *zk = NULL;
-	klog_buf_t line;
+	cli_table_t tab;
 	const char *cmd;
 	int rc, status;
 
@@ -1092,37 +891,37 @@ main(int argc, char **argv)
 	cli_where_init(&o.where);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
-	klog_buf_init(&line);
+	cli_table_init(&tab, o.header, o.json);
 	if (o.where.brokers_given) {
-		rc = cmd_broker_topic(cmd, &o, &line, &err);
+		rc = cmd_broker_topic(cmd, &o, &tab, &err);
 		goto out;
 	}
 	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_session_ms,
 	    (int)o.timeout_ms, &zk)) < 0)
 		return klog_exit_for(rc);
 	if (strcmp(cmd, "list") == 0)
-		rc = cmd_list(zk, &o, &line, &err);
+		rc = cmd_list(zk, &tab, &err);
 	else if (strcmp(cmd, "describe") == 0)
-		rc = cmd_describe(zk, &o, &line, &err);
+		rc = cmd_describe(zk, &o, &tab, &err);
 	else if (strcmp(cmd, "reset") == 0)
-		rc = cmd_reset(zk, &o, &line, &err);
+		rc = cmd_reset(zk, &o, &tab, &err);
 	else if (strcmp(cmd, "delete") == 0)
 		rc = cmd_delete(zk, &o, &err);
 	else if (strcmp(cmd, "topics") == 0)
-		rc = cmd_topics(zk, &o, &line, &err);
+		rc = cmd_topics(zk, &o, &tab, &err);
 	else if (strcmp(cmd, "create-topic") == 0)
-		rc = cmd_create_topic(zk, &o, &line, &err);
+		rc = cmd_create_topic(zk, &o, &tab, &err);
 	else if (strcmp(cmd, "alter-topic") == 0)
-		rc = cmd_alter_topic(zk, &o, &line, &err);
+		rc = cmd_alter_topic(zk, &o, &tab, &err);
 	else if (strcmp(cmd, "delete-topic") == 0)
-		rc = cmd_delete_topic(zk, &o, &line, &err);
+		rc = cmd_delete_topic(zk, &o, &tab, &err);
 	else
-		rc = cmd_brokers(zk, &o, &line, &err);
+		rc = cmd_brokers(zk, &tab, &err);
 out:
 	status = rc < 0 ? fail(rc, &err) : KLOG_EXIT_OK;
-	if (line.failed && status == KLOG_EXIT_OK)
+	if (tab.line.failed && status == KLOG_EXIT_OK)
 		status = fail(-KLOG_ENOMEM, NULL);
-	klog_buf_free(&line);
+	cli_table_free(&tab);
 	klog_zk_close(zk);
 	return cli_stdout_check() != 0 ? KLOG_EXIT_IOERR : status;
 }
