@@ -64,93 +64,137 @@ typedef struct opts {
 	int64_t count;             /* -c, or -1 */
 	int json, list, unbuffered, quiet, verbose;
 	int progress;              /* --progress */
+	int formats;               /* -f, -J and -D given: at most one */
+	int commit_given;          /* --commit-interval */
 } opts_t;
+
+static const char optstring[] = ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:";
+static const struct option longopts[] = {
+	{ "broker", required_argument, NULL, 'b' },
+	{ "commit-interval", required_argument, NULL, OPT_COMMIT_INTERVAL },
+	{ "count", required_argument, NULL, 'c' },
+	{ "delimiter", required_argument, NULL, 'D' },
+	{ "exit", no_argument, NULL, 'e' },
+	{ "fetch-size", required_argument, NULL, OPT_FETCH_SIZE },
+	{ "format", required_argument, NULL, 'f' },
+	{ "group", required_argument, NULL, 'G' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "list", no_argument, NULL, 'L' },
+	{ "offset", required_argument, NULL, 'o' },
+	{ "offset-file", required_argument, NULL, OPT_OFFSET_FILE },
+	{ "offsets-from", required_argument, NULL, OPT_OFFSETS_FROM },
+	{ "partition", required_argument, NULL, 'p' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "reset", required_argument, NULL, OPT_RESET },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+	{ "skip-corrupt", no_argument, NULL, OPT_SKIP_CORRUPT },
+	{ "timeout", required_argument, NULL, 'm' },
+	{ "topic", required_argument, NULL, 't' },
+	{ "unbuffered", no_argument, NULL, 'u' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "zk-session-timeout", required_argument, NULL, CLI_OPT_ZK_SESSION },
+	{ "zookeeper", required_argument, NULL, 'Z' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The help text, in sections printed in order. */
+static const char *const usage_text[] = {
+	/* synopsis */
+	"usage: " PROG " [-eJLhquv] [-b brokers] [-c count] [-D delim] "
+	"[-f format] [-m timeout]\n"
+	"                    [-o offset] [-p partition]... "
+	"[--fetch-size size] [--offset-file file]\n"
+	"                    [--offsets-from file] [--reset how] "
+	"[--progress] [--retry-for time] [--skip-corrupt]\n"
+	"                    -t topic\n"
+	"       " PROG " -Z connect [-G group] [options] -t topic\n"
+	"       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
+	"Read a topic and write its messages to stdout.\n"
+	"\n",
+	/* where the brokers are, and the group */
+	"  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
+	"$KLOG_BROKERS or\n"
+	"                         " CLI_DEFAULT_BROKERS ")\n"
+	"  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
+	"ZooKeeper at\n"
+	"                         host:port[,...][/chroot] (default: "
+	"$KLOG_ZOOKEEPER\n"
+	"                         unless -b is given)\n"
+	"  -G, --group GROUP      read as a member of this consumer group "
+	"(needs -Z):\n"
+	"                         a share of the partitions, offsets kept "
+	"in ZooKeeper\n"
+	"      --commit-interval TIME  commit the group's offsets this "
+	"often (default 1s)\n"
+	"      --zk-session-timeout TIME  requested ZooKeeper session "
+	"timeout (default\n"
+	"                         6000ms)\n",
+	/* what to read, from where, until when */
+	"  -t, --topic TOPIC      the topic\n"
+	"  -p, --partition N      only partition N (repeatable; default: "
+	"all, merged)\n"
+	"  -o, --offset WHERE     beginning, end (default), a byte offset "
+	"that starts a\n"
+	"                         message, or s@TIME: the segment holding "
+	"TIME (Unix ms or\n"
+	"                         2026-11-29T10:00:00Z), or -N: the last N "
+	"messages\n"
+	"  -e, --exit             stop at the end each partition had at "
+	"start\n"
+	"  -c, --count N          stop after N messages in all\n",
+	/* the output, the offset files, the fetch */
+	"  -f, --format FMT       %s payload, %S size, %R size (4 bytes),"
+	" %o offset,\n"
+	"                         %O next offset, %p partition, %t topic,"
+	" %%; \\n \\t \\0 \\xNN\n"
+	"                         (default '%s\\n')\n"
+	"  -J, --json             one JSON object per message (NDJSON)\n"
+	"  -D, --delimiter D      write D after each payload (-f '%sD')\n"
+	"  -u, --unbuffered       flush stdout after every message\n"
+	"      --offset-file F    resume from F and keep it up to date\n"
+	"      --offsets-from F   start from F, never write it (a mirror's "
+	"bookmark)\n"
+	"      --reset HOW        offset outside the log (past the end, "
+	"before the start,\n"
+	"                         deleted): earliest (default), latest, "
+	"fail\n"
+	"      --fetch-size SIZE  bytes per partition per fetch (default "
+	"1M)\n",
+	/* listing, waiting, chatter; the exit status */
+	"  -L, --list             list topics, partitions, earliest and "
+	"latest offsets\n"
+	"                         (with -J: one JSON object per "
+	"partition)\n"
+	"  -m, --timeout TIME     connect and request timeout (default "
+	"5s)\n"
+	"      --retry-for TIME   give up reconnecting, or waiting for a "
+	"partition's\n"
+	"                         leader, after TIME (default 30s)\n"
+	"      --progress         with -e: progress on stderr even when it "
+	"is not a terminal\n"
+	"      --skip-corrupt     warn of a damaged message (its CRC, or "
+	"its length)\n"
+	"                         and go on at the next valid one, "
+	"rather than stop (65)\n"
+	"  -q, --quiet            no messages but errors\n"
+	"  -v, --verbose          statistics on stderr at the end\n"
+	"  -h, --help             print this help\n"
+	"      --version          print the version\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
+	"69 broker or ZooKeeper\n"
+	"unavailable, "
+	"74 I/O error.\n",
+};
 
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: " PROG " [-eJLhquv] [-b brokers] [-c count] [-D delim] "
-	    "[-f format] [-m timeout]\n"
-	    "                    [-o offset] [-p partition]... "
-	    "[--fetch-size size] [--offset-file file]\n"
-	    "                    [--offsets-from file] [--reset how] "
-	    "[--progress] [--retry-for time] [--skip-corrupt]\n"
-	    "                    -t topic\n"
-	    "       " PROG " -Z connect [-G group] [options] -t topic\n"
-	    "       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
-	    "Read a topic and write its messages to stdout.\n"
-	    "\n"
-	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
-	    "$KLOG_BROKERS or\n"
-	    "                         " CLI_DEFAULT_BROKERS ")\n"
-	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
-	    "ZooKeeper at\n"
-	    "                         host:port[,...][/chroot] (default: "
-	    "$KLOG_ZOOKEEPER\n"
-	    "                         unless -b is given)\n"
-	    "  -G, --group GROUP      read as a member of this consumer group "
-	    "(needs -Z):\n"
-	    "                         a share of the partitions, offsets kept "
-	    "in ZooKeeper\n"
-	    "      --commit-interval TIME  commit the group's offsets this "
-	    "often (default 1s)\n"
-	    "      --zk-session-timeout TIME  requested ZooKeeper session "
-	    "timeout (default\n"
-	    "                         6000ms)\n"
-	    "  -t, --topic TOPIC      the topic\n"
-	    "  -p, --partition N      only partition N (repeatable; default: "
-	    "all, merged)\n"
-	    "  -o, --offset WHERE     beginning, end (default), a byte offset "
-	    "that starts a\n"
-	    "                         message, or s@TIME: the segment holding "
-	    "TIME (Unix ms or\n"
-	    "                         2026-11-29T10:00:00Z), or -N: the last N "
-	    "messages\n"
-	    "  -e, --exit             stop at the end each partition had at "
-	    "start\n"
-	    "  -c, --count N          stop after N messages in all\n"
-	    "  -f, --format FMT       %%s payload, %%S size, %%R size (4 bytes),"
-	    " %%o offset,\n"
-	    "                         %%O next offset, %%p partition, %%t topic,"
-	    " %%%%; \\n \\t \\0 \\xNN\n"
-	    "                         (default '%%s\\n')\n"
-	    "  -J, --json             one JSON object per message (NDJSON)\n"
-	    "  -D, --delimiter D      write D after each payload (-f '%%sD')\n"
-	    "  -u, --unbuffered       flush stdout after every message\n"
-	    "      --offset-file F    resume from F and keep it up to date\n"
-	    "      --offsets-from F   start from F, never write it (a mirror's "
-	    "bookmark)\n"
-	    "      --reset HOW        offset outside the log (past the end, "
-	    "before the start,\n"
-	    "                         deleted): earliest (default), latest, "
-	    "fail\n"
-	    "      --fetch-size SIZE  bytes per partition per fetch (default "
-	    "1M)\n"
-	    "  -L, --list             list topics, partitions, earliest and "
-	    "latest offsets\n"
-	    "                         (with -J: one JSON object per "
-	    "partition)\n"
-	    "  -m, --timeout TIME     connect and request timeout (default "
-	    "5s)\n"
-	    "      --retry-for TIME   give up reconnecting, or waiting for a "
-	    "partition's\n"
-	    "                         leader, after TIME (default 30s)\n"
-	    "      --progress         with -e: progress on stderr even when it "
-	    "is not a terminal\n"
-	    "      --skip-corrupt     warn of a damaged message (its CRC, or "
-	    "its length)\n"
-	    "                         and go on at the next valid one, "
-	    "rather than stop (65)\n"
-	    "  -q, --quiet            no messages but errors\n"
-	    "  -v, --verbose          statistics on stderr at the end\n"
-	    "  -h, --help             print this help\n"
-	    "      --version          print the version\n"
-	    "\n"
-	    "Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
-	    "69 broker or ZooKeeper\n"
-	    "unavailable, "
-	    "74 I/O error.\n");
+	for (size_t i = 0; i < sizeof(usage_text) / sizeof(usage_text[0]); i++)
+		fputs(usage_text[i], f);
 }
 
 static void
@@ -175,156 +219,145 @@ parse_offset(opts_t *o, const char *s)
 	}
 }
 
+/* -p N: one more partition; -p is a list (-p 0 -p 3 reads both). */
 static void
-parse_args(int argc, char **argv, opts_t *o)
+add_partition(opts_t *o, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "commit-interval", required_argument, NULL,
-		    OPT_COMMIT_INTERVAL },
-		{ "count", required_argument, NULL, 'c' },
-		{ "delimiter", required_argument, NULL, 'D' },
-		{ "exit", no_argument, NULL, 'e' },
-		{ "fetch-size", required_argument, NULL, OPT_FETCH_SIZE },
-		{ "format", required_argument, NULL, 'f' },
-		{ "group", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "list", no_argument, NULL, 'L' },
-		{ "offset", required_argument, NULL, 'o' },
-		{ "offset-file", required_argument, NULL, OPT_OFFSET_FILE },
-		{ "offsets-from", required_argument, NULL, OPT_OFFSETS_FROM },
-		{ "partition", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "reset", required_argument, NULL, OPT_RESET },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
-		{ "skip-corrupt", no_argument, NULL, OPT_SKIP_CORRUPT },
-		{ "timeout", required_argument, NULL, 'm' },
-		{ "topic", required_argument, NULL, 't' },
-		{ "unbuffered", no_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "zk-session-timeout", required_argument, NULL,
-		    CLI_OPT_ZK_SESSION },
-		{ "zookeeper", required_argument, NULL, 'Z' },
-		{ NULL, 0, NULL, 0 },
-	};
-	cli_seen_t seen = { { 0 } };
-	int ch, formats = 0, commit_given = 0;
+	if (o->nparts == MAX_PARTS)
+		cli_misuse("-p: at most %d partitions", MAX_PARTS);
+	o->parts[o->nparts] = (int32_t)cli_number("-p", arg, 0, INT32_MAX);
+	/* The same partition twice would be read twice at once, and never
+	 * end. */
+	for (size_t i = 0; i < o->nparts; i++)
+		if (o->parts[i] == o->parts[o->nparts])
+			cli_misuse("-p %s given twice", arg);
+	o->nparts++;
+}
 
-	/* Durations: a bare number is milliseconds (unit 1). */
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:",
-	    longopts, NULL)) != -1) {
-		/* -p is a list: -p 0 -p 3 reads both. */
-		if (ch != 'p')
-			cli_once(&seen, ch, longopts);
-		if (cli_where_option(&o->where, ch, optarg))
-			continue;
-		switch (ch) {
-		case 'G':
-			o->group = optarg;
-			break;
-		case OPT_COMMIT_INTERVAL:
-			o->commit_ms = cli_duration("--commit-interval", optarg,
-			    1, 10, 24 * 3600000LL);
-			commit_given = 1;
-			break;
-		case 'c':
-			o->count = cli_number("-c", optarg, 1, INT64_MAX);
-			break;
-		case 'D':
-			o->delim = optarg;
-			formats++;
-			break;
-		case 'e':
-			o->cc.exit_at_end = 1;
-			break;
-		case 'f':
-			o->format = optarg;
-			formats++;
-			break;
-		case 'h':
-			cli_help(usage);
-		case 'J':
-			o->json = 1;
-			formats++;
-			break;
-		case 'L':
-			o->list = 1;
-			break;
-		case 'm':
-			o->cc.connect_timeout_ms = (int)cli_duration("-m",
-			    optarg, 1, 1, 3600000);
-			break;
-		case 'o':
-			parse_offset(o, optarg);
-			break;
-		case 'p':
-			if (o->nparts == MAX_PARTS)
-				cli_misuse("-p: at most %d partitions",
-				    MAX_PARTS);
-			o->parts[o->nparts] = (int32_t)cli_number("-p",
-			    optarg, 0, INT32_MAX);
-			/* The same partition twice would be read twice at
-			 * once, and never end. */
-			for (size_t i = 0; i < o->nparts; i++)
-				if (o->parts[i] == o->parts[o->nparts])
-					cli_misuse("-p %s given twice", optarg);
-			o->nparts++;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 't':
-			o->topic = optarg;
-			break;
-		case 'u':
-			o->unbuffered = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case OPT_FETCH_SIZE:
-			o->cc.fetch_bytes = (int32_t)cli_size("--fetch-size",
-			    optarg, 1024, 64 << 20);
-			break;
-		case OPT_OFFSET_FILE:
-			o->offset_file = optarg;
-			break;
-		case OPT_OFFSETS_FROM:
-			o->offsets_from = optarg;
-			break;
-		case OPT_RESET:
-			if (strcmp(optarg, "earliest") == 0)
-				o->cc.reset = KLOG_CONSUMER_RESET_EARLIEST;
-			else if (strcmp(optarg, "latest") == 0)
-				o->cc.reset = KLOG_CONSUMER_RESET_LATEST;
-			else if (strcmp(optarg, "fail") == 0)
-				o->cc.reset = KLOG_CONSUMER_RESET_FAIL;
-			else
-				cli_misuse("--reset %s: expected earliest, "
-				    "latest or fail", optarg);
-			break;
-		case OPT_RETRY_FOR:
-			o->cc.retry_for_ms = cli_duration("--retry-for",
-			    optarg, 1, 0, INT32_MAX);
-			break;
-		case OPT_SKIP_CORRUPT:
-			o->cc.skip_corrupt = 1;
-			break;
-		case OPT_PROGRESS:
-			o->progress = 1;
-			break;
-		case OPT_VERSION:
-			cli_version();
-		default:
-			cli_option_error(ch, argv);
-		}
+static int
+parse_reset(const char *arg)
+{
+	if (strcmp(arg, "earliest") == 0)
+		return KLOG_CONSUMER_RESET_EARLIEST;
+	if (strcmp(arg, "latest") == 0)
+		return KLOG_CONSUMER_RESET_LATEST;
+	if (strcmp(arg, "fail") != 0)
+		cli_misuse("--reset %s: expected earliest, latest or fail",
+		    arg);
+	return KLOG_CONSUMER_RESET_FAIL;
+}
+
+/* What to read, from where (-o, -p, the offset files, the group), and how
+ * (durations: a bare number is milliseconds). */
+static int
+take_read(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 't':
+		o->topic = arg;
+		return 1;
+	case 'p':
+		add_partition(o, arg);
+		return 1;
+	case 'o':
+		parse_offset(o, arg);
+		return 1;
+	case 'G':
+		o->group = arg;
+		return 1;
+	case OPT_COMMIT_INTERVAL:
+		o->commit_ms = cli_duration("--commit-interval", arg, 1, 10,
+		    24 * 3600000LL);
+		o->commit_given = 1;
+		return 1;
+	case OPT_OFFSET_FILE:
+		o->offset_file = arg;
+		return 1;
+	case OPT_OFFSETS_FROM:
+		o->offsets_from = arg;
+		return 1;
+	case OPT_RESET:
+		o->cc.reset = parse_reset(arg);
+		return 1;
+	case 'e':
+		o->cc.exit_at_end = 1;
+		return 1;
+	case 'L':
+		o->list = 1;
+		return 1;
+	default:
+		return 0;
 	}
-	if (optind < argc)
-		cli_misuse("%s: unexpected argument", argv[optind]);
+}
+
+/* How to fetch: sizes, timeouts, damaged messages. */
+static int
+take_fetch(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'm':
+		o->cc.connect_timeout_ms = (int)cli_duration("-m", arg, 1, 1,
+		    3600000);
+		return 1;
+	case OPT_FETCH_SIZE:
+		o->cc.fetch_bytes = (int32_t)cli_size("--fetch-size", arg,
+		    1024, 64 << 20);
+		return 1;
+	case OPT_RETRY_FOR:
+		o->cc.retry_for_ms = cli_duration("--retry-for", arg, 1, 0,
+		    INT32_MAX);
+		return 1;
+	case OPT_SKIP_CORRUPT:
+		o->cc.skip_corrupt = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What goes to stdout, and what to stderr. */
+static int
+take_output(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'f':
+		o->format = arg;
+		o->formats++;
+		return 1;
+	case 'J':
+		o->json = 1;
+		o->formats++;
+		return 1;
+	case 'D':
+		o->delim = arg;
+		o->formats++;
+		return 1;
+	case 'c':
+		o->count = cli_number("-c", arg, 1, INT64_MAX);
+		return 1;
+	case 'u':
+		o->unbuffered = 1;
+		return 1;
+	case 'q':
+		o->quiet = 1;
+		return 1;
+	case 'v':
+		o->verbose = 1;
+		return 1;
+	case OPT_PROGRESS:
+		o->progress = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options together, once all are taken. */
+static void
+check_opts(opts_t *o)
+{
+	klog_err_t err = { 0 };
+
 	cli_where_check(&o->where);
 	if (o->group != NULL && o->where.zookeeper == NULL)
 		cli_misuse("-G needs -Z (or $KLOG_ZOOKEEPER): a group's "
@@ -342,14 +375,46 @@ parse_args(int argc, char **argv, opts_t *o)
 		    "together");
 	if (o->offsets_from != NULL && o->list)
 		cli_misuse("--offsets-from and -L cannot be used together");
-	if (commit_given && o->group == NULL)
+	if (o->commit_given && o->group == NULL)
 		cli_misuse("--commit-interval needs -G");
 	if (o->topic == NULL && !o->list)
 		cli_misuse("no topic given (-t)");
-	if (formats > 1)
+	if (o->formats > 1)
 		cli_misuse("-f, -J and -D cannot be used together");
 	if (o->quiet && o->verbose)
 		cli_misuse("-q and -v cannot be used together");
+	if (o->topic != NULL && klog_topic_validate(o->topic, &err) < 0)
+		cli_misuse("%s", err.msg);
+	if (o->group != NULL && klog_layout_group_validate(o->group, &err) < 0)
+		cli_misuse("-G %s", err.msg);
+}
+
+static void
+parse_args(int argc, char **argv, opts_t *o)
+{
+	cli_seen_t seen = { { 0 } };
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
+	    -1) {
+		/* -p is a list. */
+		if (ch != 'p')
+			cli_once(&seen, ch, longopts);
+		if (cli_where_option(&o->where, ch, optarg) ||
+		    take_read(o, ch, optarg) || take_fetch(o, ch, optarg) ||
+		    take_output(o, ch, optarg))
+			continue;
+		if (ch == 'h')
+			cli_help(usage);
+		if (ch == OPT_VERSION)
+			cli_version();
+		cli_option_error(ch, argv);
+	}
+	if (optind < argc)
+		cli_misuse("%s: unexpected argument", argv[optind]);
+	check_opts(o);
+	/* A message bigger than the fetch size grows it up to this. */
 	if (o->cc.fetch_max_bytes < o->cc.fetch_bytes)
 		o->cc.fetch_max_bytes = o->cc.fetch_bytes;
 }
@@ -741,6 +806,86 @@ leave_group(run_t *r)
 	return rc < 0 ? klog_exit_for(rc) : 0;
 }
 
+/* -G: read as a group member; 0, or the exit status of a failed join.
+ * The reading's own error is *rc. */
+static int
+read_as_member(run_t *r, const opts_t *o, int *rc, klog_err_t *err)
+{
+	int status;
+
+	if ((status = join_group(r, o)) != 0)
+		return status;
+	*rc = consume_group(r, err);
+	if (*rc == -KLOG_ECLOSED && flush_out(r) == 0) {
+		/* Leave at once, without committing what the reader may not
+		 * have read. */
+		klog_zk_close(r->zk);
+		raise(SIGPIPE);
+	}
+	return 0;
+}
+
+/* Without -G: as read_as_member(), on the partitions of -p (or all). */
+static int
+read_alone(run_t *r, opts_t *o, int *rc, klog_err_t *err)
+{
+	int status;
+
+	if ((status = open_consumer(r, o, r->d)) != 0)
+		return status;
+	r->saved_ms = klog_clock_mono_ms();
+	if (stdout_pipe() >= 0)
+		klog_consumer_watch(r->c, STDOUT_FILENO);
+	progress_start(r);
+	*rc = consume(r, err);
+	cli_progress_end(&r->prog);
+	return 0;
+}
+
+/* After the reading ended with rc: its error, the last save and commit,
+ * -v's count; the exit status. */
+static int
+finish(run_t *r, int rc, const klog_err_t *err)
+{
+	int status = 0, left;
+
+	/* The reader of our pipe is gone (| head): end as a write would. */
+	if (rc == -KLOG_ECLOSED && flush_out(r) == 0)
+		raise(SIGPIPE);
+	if (rc < 0) {
+		flush_out(r);
+		fprintf(stderr, PROG ": %s\n", klog_err_text(err, rc));
+		status = klog_exit_for(rc);
+	}
+	if (flush_out(r) == 0 && save_offsets(r, klog_clock_mono_ms()) < 0 &&
+	    status == 0)
+		status = KLOG_EXIT_IOERR;
+	if ((left = leave_group(r)) != 0 && status == 0)
+		status = left;
+	if (r->o->verbose)
+		fprintf(stderr, PROG ": %" PRIu64 " messages, %" PRIu64
+		    " payload bytes\n", r->messages, r->bytes);
+	return status;
+}
+
+/* The last of stdout, then everything closed; the exit status. */
+static int
+close_run(run_t *r, int status)
+{
+	if (flush_out(r) < 0 || r->stdout_errno) {
+		cli_stdout_error(r->stdout_errno);
+		status = KLOG_EXIT_IOERR;
+	}
+	klog_member_close(r->mb);
+	klog_consumer_close(r->c);
+	klog_discovery_close(r->d);
+	klog_zk_close(r->zk);
+	klog_outfmt_free(r->fmt);
+	klog_offsetfile_free(&r->of);
+	klog_buf_free(&r->out);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -757,10 +902,6 @@ main(int argc, char **argv)
 	o.commit_ms = COMMIT_EVERY_MS;
 	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
-	if (o.topic != NULL && klog_topic_validate(o.topic, &err) < 0)
-		cli_misuse("%s", err.msg);
-	if (o.group != NULL && klog_layout_group_validate(o.group, &err) < 0)
-		cli_misuse("-G %s", err.msg);
 	r.o = &o;
 	r.topic_len = o.topic ? strlen(o.topic) : 0;
 	klog_buf_init(&r.out);
@@ -770,60 +911,15 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_DFL);
 	if ((status = cli_where_open(&o.where, o.cc.connect_timeout_ms, &r.zk,
 	    &r.d)) != 0)
-		goto out;
-	if (o.list) {
-		status = list(&r);
-		goto out;
-	}
+		return close_run(&r, status);
+	if (o.list)
+		return close_run(&r, list(&r));
 	r.fmt = compile_format(&o);
-	if (o.group != NULL) {
-		if ((status = join_group(&r, &o)) != 0)
-			goto out;
-		rc = consume_group(&r, &err);
-		if (rc == -KLOG_ECLOSED && flush_out(&r) == 0) {
-			/* Leave at once, without committing what the reader
-			 * may not have read. */
-			klog_zk_close(r.zk);
-			raise(SIGPIPE);
-		}
-		goto done;
-	}
-	if ((status = open_consumer(&r, &o, r.d)) != 0)
-		goto out;
-	r.saved_ms = klog_clock_mono_ms();
-	if (stdout_pipe() >= 0)
-		klog_consumer_watch(r.c, STDOUT_FILENO);
-	progress_start(&r);
-	rc = consume(&r, &err);
-	cli_progress_end(&r.prog);
-done:
-	/* The reader of our pipe is gone (| head): end as a write would. */
-	if (rc == -KLOG_ECLOSED && flush_out(&r) == 0)
-		raise(SIGPIPE);
-	if (rc < 0) {
-		flush_out(&r);
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		status = klog_exit_for(rc);
-	}
-	if (flush_out(&r) == 0 && save_offsets(&r, klog_clock_mono_ms()) < 0 &&
-	    status == 0)
-		status = KLOG_EXIT_IOERR;
-	if ((rc = leave_group(&r)) != 0 && status == 0)
-		status = rc;
-	if (o.verbose)
-		fprintf(stderr, PROG ": %" PRIu64 " messages, %" PRIu64
-		    " payload bytes\n", r.messages, r.bytes);
-out:
-	if (flush_out(&r) < 0 || r.stdout_errno) {
-		cli_stdout_error(r.stdout_errno);
-		status = KLOG_EXIT_IOERR;
-	}
-	klog_member_close(r.mb);
-	klog_consumer_close(r.c);
-	klog_discovery_close(r.d);
-	klog_zk_close(r.zk);
-	klog_outfmt_free(r.fmt);
-	klog_offsetfile_free(&r.of);
-	klog_buf_free(&r.out);
-	return status;
+	if (o.group != NULL)
+		status = read_as_member(&r, &o, &rc, &err);
+	else
+		status = read_alone(&r, &o, &rc, &err);
+	if (status == 0)
+		status = finish(&r, rc, &err);
+	return close_run(&r, status);
 }
