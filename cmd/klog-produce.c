@@ -56,6 +56,37 @@ typedef struct opts {
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
+static const char optstring[] = ":0a:b:D:hJK:m:p:qt:vZ:z:";
+static const struct option longopts[] = {
+	{ "acks", required_argument, NULL, 'a' },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "broker", required_argument, NULL, 'b' },
+	{ "compression", required_argument, NULL, 'z' },
+	{ "delimiter", required_argument, NULL, 'D' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "key-delimiter", required_argument, NULL, 'K' },
+	{ "linger", required_argument, NULL, OPT_LINGER },
+	{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
+	{ "null", no_argument, NULL, '0' },
+	{ "partition", required_argument, NULL, 'p' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
+	{ "source-offset-file", required_argument, NULL,
+	    OPT_SOURCE_OFFSET_FILE },
+	{ "stop-on-oversize", no_argument, NULL, OPT_STOP_ON_OVERSIZE },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
+	{ "timeout", required_argument, NULL, 'm' },
+	{ "topic", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "zk-session-timeout", required_argument, NULL, CLI_OPT_ZK_SESSION },
+	{ "zookeeper", required_argument, NULL, 'Z' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void
 usage(FILE *f)
 {
@@ -155,143 +186,127 @@ delimiter(const char *opt, const char *s, klog_buf_t *out)
 		    KLOG_INPUT_DELIM_MAX);
 }
 
-static void
-parse_args(int argc, char **argv, opts_t *o)
+static int
+parse_acks(const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "acks", required_argument, NULL, 'a' },
-		{ "batch", required_argument, NULL, OPT_BATCH },
-		{ "broker", required_argument, NULL, 'b' },
-		{ "compression", required_argument, NULL, 'z' },
-		{ "delimiter", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "key-delimiter", required_argument, NULL, 'K' },
-		{ "linger", required_argument, NULL, OPT_LINGER },
-		{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
-		{ "null", no_argument, NULL, '0' },
-		{ "partition", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
-		{ "source-offset-file", required_argument, NULL,
-		    OPT_SOURCE_OFFSET_FILE },
-		{ "stop-on-oversize", no_argument, NULL,
-		    OPT_STOP_ON_OVERSIZE },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "report", required_argument, NULL, OPT_REPORT },
-		{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
-		{ "timeout", required_argument, NULL, 'm' },
-		{ "topic", required_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "zk-session-timeout", required_argument, NULL,
-		    CLI_OPT_ZK_SESSION },
-		{ "zookeeper", required_argument, NULL, 'Z' },
-		{ NULL, 0, NULL, 0 },
-	};
-	cli_seen_t seen = { { 0 } };
-	int ch;
+	if (strcmp(arg, "all") == 0 || strcmp(arg, "-1") == 0)
+		return KLOG_ACKS_ALL;
+	if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0)
+		cli_misuse("-a %s: expected 0, 1 or all", arg);
+	return arg[0] - '0';
+}
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":0a:b:D:hJK:m:p:qt:vZ:z:",
-	    longopts, NULL)) != -1) {
-		cli_once(&seen, ch, longopts);
-		if (cli_where_option(&o->where, ch, optarg))
-			continue;
-		switch (ch) {
-		case '0':
-			klog_buf_reset(&o->delim);
-			klog_buf_put(&o->delim, "", 1);
-			break;
-		case 'a':
-			if (strcmp(optarg, "all") == 0 ||
-			    strcmp(optarg, "-1") == 0)
-				o->pc.acks = KLOG_ACKS_ALL;
-			else if (strcmp(optarg, "0") == 0 ||
-			    strcmp(optarg, "1") == 0)
-				o->pc.acks = optarg[0] - '0';
-			else
-				cli_misuse("-a %s: expected 0, 1 or all",
-				    optarg);
-			break;
-		case 'D':
-			delimiter("-D", optarg, &o->delim);
-			break;
-		case 'h':
-			cli_help(usage);
-		case 'J':
-			o->json = 1;
-			break;
-		case 'K':
-			delimiter("-K", optarg, &o->keydelim);
-			break;
-		case 'm':
-			o->pc.connect_timeout_ms = (int)duration("-m", optarg,
-			    3600000);
-			if (o->pc.connect_timeout_ms == 0)
-				cli_misuse("-m %s: too small", optarg);
-			break;
-		case 'p':
-			o->pc.partition = (int)cli_number("-p", optarg, -1,
-			    INT32_MAX);
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 't':
-			o->pc.topic = optarg;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'z':
-			if (strcmp(optarg, "gzip") == 0)
-				o->pc.codec = KLOG_CODEC_GZIP;
-			else if (strcmp(optarg, "none") == 0)
-				o->pc.codec = KLOG_CODEC_NONE;
-			else
-				cli_misuse("-z %s: expected gzip or none",
-				    optarg);
-			break;
-		case OPT_BATCH:
-			o->pc.batch_records = (uint32_t)cli_number("--batch",
-			    optarg, 1, 1000000);
-			break;
-		case OPT_LINGER:
-			o->pc.linger_ms = (int)duration("--linger", optarg,
-			    3600000);
-			break;
-		case OPT_MAX_MESSAGE:
-			o->pc.max_message = (size_t)cli_size("--max-message",
-			    optarg, 1, 64 << 20);
-			break;
-		case OPT_RETRY_FOR:
-			o->pc.retry_for_ms = duration("--retry-for", optarg,
-			    INT32_MAX);
-			break;
-		case OPT_STOP_ON_OVERSIZE:
-			o->stop_on_oversize = 1;
-			break;
-		case OPT_PROGRESS:
-			o->progress = 1;
-			break;
-		case OPT_STRIP_KEY:
-			o->strip_key = 1;
-			break;
-		case OPT_SOURCE_OFFSET_FILE:
-			o->source_file = optarg;
-			break;
-		case OPT_REPORT:
-			o->report_path = optarg;
-			break;
-		case OPT_VERSION:
-			cli_version();
-		default:
-			cli_option_error(ch, argv);
-		}
+static int
+parse_codec(const char *arg)
+{
+	if (strcmp(arg, "gzip") == 0)
+		return KLOG_CODEC_GZIP;
+	if (strcmp(arg, "none") != 0)
+		cli_misuse("-z %s: expected gzip or none", arg);
+	return KLOG_CODEC_NONE;
+}
+
+/* How stdin is cut into records, and what of them is sent. */
+static int
+take_input(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'D':
+		delimiter("-D", arg, &o->delim);
+		return 1;
+	case '0':
+		klog_buf_reset(&o->delim);
+		klog_buf_put(&o->delim, "", 1);
+		return 1;
+	case 'K':
+		delimiter("-K", arg, &o->keydelim);
+		return 1;
+	case OPT_STRIP_KEY:
+		o->strip_key = 1;
+		return 1;
+	case 'J':
+		o->json = 1;
+		return 1;
+	case OPT_SOURCE_OFFSET_FILE:
+		o->source_file = arg;
+		return 1;
+	case OPT_MAX_MESSAGE:
+		o->pc.max_message = (size_t)cli_size("--max-message", arg, 1,
+		    64 << 20);
+		return 1;
+	case OPT_STOP_ON_OVERSIZE:
+		o->stop_on_oversize = 1;
+		return 1;
+	default:
+		return 0;
 	}
-	if (optind < argc)
-		cli_misuse("%s: unexpected argument", argv[optind]);
+}
+
+/* Where the records go and how they are sent. */
+static int
+take_send(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 't':
+		o->pc.topic = arg;
+		return 1;
+	case 'p':
+		o->pc.partition = (int)cli_number("-p", arg, -1, INT32_MAX);
+		return 1;
+	case 'a':
+		o->pc.acks = parse_acks(arg);
+		return 1;
+	case 'z':
+		o->pc.codec = parse_codec(arg);
+		return 1;
+	case OPT_BATCH:
+		o->pc.batch_records = (uint32_t)cli_number("--batch", arg, 1,
+		    1000000);
+		return 1;
+	case OPT_LINGER:
+		o->pc.linger_ms = (int)duration("--linger", arg, 3600000);
+		return 1;
+	case OPT_RETRY_FOR:
+		o->pc.retry_for_ms = duration("--retry-for", arg, INT32_MAX);
+		return 1;
+	case 'm':
+		o->pc.connect_timeout_ms = (int)duration("-m", arg, 3600000);
+		if (o->pc.connect_timeout_ms == 0)
+			cli_misuse("-m %s: too small", arg);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What is said on stderr, and the delivery report. */
+static int
+take_report(opts_t *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'q':
+		o->quiet = 1;
+		return 1;
+	case 'v':
+		o->verbose = 1;
+		return 1;
+	case OPT_PROGRESS:
+		o->progress = 1;
+		return 1;
+	case OPT_REPORT:
+		o->report_path = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options together, once all are taken. */
+static void
+check_opts(opts_t *o)
+{
+	klog_err_t err = { 0 };
+
 	cli_where_check(&o->where);
 	if (o->pc.topic == NULL)
 		cli_misuse("no topic given (-t)");
@@ -312,6 +327,33 @@ parse_args(int argc, char **argv, opts_t *o)
 	if (o->source_file != NULL && o->pc.acks == KLOG_ACKS_NONE)
 		cli_misuse("--source-offset-file and -a 0 cannot be used "
 		    "together: nothing says what the destination holds");
+	if (klog_topic_validate(o->pc.topic, &err) < 0)
+		cli_misuse("%s", err.msg);
+}
+
+static void
+parse_args(int argc, char **argv, opts_t *o)
+{
+	cli_seen_t seen = { { 0 } };
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
+	    -1) {
+		cli_once(&seen, ch, longopts);
+		if (cli_where_option(&o->where, ch, optarg) ||
+		    take_input(o, ch, optarg) || take_send(o, ch, optarg) ||
+		    take_report(o, ch, optarg))
+			continue;
+		if (ch == 'h')
+			cli_help(usage);
+		if (ch == OPT_VERSION)
+			cli_version();
+		cli_option_error(ch, argv);
+	}
+	if (optind < argc)
+		cli_misuse("%s: unexpected argument", argv[optind]);
+	check_opts(o);
 }
 
 typedef struct run {
@@ -751,6 +793,77 @@ connect_producer(run_t *r)
 	return 0;
 }
 
+/* --source-offset-file's bookmark and --report's file opened: 0, or an
+ * exit status. */
+static int
+open_outputs(run_t *r)
+{
+	const opts_t *o = r->o;
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (o->source_file != NULL && (rc = klog_bookmark_open(o->source_file,
+	    &r->bm, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return klog_exit_for(rc);
+	}
+	if (o->report_path != NULL && (r->report = strcmp(o->report_path,
+	    "-") == 0 ? stdout : fopen(o->report_path, "we")) == NULL) {
+		fprintf(stderr, PROG ": --report %s: %s\n", o->report_path,
+		    strerror(errno));
+		return KLOG_EXIT_IOERR;
+	}
+	return 0;
+}
+
+/* The exit status of a run that ended with rc: 0 only when every record
+ * read was acknowledged. */
+static int
+run_status(const run_t *r, int rc)
+{
+	klog_producer_stats_t st;
+	int status = r->status;
+
+	if (status == 0 && r->oversized > 0)
+		status = KLOG_EXIT_FAIL;
+	if (status == 0 && rc < 0)
+		status = klog_exit_for(rc);
+	if (status == 0 && !klog_producer_done(r->p))
+		status = KLOG_EXIT_FAIL;
+	if (status == 0) {
+		klog_producer_stats(r->p, &st);
+		if (st.acked != st.records)
+			status = KLOG_EXIT_FAIL;
+	}
+	return status;
+}
+
+/* The report's last check, then everything closed; the exit status. */
+static int
+close_run(run_t *r, int status)
+{
+	/* The report is the ledger of what the broker holds: a report that
+	 * could not be written whole fails the run. */
+	if (r->report != NULL && (fflush(r->report) == EOF ||
+	    ferror(r->report))) {
+		fprintf(stderr, PROG ": --report %s: %s\n", r->o->report_path,
+		    strerror(errno));
+		status = KLOG_EXIT_IOERR;
+	}
+	if (r->report != NULL && r->report != stdout)
+		fclose(r->report);
+	free(r->gaps);
+	klog_input_free(&r->in);
+	klog_bookmark_close(r->bm);
+	klog_producer_close(r->p);
+	klog_discovery_close(r->d);
+	klog_zk_close(r->zk);
+	klog_buf_free(&r->payload);
+	klog_buf_free(&r->o->delim);
+	klog_buf_free(&r->o->keydelim);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -769,34 +882,19 @@ main(int argc, char **argv)
 	klog_buf_put(&o.delim, "\n", 1);
 	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
-	if (klog_topic_validate(o.pc.topic, &err) < 0)
-		cli_misuse("%s", err.msg);
 
 	/* The first signal drains and exits; the second one kills. */
 	cli_catch_stop();
 
 	r.o = &o;
 	klog_buf_init(&r.payload);
-	if (o.source_file != NULL && (rc = klog_bookmark_open(o.source_file,
-	    &r.bm, &err)) < 0) {
-		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
-		status = klog_exit_for(rc);
-		goto out;
-	}
-	if (o.report_path != NULL && (r.report = strcmp(o.report_path, "-") ==
-	    0 ? stdout : fopen(o.report_path, "we")) == NULL) {
-		fprintf(stderr, PROG ": --report %s: %s\n", o.report_path,
-		    strerror(errno));
-		status = KLOG_EXIT_IOERR;
-		goto out;
-	}
-	if ((status = connect_producer(&r)) != 0)
-		goto out;
+	if ((status = open_outputs(&r)) != 0 ||
+	    (status = connect_producer(&r)) != 0)
+		return close_run(&r, status);
 	if (klog_input_init(&r.in, o.delim.data, o.delim.len,
 	    o.json ? 6 * o.pc.max_message + 1024 : o.pc.max_message) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
-		status = KLOG_EXIT_FAIL;
-		goto out;
+		return close_run(&r, KLOG_EXIT_FAIL);
 	}
 	progress_start(&r);
 	rc = pump(&r, &err);
@@ -806,38 +904,5 @@ main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 	report(&r, start_ms);
-	status = r.status;
-	if (status == 0 && r.oversized > 0)
-		status = KLOG_EXIT_FAIL;
-	if (status == 0 && rc < 0)
-		status = klog_exit_for(rc);
-	if (status == 0 && !klog_producer_done(r.p))
-		status = KLOG_EXIT_FAIL;
-	if (status == 0) {
-		klog_producer_stats_t st;
-
-		klog_producer_stats(r.p, &st);
-		if (st.acked != st.records)
-			status = KLOG_EXIT_FAIL;
-	}
-out:
-	/* The report is the ledger of what the broker holds: a report that
-	 * could not be written whole fails the run. */
-	if (r.report != NULL && (fflush(r.report) == EOF || ferror(r.report))) {
-		fprintf(stderr, PROG ": --report %s: %s\n", o.report_path,
-		    strerror(errno));
-		status = KLOG_EXIT_IOERR;
-	}
-	if (r.report != NULL && r.report != stdout)
-		fclose(r.report);
-	free(r.gaps);
-	klog_input_free(&r.in);
-	klog_bookmark_close(r.bm);
-	klog_producer_close(r.p);
-	klog_discovery_close(r.d);
-	klog_zk_close(r.zk);
-	klog_buf_free(&r.payload);
-	klog_buf_free(&o.delim);
-	klog_buf_free(&o.keydelim);
-	return status;
+	return close_run(&r, run_status(&r, rc));
 }
