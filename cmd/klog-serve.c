@@ -61,6 +61,7 @@ enum {
 	OPT_END
 };
 
+static const char optstring[] = ":c:d:hl:qvZ:";
 static const struct option longopts[] = {
 	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
 	{ "broker-id", required_argument, NULL, OPT_BROKER_ID },
@@ -126,124 +127,135 @@ typedef struct opts {
 static klog_broker_t *volatile broker;
 static volatile sig_atomic_t stop_asked;
 
+/* The help text, in sections printed in order. */
+static const char *const usage_text[] = {
+	/* synopsis; where the data and the listener are */
+	"usage: " PROG " [-hqv] [-c file] [-d dir] [-l host:port] "
+	"[--topic name:N ...] [options]\n"
+	"Serve topics over the klog protocol from a data directory.\n"
+	"\n"
+	"  -d, --data-dir DIR         data directory (default: "
+	"$KLOG_DATA_DIR or\n"
+	"                             " KLOG_BROKER_DEFAULT_DATA_DIR ")\n"
+	"  -l, --listen HOST:PORT     address to listen on (default "
+	KLOG_BROKER_DEFAULT_LISTEN ")\n"
+	"  -c, --config FILE          read \"key = value\" lines, keys "
+	"named as the long\n"
+	"                             options (the command line wins)\n",
+	/* topics and their logs: segments, flushes, retention */
+	"      --topic NAME[:N]       create a topic with N partitions "
+	"(repeatable)\n"
+	"      --partitions N         partitions of auto-created topics "
+	"(default 1)\n"
+	"      --no-auto-create       refuse produce requests for unknown "
+	"topics\n"
+	"      --segment-bytes SIZE   roll segments at this size "
+	"(default 1G)\n"
+	"      --flush-messages N     fsync after N unflushed messages "
+	"(default 0: off)\n"
+	"      --flush-ms TIME        fsync TIME after the last one "
+	"(default 0: off);\n"
+	"                             with both off, fsync eagerly\n"
+	"      --retention-hours TIME delete segments older than this "
+	"(default 168h;\n"
+	"                             a bare number is hours; off to "
+	"keep all)\n"
+	"      --retention-bytes SIZE keep each partition under SIZE "
+	"(default off)\n"
+	"      --cleanup-interval TIME  how often retention runs "
+	"(default 5m)\n",
+	/* limits on clients and requests; reads and CRC checks */
+	"      --max-request-bytes SIZE largest request (default 100M)\n"
+	"      --max-message-bytes SIZE largest message payload "
+	"(default 1000000)\n"
+	"      --max-connections N    refuse clients past N "
+	"(default 10000)\n"
+	"      --max-connections-per-address N  refuse one client "
+	"address past N\n"
+	"                             (default: --max-connections less "
+	"a tenth)\n"
+	"      --idle-timeout TIME    close a client that asks and is "
+	"owed nothing\n"
+	"                             for TIME (default 10m; off)\n"
+	"      --request-timeout TIME close a client whose request "
+	"stops arriving\n"
+	"                             for TIME (default 30s; off)\n"
+	"      --max-pending-bytes SIZE  bytes of unfinished requests "
+	"over all\n"
+	"                             clients; past it the one reading "
+	"is closed\n"
+	"                             (default 256M; off)\n"
+	"      --max-open-segments N  keep at most N older segments "
+	"open for reads,\n"
+	"                             closing the least recently used "
+	"(default 256;\n"
+	"                             0: no bound)\n"
+	"      --cold-read-rate SIZE  while producers write, read at most "
+	"SIZE a second\n"
+	"                             from the disk for consumers behind "
+	"the page\n"
+	"                             cache (default 32M; off: no cap)\n"
+	"      --crc-threads N        threads besides the event loop that "
+	"check the\n"
+	"                             CRCs of produce requests read "
+	"together\n"
+	"                             (default auto: one fewer than the "
+	"CPUs it may\n"
+	"                             run on, at most 3; 0: the loop "
+	"alone)\n",
+	/* what metadata reports, and the other listeners */
+	"      --broker-id N          the id metadata reports (default 0)\n"
+	"      --advertise HOST[:PORT]  the address metadata reports "
+	"(default: the\n"
+	"                             listen address)\n"
+	"      --kafka-listen HOST[:PORT]  also serve the Kafka protocol "
+	"there (port\n"
+	"                             default " KLOG_KAFKA_DEFAULT_PORT
+	"; klog-kafka(7))\n"
+	"      --kafka-advertise HOST[:PORT]  the address the Kafka "
+	"listener's metadata\n"
+	"                             reports (default: its listen "
+	"address)\n"
+	"      --metrics-listen HOST[:PORT]  answer Prometheus scrapes of "
+	"/metrics there\n"
+	"                             (port default 9644; off by "
+	"default)\n",
+	/* cluster mode */
+	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
+	"at\n"
+	"                             host:port[,...][/chroot] (default: "
+	"$KLOG_ZOOKEEPER;\n"
+	"                             without either, standalone)\n"
+	"      --zk-session-timeout TIME  requested session timeout "
+	"(default 6000ms)\n"
+	"      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
+	"start after\n"
+	"                             TIME (default 30s)\n"
+	"      --replica-lag-time TIME  a follower not caught up for TIME "
+	"leaves the\n"
+	"                             ISR (default 10s)\n"
+	"      --unclean-leader-election  elect a replica outside the ISR "
+	"when no\n"
+	"                             ISR member lives (may lose "
+	"acknowledged records)\n",
+	/* logging; the exit status */
+	"  -q, --quiet                log only warnings and errors\n"
+	"  -v, --verbose              log debugging detail too\n"
+	"  -h, --help                 print this help\n"
+	"      --version              print the version\n"
+	"\n"
+	"Exit status: 0 clean shutdown, 1 failure, 64 usage, 65 corrupt "
+	"data,\n"
+	"69 cannot listen, the data directory is in use, ZooKeeper is "
+	"unavailable\n"
+	"or another broker has the id, 74 I/O error.\n",
+};
+
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: " PROG " [-hqv] [-c file] [-d dir] [-l host:port] "
-	    "[--topic name:N ...] [options]\n"
-	    "Serve topics over the klog protocol from a data directory.\n"
-	    "\n"
-	    "  -d, --data-dir DIR         data directory (default: "
-	    "$KLOG_DATA_DIR or\n"
-	    "                             " KLOG_BROKER_DEFAULT_DATA_DIR ")\n"
-	    "  -l, --listen HOST:PORT     address to listen on (default "
-	    KLOG_BROKER_DEFAULT_LISTEN ")\n"
-	    "  -c, --config FILE          read \"key = value\" lines, keys "
-	    "named as the long\n"
-	    "                             options (the command line wins)\n"
-	    "      --topic NAME[:N]       create a topic with N partitions "
-	    "(repeatable)\n"
-	    "      --partitions N         partitions of auto-created topics "
-	    "(default 1)\n"
-	    "      --no-auto-create       refuse produce requests for unknown "
-	    "topics\n"
-	    "      --segment-bytes SIZE   roll segments at this size "
-	    "(default 1G)\n"
-	    "      --flush-messages N     fsync after N unflushed messages "
-	    "(default 0: off)\n"
-	    "      --flush-ms TIME        fsync TIME after the last one "
-	    "(default 0: off);\n"
-	    "                             with both off, fsync eagerly\n"
-	    "      --retention-hours TIME delete segments older than this "
-	    "(default 168h;\n"
-	    "                             a bare number is hours; off to "
-	    "keep all)\n"
-	    "      --retention-bytes SIZE keep each partition under SIZE "
-	    "(default off)\n"
-	    "      --cleanup-interval TIME  how often retention runs "
-	    "(default 5m)\n"
-	    "      --max-request-bytes SIZE largest request (default 100M)\n"
-	    "      --max-message-bytes SIZE largest message payload "
-	    "(default 1000000)\n"
-	    "      --max-connections N    refuse clients past N "
-	    "(default 10000)\n"
-	    "      --max-connections-per-address N  refuse one client "
-	    "address past N\n"
-	    "                             (default: --max-connections less "
-	    "a tenth)\n"
-	    "      --idle-timeout TIME    close a client that asks and is "
-	    "owed nothing\n"
-	    "                             for TIME (default 10m; off)\n"
-	    "      --request-timeout TIME close a client whose request "
-	    "stops arriving\n"
-	    "                             for TIME (default 30s; off)\n"
-	    "      --max-pending-bytes SIZE  bytes of unfinished requests "
-	    "over all\n"
-	    "                             clients; past it the one reading "
-	    "is closed\n"
-	    "                             (default 256M; off)\n"
-	    "      --max-open-segments N  keep at most N older segments "
-	    "open for reads,\n"
-	    "                             closing the least recently used "
-	    "(default 256;\n"
-	    "                             0: no bound)\n"
-	    "      --cold-read-rate SIZE  while producers write, read at most "
-	    "SIZE a second\n"
-	    "                             from the disk for consumers behind "
-	    "the page\n"
-	    "                             cache (default 32M; off: no cap)\n"
-	    "      --crc-threads N        threads besides the event loop that "
-	    "check the\n"
-	    "                             CRCs of produce requests read "
-	    "together\n"
-	    "                             (default auto: one fewer than the "
-	    "CPUs it may\n"
-	    "                             run on, at most 3; 0: the loop "
-	    "alone)\n"
-	    "      --broker-id N          the id metadata reports (default 0)\n"
-	    "      --advertise HOST[:PORT]  the address metadata reports "
-	    "(default: the\n"
-	    "                             listen address)\n"
-	    "      --kafka-listen HOST[:PORT]  also serve the Kafka protocol "
-	    "there (port\n"
-	    "                             default " KLOG_KAFKA_DEFAULT_PORT
-	    "; klog-kafka(7))\n"
-	    "      --kafka-advertise HOST[:PORT]  the address the Kafka "
-	    "listener's metadata\n"
-	    "                             reports (default: its listen "
-	    "address)\n"
-	    "      --metrics-listen HOST[:PORT]  answer Prometheus scrapes of "
-	    "/metrics there\n"
-	    "                             (port default 9644; off by "
-	    "default)\n"
-	    "  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
-	    "at\n"
-	    "                             host:port[,...][/chroot] (default: "
-	    "$KLOG_ZOOKEEPER;\n"
-	    "                             without either, standalone)\n"
-	    "      --zk-session-timeout TIME  requested session timeout "
-	    "(default 6000ms)\n"
-	    "      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
-	    "start after\n"
-	    "                             TIME (default 30s)\n"
-	    "      --replica-lag-time TIME  a follower not caught up for TIME "
-	    "leaves the\n"
-	    "                             ISR (default 10s)\n"
-	    "      --unclean-leader-election  elect a replica outside the ISR "
-	    "when no\n"
-	    "                             ISR member lives (may lose "
-	    "acknowledged records)\n"
-	    "  -q, --quiet                log only warnings and errors\n"
-	    "  -v, --verbose              log debugging detail too\n"
-	    "  -h, --help                 print this help\n"
-	    "      --version              print the version\n"
-	    "\n"
-	    "Exit status: 0 clean shutdown, 1 failure, 64 usage, 65 corrupt "
-	    "data,\n"
-	    "69 cannot listen, the data directory is in use, ZooKeeper is "
-	    "unavailable\n"
-	    "or another broker has the id, 74 I/O error.\n");
+	for (size_t i = 0; i < sizeof(usage_text) / sizeof(usage_text[0]); i++)
+		fputs(usage_text[i], f);
 }
 
 static int
@@ -314,6 +326,166 @@ check_hostport(const char *what, const char *s, const char *dflt_port)
 		cli_misuse("%s %s: %s", what, s, why);
 }
 
+/* Where the data and the listener are, what is logged, which topics. */
+static int
+apply_basic(opts_t *o, int id, const char *v, const char *what, int b)
+{
+	switch (id) {
+	case 'd':
+		o->cfg.data_dir = v;
+		o->data_dir_given = 1;
+		return 1;
+	case 'l':
+		o->cfg.listen = v;
+		return 1;
+	case 'q':
+		o->quiet = b;
+		return 1;
+	case 'v':
+		o->verbose = b;
+		return 1;
+	case OPT_TOPIC:
+		add_topic(o, what, v);
+		return 1;
+	case OPT_PARTITIONS:
+		o->cfg.default_partitions = (int)cli_number(what, v, 1,
+		    MAX_PARTITIONS);
+		return 1;
+	case OPT_NO_AUTO_CREATE:
+		o->cfg.auto_create = !b;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The logs: segments, flushes, retention, reads from the disk. */
+static int
+apply_log(klog_broker_config_t *c, int id, const char *v, const char *what)
+{
+	switch (id) {
+	case OPT_SEGMENT_BYTES:
+		c->segment_bytes = cli_size(what, v, 1024, INT64_MAX / 2);
+		return 1;
+	case OPT_FLUSH_MESSAGES:
+		c->flush_messages = cli_number(what, v, 0, INT32_MAX);
+		return 1;
+	case OPT_FLUSH_MS:
+		c->flush_ms = cli_duration(what, v, 1, 0, DAY_MS);
+		return 1;
+	case OPT_RETENTION_BYTES:
+		c->retention_bytes = is_off(v) ? -1 :
+		    cli_size(what, v, 0, INT64_MAX);
+		return 1;
+	case OPT_RETENTION_HOURS:
+		c->retention_ms = is_off(v) ? -1 :
+		    cli_duration(what, v, 3600 * 1000, 0, 100000 * DAY_MS);
+		return 1;
+	case OPT_CLEANUP:
+		c->cleanup_interval_ms = cli_duration(what, v, 1000, 100,
+		    30 * DAY_MS);
+		return 1;
+	case OPT_MAX_OPEN_SEGMENTS:
+		c->max_open_segments = (size_t)cli_number(what, v, 0, 1 << 20);
+		return 1;
+	case OPT_COLD_READ_RATE:
+		/* At least 1M: the reader sleeps between 128 KiB reads,
+		 * and shutdown waits for the 512 KiB it is reading (0.5 s
+		 * at 1M). */
+		c->cold_read_rate = is_off(v) || strcmp(v, "0") == 0 ? 0 :
+		    (uint64_t)cli_size(what, v, 1 << 20, INT64_MAX);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What clients may ask, and for how long; the CRC threads. */
+static int
+apply_limits(klog_broker_config_t *c, int id, const char *v,
+    const char *what)
+{
+	switch (id) {
+	case OPT_MAX_CONNECTIONS:
+		c->max_connections = (int)cli_number(what, v, 1, 1000000);
+		return 1;
+	case OPT_MAX_PER_ADDRESS:
+		c->max_per_address = (int)cli_number(what, v, 1, 1000000);
+		return 1;
+	case OPT_MAX_PENDING:
+		c->max_pending_bytes = is_off(v) ? 0 :
+		    (size_t)cli_size(what, v, 1 << 20, INT64_MAX / 2);
+		return 1;
+	case OPT_MAX_REQUEST:
+		c->max_request_bytes = cli_size(what, v, 1024, INT32_MAX);
+		return 1;
+	case OPT_MAX_MESSAGE:
+		c->max_message_bytes = cli_size(what, v, 1, 1 << 30);
+		return 1;
+	case OPT_IDLE_TIMEOUT:
+		c->idle_timeout_ms = is_off(v) ? 0 :
+		    cli_duration(what, v, 1, 1000, 30 * DAY_MS);
+		return 1;
+	case OPT_REQUEST_TIMEOUT:
+		c->request_timeout_ms = is_off(v) ? 0 :
+		    cli_duration(what, v, 1, 1000, DAY_MS);
+		return 1;
+	case OPT_CRC_THREADS:
+		c->crc_threads = strcmp(v, "auto") == 0 ? -1 :
+		    (int)cli_number(what, v, 0, 64);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Who the broker is to others: its id and addresses, its other
+ * listeners, ZooKeeper and replication. */
+static int
+apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
+{
+	klog_broker_config_t *c = &o->cfg;
+
+	switch (id) {
+	case OPT_BROKER_ID:
+		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);
+		return 1;
+	case OPT_ADVERTISE:
+		advertise(what, v, &o->advertise_host, &c->advertised_host,
+		    &c->advertised_port);
+		return 1;
+	case OPT_KAFKA_ADVERTISE:
+		advertise(what, v, &o->kafka_advertise_host,
+		    &c->kafka_advertised_host, &c->kafka_advertised_port);
+		return 1;
+	case OPT_KAFKA_LISTEN:
+		/* Checked when bound, as --listen is (port 0 picks one). */
+		c->kafka_listen = v;
+		return 1;
+	case OPT_METRICS_LISTEN:
+		check_hostport(what, v, "9644");
+		c->metrics_listen = v;
+		return 1;
+	case 'Z':
+		o->zookeeper = v;
+		return 1;
+	case OPT_ZK_CONNECT:
+		o->zk_connect_ms = (int)cli_duration(what, v, 1, 100, DAY_MS);
+		return 1;
+	case OPT_ZK_SESSION:
+		o->zk_session_ms = (int)cli_duration(what, v, 1, 100, 3600000);
+		return 1;
+	case OPT_REPLICA_LAG:
+		o->replica_lag_ms = cli_duration(what, v, 1, 100, DAY_MS);
+		return 1;
+	case OPT_UNCLEAN:
+		o->unclean = b;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * Apply one option with its value (NULL for a flag given on the command
  * line).  what names it in messages: "--flush-ms" or "FILE:3: flush-ms".
@@ -322,7 +494,6 @@ check_hostport(const char *what, const char *s, const char *dflt_port)
 static void
 apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 {
-	klog_broker_config_t *c = &o->cfg;
 	const char *why;
 	int b = 1;
 
@@ -334,123 +505,9 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
-	switch (id) {
-	case 'd':
-		c->data_dir = v;
-		o->data_dir_given = 1;
-		break;
-	case 'l':
-		c->listen = v;
-		break;
-	case 'q':
-		o->quiet = b;
-		break;
-	case 'v':
-		o->verbose = b;
-		break;
-	case 'Z':
-		o->zookeeper = v;
-		break;
-	case OPT_ZK_CONNECT:
-		o->zk_connect_ms = (int)cli_duration(what, v, 1, 100, DAY_MS);
-		break;
-	case OPT_ZK_SESSION:
-		o->zk_session_ms = (int)cli_duration(what, v, 1, 100, 3600000);
-		break;
-	case OPT_REPLICA_LAG:
-		o->replica_lag_ms = cli_duration(what, v, 1, 100, DAY_MS);
-		break;
-	case OPT_UNCLEAN:
-		o->unclean = b;
-		break;
-	case OPT_ADVERTISE:
-		advertise(what, v, &o->advertise_host, &c->advertised_host,
-		    &c->advertised_port);
-		break;
-	case OPT_KAFKA_ADVERTISE:
-		advertise(what, v, &o->kafka_advertise_host,
-		    &c->kafka_advertised_host, &c->kafka_advertised_port);
-		break;
-	case OPT_KAFKA_LISTEN:
-		/* Checked when bound, as --listen is (port 0 picks one). */
-		c->kafka_listen = v;
-		break;
-	case OPT_METRICS_LISTEN:
-		check_hostport(what, v, "9644");
-		c->metrics_listen = v;
-		break;
-	case OPT_BROKER_ID:
-		c->broker_id = (int32_t)cli_number(what, v, 0, INT32_MAX);
-		break;
-	case OPT_CLEANUP:
-		c->cleanup_interval_ms = cli_duration(what, v, 1000, 100,
-		    30 * DAY_MS);
-		break;
-	case OPT_COLD_READ_RATE:
-		/* At least 1M: the reader sleeps between 128 KiB reads, and
-		 * shutdown waits for the 512 KiB it is reading (0.5 s at 1M). */
-		c->cold_read_rate = is_off(v) || strcmp(v, "0") == 0 ? 0 :
-		    (uint64_t)cli_size(what, v, 1 << 20, INT64_MAX);
-		break;
-	case OPT_CRC_THREADS:
-		c->crc_threads = strcmp(v, "auto") == 0 ? -1 :
-		    (int)cli_number(what, v, 0, 64);
-		break;
-	case OPT_FLUSH_MESSAGES:
-		c->flush_messages = cli_number(what, v, 0, INT32_MAX);
-		break;
-	case OPT_FLUSH_MS:
-		c->flush_ms = cli_duration(what, v, 1, 0, DAY_MS);
-		break;
-	case OPT_IDLE_TIMEOUT:
-		c->idle_timeout_ms = is_off(v) ? 0 :
-		    cli_duration(what, v, 1, 1000, 30 * DAY_MS);
-		break;
-	case OPT_REQUEST_TIMEOUT:
-		c->request_timeout_ms = is_off(v) ? 0 :
-		    cli_duration(what, v, 1, 1000, DAY_MS);
-		break;
-	case OPT_MAX_PER_ADDRESS:
-		c->max_per_address = (int)cli_number(what, v, 1, 1000000);
-		break;
-	case OPT_MAX_PENDING:
-		c->max_pending_bytes = is_off(v) ? 0 :
-		    (size_t)cli_size(what, v, 1 << 20, INT64_MAX / 2);
-		break;
-	case OPT_MAX_CONNECTIONS:
-		c->max_connections = (int)cli_number(what, v, 1, 1000000);
-		break;
-	case OPT_MAX_MESSAGE:
-		c->max_message_bytes = cli_size(what, v, 1, 1 << 30);
-		break;
-	case OPT_MAX_OPEN_SEGMENTS:
-		c->max_open_segments = (size_t)cli_number(what, v, 0, 1 << 20);
-		break;
-	case OPT_MAX_REQUEST:
-		c->max_request_bytes = cli_size(what, v, 1024, INT32_MAX);
-		break;
-	case OPT_NO_AUTO_CREATE:
-		c->auto_create = !b;
-		break;
-	case OPT_PARTITIONS:
-		c->default_partitions = (int)cli_number(what, v, 1,
-		    MAX_PARTITIONS);
-		break;
-	case OPT_RETENTION_BYTES:
-		c->retention_bytes = is_off(v) ? -1 :
-		    cli_size(what, v, 0, INT64_MAX);
-		break;
-	case OPT_RETENTION_HOURS:
-		c->retention_ms = is_off(v) ? -1 :
-		    cli_duration(what, v, 3600 * 1000, 0, 100000 * DAY_MS);
-		break;
-	case OPT_SEGMENT_BYTES:
-		c->segment_bytes = cli_size(what, v, 1024, INT64_MAX / 2);
-		break;
-	case OPT_TOPIC:
-		add_topic(o, what, v);
-		break;
-	}
+	if (!apply_basic(o, id, v, what, b) && !apply_log(&o->cfg, id, v,
+	    what) && !apply_limits(&o->cfg, id, v, what))
+		apply_cluster(o, id, v, what, b);
 }
 
 static const struct option *
@@ -507,8 +564,8 @@ parse_args(opts_t *o, int argc, char **argv)
 	int ch, li = -1;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":c:d:hl:qvZ:", longopts,
-	    &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstring, longopts, &li)) !=
+	    -1) {
 		/* --topic is a list: each one is created. */
 		if (ch != OPT_TOPIC)
 			cli_once(&seen, ch, longopts);
@@ -656,6 +713,55 @@ open_exit(int rc)
 	}
 }
 
+/* What neither the command line nor the config file set: from the
+ * environment, else the defaults. */
+static void
+env_defaults(opts_t *o)
+{
+	const char *env;
+
+	if (!o->data_dir_given && (env = getenv("KLOG_DATA_DIR")) != NULL &&
+	    *env != '\0')
+		o->cfg.data_dir = env;
+	if (o->zookeeper == NULL && (env = getenv("KLOG_ZOOKEEPER")) != NULL &&
+	    *env != '\0')
+		o->zookeeper = env;
+	if (o->zookeeper != NULL && *o->zookeeper == '\0')
+		o->zookeeper = NULL;
+	if (o->zk_session_ms == 0)
+		o->zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
+	if (o->zk_connect_ms == 0)
+		o->zk_connect_ms = ZK_CONNECT_MS;
+}
+
+/* The options together, from both sources. */
+static void
+check_opts(const opts_t *o)
+{
+	if (o->quiet && o->verbose)
+		cli_misuse("-q and -v cannot be used together");
+}
+
+/* --topic's topics, made at start; 0 or the exit status. */
+static int
+create_topics(const opts_t *o, klog_broker_t *b)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	for (size_t i = 0; i < o->ntopics; i++) {
+		rc = klog_broker_create_topic(b, o->topics[i].name,
+		    o->topics[i].partitions ? o->topics[i].partitions :
+		    o->cfg.default_partitions, &err);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": topic \"%s\": %s\n",
+			    o->topics[i].name, klog_err_text(&err, rc));
+			return open_exit(rc);
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -663,7 +769,6 @@ main(int argc, char **argv)
 	klog_broker_t *b;
 	static klog_zkbroker_t *zb;
 	klog_err_t err = { 0 };
-	const char *env;
 	int rc;
 
 	cli_init(PROG);
@@ -672,20 +777,8 @@ main(int argc, char **argv)
 	parse_args(&o, argc, argv);
 	if (o.config != NULL)
 		read_config(&o);
-	if (!o.data_dir_given && (env = getenv("KLOG_DATA_DIR")) != NULL &&
-	    *env != '\0')
-		o.cfg.data_dir = env;
-	if (o.zookeeper == NULL && (env = getenv("KLOG_ZOOKEEPER")) != NULL &&
-	    *env != '\0')
-		o.zookeeper = env;
-	if (o.zookeeper != NULL && *o.zookeeper == '\0')
-		o.zookeeper = NULL;
-	if (o.zk_session_ms == 0)
-		o.zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
-	if (o.zk_connect_ms == 0)
-		o.zk_connect_ms = ZK_CONNECT_MS;
-	if (o.quiet && o.verbose)
-		cli_misuse("-q and -v cannot be used together");
+	env_defaults(&o);
+	check_opts(&o);
 	if (o.zookeeper != NULL) {
 		o.cfg.topic_created = on_topic;
 		o.cfg.topic_arg = &zb;
@@ -704,17 +797,10 @@ main(int argc, char **argv)
 		klog_broker_close(b, 1, NULL);
 		return open_exit(rc);
 	}
-	for (size_t i = 0; i < o.ntopics; i++) {
-		rc = klog_broker_create_topic(b, o.topics[i].name,
-		    o.topics[i].partitions ? o.topics[i].partitions :
-		    o.cfg.default_partitions, &err);
-		if (rc < 0) {
-			fprintf(stderr, PROG ": topic \"%s\": %s\n",
-			    o.topics[i].name, klog_err_text(&err, rc));
-			klog_zkbroker_close(zb);
-			klog_broker_close(b, 1, NULL);
-			return open_exit(rc);
-		}
+	if ((rc = create_topics(&o, b)) != 0) {
+		klog_zkbroker_close(zb);
+		klog_broker_close(b, 1, NULL);
+		return rc;
 	}
 	broker = b;
 	if (stop_asked)
