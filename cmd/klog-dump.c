@@ -56,6 +56,26 @@ typedef struct state {
 	const char *about;     /* the argument being read */
 } state_t;
 
+static const char optstring[] = ":b:hJn:o:P:qsv";
+static const struct option longopts[] = {
+	{ "allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL },
+	{ "base", required_argument, NULL, 'b' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "deep", no_argument, NULL, OPT_DEEP },
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "offset", required_argument, NULL, 'o' },
+	{ "preview", required_argument, NULL, 'P' },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "salvage", no_argument, NULL, OPT_SALVAGE },
+	{ "summary", no_argument, NULL, 's' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void
 usage(FILE *f)
 {
@@ -309,31 +329,144 @@ salvage_dir(state_t *st, klog_outfmt_t *fmt, const char *dir)
 		    (unsigned long long)info.zeros);
 }
 
+/* What to read of each file, and what to make of it. */
+static int
+take_reading(klog_dump_opts_t *o, state_t *st, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'b':
+		o->base = cli_number("-b", arg, 0, INT64_MAX);
+		return 1;
+	case 'n':
+		o->count = cli_number("-n", arg, 1, INT64_MAX);
+		return 1;
+	case 'o':
+		o->start = cli_number("-o", arg, 0, INT64_MAX);
+		return 1;
+	case OPT_DEEP:
+		o->flags |= KLOG_DUMP_DEEP;
+		return 1;
+	case OPT_ALLOW_PARTIAL:
+		st->allow_partial = 1;
+		return 1;
+	case OPT_VERIFY:
+		st->verify = 1;
+		return 1;
+	case OPT_SALVAGE:
+		st->salvage = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What is printed, on stdout and on stderr. */
+static int
+take_output(state_t *st, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'J':
+		st->json = 1;
+		return 1;
+	case 's':
+		st->summary = 1;
+		return 1;
+	case 'P':
+		st->preview = (size_t)cli_number("-P", arg, 0, INT32_MAX);
+		return 1;
+	case 'q':
+		st->quiet = 1;
+		return 1;
+	case 'v':
+		st->verbose = 1;
+		return 1;
+	case OPT_PROGRESS:
+		st->progress = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options together, once all are taken; nargs files or dirs. */
+static void
+check_opts(const klog_dump_opts_t *o, const state_t *st, int nargs)
+{
+	if (nargs == 0)
+		cli_misuse("no file or directory given");
+	if (st->quiet && st->verbose)
+		cli_misuse("-q and -v cannot be used together");
+	if (st->salvage && (st->summary || st->verify || st->json ||
+	    o->flags || o->count >= 0 || o->start >= 0 || o->base >= 0))
+		cli_misuse("--salvage takes only -q and -v");
+}
+
+/* The options into *o and *st; returns the index of the first path. */
+static int
+parse_args(int argc, char **argv, klog_dump_opts_t *o, state_t *st)
+{
+	cli_seen_t seen = { { 0 } };
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
+	    -1) {
+		cli_once(&seen, ch, longopts);
+		if (take_reading(o, st, ch, optarg) ||
+		    take_output(st, ch, optarg))
+			continue;
+		if (ch == 'h')
+			cli_help(usage);
+		if (ch == OPT_VERSION)
+			cli_version();
+		cli_option_error(ch, argv);
+	}
+	check_opts(o, st, argc - optind);
+	return optind;
+}
+
+/* --salvage: each partition directory's salvage files. */
+static void
+salvage_all(state_t *st, int n, char **paths)
+{
+	klog_outfmt_t *fmt;
+
+	if (klog_outfmt_json(&fmt) < 0)
+		cli_misuse("out of memory");
+	for (int i = 0; i < n && !st->stdout_errno; i++)
+		salvage_dir(st, fmt, paths[i]);
+	klog_outfmt_free(fmt);
+}
+
+/* Every file or partition directory, as the options say. */
+static void
+dump_all(state_t *st, const klog_dump_opts_t *o, int n, char **paths)
+{
+	int rc;
+
+	/* Progress only where it cannot mix with what goes to stdout on a
+	 * terminal: --verify and -s print little or nothing there. */
+	cli_progress_init(&st->prog, st->quiet ||
+	    (st->show_messages && isatty(STDOUT_FILENO)), st->progress);
+	for (int i = 0; i < n && st->prog.mode != 0; i++)
+		st->total += arg_bytes(paths[i]);
+	for (int i = 0; i < n && !st->stdout_errno; i++) {
+		klog_err_t err = { 0, "" };
+
+		st->about = paths[i];
+		rc = klog_dump_path(paths[i], o, on_event, st, &err);
+		if (rc < 0 && !st->stdout_errno)
+			input_failed(st, rc, &err);
+	}
+	cli_progress_end(&st->prog);
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL },
-		{ "base", required_argument, NULL, 'b' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "deep", no_argument, NULL, OPT_DEEP },
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "offset", required_argument, NULL, 'o' },
-		{ "preview", required_argument, NULL, 'P' },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "salvage", no_argument, NULL, OPT_SALVAGE },
-		{ "summary", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	klog_dump_opts_t o;
 	state_t st;
-	cli_seen_t seen = { { 0 } };
-	int ch, rc;
+	int first;
 
 	cli_init(PROG);
 	memset(&st, 0, sizeof(st));
@@ -341,95 +474,13 @@ main(int argc, char **argv)
 	klog_buf_init(&st.line);
 	st.preview = PREVIEW_DEFAULT;
 	klog_dump_opts_default(&o);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:hJn:o:P:qsv", longopts,
-	    NULL)) != -1) {
-		cli_once(&seen, ch, longopts);
-		switch (ch) {
-		case 'b':
-			o.base = cli_number("-b", optarg, 0, INT64_MAX);
-			break;
-		case 'h':
-			cli_help(usage);
-		case 'J':
-			st.json = 1;
-			break;
-		case 'n':
-			o.count = cli_number("-n", optarg, 1, INT64_MAX);
-			break;
-		case 'o':
-			o.start = cli_number("-o", optarg, 0, INT64_MAX);
-			break;
-		case 'P':
-			st.preview = (size_t)cli_number("-P", optarg, 0,
-			    INT32_MAX);
-			break;
-		case 'q':
-			st.quiet = 1;
-			break;
-		case 's':
-			st.summary = 1;
-			break;
-		case 'v':
-			st.verbose = 1;
-			break;
-		case OPT_ALLOW_PARTIAL:
-			st.allow_partial = 1;
-			break;
-		case OPT_DEEP:
-			o.flags |= KLOG_DUMP_DEEP;
-			break;
-		case OPT_SALVAGE:
-			st.salvage = 1;
-			break;
-		case OPT_PROGRESS:
-			st.progress = 1;
-			break;
-		case OPT_VERIFY:
-			st.verify = 1;
-			break;
-		case OPT_VERSION:
-			cli_version();
-		default:
-			cli_option_error(ch, argv);
-		}
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc == 0)
-		cli_misuse("no file or directory given");
-	if (st.quiet && st.verbose)
-		cli_misuse("-q and -v cannot be used together");
+	first = parse_args(argc, argv, &o, &st);
 	st.base_opt = o.base;
 	st.show_messages = !st.verify && !st.summary;
-	if (st.salvage) {
-		klog_outfmt_t *fmt;
-
-		if (st.summary || st.verify || st.json || o.flags ||
-		    o.count >= 0 || o.start >= 0 || o.base >= 0)
-			cli_misuse("--salvage takes only -q and -v");
-		if (klog_outfmt_json(&fmt) < 0)
-			cli_misuse("out of memory");
-		for (int i = 0; i < argc && !st.stdout_errno; i++)
-			salvage_dir(&st, fmt, argv[i]);
-		klog_outfmt_free(fmt);
-	}
-
-	/* Progress only where it cannot mix with what goes to stdout on a
-	 * terminal: --verify and -s print little or nothing there. */
-	cli_progress_init(&st.prog, st.quiet || st.salvage ||
-	    (st.show_messages && isatty(STDOUT_FILENO)), st.progress);
-	for (int i = 0; i < argc && st.prog.mode != 0; i++)
-		st.total += arg_bytes(argv[i]);
-	for (int i = 0; i < argc && !st.salvage && !st.stdout_errno; i++) {
-		klog_err_t err = { 0, "" };
-
-		st.about = argv[i];
-		rc = klog_dump_path(argv[i], &o, on_event, &st, &err);
-		if (rc < 0 && !st.stdout_errno)
-			input_failed(&st, rc, &err);
-	}
-	cli_progress_end(&st.prog);
+	if (st.salvage)
+		salvage_all(&st, argc - first, argv + first);
+	else
+		dump_all(&st, &o, argc - first, argv + first);
 	if (flush_out(&st) == 0 && fflush(stdout) == EOF)
 		st.stdout_errno = errno ? errno : EIO;
 	if (st.stdout_errno)
