@@ -29,7 +29,7 @@ enum {
 typedef struct state {
 	const char *data_dir;
 	int64_t max_age_ms, max_bytes, wait_ms, now_ms;
-	char **topics;           /* -t arguments, in argv */
+	const char **topics;     /* -t arguments, in argv */
 	int *topic_seen;
 	size_t ntopics;
 	int dry_run, quiet, verbose;
@@ -37,6 +37,21 @@ typedef struct state {
 	size_t deleted, partitions;
 	int64_t deleted_bytes;
 } state_t;
+
+static const char optstring[] = ":d:hnqt:vw:";
+static const struct option longopts[] = {
+	{ "data-dir", required_argument, NULL, 'd' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "topic", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "wait", required_argument, NULL, 'w' },
+	{ NULL, 0, NULL, 0 },
+};
 
 static void
 usage(FILE *f)
@@ -229,7 +244,7 @@ out:
 }
 
 static void
-add_topic(state_t *st, char *topic)
+add_topic(state_t *st, const char *topic)
 {
 	klog_err_t err = { 0, "" };
 
@@ -238,26 +253,82 @@ add_topic(state_t *st, char *topic)
 	st->topics[st->ntopics++] = topic;
 }
 
+/* Where, what and how much to delete; 0 if ch is not one of these. */
+static int
+take_option(state_t *st, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'd':
+		st->data_dir = arg;
+		return 1;
+	case 't':
+		add_topic(st, arg);
+		return 1;
+	case OPT_MAX_AGE:
+		st->max_age_ms = duration("--max-age", arg);
+		return 1;
+	case OPT_MAX_BYTES:
+		st->max_bytes = cli_size("--max-bytes", arg, 0, INT64_MAX);
+		return 1;
+	case 'n':
+		st->dry_run = 1;
+		return 1;
+	case 'w':
+		st->wait_ms = duration("-w", arg);
+		return 1;
+	case 'q':
+		st->quiet = 1;
+		return 1;
+	case 'v':
+		st->verbose = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options together, once all are taken. */
+static void
+check_opts(const state_t *st)
+{
+	if (st->max_age_ms < 0 && st->max_bytes < 0)
+		cli_misuse("--max-age or --max-bytes is required");
+	if (st->quiet && st->verbose)
+		cli_misuse("-q and -v cannot be used together");
+	if (*st->data_dir == '\0')
+		cli_misuse("-d: empty directory name");
+}
+
+static void
+parse_args(int argc, char **argv, state_t *st)
+{
+	cli_seen_t seen = { { 0 } };
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
+	    -1) {
+		/* -t is a list: -t a -t b keeps both topics. */
+		if (ch != 't')
+			cli_once(&seen, ch, longopts);
+		if (take_option(st, ch, optarg))
+			continue;
+		if (ch == 'h')
+			cli_help(usage);
+		if (ch == OPT_VERSION)
+			cli_version();
+		cli_option_error(ch, argv);
+	}
+	if (optind < argc)
+		cli_misuse("%s: unexpected argument", argv[optind]);
+	check_opts(st);
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "data-dir", required_argument, NULL, 'd' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
-		{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "topic", required_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "wait", required_argument, NULL, 'w' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
-	cli_seen_t seen = { { 0 } };
 	state_t st;
-	int ch;
 
 	cli_init(PROG);
 	memset(&st, 0, sizeof(st));
@@ -272,55 +343,7 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return KLOG_EXIT_FAIL;
 	}
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":d:hnqt:vw:", longopts,
-	    NULL)) != -1) {
-		/* -t is a list: -t a -t b keeps both topics. */
-		if (ch != 't')
-			cli_once(&seen, ch, longopts);
-		switch (ch) {
-		case 'd':
-			st.data_dir = optarg;
-			break;
-		case 'h':
-			cli_help(usage);
-		case 'n':
-			st.dry_run = 1;
-			break;
-		case 'q':
-			st.quiet = 1;
-			break;
-		case 't':
-			add_topic(&st, optarg);
-			break;
-		case 'v':
-			st.verbose = 1;
-			break;
-		case 'w':
-			st.wait_ms = duration("-w", optarg);
-			break;
-		case OPT_MAX_AGE:
-			st.max_age_ms = duration("--max-age", optarg);
-			break;
-		case OPT_MAX_BYTES:
-			st.max_bytes = cli_size("--max-bytes", optarg, 0,
-			    INT64_MAX);
-			break;
-		case OPT_VERSION:
-			cli_version();
-		default:
-			cli_option_error(ch, argv);
-		}
-	}
-	if (optind < argc)
-		cli_misuse("%s: unexpected argument", argv[optind]);
-	if (st.max_age_ms < 0 && st.max_bytes < 0)
-		cli_misuse("--max-age or --max-bytes is required");
-	if (st.quiet && st.verbose)
-		cli_misuse("-q and -v cannot be used together");
-	if (*st.data_dir == '\0')
-		cli_misuse("-d: empty directory name");
-
+	parse_args(argc, argv, &st);
 	run(&st);
 	note_status(&st, cli_stdout_check());
 	free(st.topics);
