@@ -8,7 +8,8 @@
 #    undefined symbols of each object (nm -u) matched to the object that
 #    defines them (nm --defined-only), so calls that pass through a private
 #    header or a bare declaration are seen too; a call also keeps the ranks;
-#  - size: no file of lib/, include/ or cmd/ over the line limit;
+#  - size: no file of lib/, include/ or cmd/ over the line limit, no
+#    function of cmd/ over 80 lines (a main parses, calls and reports);
 #  - names: every lib/*/NAME.c has a basename of its own (the archive keeps
 #    members by basename) and a row in doc/modules.md (when the tree has one);
 #  - citations: every *.md that lib/, include/, cmd/ or man/ names exists.
@@ -137,6 +138,17 @@ for f in $(grep -Eoh '[A-Za-z0-9_./-]*[A-Za-z][A-Za-z0-9_-]{2,}\.md([^A-Za-z0-9_
 cite $f"
 done
 
+# Functions of cmd/: none over 80 lines, from the line naming it (at
+# column 0, as every definition here is written) to its closing brace.
+records="$records
+$(awk 'FNR == 1 { name = "" }
+/^[A-Za-z_][A-Za-z0-9_]*\(/ { name = $0; sub(/\(.*/, "", name); from = FNR }
+/^}/ && name != "" {
+	if (FNR - from + 1 > 80)
+		printf "long %s:%d %s %d\n", FILENAME, from, name, FNR - from + 1
+	name = ""
+}' "$root"/cmd/*.c "$root"/cmd/*/*.c | sed "s|$root/||")"
+
 unmapped=0
 if [ -f "$root/doc/modules.md" ]; then
 	for f in "$root"/lib/*/*.c; do
@@ -154,6 +166,7 @@ function folder(m) { return substr(m, 1, index(m, "/") - 1) }
 function base(m) { return substr(m, index(m, "/") + 1) }
 function problem(s) { print "layers: " s; bad++ }
 $1 == "rank" { rank[$2] = $3; next }
+$1 == "long" { problem(sprintf("%s: %s() is %d lines, over 80", $2, $3, $4)); next }
 $1 == "cite" { problem("cites " $2 ", which is not in the tree"); next }
 $1 == "missing" { problem($2 ": no object (build first, or --objects none)"); next }
 $1 == "size" {
