@@ -1,8 +1,14 @@
 /*
- * JSON for NDJSON records: UTF-8 validation, string escaping, base64, and a
- * parser for flat objects.  The parser does not build a tree: members are
- * views into the caller's text, so reading a record allocates nothing.
+ * JSON for NDJSON records: UTF-8 validation, string escaping, base64; and
+ * the one reader, for NDJSON's flat objects and ZooKeeper's schemas.  It
+ * builds no tree: keys and values are views into the caller's text, so
+ * reading a record allocates nothing.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "klog/base/error.h"
@@ -208,18 +214,50 @@ klog_base64_decode(const char *s, size_t n, uint8_t *out, size_t *outlen)
 	return 0;
 }
 
-/* A cursor over the text being parsed. */
-typedef struct cur {
-	const char *s;
-	size_t n, i;
-} cur_t;
+/* ---- the reader ---- */
 
-static void
-skip_ws(cur_t *c)
+void
+klog_json_rd_init(klog_json_rd_t *r, const char *s, size_t n,
+    const char *what, klog_err_t *err)
 {
-	while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' ||
-	    c->s[c->i] == '\n' || c->s[c->i] == '\r'))
-		c->i++;
+	r->p = s;
+	r->end = n > 0 ? s + n : s;  /* s may be NULL when n is 0 */
+	r->what = what != NULL ? what : "JSON";
+	r->err = err;
+}
+
+int
+klog_json_rd_fail(klog_json_rd_t *r, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	/* klog-produce -J reads a line at a time with no err: no message. */
+	if (r->err == NULL)
+		return -KLOG_EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return klog_err_set(r->err, -KLOG_EINVAL, "%s: %s", r->what, why);
+}
+
+int
+klog_json_rd_peek(klog_json_rd_t *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' ||
+	    *r->p == '\n' || *r->p == '\r'))
+		r->p++;
+	return r->p < r->end ? (uint8_t)*r->p : -1;
+}
+
+/* Consume c after white space; 1 if it was there. */
+static int
+eat(klog_json_rd_t *r, char c)
+{
+	if (klog_json_rd_peek(r) != (uint8_t)c)
+		return 0;
+	r->p++;
+	return 1;
 }
 
 static int
@@ -229,204 +267,317 @@ is_hex(char c)
 	    (c >= 'A' && c <= 'F');
 }
 
-/* Skip a string starting at its opening quote; escapes are checked for
- * shape only (klog_json_unescape() checks what they mean). */
+/* The rest of an escape after its backslash, checked for shape only:
+ * klog_json_unescape() checks what it means. */
 static int
-scan_string(cur_t *c)
+escape(klog_json_rd_t *r)
 {
-	size_t start;
-
-	c->i++;
-	start = c->i;
-	while (c->i < c->n) {
-		uint8_t ch = (uint8_t)c->s[c->i];
-
-		if (ch == '"') {
-			if (!klog_utf8_valid(c->s + start, c->i - start))
-				return -KLOG_EINVAL;
-			c->i++;
-			return 0;
-		}
-		if (ch < 0x20)
-			return -KLOG_EINVAL;
-		if (ch != '\\') {
-			c->i++;
-			continue;
-		}
-		if (++c->i >= c->n)
-			return -KLOG_EINVAL;
-		if (c->s[c->i] == 'u') {
-			if (c->n - c->i < 5)
-				return -KLOG_EINVAL;
-			for (size_t k = 1; k <= 4; k++)
-				if (!is_hex(c->s[c->i + k]))
-					return -KLOG_EINVAL;
-			c->i += 5;
-		} else if (strchr("\"\\/bfnrt", c->s[c->i]) != NULL &&
-		    c->s[c->i] != '\0') {
-			c->i++;
-		} else {
-			return -KLOG_EINVAL;
-		}
+	if (r->p < r->end && *r->p == 'u') {
+		if (r->end - r->p < 5 || !is_hex(r->p[1]) || !is_hex(r->p[2]) ||
+		    !is_hex(r->p[3]) || !is_hex(r->p[4]))
+			return klog_json_rd_fail(r, "bad \\u escape in a "
+			    "string");
+		r->p += 5;
+		return 0;
 	}
-	return -KLOG_EINVAL;
+	if (r->p == r->end || memchr("\"\\/bfnrt", *r->p, 8) == NULL)
+		return klog_json_rd_fail(r, "bad escape in a string");
+	r->p++;
+	return 0;
+}
+
+/* A string; *s and *n get the text between its quotes, escapes undecoded. */
+static int
+string(klog_json_rd_t *r, const char **s, size_t *n)
+{
+	const char *start;
+	int rc;
+
+	if (!eat(r, '"'))
+		return klog_json_rd_fail(r, "expected a string");
+	start = r->p;
+	while (r->p < r->end && *r->p != '"') {
+		uint8_t c = (uint8_t)*r->p++;
+
+		if (c < 0x20)
+			return klog_json_rd_fail(r, "control byte in a string");
+		if (c == '\\' && (rc = escape(r)) < 0)
+			return rc;
+	}
+	if (r->p == r->end)
+		return klog_json_rd_fail(r, "unterminated string");
+	if (!klog_utf8_valid(start, (size_t)(r->p - start)))
+		return klog_json_rd_fail(r, "invalid UTF-8 in a string");
+	*s = start;
+	*n = (size_t)(r->p - start);
+	r->p++;
+	return 0;
 }
 
 static size_t
-skip_digits(cur_t *c)
+digits(klog_json_rd_t *r)
 {
-	size_t start = c->i;
+	const char *start = r->p;
 
-	while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9')
-		c->i++;
-	return c->i - start;
+	while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+		r->p++;
+	return (size_t)(r->p - start);
 }
 
-/* RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+/*
+ * RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; *s and
+ * *n get its text, *integral 0 if it has a fraction or an exponent.
+ */
 static int
-scan_number(cur_t *c)
+number(klog_json_rd_t *r, const char **s, size_t *n, int *integral)
 {
-	if (c->s[c->i] == '-')
-		c->i++;
-	if (c->i < c->n && c->s[c->i] == '0')
-		c->i++;
-	else if (skip_digits(c) == 0)
-		return -KLOG_EINVAL;
-	if (c->i < c->n && c->s[c->i] == '.') {
-		c->i++;
-		if (skip_digits(c) == 0)
-			return -KLOG_EINVAL;
+	klog_json_rd_peek(r);
+	*s = r->p;
+	*integral = 1;
+	if (r->p < r->end && *r->p == '-')
+		r->p++;
+	if (r->p < r->end && *r->p == '0')
+		r->p++;
+	else if (digits(r) == 0)
+		return klog_json_rd_fail(r, "expected a number");
+	if (r->p < r->end && *r->p == '.') {
+		r->p++;
+		*integral = 0;
+		if (digits(r) == 0)
+			return klog_json_rd_fail(r, "malformed number");
 	}
-	if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-		c->i++;
-		if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-'))
-			c->i++;
-		if (skip_digits(c) == 0)
-			return -KLOG_EINVAL;
+	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+		r->p++;
+		*integral = 0;
+		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
+			r->p++;
+		if (digits(r) == 0)
+			return klog_json_rd_fail(r, "malformed number");
 	}
+	*n = (size_t)(r->p - *s);
 	return 0;
 }
 
 static int
-scan_word(cur_t *c, const char *w)
+literal(klog_json_rd_t *r, const char *word)
 {
-	size_t len = strlen(w);
+	size_t n = strlen(word);
 
-	if (c->n - c->i < len || memcmp(c->s + c->i, w, len) != 0)
-		return -KLOG_EINVAL;
-	c->i += len;
+	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+		return klog_json_rd_fail(r, "unexpected value");
+	r->p += n;
 	return 0;
 }
 
-/* One value at the cursor: its type and raw text into m. */
-static int
-scan_value(cur_t *c, klog_json_member_t *m)
+int
+klog_json_rd_scalar(klog_json_rd_t *r, klog_json_member_t *m)
 {
-	size_t start = c->i;
-	int rc;
+	int c = klog_json_rd_peek(r), integral, rc;
+	const char *start = r->p, *s;
+	size_t n;
 
-	if (c->i >= c->n)
-		return -KLOG_EINVAL;
-	switch (c->s[c->i]) {
+	switch (c) {
+	case -1:
+		return klog_json_rd_fail(r, "truncated");
+	case '{':
+	case '[':
+		return klog_json_rd_fail(r, "a nested value where a scalar "
+		    "belongs");
 	case '"':
 		m->type = KLOG_JSON_STRING;
-		rc = scan_string(c);
+		rc = string(r, &s, &n);
 		break;
 	case 't':
-		m->type = KLOG_JSON_BOOL;
-		rc = scan_word(c, "true");
-		break;
 	case 'f':
 		m->type = KLOG_JSON_BOOL;
-		rc = scan_word(c, "false");
+		rc = literal(r, c == 't' ? "true" : "false");
 		break;
 	case 'n':
 		m->type = KLOG_JSON_NULL;
-		rc = scan_word(c, "null");
+		rc = literal(r, "null");
 		break;
 	default:
-		/* Objects and arrays land here too, and are refused. */
 		m->type = KLOG_JSON_NUMBER;
-		rc = scan_number(c);
+		rc = number(r, &s, &n, &integral);
 		break;
 	}
 	if (rc < 0)
 		return rc;
-	m->raw = c->s + start;
-	m->raw_len = c->i - start;
+	m->raw = start;
+	m->raw_len = (size_t)(r->p - start);
 	return 0;
 }
 
-/* "key": value, at the cursor. */
-static int
-scan_member(cur_t *c, klog_json_member_t *m)
+int
+klog_json_rd_int(klog_json_rd_t *r, const char *field, int64_t min,
+    int64_t max, int64_t *out)
 {
-	size_t start;
-	int rc;
+	char num[24];
+	const char *s;
+	size_t n, k;
+	int integral, rc;
+	long long v;
 
-	if (c->i >= c->n || c->s[c->i] != '"')
-		return -KLOG_EINVAL;
-	start = c->i;
-	if ((rc = scan_string(c)) < 0)
+	if ((rc = number(r, &s, &n, &integral)) < 0)
 		return rc;
-	m->key = c->s + start + 1;
-	m->key_len = c->i - start - 2;
-	skip_ws(c);
-	if (c->i >= c->n || c->s[c->i] != ':')
-		return -KLOG_EINVAL;
-	c->i++;
-	skip_ws(c);
-	return scan_value(c, m);
+	if (!integral)
+		return klog_json_rd_fail(r, "%s: not an integer", field);
+	/* No leading zeros: 23 characters are past any int64_t. */
+	k = n < sizeof(num) ? n : sizeof(num) - 1;
+	memcpy(num, s, k);
+	num[k] = '\0';
+	errno = 0;
+	v = strtoll(num, NULL, 10);
+	if (k < n || errno == ERANGE || v < min || v > max)
+		return klog_json_rd_fail(r, "%s: %s%s out of range [%" PRId64
+		    ", %" PRId64 "]", field, num, k < n ? "..." : "", min, max);
+	*out = v;
+	return 0;
 }
 
-/*
- * Keys are returned as the text between their quotes, escapes undecoded:
- * envelope keys are plain ASCII, and a key spelled with escapes simply does
- * not match one.  Duplicate keys are kept, in order.
- */
+/* An unwanted member's value: a scalar.  A nested one would hide structure
+ * that a later writer means to be read. */
+static int
+skip(klog_json_rd_t *r)
+{
+	klog_json_member_t m;
+	int c = klog_json_rd_peek(r);
+
+	if (c == '{' || c == '[')
+		return klog_json_rd_fail(r, "unknown key with a nested value");
+	return klog_json_rd_scalar(r, &m);
+}
+
+/* An object being read: its schema's fields and those met so far. */
+struct obj {
+	const char *const *fields;
+	int nfields;
+	uint32_t seen;
+	klog_json_member_fn fn;
+	void *ctx;
+};
+
+/* The index of key among o's fields, or -1. */
+static int
+field_of(const struct obj *o, const char *key, size_t len)
+{
+	for (int f = 0; f < o->nfields; f++)
+		if (strlen(o->fields[f]) == len &&
+		    memcmp(o->fields[f], key, len) == 0)
+			return f;
+	return -1;
+}
+
+/* One "key": value. */
+static int
+member(klog_json_rd_t *r, struct obj *o)
+{
+	const char *k;
+	size_t kn;
+	int rc, f;
+
+	if ((rc = string(r, &k, &kn)) < 0)
+		return rc;
+	if (!eat(r, ':'))
+		return klog_json_rd_fail(r, "expected :");
+	if ((f = field_of(o, k, kn)) >= 0) {
+		if (o->seen & UINT32_C(1) << f)
+			return klog_json_rd_fail(r, "%s twice", o->fields[f]);
+		o->seen |= UINT32_C(1) << f;
+	}
+	if ((rc = o->fn(r, f, k, kn, o->ctx)) < 0)
+		return rc;
+	return rc == 0 ? skip(r) : 0;
+}
+
+int
+klog_json_rd_object(klog_json_rd_t *r, const char *const *fields,
+    int nfields, klog_json_member_fn fn, void *ctx)
+{
+	struct obj o = { fields, nfields, 0, fn, ctx };
+	int rc, f;
+
+	if (!eat(r, '{'))
+		return klog_json_rd_fail(r, "expected an object");
+	if (!eat(r, '}')) {
+		do {
+			if ((rc = member(r, &o)) < 0)
+				return rc;
+		} while (eat(r, ','));
+		if (!eat(r, '}'))
+			return klog_json_rd_fail(r, "expected , or } in an "
+			    "object");
+	}
+	for (f = 0; f < nfields; f++)
+		if (!(o.seen & UINT32_C(1) << f))
+			return klog_json_rd_fail(r, "no %s", fields[f]);
+	return 0;
+}
+
+int
+klog_json_rd_array(klog_json_rd_t *r, klog_json_elem_fn fn, void *ctx)
+{
+	int rc;
+
+	if (!eat(r, '['))
+		return klog_json_rd_fail(r, "expected an array");
+	if (eat(r, ']'))
+		return 0;
+	do {
+		if ((rc = fn(r, ctx)) < 0)
+			return rc;
+	} while (eat(r, ','));
+	if (!eat(r, ']'))
+		return klog_json_rd_fail(r, "expected , or ] in an array");
+	return 0;
+}
+
+int
+klog_json_rd_end(klog_json_rd_t *r)
+{
+	return klog_json_rd_peek(r) < 0 ? 0 :
+	    klog_json_rd_fail(r, "trailing bytes");
+}
+
+/* ---- flat objects ---- */
+
+struct flat {
+	klog_json_member_t *m;
+	size_t max, n;
+};
+
+static int
+flat_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
+    void *ctx)
+{
+	struct flat *f = ctx;
+	int rc;
+
+	(void)field;
+	if (f->n == f->max)
+		return -KLOG_EINVAL;
+	if ((rc = klog_json_rd_scalar(r, &f->m[f->n])) < 0)
+		return rc;
+	f->m[f->n].key = key;
+	f->m[f->n++].key_len = key_len;
+	return 1;
+}
+
+/* Duplicate keys are kept, in order: the caller decides what they mean. */
 int
 klog_json_parse_flat(const char *s, size_t n, klog_json_member_t *members,
     size_t max, size_t *count)
 {
-	cur_t c = { s, n, 0 };
-	size_t k = 0;
+	struct flat f = { members, max, 0 };
+	klog_json_rd_t r;
 	int rc;
 
 	*count = 0;
-	skip_ws(&c);
-	if (c.i >= c.n || c.s[c.i] != '{')
-		return -KLOG_EINVAL;
-	c.i++;
-	skip_ws(&c);
-	if (c.i < c.n && c.s[c.i] == '}') {
-		c.i++;
-		goto end;
-	}
-	for (;;) {
-		klog_json_member_t m;
-
-		if ((rc = scan_member(&c, &m)) < 0)
-			return rc;
-		if (k >= max)
-			return -KLOG_EINVAL;
-		members[k++] = m;
-		skip_ws(&c);
-		if (c.i >= c.n)
-			return -KLOG_EINVAL;
-		if (c.s[c.i] == '}') {
-			c.i++;
-			break;
-		}
-		if (c.s[c.i] != ',')
-			return -KLOG_EINVAL;
-		c.i++;
-		skip_ws(&c);
-	}
-end:
-	skip_ws(&c);
-	if (c.i != c.n)
-		return -KLOG_EINVAL;
-	*count = k;
+	klog_json_rd_init(&r, s, n, NULL, NULL);
+	if ((rc = klog_json_rd_object(&r, NULL, 0, flat_member, &f)) < 0 ||
+	    (rc = klog_json_rd_end(&r)) < 0)
+		return rc;
+	*count = f.n;
 	return 0;
 }
 

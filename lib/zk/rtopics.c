@@ -2,16 +2,16 @@
  * Replicated topics in ZooKeeper (rtopics.h): paths, the two JSON schemas,
  * Kafka's replica assignment, and the operations on a session.
  *
- * json.c reads only flat objects; these schemas have arrays and one nested
- * object, so a small strict reader for exactly them lives here.  It accepts
- * unknown keys with scalar values (a later writer may add some, as Kafka
- * did) and refuses everything else it does not expect.
+ * The schemas are read with json.h's strict reader: unknown keys with
+ * scalar values pass (a later writer may add some, as Kafka did); a known
+ * key twice or missing, and anything else not expected, is refused.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "klog/base/json.h"
 #include "klog/storage/names.h"
 #include "klog/zk/layout.h"
 #include "klog/zk/rtopics.h"
@@ -195,256 +195,58 @@ klog_rstate_encode(klog_buf_t *b, const klog_rstate_t *s)
 	return b->failed ? -KLOG_ENOMEM : 0;
 }
 
-/* ---- the strict reader ---- */
+/* ---- reading ---- */
 
-struct rd {
-	const char *s, *end;
-	klog_err_t *err;
-	const char *what;   /* "topic" or "state", for messages */
+/* A replica list or an isr being read: broker ids, none twice. */
+struct ids {
+	const char *field;
+	int32_t *ids;
+	int n;
 };
 
 static int
-bad(struct rd *r, const char *why)
+id_elem(klog_json_rd_t *r, void *ctx)
 {
-	return klog_err_set(r->err, -KLOG_EINVAL, "%s JSON: %s", r->what, why);
-}
-
-static void
-ws(struct rd *r)
-{
-	while (r->s < r->end && (*r->s == ' ' || *r->s == '\t' ||
-	    *r->s == '\n' || *r->s == '\r'))
-		r->s++;
-}
-
-/* Consume c after blanks; 1 if it was there. */
-static int
-eat(struct rd *r, char c)
-{
-	ws(r);
-	if (r->s < r->end && *r->s == c) {
-		r->s++;
-		return 1;
-	}
-	return 0;
-}
-
-/* A string; *k and *kn are its raw text without the quotes (escapes left
- * as they are: no key klog knows has any, so an escaped key is unknown). */
-static int
-string(struct rd *r, const char **k, size_t *kn)
-{
-	const char *start;
-
-	if (!eat(r, '"'))
-		return bad(r, "expected a string");
-	start = r->s;
-	while (r->s < r->end && *r->s != '"') {
-		if ((unsigned char)*r->s < 0x20)
-			return bad(r, "control byte in a string");
-		if (*r->s == '\\' && ++r->s == r->end)
-			break;
-		r->s++;
-	}
-	if (r->s == r->end)
-		return bad(r, "unterminated string");
-	*k = start;
-	*kn = (size_t)(r->s - start);
-	r->s++;
-	return 0;
-}
-
-/* A JSON number's text (RFC 8259 grammar); *integral 0 if it has a
- * fraction or an exponent. */
-static int
-number(struct rd *r, const char **txt, size_t *n, int *integral)
-{
-	const char *p;
-
-	ws(r);
-	p = r->s;
-	*integral = 1;
-	if (p < r->end && *p == '-')
-		p++;
-	if (p < r->end && *p == '0')
-		p++;
-	else if (p < r->end && *p >= '1' && *p <= '9')
-		while (p < r->end && *p >= '0' && *p <= '9')
-			p++;
-	else
-		return bad(r, "expected a number");
-	if (p < r->end && *p == '.') {
-		*integral = 0;
-		if (++p == r->end || *p < '0' || *p > '9')
-			return bad(r, "malformed number");
-		while (p < r->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p < r->end && (*p == 'e' || *p == 'E')) {
-		*integral = 0;
-		if (++p < r->end && (*p == '+' || *p == '-'))
-			p++;
-		if (p == r->end || *p < '0' || *p > '9')
-			return bad(r, "malformed number");
-		while (p < r->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	*txt = r->s;
-	*n = (size_t)(p - r->s);
-	r->s = p;
-	return 0;
-}
-
-/* An integer in [min, max]. */
-static int
-integer(struct rd *r, int64_t min, int64_t max, int64_t *out,
-    const char *field)
-{
-	char num[24];
-	const char *txt;
-	size_t n;
-	int integral, rc;
-
-	if ((rc = number(r, &txt, &n, &integral)) < 0)
-		return rc;
-	if (!integral || n >= sizeof(num))
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "%s JSON: %s: not an integer", r->what, field);
-	memcpy(num, txt, n);
-	num[n] = '\0';
-	*out = strtoll(num, NULL, 10);  /* the grammar was checked above */
-	if (*out < min || *out > max)
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "%s JSON: %s: %s out of range [%" PRId64 ", %" PRId64 "]",
-		    r->what, field, num, min, max);
-	return 0;
-}
-
-static int
-literal(struct rd *r, const char *word)
-{
-	size_t n = strlen(word);
-
-	if ((size_t)(r->end - r->s) < n || memcmp(r->s, word, n) != 0)
-		return bad(r, "unexpected value");
-	r->s += n;
-	return 0;
-}
-
-/* An unknown key's value: any scalar, nothing nested. */
-static int
-skip_scalar(struct rd *r)
-{
-	const char *k, *txt;
-	size_t n;
-	int integral;
-
-	ws(r);
-	if (r->s == r->end)
-		return bad(r, "truncated");
-	if (*r->s == '"')
-		return string(r, &k, &n);
-	if (*r->s == 't')
-		return literal(r, "true");
-	if (*r->s == 'f')
-		return literal(r, "false");
-	if (*r->s == 'n')
-		return literal(r, "null");
-	if (*r->s == '{' || *r->s == '[')
-		return bad(r, "unknown key with a nested value");
-	return number(r, &txt, &n, &integral);
-}
-
-/* An array of up to max broker ids, none twice. */
-static int
-id_array(struct rd *r, int32_t *ids, int max, int *n, const char *field)
-{
+	struct ids *a = ctx;
 	int64_t v;
 	int rc, i;
 
-	*n = 0;
-	if (!eat(r, '['))
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "%s JSON: %s: not an array", r->what, field);
-	if (eat(r, ']'))
-		return 0;
-	do {
-		if (*n == max)
-			return klog_err_set(r->err, -KLOG_EINVAL,
-			    "%s JSON: %s: more than %d replicas", r->what,
-			    field, max);
-		if ((rc = integer(r, 0, INT32_MAX, &v, field)) < 0)
-			return rc;
-		for (i = 0; i < *n; i++)
-			if (ids[i] == (int32_t)v)
-				return klog_err_set(r->err, -KLOG_EINVAL,
-				    "%s JSON: %s: broker %" PRId64 " twice",
-				    r->what, field, v);
-		ids[(*n)++] = (int32_t)v;
-	} while (eat(r, ','));
-	if (!eat(r, ']'))
-		return bad(r, "expected , or ] in an array");
+	if (a->n == KLOG_RTOPICS_MAX_REPLICAS)
+		return klog_json_rd_fail(r, "%s: more than %d replicas",
+		    a->field, KLOG_RTOPICS_MAX_REPLICAS);
+	if ((rc = klog_json_rd_int(r, a->field, 0, INT32_MAX, &v)) < 0)
+		return rc;
+	for (i = 0; i < a->n; i++)
+		if (a->ids[i] == (int32_t)v)
+			return klog_json_rd_fail(r, "%s: broker %" PRId64
+			    " twice", a->field, v);
+	a->ids[a->n++] = (int32_t)v;
 	return 0;
 }
 
+/* An array of up to KLOG_RTOPICS_MAX_REPLICAS broker ids into ids. */
 static int
-key_is(const char *k, size_t kn, const char *name)
+id_array(klog_json_rd_t *r, int32_t *ids, int *n, const char *field)
 {
-	return kn == strlen(name) && memcmp(k, name, kn) == 0;
-}
-
-/* Walk one object: for each member call fn(r, key, ctx) positioned at the
- * value; fn returns 1 if it took the value, 0 to have it skipped as an
- * unknown scalar, or a negative code. */
-static int
-object(struct rd *r, int (*fn)(struct rd *, const char *, size_t, void *),
-    void *ctx)
-{
-	const char *k;
-	size_t kn;
+	struct ids a = { field, ids, 0 };
 	int rc;
 
-	if (!eat(r, '{'))
-		return bad(r, "expected an object");
-	if (eat(r, '}'))
-		return 0;
-	do {
-		if ((rc = string(r, &k, &kn)) < 0)
-			return rc;
-		if (!eat(r, ':'))
-			return bad(r, "expected :");
-		if ((rc = fn(r, k, kn, ctx)) < 0)
-			return rc;
-		if (rc == 0 && (rc = skip_scalar(r)) < 0)
-			return rc;
-	} while (eat(r, ','));
-	if (!eat(r, '}'))
-		return bad(r, "expected , or } in an object");
-	return 0;
-}
-
-static int
-end(struct rd *r)
-{
-	ws(r);
-	return r->s == r->end ? 0 : bad(r, "trailing bytes");
-}
-
-/* Mark a known field seen; a second one is refused. */
-static int
-once(struct rd *r, unsigned *seen, unsigned bit, const char *field)
-{
-	if (*seen & bit)
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "%s JSON: %s twice", r->what, field);
-	*seen |= bit;
-	return 1;
+	*n = 0;
+	if (klog_json_rd_peek(r) != '[')
+		return klog_json_rd_fail(r, "%s: not an array", field);
+	rc = klog_json_rd_array(r, id_elem, &a);
+	*n = a.n;
+	return rc;
 }
 
 /* ---- the topic's assignment ---- */
 
+/* The fields, named in the enum's order. */
+enum { T_VERSION, T_PARTITIONS, T_MIN_INSYNC, T_NFIELDS };
+static const char *const t_fields[T_NFIELDS] = { "version", "partitions",
+    "min_insync" };
+
 struct tparse {
-	unsigned seen;
 	int64_t min_insync;
 	int rf;                 /* 0 until the first partition */
 	int n;                  /* partitions read */
@@ -473,23 +275,22 @@ part_key(const char *k, size_t kn, int *p)
 }
 
 static int
-t_partition(struct rd *r, const char *k, size_t kn, void *ctx)
+t_partition(klog_json_rd_t *r, int field, const char *k, size_t kn,
+    void *ctx)
 {
 	struct tparse *tp = ctx;
 	int32_t ids[KLOG_RTOPICS_MAX_REPLICAS];
 	int p, n, rc;
 
+	(void)field;  /* "partitions" has no fixed keys */
 	if (part_key(k, kn, &p) < 0)
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "topic JSON: partition \"%.*s\": not a number in "
-		    "[0, %d)", (int)(kn > 20 ? 20 : kn), k,
+		return klog_json_rd_fail(r, "partition \"%.*s\": not a number "
+		    "in [0, %d)", (int)(kn > 20 ? 20 : kn), k,
 		    KLOG_RTOPICS_MAX_PARTITIONS);
-	if ((rc = id_array(r, ids, KLOG_RTOPICS_MAX_REPLICAS, &n,
-	    "replicas")) < 0)
+	if ((rc = id_array(r, ids, &n, "replicas")) < 0)
 		return rc;
 	if (n == 0)
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "topic JSON: partition %d: no replicas", p);
+		return klog_json_rd_fail(r, "partition %d: no replicas", p);
 	if (tp->rf == 0) {
 		tp->rf = n;
 		tp->ids = malloc((size_t)KLOG_RTOPICS_MAX_PARTITIONS *
@@ -499,13 +300,11 @@ t_partition(struct rd *r, const char *k, size_t kn, void *ctx)
 			return klog_err_set(r->err, -KLOG_ENOMEM,
 			    "topic JSON: %s", klog_strerror(KLOG_ENOMEM));
 	} else if (n != tp->rf) {
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "topic JSON: partition %d: %d replicas, others have %d",
-		    p, n, tp->rf);
+		return klog_json_rd_fail(r, "partition %d: %d replicas, "
+		    "others have %d", p, n, tp->rf);
 	}
 	if (tp->have[p])
-		return klog_err_set(r->err, -KLOG_EINVAL,
-		    "topic JSON: partition %d twice", p);
+		return klog_json_rd_fail(r, "partition %d twice", p);
 	tp->have[p] = 1;
 	tp->n++;
 	memcpy(tp->ids + (size_t)p * (size_t)n, ids, (size_t)n * sizeof(*ids));
@@ -513,69 +312,60 @@ t_partition(struct rd *r, const char *k, size_t kn, void *ctx)
 }
 
 static int
-t_member(struct rd *r, const char *k, size_t kn, void *ctx)
+t_member(klog_json_rd_t *r, int field, const char *k, size_t kn, void *ctx)
 {
 	struct tparse *tp = ctx;
 	int64_t v;
 	int rc;
 
-	if (key_is(k, kn, "version")) {
-		if ((rc = once(r, &tp->seen, 1, "version")) < 0 ||
-		    (rc = integer(r, 1, 1, &v, "version")) < 0)
-			return rc;
-		return 1;
+	(void)k;
+	(void)kn;
+	switch (field) {
+	case T_VERSION:
+		rc = klog_json_rd_int(r, "version", 1, 1, &v);
+		break;
+	case T_PARTITIONS:
+		if (klog_json_rd_peek(r) != '{')
+			return klog_json_rd_fail(r, "partitions: not an "
+			    "object");
+		rc = klog_json_rd_object(r, NULL, 0, t_partition, tp);
+		break;
+	case T_MIN_INSYNC:
+		rc = klog_json_rd_int(r, "min_insync", 1,
+		    KLOG_RTOPICS_MAX_REPLICAS, &tp->min_insync);
+		break;
+	default:
+		return 0;  /* a later writer's key */
 	}
-	if (key_is(k, kn, "partitions")) {
-		if ((rc = once(r, &tp->seen, 2, "partitions")) < 0)
-			return rc;
-		ws(r);
-		if (r->s == r->end || *r->s != '{')
-			return bad(r, "partitions: not an object");
-		return (rc = object(r, t_partition, tp)) < 0 ? rc : 1;
-	}
-	if (key_is(k, kn, "min_insync")) {
-		if ((rc = once(r, &tp->seen, 4, "min_insync")) < 0 ||
-		    (rc = integer(r, 1, KLOG_RTOPICS_MAX_REPLICAS,
-		    &tp->min_insync, "min_insync")) < 0)
-			return rc;
-		return 1;
-	}
-	return 0;
+	return rc < 0 ? rc : 1;
 }
 
 int
 klog_rtopic_parse(const char *s, size_t n, klog_rtopic_t *out,
     klog_err_t *err)
 {
-	struct rd r = { s, s + n, err, "topic" };
 	struct tparse tp = { 0 };
+	klog_json_rd_t r;
 	int rc, p;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = object(&r, t_member, &tp)) < 0 || (rc = end(&r)) < 0)
+	klog_json_rd_init(&r, s, n, "topic JSON", err);
+	if ((rc = klog_json_rd_object(&r, t_fields, T_NFIELDS, t_member,
+	    &tp)) < 0 || (rc = klog_json_rd_end(&r)) < 0)
 		goto out;
-	if ((tp.seen & 7) != 7) {
-		rc = klog_err_set(err, -KLOG_EINVAL, "topic JSON: no %s",
-		    !(tp.seen & 1) ? "version" : !(tp.seen & 2) ?
-		    "partitions" : "min_insync");
-		goto out;
-	}
 	if (tp.n == 0) {
-		rc = klog_err_set(err, -KLOG_EINVAL,
-		    "topic JSON: no partitions");
+		rc = klog_json_rd_fail(&r, "no partitions");
 		goto out;
 	}
 	/* Partitions are 0 .. n-1, every one of them. */
 	for (p = 0; p < tp.n; p++)
 		if (!tp.have[p]) {
-			rc = klog_err_set(err, -KLOG_EINVAL,
-			    "topic JSON: partition %d missing", p);
+			rc = klog_json_rd_fail(&r, "partition %d missing", p);
 			goto out;
 		}
 	if (tp.min_insync > tp.rf) {
-		rc = klog_err_set(err, -KLOG_EINVAL,
-		    "topic JSON: min_insync %" PRId64 " over %d replicas",
-		    tp.min_insync, tp.rf);
+		rc = klog_json_rd_fail(&r, "min_insync %" PRId64 " over %d "
+		    "replicas", tp.min_insync, tp.rf);
 		goto out;
 	}
 	out->nparts = tp.n;
@@ -594,68 +384,68 @@ out:
 
 /* ---- a partition's state ---- */
 
-struct sparse {
-	unsigned seen;
-	klog_rstate_t *out;
-};
+enum { S_VERSION, S_ISR, S_LEADER, S_CONTROLLER_EPOCH, S_LEADER_EPOCH,
+    S_NFIELDS };
+static const char *const s_fields[S_NFIELDS] = { "version", "isr", "leader",
+    "controller_epoch", "leader_epoch" };
+
+/* A field of the state in [min, INT32_MAX] into *dst. */
+static int
+s_int(klog_json_rd_t *r, const char *field, int32_t min, int32_t *dst)
+{
+	int64_t v;
+	int rc = klog_json_rd_int(r, field, min, INT32_MAX, &v);
+
+	if (rc == 0)
+		*dst = (int32_t)v;
+	return rc;
+}
 
 static int
-s_member(struct rd *r, const char *k, size_t kn, void *ctx)
+s_member(klog_json_rd_t *r, int field, const char *k, size_t kn, void *ctx)
 {
-	struct sparse *sp = ctx;
+	klog_rstate_t *out = ctx;
 	int64_t v;
 	int rc;
 
-	if (key_is(k, kn, "version")) {
-		if ((rc = once(r, &sp->seen, 1, "version")) < 0 ||
-		    (rc = integer(r, 1, 1, &v, "version")) < 0)
-			return rc;
-	} else if (key_is(k, kn, "isr")) {
-		if ((rc = once(r, &sp->seen, 2, "isr")) < 0 ||
-		    (rc = id_array(r, sp->out->isr, KLOG_RTOPICS_MAX_REPLICAS,
-		    &sp->out->nisr, "isr")) < 0)
-			return rc;
-	} else if (key_is(k, kn, "leader")) {
-		if ((rc = once(r, &sp->seen, 4, "leader")) < 0 ||
-		    (rc = integer(r, -1, INT32_MAX, &v, "leader")) < 0)
-			return rc;
-		sp->out->leader = (int32_t)v;
-	} else if (key_is(k, kn, "controller_epoch")) {
-		if ((rc = once(r, &sp->seen, 8, "controller_epoch")) < 0 ||
-		    (rc = integer(r, -1, INT32_MAX, &v,
-		    "controller_epoch")) < 0)
-			return rc;
-		sp->out->controller_epoch = (int32_t)v;
-	} else if (key_is(k, kn, "leader_epoch")) {
-		if ((rc = once(r, &sp->seen, 16, "leader_epoch")) < 0 ||
-		    (rc = integer(r, 0, INT32_MAX, &v, "leader_epoch")) < 0)
-			return rc;
-		sp->out->leader_epoch = (int32_t)v;
-	} else {
-		return 0;
+	(void)k;
+	(void)kn;
+	switch (field) {
+	case S_VERSION:
+		rc = klog_json_rd_int(r, "version", 1, 1, &v);
+		break;
+	case S_ISR:
+		rc = id_array(r, out->isr, &out->nisr, "isr");
+		break;
+	case S_LEADER:
+		rc = s_int(r, "leader", -1, &out->leader);
+		break;
+	case S_CONTROLLER_EPOCH:
+		rc = s_int(r, "controller_epoch", -1, &out->controller_epoch);
+		break;
+	case S_LEADER_EPOCH:
+		rc = s_int(r, "leader_epoch", 0, &out->leader_epoch);
+		break;
+	default:
+		return 0;  /* a later writer's key */
 	}
-	return 1;
+	return rc < 0 ? rc : 1;
 }
 
 int
 klog_rstate_parse(const char *s, size_t n, klog_rstate_t *out,
     klog_err_t *err)
 {
-	static const char *const names[] = { "version", "isr", "leader",
-	    "controller_epoch", "leader_epoch" };
-	struct rd r = { s, s + n, err, "state" };
-	struct sparse sp = { 0, out };
-	int rc, i;
+	klog_json_rd_t r;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->version = -1;
-	if ((rc = object(&r, s_member, &sp)) < 0 || (rc = end(&r)) < 0)
+	klog_json_rd_init(&r, s, n, "state JSON", err);
+	if ((rc = klog_json_rd_object(&r, s_fields, S_NFIELDS, s_member,
+	    out)) < 0)
 		return rc;
-	for (i = 0; i < 5; i++)
-		if (!(sp.seen & (1u << i)))
-			return klog_err_set(err, -KLOG_EINVAL,
-			    "state JSON: no %s", names[i]);
-	return 0;
+	return klog_json_rd_end(&r);
 }
 
 /* ---- assignment ---- */

@@ -386,6 +386,163 @@ test_unescape_reject(void **state)
 	klog_buf_free(&b);
 }
 
+/* ---- the reader, by a schema {"a": int in [0, 9], "b": [ints]} ---- */
+
+struct ab {
+	int64_t a;
+	int64_t b[4];
+	size_t nb;
+};
+
+static int
+ab_elem(klog_json_rd_t *r, void *ctx)
+{
+	struct ab *v = ctx;
+
+	if (v->nb == 4)
+		return klog_json_rd_fail(r, "b: too long");
+	return klog_json_rd_int(r, "b", INT64_MIN, INT64_MAX, &v->b[v->nb++]);
+}
+
+static int
+ab_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
+    void *ctx)
+{
+	struct ab *v = ctx;
+	int rc;
+
+	(void)key;
+	(void)key_len;
+	if (field < 0)
+		return 0;
+	if (field == 0)
+		rc = klog_json_rd_int(r, "a", 0, 9, &v->a);
+	else
+		rc = klog_json_rd_array(r, ab_elem, v);
+	return rc < 0 ? rc : 1;
+}
+
+/* Read s with the schema; the return code, the message in err. */
+static int
+read_ab(const char *s, struct ab *v, klog_err_t *err)
+{
+	static const char *const fields[] = { "a", "b" };
+	klog_json_rd_t r;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	KLOG_ERR_EMPTY(err);
+	klog_json_rd_init(&r, s, strlen(s), "ab JSON", err);
+	if ((rc = klog_json_rd_object(&r, fields, 2, ab_member, v)) < 0)
+		return rc;
+	return klog_json_rd_end(&r);
+}
+
+static void
+test_reader_accept(void **state)
+{
+	struct ab v;
+	klog_err_t err;
+
+	(void)state;
+	assert_int_equal(read_ab(" {\"b\" : [ 1 , -0,9223372036854775807,"
+	    "-9223372036854775808 ], \"a\":7}\n", &v, &err), 0);
+	assert_int_equal(v.a, 7);
+	assert_int_equal(v.nb, 4);
+	assert_int_equal(v.b[1], 0);
+	assert_true(v.b[2] == INT64_MAX);
+	assert_true(v.b[3] == INT64_MIN);
+	/* Other keys: any scalar, repeated, with escapes in the key. */
+	assert_int_equal(read_ab("{\"x\":1.5e3,\"x\":\"\\u00e9\\n\","
+	    "\"a\\u0041\":null,\"y\":true,\"z\":false,\"a\":0,\"b\":[]}",
+	    &v, &err), 0);
+	assert_int_equal(v.nb, 0);
+}
+
+/* read_ab() refuses s with a message holding why. */
+static void
+refuse_ab(const char *s, const char *why)
+{
+	struct ab v;
+	klog_err_t err;
+
+	assert_int_equal(read_ab(s, &v, &err), -KLOG_EINVAL);
+	assert_int_equal(err.code, -KLOG_EINVAL);
+	if (strncmp(err.msg, "ab JSON: ", 9) != 0 ||
+	    strstr(err.msg, why) == NULL)
+		fail_msg("%s: got \"%s\", wanted \"%s\"", s, err.msg, why);
+}
+
+static void
+test_reader_refuse(void **state)
+{
+	(void)state;
+	refuse_ab("", "expected an object");
+	refuse_ab("[]", "expected an object");
+	refuse_ab("{\"b\":[]}", "no a");
+	refuse_ab("{\"a\":1}", "no b");
+	refuse_ab("{\"a\":1,\"b\":[],\"a\":1}", "a twice");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":{}}", "unknown key with a nested");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":[1]}", "unknown key with a nested");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":}", "expected a number");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":", "truncated");
+	refuse_ab("{\"a\":1,\"b\":[]} {}", "trailing bytes");
+	refuse_ab("{\"a\":1,\"b\":[],}", "expected a string");
+	refuse_ab("{\"a\" 1}", "expected :");
+	refuse_ab("{\"a\":1 \"b\":[]}", "expected , or }");
+	refuse_ab("{\"a\":1,\"b\":[1 2]}", "expected , or ]");
+	refuse_ab("{\"a\":1,\"b\":[1,]}", "expected a number");
+	refuse_ab("{\"a\":1,\"b\":{}}", "expected an array");
+	refuse_ab("{\"a\":1,\"b\":[1,2,3,4,5]}", "b: too long");
+	/* Integers: range, shape, and past int64_t. */
+	refuse_ab("{\"a\":10,\"b\":[]}", "a: 10 out of range [0, 9]");
+	refuse_ab("{\"a\":-1,\"b\":[]}", "out of range");
+	refuse_ab("{\"a\":1.0,\"b\":[]}", "a: not an integer");
+	refuse_ab("{\"a\":1e0,\"b\":[]}", "a: not an integer");
+	refuse_ab("{\"a\":\"1\",\"b\":[]}", "expected a number");
+	refuse_ab("{\"a\":01,\"b\":[]}", "expected , or }");
+	refuse_ab("{\"a\":1.,\"b\":[]}", "malformed number");
+	refuse_ab("{\"a\":1,\"b\":[9223372036854775808]}", "out of range");
+	refuse_ab("{\"a\":1,\"b\":[-9223372036854775809]}", "out of range");
+	refuse_ab("{\"a\":1,\"b\":[123456789012345678901234567890]}",
+	    "b: 12345678901234567890123... out of range");
+	/* Strings, keys as much as values. */
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":\"\\q\"}", "bad escape");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":\"\\u12\"}", "bad \\u escape");
+	refuse_ab("{\"a\":1,\"b\":[],\"\xff\":1}", "invalid UTF-8");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":\"\t\"}", "control byte");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":\"\\\"}", "unterminated");
+	refuse_ab("{\"a\":1,\"b\":[],\"x\":tru}", "unexpected value");
+}
+
+/* A scalar's type and text; a nested value is not one.  err may be NULL. */
+static void
+test_reader_scalar(void **state)
+{
+	klog_json_member_t m;
+	klog_json_rd_t r;
+	klog_err_t err;
+
+	(void)state;
+	klog_json_rd_init(&r, S(" \"a\\\"\" -1.5 null ["), "x", &err);
+	assert_int_equal(klog_json_rd_scalar(&r, &m), 0);
+	assert_int_equal(m.type, KLOG_JSON_STRING);
+	assert_int_equal(m.raw_len, 5);
+	assert_int_equal(klog_json_rd_scalar(&r, &m), 0);
+	assert_int_equal(m.type, KLOG_JSON_NUMBER);
+	assert_memory_equal(m.raw, "-1.5", 4);
+	assert_int_equal(klog_json_rd_scalar(&r, &m), 0);
+	assert_int_equal(m.type, KLOG_JSON_NULL);
+	assert_int_equal(klog_json_rd_peek(&r), '[');
+	assert_int_equal(klog_json_rd_scalar(&r, &m), -KLOG_EINVAL);
+	assert_string_equal(err.msg,
+	    "x: a nested value where a scalar belongs");
+	klog_json_rd_init(&r, NULL, 0, NULL, NULL);
+	assert_int_equal(klog_json_rd_peek(&r), -1);
+	assert_int_equal(klog_json_rd_end(&r), 0);
+	assert_int_equal(klog_json_rd_scalar(&r, &m), -KLOG_EINVAL);
+}
+
 int
 main(void)
 {
@@ -402,6 +559,9 @@ main(void)
 		cmocka_unit_test(test_parse_flat_reject),
 		cmocka_unit_test(test_unescape),
 		cmocka_unit_test(test_unescape_reject),
+		cmocka_unit_test(test_reader_accept),
+		cmocka_unit_test(test_reader_refuse),
+		cmocka_unit_test(test_reader_scalar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

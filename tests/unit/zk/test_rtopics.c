@@ -151,6 +151,11 @@ test_topic_refusals(void **state)
 	    "\"min_insync\":1", "expected ,");
 	refuse_topic("{\"version\":1,\"partitions\":{\"10000\":[1]},"
 	    "\"min_insync\":1}", "not a number");
+	/* Strings are RFC 8259's, in a key or a value nobody reads. */
+	refuse_topic("{\"version\":1,\"partitions\":{\"0\":[1]},"
+	    "\"min_insync\":1,\"note\":\"\\q\"}", "bad escape");
+	refuse_topic("{\"version\":1,\"partitions\":{\"0\":[1]},"
+	    "\"min_insync\":1,\"\xc0\xaf\":1}", "invalid UTF-8");
 	/* 17 replicas */
 	n = (size_t)snprintf(big, sizeof(big),
 	    "{\"version\":1,\"min_insync\":1,\"partitions\":{\"0\":[0");
