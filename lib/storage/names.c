@@ -1,13 +1,13 @@
 /*
  * Names in a data directory: topics, partition directories, segment files,
- * the one segment lister, and the retention rule.  See names.h.
+ * the listers of both, and the retention rule.  See names.h.
  *
  * Choices made here:
  *  - Parsing is exact, so that a name parses only if formatting what it
  *    gave writes the same name back: 20 digits and a known suffix for a
  *    segment, no sign and no leading zero for a partition.  Two spellings
  *    of one segment or partition can then never both be taken for it.
- *  - The lister reads the directory through a descriptor of its own
+ *  - The listers read the directory through a descriptor of its own
  *    (openat "."), so the caller's descriptor keeps its offset, and stats
  *    each name relative to it: a directory swapped for a link after the
  *    caller opened it cannot lead the stats elsewhere.
@@ -213,7 +213,7 @@ klog_names_segment_parse(const char *name, int64_t *base, int *kafka)
 	return 0;
 }
 
-/* ---- the lister ---- */
+/* ---- the listers ---- */
 
 static int
 cmp_seg(const void *a, const void *b)
@@ -247,14 +247,15 @@ not_segment(klog_err_t *err, unsigned flags, const char *path,
 	return klog_err_set(err, -KLOG_ECORRUPT, "%s: %s", path, why);
 }
 
-/* Stat one directory entry into *s: 1 if it is a segment, 0 if it is to be
- * left out, or an error. */
+/* Stat one directory entry into a klog_names_seg_t: 1 if it is a segment,
+ * 0 if it is to be left out, or an error. */
 static int
-stat_entry(int dfd, const char *dir, const char *name, unsigned flags,
-    klog_names_seg_t *s, klog_err_t *err)
+seg_entry(int dfd, const char *dir, const char *name, unsigned flags,
+    void *entry, klog_err_t *err)
 {
 	char path[PATH_MAX + NAME_MAX + 2];
 	int inspect = flags & KLOG_NAMES_INSPECT;
+	klog_names_seg_t *s = entry;
 	struct stat st;
 	int r;
 
@@ -293,11 +294,26 @@ klog_names_reopen_dir(int dfd)
 	return d;
 }
 
-int
-klog_names_segments(int dfd, const char *dir, unsigned flags,
-    klog_names_seg_t **out, size_t *n, klog_err_t *err)
+/* What a listing keeps of each entry, and in which order. */
+struct listing {
+	size_t size;            /* of one entry */
+	/* Read name into entry: 1 to keep it, 0 to leave it out, or an
+	 * error. */
+	int (*entry)(int dfd, const char *dir, const char *name,
+	    unsigned flags, void *entry, klog_err_t *err);
+	int (*cmp)(const void *, const void *);
+};
+
+/*
+ * The one directory walk: dfd's directory through a descriptor of its own,
+ * one readdir and one entry() per name, the kept entries sorted into *out
+ * (NULL when none, else the caller's to free()).
+ */
+static int
+list_dir(int dfd, const char *dir, unsigned flags, const struct listing *l,
+    void **out, size_t *n, klog_err_t *err)
 {
-	klog_names_seg_t s, *list = NULL, *grown;
+	char *list = NULL, *grown;
 	struct dirent *de;
 	size_t cap = 0;
 	DIR *d;
@@ -308,39 +324,98 @@ klog_names_segments(int dfd, const char *dir, unsigned flags,
 	if ((d = klog_names_reopen_dir(dfd)) == NULL)
 		return sys_fail(err, flags, "opendir", dir);
 	while (rc == 0) {
-		/* Reset each time: stat_entry() may leave errno set. */
+		/* Reset each time: entry() may leave errno set. */
 		errno = 0;
 		if ((de = readdir(d)) == NULL) {
 			if (errno != 0)
 				rc = sys_fail(err, flags, "readdir", dir);
 			break;
 		}
-		rc = stat_entry(dfd, dir, de->d_name, flags, &s, err);
-		if (rc <= 0)
-			continue;
-		rc = 0;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
-			if ((grown = realloc(list, cap * sizeof(*list))) ==
-			    NULL) {
+			if ((grown = realloc(list, cap * l->size)) == NULL) {
 				rc = klog_err_set(err, -KLOG_ENOMEM,
 				    "%s: out of memory", dir);
 				break;
 			}
 			list = grown;
 		}
-		list[(*n)++] = s;
+		rc = l->entry(dfd, dir, de->d_name, flags, list + *n * l->size,
+		    err);
+		if (rc > 0) {
+			(*n)++;
+			rc = 0;
+		}
 	}
 	closedir(d);
-	if (rc < 0) {
+	if (rc < 0 || *n == 0) {
 		free(list);
 		*n = 0;
 		return rc;
 	}
-	if (*n > 1)
-		qsort(list, *n, sizeof(*list), cmp_seg);
+	qsort(list, *n, l->size, l->cmp);
 	*out = list;
 	return 0;
+}
+
+int
+klog_names_segments(int dfd, const char *dir, unsigned flags,
+    klog_names_seg_t **out, size_t *n, klog_err_t *err)
+{
+	static const struct listing segs = { sizeof(klog_names_seg_t),
+	    seg_entry, cmp_seg };
+	void *list;
+	int rc = list_dir(dfd, dir, flags, &segs, &list, n, err);
+
+	*out = list;
+	return rc;
+}
+
+static int
+cmp_part(const void *a, const void *b)
+{
+	const klog_names_part_t *x = a, *y = b;
+	int c = strcmp(x->topic, y->topic);
+
+	if (c != 0)
+		return c;
+	return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* "<valid topic>-<n>", a directory itself: a link is not followed out of
+ * the data directory. */
+static int
+part_entry(int dfd, const char *dir, const char *name, unsigned flags,
+    void *entry, klog_err_t *err)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+	klog_names_part_t *p = entry;
+	struct stat st;
+
+	if (klog_names_dir_parse(name, p->topic, sizeof(p->topic),
+	    &p->partition) < 0)
+		return 0;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* Listed, then its topic deleted before the stat. */
+		if (errno == ENOENT)
+			return 0;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		return sys_fail(err, flags, "stat", path);
+	}
+	return S_ISDIR(st.st_mode);
+}
+
+int
+klog_names_parts(int dfd, const char *dir, klog_names_part_t **out,
+    size_t *n, klog_err_t *err)
+{
+	static const struct listing parts = { sizeof(klog_names_part_t),
+	    part_entry, cmp_part };
+	void *list;
+	int rc = list_dir(dfd, dir, 0, &parts, &list, n, err);
+
+	*out = list;
+	return rc;
 }
 
 /* ---- retention ---- */

@@ -7,18 +7,17 @@
  *    descriptor with O_NOFOLLOW, and unlinked relative to the partition's
  *    descriptor, so a directory swapped for a link after the listing cannot
  *    lead outside the data directory.
- *  - Segments are listed by klog_names_segments(), as lib/storage/log.c lists them
- *    at open, so both see the same segments in the same order and the same
- *    contiguity.
+ *  - Partitions are listed by klog_names_parts(), as the broker's store
+ *    lists them at open, and segments by klog_names_segments(), as
+ *    lib/storage/log.c lists them: both sides see the same partitions and
+ *    segments in the same order, and the same contiguity.
  *  - The lock is a separate file from the broker's .lock: klog-retain runs
  *    exclude each other, never the broker.  It is polled with LOCK_NB so the
  *    wait is bounded without signals.
  */
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -126,77 +125,28 @@ klog_retain_lock(klog_retain_t *r, int64_t wait_ms, klog_err_t *err)
 
 /* ---- partitions ---- */
 
-static int
-cmp_part(const void *a, const void *b)
-{
-	const klog_retain_part_t *x = a, *y = b;
-	int c = strcmp(x->topic, y->topic);
-
-	if (c != 0)
-		return c;
-	return (x->partition > y->partition) - (x->partition < y->partition);
-}
-
-/* A real directory (not a link) named "<valid topic>-<n>"? */
-static int
-parse_part(int dfd, const char *name, klog_retain_part_t *p)
-{
-	struct stat st;
-
-	memset(p, 0, sizeof(*p));
-	p->fd = -1;
-	if (klog_names_dir_parse(name, p->topic, sizeof(p->topic),
-	    &p->partition) < 0)
-		return 0;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
-	return S_ISDIR(st.st_mode);
-}
-
 int
 klog_retain_parts(klog_retain_t *r, klog_retain_part_t **out, size_t *n,
     klog_err_t *err)
 {
-	klog_retain_part_t f, *list = NULL, *grown;
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d;
-	int rc = 0;
+	klog_names_part_t *found;
+	size_t i;
+	int rc;
 
 	*out = NULL;
-	*n = 0;
-	if ((d = klog_names_reopen_dir(r->fd)) == NULL)
-		return klog_err_sys(err, "opendir", r->data_dir);
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (!parse_part(r->fd, de->d_name, &f)) {
-			errno = 0;
-			continue;
-		}
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			if ((grown = realloc(list, cap * sizeof(*list))) ==
-			    NULL) {
-				rc = klog_err_set(err, -KLOG_ENOMEM,
-				    "out of memory");
-				break;
-			}
-			list = grown;
-		}
-		list[(*n)++] = f;
-		errno = 0;
-	}
-	if (rc == 0 && errno != 0)
-		rc = klog_err_sys(err, "readdir", r->data_dir);
-	closedir(d);
-	if (rc < 0) {
-		free(list);
-		*n = 0;
+	if ((rc = klog_names_parts(r->fd, r->data_dir, &found, n, err)) < 0)
 		return rc;
+	if (*n > 0 && (*out = calloc(*n, sizeof(**out))) == NULL) {
+		free(found);
+		*n = 0;
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
-	if (*n > 1)
-		qsort(list, *n, sizeof(*list), cmp_part);
-	*out = list;
+	for (i = 0; i < *n; i++) {
+		memcpy((*out)[i].topic, found[i].topic, sizeof(found[i].topic));
+		(*out)[i].partition = found[i].partition;
+		(*out)[i].fd = -1;
+	}
+	free(found);
 	return 0;
 }
 

@@ -73,12 +73,6 @@ struct klog_store {
 	size_t nall, allcap;
 };
 
-/* A "<topic>-<n>" directory found by the scan. */
-struct found {
-	char topic[KLOG_TOPIC_MAX + 1];
-	int partition;
-};
-
 void
 klog_store_config_default(klog_store_config_t *cfg)
 {
@@ -642,83 +636,38 @@ klog_store_recovered_bytes(const klog_store_t *s)
 
 /* ---- open and close ---- */
 
+/* Every partition directory in the data directory, sorted; each below the
+ * maximum. */
 static int
-cmp_found(const void *a, const void *b)
+scan(klog_store_t *s, klog_names_part_t **out, size_t *n, klog_err_t *err)
 {
-	const struct found *x = a, *y = b;
-	int c = strcmp(x->topic, y->topic);
+	int dfd = open(s->data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
 
-	if (c != 0)
-		return c;
-	return (x->partition > y->partition) - (x->partition < y->partition);
-}
-
-/* A real directory (not a link) named "<valid topic>-<n>"? */
-static int
-parse_entry(DIR *d, const struct dirent *de, struct found *f)
-{
-	struct stat st;
-
-	if (klog_names_dir_parse(de->d_name, f->topic, sizeof(f->topic),
-	    &f->partition) < 0)
-		return 0;
-	if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
-	return S_ISDIR(st.st_mode);
-}
-
-/* Every partition directory in the data directory, sorted. */
-static int
-scan(klog_store_t *s, struct found **out, size_t *n, klog_err_t *err)
-{
-	struct found f, *list = NULL, *p;
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d;
-	int r = 0;
-
+	*out = NULL;
 	*n = 0;
-	if ((d = opendir(s->data_dir)) == NULL)
+	if (dfd < 0)
 		return klog_err_sys(err, "opendir", s->data_dir);
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (!parse_entry(d, de, &f))
-			continue;
-		if (f.partition >= s->cfg.max_partitions) {
+	r = klog_names_parts(dfd, s->data_dir, out, n, err);
+	close(dfd);
+	for (size_t i = 0; r == 0 && i < *n; i++)
+		if ((*out)[i].partition >= s->cfg.max_partitions)
 			r = klog_err_set(err, -KLOG_EINVAL,
-			    "%s/%s: partition not below the maximum of %d",
-			    s->data_dir, de->d_name, s->cfg.max_partitions);
-			break;
-		}
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			if ((p = realloc(list, cap * sizeof(*p))) == NULL) {
-				r = klog_err_set(err, -KLOG_ENOMEM,
-				    "out of memory");
-				break;
-			}
-			list = p;
-		}
-		list[(*n)++] = f;
-		errno = 0;
-	}
-	if (r == 0 && errno != 0)
-		r = klog_err_sys(err, "readdir", s->data_dir);
-	closedir(d);
+			    "%s/%s-%d: partition not below the maximum of %d",
+			    s->data_dir, (*out)[i].topic, (*out)[i].partition,
+			    s->cfg.max_partitions);
 	if (r < 0) {
-		free(list);
-		return r;
+		free(*out);
+		*out = NULL;
+		*n = 0;
 	}
-	if (*n > 1)
-		qsort(list, *n, sizeof(*list), cmp_found);
-	*out = list;
-	return 0;
+	return r;
 }
 
 static int
 open_existing(klog_store_t *s, int recover, klog_err_t *err)
 {
-	struct found *list = NULL;
+	klog_names_part_t *list;
 	size_t n, i;
 	int r;
 

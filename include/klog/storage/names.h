@@ -17,9 +17,9 @@
  * only .klog ones).  The data directory is a security boundary: everything
  * that makes a path from a topic checks it here first.
  *
- * Only klog_names_segments() and klog_names_reopen_dir() touch the file
- * system: the one lists a directory, the other opens one to list.  Nothing
- * here allocates except what they return.
+ * Only the listers (klog_names_parts(), klog_names_segments()) and
+ * klog_names_reopen_dir() touch the file system: they list a directory, it
+ * opens one to list.  Nothing here allocates except what they return.
  */
 #ifndef KLOG_NAMES_H
 #define KLOG_NAMES_H
@@ -79,6 +79,26 @@ int klog_names_dir_path(const char *data_dir, const char *topic,
  */
 int klog_names_dir_parse(const char *name, char *topic, size_t topiclen,
     int *partition);
+
+/* One partition directory found by klog_names_parts(). */
+typedef struct klog_names_part {
+	char topic[KLOG_TOPIC_MAX + 1];
+	int partition;
+} klog_names_part_t;
+
+/*
+ * The partition directories of the data directory dfd refers to (dir is its
+ * path, for messages), by topic then partition: each entry whose name
+ * klog_names_dir_parse() takes and that is a directory itself.  Links are
+ * not followed (the data directory is a security boundary), other names
+ * and other files are skipped, and so is a directory removed since the
+ * listing (a topic deleted beside klog-retain).  One readdir and one stat
+ * per entry; dfd is neither moved nor closed.  A failed system call is its
+ * code with "stat PATH: reason" (or opendir, readdir).  On success *out
+ * (n entries; NULL when none) is the caller's to free().
+ */
+int klog_names_parts(int dfd, const char *dir, klog_names_part_t **out,
+    size_t *n, klog_err_t *err);
 
 /* ---- segment files: "<20 digits>.klog" or ".kafka" ---- */
 

@@ -1,7 +1,8 @@
 /*
- * Unit tests for lib/storage/names.c: topic names, partition directory and segment
- * file names (parse, format, round trips), the segment lister on a
- * directory with other files in it, and the retention rule.
+ * Unit tests for lib/storage/names.c: topic names, partition directory and
+ * segment file names (parse, format, round trips), the partition and
+ * segment listers on a directory with other files in it, and the retention
+ * rule.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -563,6 +564,90 @@ test_list_links(void **state)
 	    -KLOG_ECORRUPT);
 }
 
+/* ---- the partition lister ---- */
+
+static void
+test_parts_sorted(void **state)
+{
+	static const struct { const char *topic; int partition; } want[] = {
+		{ ".hidden", 0 },   /* a valid topic, as Kafka's are */
+		{ "a", 0 }, { "a", 2 }, { "a", 10 }, { "a-b", 1 }, { "b", 0 },
+	};
+	struct fixture *f = *state;
+	klog_names_part_t *p = NULL;
+	klog_err_t err = { 0 };
+	size_t n = 99;
+	int fds = count_fds();
+
+	make_subdir(f, "a-10");
+	make_subdir(f, "b-0");
+	make_subdir(f, "a-2");
+	make_subdir(f, "a-b-1");
+	make_subdir(f, "a-0");
+	make_subdir(f, ".hidden-0");
+	/* Skipped: names that are not "<valid topic>-<n>", files, links. */
+	make_subdir(f, "a-01");
+	make_subdir(f, "a-");
+	make_subdir(f, "-1");
+	make_subdir(f, "..-1");
+	make_subdir(f, "a b-1");
+	make_subdir(f, "a-2147483648");
+	make_subdir(f, "plain");
+	make_file(f, "c-0", 0, NOW);
+	make_file(f, KLOG_CLEAN_MARKER, 0, NOW);
+	make_link(f, "a-0", "d-0");
+	make_link(f, "/", "e-0");
+	assert_int_equal(klog_names_parts(f->dfd, f->dir, &p, &n, &err), 0);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(p[i].topic, want[i].topic);
+		assert_int_equal(p[i].partition, want[i].partition);
+	}
+	free(p);
+	/* The caller's descriptor is left where it was, and nothing else
+	 * stays open. */
+	assert_int_equal(lseek(f->dfd, 0, SEEK_CUR), 0);
+	assert_int_equal(count_fds(), fds);
+}
+
+static void
+test_parts_empty(void **state)
+{
+	struct fixture *f = *state;
+	klog_names_part_t *p = (klog_names_part_t *)&p;
+	size_t n = 99;
+
+	assert_int_equal(klog_names_parts(f->dfd, f->dir, &p, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	assert_null(p);
+	make_file(f, "t-0", 0, NOW);
+	make_link(f, ".", "t-1");
+	assert_int_equal(klog_names_parts(f->dfd, f->dir, &p, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	assert_null(p);
+}
+
+static void
+test_parts_not_a_directory(void **state)
+{
+	klog_names_part_t *p = (klog_names_part_t *)&p;
+	klog_err_t err = { 0 };
+	char want[PATH_MAX];
+	size_t n = 99;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(klog_names_parts(fd, "/dev/null", &p, &n, &err),
+	    -KLOG_EIO);
+	close(fd);
+	assert_int_equal(n, 0);
+	assert_null(p);
+	snprintf(want, sizeof(want), "opendir /dev/null: %s",
+	    strerror(ENOTDIR));
+	assert_string_equal(err.msg, want);
+}
+
 /* ---- the retention rule (moved from test_retain.c) ---- */
 
 /* n contiguous segments of the given sizes and ages (ms before NOW). */
@@ -814,6 +899,9 @@ main(void)
 		T(test_list_base_too_large),
 		T(test_list_end_too_large),
 		T(test_list_links),
+		T(test_parts_sorted),
+		T(test_parts_empty),
+		T(test_parts_not_a_directory),
 #undef T
 		cmocka_unit_test(test_plan_empty),
 		cmocka_unit_test(test_plan_disabled),
