@@ -16,6 +16,7 @@
 #include "klog/base/clock.h"
 #include "klog/base/error.h"
 #include "klog/storage/log.h"
+#include "klog/storage/retain.h"
 #include "klog/storage/segment.h"
 
 #include "log_impl.h"

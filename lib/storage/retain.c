@@ -270,3 +270,34 @@ klog_retain_part_sync(klog_retain_t *r, const klog_retain_part_t *p,
 	    "not hold the deletions: they can come back after a crash)", dir,
 	    strerror(e));
 }
+
+/* ---- the rule ---- */
+
+static int
+expired(const klog_segment_info_t *s, int64_t max_age_ms, int64_t now_ms)
+{
+	/* now - mtime > max_age without overflow, whatever the values. */
+	return s->mtime_ms < now_ms &&
+	    (uint64_t)now_ms - (uint64_t)s->mtime_ms > (uint64_t)max_age_ms;
+}
+
+void
+klog_retain_plan(const klog_segment_info_t *segs, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
+    klog_retain_plan_t *plan)
+{
+	int64_t left = 0;
+	size_t k = 0;
+
+	if (max_age_ms >= 0)
+		while (k < n && expired(&segs[k], max_age_ms, now_ms))
+			k++;
+	if (max_bytes >= 0) {
+		for (size_t i = k; i < n; i++)
+			left += segs[i].size;
+		for (; k < n && left - segs[k].size >= max_bytes; k++)
+			left -= segs[k].size;
+	}
+	plan->newest_expired = n > 0 && k == n;
+	plan->count = plan->newest_expired ? n - 1 : k;
+}

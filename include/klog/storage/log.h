@@ -202,7 +202,7 @@ int klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
     size_t *n);
 
 /*
- * Retention by klog_retain_plan() (names.h): delete whole segments from the
+ * Retention by klog_retain_plan() (retain.h): delete whole segments from the
  * oldest end while their mtime is older than max_age_ms (if >= 0) before
  * now_ms, then while the log stays at or above max_bytes (if >= 0) without
  * them.  The active (newest) segment is never deleted: if everything

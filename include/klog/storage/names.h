@@ -178,24 +178,4 @@ DIR *klog_names_reopen_dir(int dfd);
  * expired, so that the age rule walks past it. */
 #define KLOG_RETAIN_GONE INT64_MIN
 
-typedef struct klog_retain_plan {
-	size_t count;        /* segments to delete from the oldest end */
-	int newest_expired;  /* the rules would delete the newest one too */
-} klog_retain_plan_t;
-
-/*
- * The retention rule over n segments, oldest first, shared by the broker's
- * own klog_log_retain() and by klog-retain, so both delete the same
- * segments.  Walking from the oldest: while a segment is older than
- * max_age_ms (if >= 0), that is now_ms - mtime_ms > max_age_ms; then, from
- * where that stopped, while the segments left without it still hold at
- * least max_bytes (if >= 0).  The result's count never includes the newest
- * segment (the one a broker appends to): if the rules reach it too,
- * newest_expired is set instead, and only the log's owner can retire it, by
- * rolling first.
- */
-void klog_retain_plan(const klog_segment_info_t *segs, size_t n,
-    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
-    klog_retain_plan_t *plan);
-
 #endif

@@ -1,7 +1,7 @@
 /*
  * Retention on disk: deleting segments from partition directories beside a
  * live broker (klog-retain).  Which segments go is klog_retain_plan()
- * (names.h), the pure rule the broker's own klog_log_retain() applies too,
+ * (below), the pure rule the broker's own klog_log_retain() applies too,
  * so both delete the same segments.
  *
  * This works on files only, never through klog_log_open() (which would
@@ -90,5 +90,27 @@ int klog_retain_part_unlink(klog_retain_t *r, const klog_retain_part_t *p,
  * fsync failed. */
 int klog_retain_part_sync(klog_retain_t *r, const klog_retain_part_t *p,
     klog_err_t *err);
+
+/* ---- the rule ---- */
+
+typedef struct klog_retain_plan {
+	size_t count;        /* segments to delete from the oldest end */
+	int newest_expired;  /* the rules would delete the newest one too */
+} klog_retain_plan_t;
+
+/*
+ * The retention rule over n segments, oldest first, shared by the broker's
+ * own klog_log_retain() and by klog-retain, so both delete the same
+ * segments.  Walking from the oldest: while a segment is older than
+ * max_age_ms (if >= 0), that is now_ms - mtime_ms > max_age_ms; then, from
+ * where that stopped, while the segments left without it still hold at
+ * least max_bytes (if >= 0).  The result's count never includes the newest
+ * segment (the one a broker appends to): if the rules reach it too,
+ * newest_expired is set instead, and only the log's owner can retire it, by
+ * rolling first.
+ */
+void klog_retain_plan(const klog_segment_info_t *segs, size_t n,
+    int64_t max_age_ms, int64_t max_bytes, int64_t now_ms,
+    klog_retain_plan_t *plan);
 
 #endif

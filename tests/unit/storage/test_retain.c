@@ -1,5 +1,5 @@
-/* Unit tests for retention on disk (lib/storage/retain.c); the rule itself,
- * klog_retain_plan(), is tested in test_names.c. */
+/* Unit tests for retention on disk (lib/storage/retain.c) and its rule,
+ * klog_retain_plan(). */
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -28,6 +28,7 @@
 #include "klog/storage/retain.h"
 
 #define NOW ((int64_t)1700000000000)
+#define HOUR ((int64_t)3600 * 1000)
 
 /* ---- the file work ---- */
 
@@ -479,6 +480,238 @@ test_beside_live_log(void **state)
 	klog_log_close(log);
 }
 
+/* ---- the retention rule ---- */
+
+/* n contiguous segments of the given sizes and ages (ms before NOW). */
+static void
+make_segs(klog_segment_info_t *s, size_t n, const int64_t *sizes,
+    const int64_t *ages)
+{
+	int64_t base = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		s[i].base = base;
+		s[i].size = sizes[i];
+		s[i].mtime_ms = NOW - ages[i];
+		base += sizes[i];
+	}
+}
+
+static klog_retain_plan_t
+plan(const klog_segment_info_t *s, size_t n, int64_t age, int64_t bytes)
+{
+	klog_retain_plan_t p = { 99, 99 };
+
+	klog_retain_plan(s, n, age, bytes, NOW, &p);
+	return p;
+}
+
+static void
+test_plan_empty(void **state)
+{
+	klog_retain_plan_t p;
+
+	(void)state;
+	p = plan(NULL, 0, 0, 0);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(p.newest_expired, 0);
+}
+
+static void
+test_plan_disabled(void **state)
+{
+	int64_t sizes[] = { 100, 100, 100 }, ages[] = { 9 * HOUR, 9 * HOUR,
+	    9 * HOUR };
+	klog_segment_info_t s[3];
+	klog_retain_plan_t p;
+
+	(void)state;
+	make_segs(s, 3, sizes, ages);
+	p = plan(s, 3, -1, -1);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(p.newest_expired, 0);
+}
+
+static void
+test_plan_age_prefix(void **state)
+{
+	/* Old, new, old, new: the walk stops at the first young one. */
+	int64_t sizes[] = { 100, 100, 100, 100 };
+	int64_t ages[] = { 2 * HOUR, 0, 2 * HOUR, 0 };
+	klog_segment_info_t s[4];
+	klog_retain_plan_t p;
+
+	(void)state;
+	make_segs(s, 4, sizes, ages);
+	p = plan(s, 4, HOUR, -1);
+	assert_int_equal(p.count, 1);
+	assert_int_equal(p.newest_expired, 0);
+	/* A young first segment protects the old ones behind it. */
+	s[0].mtime_ms = NOW;
+	p = plan(s, 4, HOUR, -1);
+	assert_int_equal(p.count, 0);
+}
+
+static void
+test_plan_age_exact(void **state)
+{
+	int64_t sizes[] = { 100, 100 }, ages[] = { HOUR, 0 };
+	klog_segment_info_t s[2];
+
+	(void)state;
+	make_segs(s, 2, sizes, ages);
+	/* Exactly max_age old is not older than max_age. */
+	assert_int_equal(plan(s, 2, HOUR, -1).count, 0);
+	s[0].mtime_ms--;
+	assert_int_equal(plan(s, 2, HOUR, -1).count, 1);
+	/* max_age 0: anything from before now goes, now itself stays. */
+	s[0].mtime_ms = NOW;
+	assert_int_equal(plan(s, 2, 0, -1).count, 0);
+	s[0].mtime_ms = NOW - 1;
+	assert_int_equal(plan(s, 2, 0, -1).count, 1);
+	/* A file from the future is young. */
+	s[0].mtime_ms = NOW + HOUR;
+	assert_int_equal(plan(s, 2, 0, -1).count, 0);
+}
+
+static void
+test_plan_age_extremes(void **state)
+{
+	int64_t sizes[] = { 100, 100 }, ages[] = { 0, 0 };
+	klog_segment_info_t s[2];
+
+	(void)state;
+	make_segs(s, 2, sizes, ages);
+	/* A file already gone counts as expired, without overflow. */
+	s[0].mtime_ms = KLOG_RETAIN_GONE;
+	assert_int_equal(plan(s, 2, HOUR, -1).count, 1);
+	assert_int_equal(plan(s, 2, INT64_MAX - 1, -1).count, 1);
+	/* The oldest possible real mtime with the largest age: kept. */
+	s[0].mtime_ms = 0;
+	assert_int_equal(plan(s, 2, INT64_MAX, -1).count, 0);
+}
+
+static void
+test_plan_never_newest(void **state)
+{
+	int64_t sizes[] = { 100, 100, 100 }, ages[] = { 9 * HOUR, 9 * HOUR,
+	    9 * HOUR };
+	klog_segment_info_t s[3];
+	klog_retain_plan_t p;
+
+	(void)state;
+	make_segs(s, 3, sizes, ages);
+	p = plan(s, 3, HOUR, -1);
+	assert_int_equal(p.count, 2);
+	assert_int_equal(p.newest_expired, 1);
+	p = plan(s, 3, -1, 0);
+	assert_int_equal(p.count, 2);
+	assert_int_equal(p.newest_expired, 1);
+	/* The only segment is never deleted. */
+	p = plan(s, 1, 0, 0);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(p.newest_expired, 1);
+	/* An empty newest segment still fits a limit of 0 without the
+	 * others: it is reported, not deleted. */
+	s[2].size = 0;
+	p = plan(s, 3, -1, 0);
+	assert_int_equal(p.count, 2);
+	assert_int_equal(p.newest_expired, 1);
+}
+
+static void
+test_plan_size(void **state)
+{
+	int64_t sizes[] = { 1000, 1000, 1000, 1000, 500 };
+	int64_t ages[] = { 0, 0, 0, 0, 0 };
+	klog_segment_info_t s[5];
+	klog_retain_plan_t p;
+
+	(void)state;
+	make_segs(s, 5, sizes, ages);       /* 4500 bytes */
+	/* 4500 - 1000 >= 2600, 3500 - 1000 < 2600. */
+	assert_int_equal(plan(s, 5, -1, 2600).count, 1);
+	/* Exactly the limit left after deleting: they go. */
+	assert_int_equal(plan(s, 5, -1, 2500).count, 2);
+	assert_int_equal(plan(s, 5, -1, 2501).count, 1);
+	/* At the limit already: nothing. */
+	assert_int_equal(plan(s, 5, -1, 4500).count, 0);
+	assert_int_equal(plan(s, 5, -1, 3501).count, 0);
+	assert_int_equal(plan(s, 5, -1, 100000).count, 0);
+	/* 1: everything but the newest, and the newest is not past it. */
+	p = plan(s, 5, -1, 1);
+	assert_int_equal(p.count, 4);
+	assert_int_equal(p.newest_expired, 0);
+}
+
+static void
+test_plan_age_then_size(void **state)
+{
+	int64_t sizes[] = { 1000, 1000, 1000, 1000, 500 };
+	int64_t ages[] = { 2 * HOUR, 0, 0, 0, 0 };
+	klog_segment_info_t s[5];
+
+	(void)state;
+	make_segs(s, 5, sizes, ages);
+	/* Age takes the first; size goes on from there over 3500 bytes. */
+	assert_int_equal(plan(s, 5, HOUR, 2500).count, 2);
+	assert_int_equal(plan(s, 5, HOUR, 1500).count, 3);
+	/* Size alone would take more than age: the union is a prefix. */
+	assert_int_equal(plan(s, 5, HOUR, 100000).count, 1);
+	/* Empty segments (a stray file) go with their neighbours. */
+	s[1].size = 0;
+	s[2].base = s[1].base;
+	assert_int_equal(plan(s, 5, HOUR, 2500).count, 2);
+	assert_int_equal(plan(s, 5, HOUR, 2501).count, 1);
+}
+
+/* Over many generated inputs: a prefix, never the newest, never below the
+ * byte limit, and the age rule agrees with a plain loop. */
+static void
+test_plan_properties(void **state)
+{
+	klog_segment_info_t s[8];
+	unsigned seed = 12345;
+	klog_retain_plan_t p;
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = (size_t)(rand_r(&seed) % 9), age_k = 0;
+		int64_t total = 0, left = 0, age = -1, bytes = -1;
+
+		for (size_t i = 0; i < n; i++) {
+			s[i].base = total;
+			s[i].size = rand_r(&seed) % 4 * 100;
+			s[i].mtime_ms = NOW - (rand_r(&seed) % 5) * HOUR;
+			total += s[i].size;
+		}
+		if (rand_r(&seed) % 3)
+			age = (rand_r(&seed) % 5) * HOUR;
+		if (rand_r(&seed) % 3)
+			bytes = rand_r(&seed) % 1200;
+		p = plan(s, n, age, bytes);
+		assert_true(p.count <= (n > 0 ? n - 1 : 0));
+		assert_true(!p.newest_expired || p.count == n - 1);
+		if (age >= 0)
+			while (age_k < n && NOW - s[age_k].mtime_ms > age)
+				age_k++;
+		for (size_t i = p.count; i < n; i++)
+			left += s[i].size;
+		/* Whatever went beyond the age rule kept the limit. */
+		if (p.count > age_k && bytes >= 0)
+			assert_true(left >= bytes);
+		/* And stopped where one more would go below it. */
+		if (bytes >= 0 && !p.newest_expired && p.count >= age_k &&
+		    p.count < n)
+			assert_true(left - s[p.count].size < bytes);
+		if (bytes < 0 && age >= 0)
+			assert_int_equal(p.count + (size_t)p.newest_expired,
+			    age_k);
+		if (age < 0 && bytes < 0)
+			assert_int_equal(p.count, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -495,6 +728,15 @@ main(void)
 		T(test_lock),
 		T(test_beside_live_log),
 #undef T
+		cmocka_unit_test(test_plan_empty),
+		cmocka_unit_test(test_plan_disabled),
+		cmocka_unit_test(test_plan_age_prefix),
+		cmocka_unit_test(test_plan_age_exact),
+		cmocka_unit_test(test_plan_age_extremes),
+		cmocka_unit_test(test_plan_never_newest),
+		cmocka_unit_test(test_plan_size),
+		cmocka_unit_test(test_plan_age_then_size),
+		cmocka_unit_test(test_plan_properties),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
