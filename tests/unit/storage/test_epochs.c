@@ -16,35 +16,11 @@
 
 #include <cmocka.h>
 
-#include "fx/tmpdir.h"
+#define DIRFX_NAME "epochs"
+#include "fx/dirfx.h"
 
 #include "klog/base/error.h"
 #include "klog/storage/epochs.h"
-
-struct fixture {
-	char dir[64];
-};
-
-static int
-setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "epochs"));
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	tmpdir_remove(f->dir);
-	free(f);
-	return 0;
-}
 
 static klog_epochs_t *
 open_epochs(const char *dir)
