@@ -51,27 +51,9 @@ struct fx {
 	char logs[8192];
 };
 
-/* ---- hooks ---- */
+#include "fx/corehooks.h"
 
-static void
-capture(void *arg, int level, const char *msg)
-{
-	struct fx *f = arg;
-	size_t n = strlen(f->logs);
-
-	snprintf(f->logs + n, sizeof(f->logs) - n, "%s: %s\n",
-	    klog_level_name(level), msg);
-}
-
-static void
-finish(klog_core_park_t *pk)
-{
-	struct fx *f = pk->front;
-
-	assert_true(f->finished < MAX_DONE);
-	f->done[f->finished++] = pk;
-	pk->hold.ready = 1;
-}
+/* ---- hooks (and fx/corehooks.h's) ---- */
 
 static void
 patch(void *arg, size_t pos, int16_t error)
@@ -93,25 +75,6 @@ no_isr(void *arg, const char *topic, int partition, int32_t epoch,
 	(void)isr;
 	(void)n;
 	return 0;
-}
-
-static void
-before_sleep(klog_loop_t *loop, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)loop;
-	(void)klog_core_before_sleep(f->core);
-}
-
-static void
-on_wake(klog_loop_t *loop, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)loop;
-	f->wakes++;
-	klog_core_on_wake(f->core);
 }
 
 /* ---- fixture: eager flushes, auto-create on ---- */

@@ -72,17 +72,9 @@ struct fx {
 	char logs[16384];
 };
 
-/* ---- hooks ---- */
+#include "fx/corehooks.h"
 
-static void
-capture(void *arg, int level, const char *msg)
-{
-	struct fx *f = arg;
-	size_t n = strlen(f->logs);
-
-	snprintf(f->logs + n, sizeof(f->logs) - n, "%s: %s\n",
-	    klog_level_name(level), msg);
-}
+/* ---- hooks (and fx/corehooks.h's) ---- */
 
 static int
 fake_isr(void *arg, const char *topic, int partition, int32_t epoch,
@@ -112,16 +104,6 @@ fake_flushed(void *arg, klog_core_part_t *p)
 }
 
 static void
-finish(klog_core_park_t *pk)
-{
-	struct fx *f = pk->front;
-
-	assert_true(f->finished < MAX_DONE);
-	f->done[f->finished++] = pk;
-	pk->hold.ready = 1;
-}
-
-static void
 patch(void *arg, size_t pos, int16_t error)
 {
 	struct fx *f = arg;
@@ -129,25 +111,6 @@ patch(void *arg, size_t pos, int16_t error)
 	(void)pos;
 	(void)error;
 	f->patched++;
-}
-
-static void
-before_sleep(klog_loop_t *loop, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)loop;
-	(void)klog_core_before_sleep(f->core);
-}
-
-static void
-on_wake(klog_loop_t *loop, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)loop;
-	f->wakes++;
-	klog_core_on_wake(f->core);
 }
 
 /* ---- fixture ---- */
