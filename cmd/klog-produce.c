@@ -20,7 +20,7 @@
 #include "klog/client/client.h"
 #include "klog/client/discovery.h"
 #include "klog/client/input.h"
-#include "klog/client/offsetfile.h"
+#include "klog/client/bookmark.h"
 #include "klog/client/outfmt.h"
 #include "klog/client/producer.h"
 #include "klog/client/zkdiscovery.h"

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "klog/client/bookmark.h"
 #include "klog/client/offsetfile.h"
 
 static char dir[] = "/tmp/klog-offsetfile.XXXXXX";
