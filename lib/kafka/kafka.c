@@ -35,36 +35,6 @@
  * request, so one large request does not pin its memory for good. */
 #define KEEP_BYTES ((size_t)4 << 20)
 
-/* What the listener advertises (klog-kafka(7), "APIS AND VERSIONS": the
- * versions Debian's clients settle on; none of them flexible).  Produce 3 and Fetch 4 are
- * what librdkafka needs to send RecordBatch v2, whose one CRC-32C a batch
- * it computes in hardware, where MessageSet v1 costs it zlib's CRC-32 a
- * message; fetches still answer in MessageSet v0. */
-static const klog_kapi_range_t apis[] = {
-	{ KLOG_KAPI_PRODUCE, 0, 3 },
-	{ KLOG_KAPI_FETCH, 0, 4 },
-	{ KLOG_KAPI_LIST_OFFSETS, 0, 1 },
-	{ KLOG_KAPI_METADATA, 0, 1 },
-	{ KLOG_KAPI_OFFSET_COMMIT, 0, 2 },
-	{ KLOG_KAPI_OFFSET_FETCH, 0, 1 },
-	{ KLOG_KAPI_FIND_COORDINATOR, 0, 0 },
-	{ KLOG_KAPI_JOIN_GROUP, 0, 0 },
-	{ KLOG_KAPI_HEARTBEAT, 0, 0 },
-	{ KLOG_KAPI_LEAVE_GROUP, 0, 0 },
-	{ KLOG_KAPI_SYNC_GROUP, 0, 0 },
-	{ KLOG_KAPI_API_VERSIONS, 0, 2 },
-};
-#define NAPIS (sizeof(apis) / sizeof(apis[0]))
-
-static int
-supported(int16_t api, int16_t version)
-{
-	for (size_t i = 0; i < NAPIS; i++)
-		if (apis[i].api == api)
-			return version >= apis[i].min && version <= apis[i].max;
-	return 0;
-}
-
 static klog_core_item_t *
 scratch_items(klog_kafka_t *k, uint32_t count)
 {
@@ -781,64 +751,96 @@ park(klog_kafka_t *k, int kind, int16_t version, int32_t corr,
 
 /* ---- framing ---- */
 
+/* ---- the APIs ---- */
+
+typedef void kafka_handler_fn(klog_kafka_t *k, const klog_kreq_t *r);
+
+static kafka_handler_fn handle_api_versions;
+
+/*
+ * What the listener speaks, one row an API: its versions, as ApiVersions
+ * advertises them (klog-kafka(7), "APIS AND VERSIONS": the versions
+ * Debian's clients settle on; none of them flexible), and its handler.
+ * Produce 3 and Fetch 4 are what librdkafka needs to send RecordBatch v2,
+ * whose one CRC-32C a batch it computes in hardware, where MessageSet v1
+ * costs it zlib's CRC-32 a message; fetches still answer in MessageSet v0.
+ */
+static const struct kafka_api {
+	klog_kapi_range_t v;
+	kafka_handler_fn *handle;
+} apis[] = {
+	{ { KLOG_KAPI_PRODUCE, 0, 3 }, handle_produce },
+	{ { KLOG_KAPI_FETCH, 0, 4 }, handle_fetch },
+	{ { KLOG_KAPI_LIST_OFFSETS, 0, 1 }, handle_list_offsets },
+	{ { KLOG_KAPI_METADATA, 0, 1 }, handle_metadata },
+	{ { KLOG_KAPI_OFFSET_COMMIT, 0, 2 }, kafka_offset_commit },
+	{ { KLOG_KAPI_OFFSET_FETCH, 0, 1 }, kafka_offset_fetch },
+	{ { KLOG_KAPI_FIND_COORDINATOR, 0, 0 }, kafka_find_coordinator },
+	{ { KLOG_KAPI_JOIN_GROUP, 0, 0 }, kafka_join },
+	{ { KLOG_KAPI_HEARTBEAT, 0, 0 }, kafka_heartbeat },
+	{ { KLOG_KAPI_LEAVE_GROUP, 0, 0 }, kafka_leave },
+	{ { KLOG_KAPI_SYNC_GROUP, 0, 0 }, kafka_sync },
+	{ { KLOG_KAPI_API_VERSIONS, 0, 2 }, handle_api_versions },
+};
+#define NAPIS (sizeof(apis) / sizeof(apis[0]))
+
+static const struct kafka_api *
+api_of(int16_t api)
+{
+	for (size_t i = 0; i < NAPIS; i++)
+		if (apis[i].v.api == api)
+			return &apis[i];
+	return NULL;
+}
+
+static int
+supported(const struct kafka_api *a, int16_t version)
+{
+	return a != NULL && version >= a->v.min && version <= a->v.max;
+}
+
+/* The table's versions, answered at version with error. */
+static void
+answer_versions(klog_kafka_t *k, int32_t corr, int16_t version,
+    int16_t error)
+{
+	klog_kapi_range_t v[NAPIS];
+
+	for (size_t i = 0; i < NAPIS; i++)
+		v[i] = apis[i].v;
+	klog_kwire_api_versions(klog_outq_buf(k->q), corr, version, error, v,
+	    NAPIS);
+}
+
+static void
+handle_api_versions(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	answer_versions(k, r->correlation, r->version, KLOG_KERR_NONE);
+}
+
 static void
 dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_buf_t *out = klog_outq_buf(k->q);
+	const struct kafka_api *a = api_of(r->api);
 
-	if (r->api == KLOG_KAPI_API_VERSIONS) {
-		int ok = supported(r->api, r->version);
-
+	if (!supported(a, r->version)) {
+		if (r->api != KLOG_KAPI_API_VERSIONS) {
+			k->bad = "an API or version the listener does not "
+			    "speak";
+			return;
+		}
 		/* Above v2 the answer is v0's, which tells the client to
 		 * ask again at a version listed. */
-		klog_kwire_api_versions(out, r->correlation, ok ? r->version : 0,
-		    ok ? KLOG_KERR_NONE : KLOG_KERR_UNSUPPORTED_VERSION, apis,
-		    NAPIS);
-		note_error(k, ok ? KLOG_KERR_NONE :
+		answer_versions(k, r->correlation, 0,
 		    KLOG_KERR_UNSUPPORTED_VERSION);
+		note_error(k, KLOG_KERR_UNSUPPORTED_VERSION);
 		return;
 	}
-	if (!supported(r->api, r->version)) {
-		k->bad = "an API or version the listener does not speak";
-		return;
-	}
-	if (r->api != KLOG_KAPI_PRODUCE)
+	/* Anything but a produce first writes what this read staged, so it
+	 * sees the produces before it (ApiVersions looks at no partition). */
+	if (r->api != KLOG_KAPI_PRODUCE && r->api != KLOG_KAPI_API_VERSIONS)
 		commit(k);
-	switch (r->api) {
-	case KLOG_KAPI_PRODUCE:
-		handle_produce(k, r);
-		break;
-	case KLOG_KAPI_FETCH:
-		handle_fetch(k, r);
-		break;
-	case KLOG_KAPI_LIST_OFFSETS:
-		handle_list_offsets(k, r);
-		break;
-	case KLOG_KAPI_METADATA:
-		handle_metadata(k, r);
-		break;
-	case KLOG_KAPI_FIND_COORDINATOR:
-		kafka_find_coordinator(k, r);
-		break;
-	case KLOG_KAPI_JOIN_GROUP:
-		kafka_join(k, r);
-		break;
-	case KLOG_KAPI_SYNC_GROUP:
-		kafka_sync(k, r);
-		break;
-	case KLOG_KAPI_HEARTBEAT:
-		kafka_heartbeat(k, r);
-		break;
-	case KLOG_KAPI_LEAVE_GROUP:
-		kafka_leave(k, r);
-		break;
-	case KLOG_KAPI_OFFSET_COMMIT:
-		kafka_offset_commit(k, r);
-		break;
-	default:
-		kafka_offset_fetch(k, r);
-		break;
-	}
+	a->handle(k, r);
 }
 
 /* Close c after what is queued, saying why (with the request's API). */
