@@ -4,7 +4,6 @@
  * builds no tree: keys and values are views into the caller's text, so
  * reading a record allocates nothing.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 
 #include "klog/base/error.h"
 #include "klog/base/json.h"
+#include "klog/base/parse.h"
 
 /*
  * Length of the UTF-8 sequence at p[0..n), or 0 if it is not a valid one.
@@ -413,10 +413,9 @@ klog_json_rd_int(klog_json_rd_t *r, const char *field, int64_t min,
     int64_t max, int64_t *out)
 {
 	char num[24];
-	const char *s;
+	const char *s, *why;
 	size_t n, k;
 	int integral, rc;
-	long long v;
 
 	if ((rc = number(r, &s, &n, &integral)) < 0)
 		return rc;
@@ -426,12 +425,9 @@ klog_json_rd_int(klog_json_rd_t *r, const char *field, int64_t min,
 	k = n < sizeof(num) ? n : sizeof(num) - 1;
 	memcpy(num, s, k);
 	num[k] = '\0';
-	errno = 0;
-	v = strtoll(num, NULL, 10);
-	if (k < n || errno == ERANGE || v < min || v > max)
+	if (k < n || klog_parse_i64(num, min, max, out, &why) < 0)
 		return klog_json_rd_fail(r, "%s: %s%s out of range [%" PRId64
 		    ", %" PRId64 "]", field, num, k < n ? "..." : "", min, max);
-	*out = v;
 	return 0;
 }
 
