@@ -196,7 +196,7 @@ $1 == "inc" && $2 != $3 {
 $1 == "def" { def[$3] = $2; next }
 $1 == "use" { use[++nuse] = $2 " " $3; next }
 
-function node(m) {
+function node(m,    b) {
 	if (!(m in seen)) {
 		seen[m] = 1
 		nodes[++nnodes] = m
