@@ -18,34 +18,11 @@
 
 #include "klog/base/clock.h"
 #include "klog/zk/zk.h"
+#include "zk_impl.h"
 
-#define QUEUE_CAP 256
 #define ZOMBIE_POLL_MS 100
 #define GET_INITIAL 512
 #define GET_TRIES 4
-
-struct qev {
-	int type;
-	int zk_type;
-	unsigned gen;   /* of the handle that reported it */
-	char *path;     /* owned, may be NULL */
-};
-
-struct klog_zk {
-	zhandle_t *zh;        /* NULL after a failed re-open */
-	char *hosts;          /* the connect string, chroot included */
-	int session_ms;       /* as requested */
-	int efd;
-	pthread_mutex_t mu;   /* guards everything below */
-	pthread_cond_t cv;    /* signalled on every session state change */
-	unsigned gen;         /* bumped at each new handle */
-	int state;            /* last session state of zh */
-	int connects;         /* CONNECTED events seen on zh */
-	int renewed;          /* zh replaced an expired session */
-	int overflow;
-	struct qev q[QUEUE_CAP];
-	size_t head, count;
-};
 
 /* The library logs through this; klog tools keep stderr for their own
  * one-line errors. */
@@ -55,9 +32,10 @@ quiet_log(const char *message)
 	(void)message;
 }
 
-/* Under zk->mu. */
-static void
-push_locked(klog_zk_t *zk, int type, int zk_type, const char *path)
+/* Under zk->mu; takes e->data.  A lost REPLY is an overflow too: its
+ * caller re-reads everything then, in-flight calls included. */
+void
+zk_push_ev_locked(klog_zk_t *zk, const struct qev *in, const char *path)
 {
 	struct qev *e;
 	uint64_t one = 1;
@@ -65,20 +43,30 @@ push_locked(klog_zk_t *zk, int type, int zk_type, const char *path)
 
 	if (zk->count == QUEUE_CAP) {
 		zk->overflow = 1;
+		free(in->data);
 	} else {
 		e = &zk->q[(zk->head + zk->count) % QUEUE_CAP];
-		e->type = type;
-		e->zk_type = zk_type;
+		*e = *in;
 		e->gen = zk->gen;
 		e->path = NULL;
 		if (path != NULL && path[0] != '\0' &&
-		    (e->path = strdup(path)) == NULL)
+		    (e->path = strdup(path)) == NULL) {
 			zk->overflow = 1;
-		else
+			free(e->data);
+		} else {
 			zk->count++;
+		}
 	}
 	n = write(zk->efd, &one, sizeof(one));
 	(void)n;  /* EAGAIN only at 2^64-1: the fd is readable anyway */
+}
+
+static void
+push_locked(klog_zk_t *zk, int type, int zk_type, const char *path)
+{
+	struct qev e = { .type = type, .zk_type = zk_type, .version = -1 };
+
+	zk_push_ev_locked(zk, &e, path);
 }
 
 /* Global watcher: session state changes only. */
@@ -97,6 +85,7 @@ session_watcher(zhandle_t *zh, int type, int state, const char *path,
 	was = zk->state;
 	zk->state = state;
 	if (state == ZOO_CONNECTED_STATE) {
+		zk->heard_ms = klog_clock_mono_ms();
 		/* The first connect of the opening handle is klog_zk_open()'s
 		 * business; the first of a renewed one is news. */
 		if (zk->connects++ > 0)
@@ -141,8 +130,8 @@ data_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 	queue_path_event(ctx, KLOG_ZK_EVENT_DATA, type, path);
 }
 
-static int
-map_rc(int rc)
+int
+zk_map_rc(int rc)
 {
 	switch (rc) {
 	case ZOK:
@@ -169,10 +158,10 @@ map_rc(int rc)
 	}
 }
 
-static int
+int
 zk_fail(klog_err_t *err, int rc, const char *path)
 {
-	return klog_err_set(err, map_rc(rc), "%s: %s", path, zerror(rc));
+	return klog_err_set(err, zk_map_rc(rc), "%s: %s", path, zerror(rc));
 }
 
 /* Under no lock: zh is only touched by the owner's thread. */
@@ -335,8 +324,10 @@ klog_zk_close(klog_zk_t *zk)
 	/* Joins the library's threads: no callback runs after this. */
 	if (zk->zh != NULL)
 		zookeeper_close(zk->zh);
-	for (i = 0; i < zk->count; i++)
+	for (i = 0; i < zk->count; i++) {
 		free(zk->q[(zk->head + i) % QUEUE_CAP].path);
+		free(zk->q[(zk->head + i) % QUEUE_CAP].data);
+	}
 	close(zk->efd);
 	pthread_cond_destroy(&zk->cv);
 	pthread_mutex_destroy(&zk->mu);
@@ -345,23 +336,34 @@ klog_zk_close(klog_zk_t *zk)
 }
 
 /* The live handle, re-opening one that a failed renewal left missing. */
-static zhandle_t *
-handle(klog_zk_t *zk)
+zhandle_t *
+zk_handle(klog_zk_t *zk)
 {
 	if (zk->zh == NULL)
 		(void)open_handle(zk, 1, NULL);
 	return zk->zh;
 }
 
-#define NEED_HANDLE(zk, path, err) do { \
-	if (handle(zk) == NULL) \
-		return klog_err_set(err, -KLOG_ECONN, "%s: no session", path); \
-} while (0)
+/* Whether a synchronous call may be made: it would wait for the next
+ * connect attempt otherwise (zk.h). */
+int
+zk_usable(klog_zk_t *zk)
+{
+	int64_t quiet_max = zoo_recv_timeout(zk->zh) / 2;
+	int ok;
+
+	pthread_mutex_lock(&zk->mu);
+	ok = zk->state == ZOO_CONNECTED_STATE && (!zk->pinging ||
+	    klog_clock_mono_ms() - zk->heard_ms < quiet_max);
+	pthread_mutex_unlock(&zk->mu);
+	return ok;
+}
+
 
 int
 klog_zk_session_ms(klog_zk_t *zk)
 {
-	return handle(zk) != NULL ? zoo_recv_timeout(zk->zh) : 0;
+	return zk_handle(zk) != NULL ? zoo_recv_timeout(zk->zh) : 0;
 }
 
 int64_t
@@ -369,7 +371,7 @@ klog_zk_session_id(klog_zk_t *zk)
 {
 	const clientid_t *id;
 
-	if (handle(zk) == NULL || (id = zoo_client_id(zk->zh)) == NULL)
+	if (zk_handle(zk) == NULL || (id = zoo_client_id(zk->zh)) == NULL)
 		return 0;
 	return id->client_id;
 }
@@ -409,6 +411,11 @@ klog_zk_next_event(klog_zk_t *zk, klog_zk_event_t *ev)
 
 	ev->type = e.type;
 	ev->zk_type = e.zk_type;
+	ev->tag = e.tag;
+	ev->rc = e.rc;
+	ev->version = e.version;
+	ev->data = e.data;
+	ev->len = e.len;
 	if (e.path != NULL)
 		snprintf(ev->path, sizeof(ev->path), "%s", e.path);
 	free(e.path);

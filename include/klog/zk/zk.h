@@ -2,8 +2,15 @@
  * A ZooKeeper session for klog, over libzookeeper_mt.
  *
  * Calls are synchronous: each is one round trip made from the owner's
- * thread (the library's IO thread does the waiting, so a call made while
- * disconnected fails at once with -KLOG_ECONN).  Watches and session changes
+ * thread.  One made while the session is not connected fails at once with
+ * -KLOG_ECONN (the library would hold it until its next connect attempt
+ * ended, seconds later when the server is cut off); so does one made while
+ * the owner's pings (klog_zk_ping()) have gone unanswered for half the
+ * session timeout, when the connection is most likely dead although the
+ * library has not noticed yet.  A loop that must never wait on ZooKeeper
+ * pings, and uses the asynchronous calls for what it must not skip
+ * (zkasync.h).
+ * Watches and session changes
  * never run owner code on the library's threads: its callbacks only copy a
  * small event into a mutex-guarded queue and bump an eventfd, which the owner
  * adds to its epoll or poll set (klog_zk_event_fd()) and drains with
@@ -75,12 +82,21 @@ enum klog_zk_event_type {
 	                                ephemerals, re-arm watches, re-read */
 	KLOG_ZK_EVENT_OVERFLOW,      /* the queue overflowed and events were
 	                                lost: re-read and re-arm everything */
+	KLOG_ZK_EVENT_REPLY,         /* the answer to an asynchronous call */
 };
 
 typedef struct klog_zk_event {
 	int type;                    /* enum klog_zk_event_type */
 	int zk_type;                 /* ZooKeeper's raw event type, for logs */
-	char path[KLOG_ZK_PATH_MAX]; /* for CHILD and DATA; "" otherwise */
+	char path[KLOG_ZK_PATH_MAX]; /* for CHILD, DATA and REPLY; "" otherwise */
+	/* REPLY only: */
+	uint64_t tag;                /* the call's */
+	int rc;                      /* 0 or a code as the synchronous call's */
+	int32_t version;             /* the node's data version after it, -1
+	                                unknown */
+	char *data;                  /* klog_zk_aget()'s, NUL-terminated, owned
+	                                by the taker: free(); NULL otherwise */
+	size_t len;
 } klog_zk_event_t;
 
 /* An eventfd that is readable while events are queued.  Poll it for

@@ -22,6 +22,7 @@
 
 #include "klog/zk/layout.h"
 #include "klog/zk/zk.h"
+#include "klog/zk/zkasync.h"
 #include "fx/zkserver.h"
 
 
@@ -416,6 +417,117 @@ test_cluster_operations(void **state)
 	klog_zk_close(a);
 }
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Asynchronous calls answer through the event queue, tag and all. */
+static void
+test_async_calls(void **state)
+{
+	klog_zk_t *zk;
+	klog_zk_event_t ev;
+	klog_err_t err;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_create(zk, "/as/n", "v0", 2, 0, &err), 0);
+	assert_int_equal(klog_zk_aset(zk, "/as/n", "v1", 2, 0, 7, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_REPLY, 5000, &ev, NULL));
+	assert_int_equal(ev.tag, 7);
+	assert_int_equal(ev.rc, 0);
+	assert_int_equal(ev.version, 1);
+	assert_string_equal(ev.path, "/as/n");
+	assert_null(ev.data);
+	/* A version that moved, as the synchronous call says it. */
+	assert_int_equal(klog_zk_aset(zk, "/as/n", "v2", 2, 0, 8, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_REPLY, 5000, &ev, NULL));
+	assert_int_equal(ev.tag, 8);
+	assert_int_equal(ev.rc, -KLOG_EBUSY);
+	assert_int_equal(klog_zk_aget(zk, "/as/n", 9, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_REPLY, 5000, &ev, NULL));
+	assert_int_equal(ev.tag, 9);
+	assert_int_equal(ev.rc, 0);
+	assert_int_equal(ev.version, 1);
+	assert_int_equal(ev.len, 2);
+	assert_string_equal(ev.data, "v1");
+	free(ev.data);
+	assert_int_equal(klog_zk_aget(zk, "/as/none", 10, &err), 0);
+	assert_true(wait_event(zk, KLOG_ZK_EVENT_REPLY, 5000, &ev, NULL));
+	assert_int_equal(ev.rc, -KLOG_ENOENT);
+	assert_null(ev.data);
+	/* Answered pings: the server heard from us moments ago. */
+	klog_zk_ping(zk);
+	usleep(200 * 1000);
+	assert_true(klog_zk_quiet_ms(zk) < 1000);
+	assert_int_equal(klog_zk_delete_tree(zk, "/as", &err), 0);
+	klog_zk_close(zk);
+}
+
+/*
+ * A stalled server (paused: it holds the connection open and answers
+ * nothing, as one cut off by a silent partition does): once pings go
+ * unanswered for half the session timeout, calls refuse at once instead of
+ * waiting for the library to notice the dead connection (two thirds of the
+ * timeout), and they keep refusing while it reconnects.
+ */
+static void
+test_stalled_server_never_holds_a_call(void **state)
+{
+	klog_zk_t *zk;
+	klog_zk_stat_t st;
+	klog_err_t err;
+	int64_t t0, spent, worst = 0;
+	int rc;
+
+	(void)state;
+	NEED_SERVER();
+	zk = open_ok(server.connect, 3000);
+	assert_int_equal(klog_zk_session_ms(zk), 3000);
+	klog_zk_ping(zk);
+	assert_int_equal(kill(server.pid, SIGSTOP), 0);
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 1600)
+		usleep(50 * 1000);   /* past half the timeout, not 2/3 */
+	assert_true(klog_zk_quiet_ms(zk) >= 1500);
+	/* Until well after the library gave the connection up. */
+	for (int i = 0; i < 20; i++) {
+		int64_t c0 = mono_ms();
+
+		klog_zk_ping(zk);
+		rc = klog_zk_exists(zk, "/", 0, &st, &err);
+		spent = mono_ms() - c0;
+		if (spent > worst)
+			worst = spent;
+		assert_int_equal(rc, -KLOG_ECONN);
+		rc = klog_zk_aset(zk, "/x", "1", 1, -1, 1, &err);
+		assert_int_equal(rc, -KLOG_ECONN);
+		usleep(100 * 1000);
+	}
+	assert_int_equal(kill(server.pid, SIGCONT), 0);
+	assert_true(worst < 100);
+	/* Answering again: calls go through (the session may have been
+	 * renewed meanwhile). */
+	t0 = mono_ms();
+	do {
+		klog_zk_event_t ev;
+
+		while (klog_zk_next_event(zk, &ev) > 0)
+			free(ev.data);
+		klog_zk_ping(zk);
+		usleep(100 * 1000);
+		rc = klog_zk_exists(zk, "/", 0, &st, &err);
+	} while (rc != 0 && mono_ms() - t0 < 15000);
+	assert_int_equal(rc, 0);
+	klog_zk_close(zk);
+}
+
 /* Last: it pauses the server past the session timeout. */
 static void
 test_expiry_renews_session(void **state)
@@ -471,6 +583,8 @@ main(void)
 		cmocka_unit_test(test_watch_events),
 		cmocka_unit_test(test_zombie_ephemeral),
 		cmocka_unit_test(test_cluster_operations),
+		cmocka_unit_test(test_async_calls),
+		cmocka_unit_test(test_stalled_server_never_holds_a_call),
 		cmocka_unit_test(test_expiry_renews_session),
 	};
 
