@@ -11,6 +11,7 @@
 #include "klog/core/offline.h"
 #include "klog/core/replicated.h"
 #include "klog/zk/layout.h"
+#include "klog/zk/zkasync.h"
 
 #define RETRY_MS 1000
 #define ZOMBIE_SLACK_MS 1000
@@ -199,12 +200,29 @@ static int
 zk_metrics(void *arg, klog_buf_t *out)
 {
 	klog_zkbroker_t *zb = arg;
+	int64_t fences;
+	int fenced;
 
 	klog_promtext_family(out, "klog_zookeeper_session_state", "gauge",
 	    "1 while the ZooKeeper session is connected, 0 while it is "
 	    "lost or being replaced.");
 	klog_promtext_int(out, "klog_zookeeper_session_state", NULL,
 	    zb->connected);
+	klog_promtext_family(out, "klog_zookeeper_silent_seconds", "gauge",
+	    "Seconds since ZooKeeper last certainly heard from this broker "
+	    "(its last answered ping).");
+	klog_promtext_double(out, "klog_zookeeper_silent_seconds", NULL,
+	    (double)klog_zk_quiet_ms(zb->zk) / 1000.0);
+	if (zb->repl == NULL)
+		return 0;
+	fenced = klog_zkrepl_fenced(zb->repl, &fences);
+	klog_promtext_family(out, "klog_zookeeper_fenced", "gauge",
+	    "1 while this broker leads nothing because ZooKeeper has been "
+	    "silent for nine tenths of the session timeout.");
+	klog_promtext_int(out, "klog_zookeeper_fenced", NULL, fenced);
+	klog_promtext_family(out, "klog_zookeeper_fences_total", "counter",
+	    "Times this broker stopped leading for want of ZooKeeper.");
+	klog_promtext_int(out, "klog_zookeeper_fences_total", NULL, fences);
 	return 0;
 }
 

@@ -24,9 +24,19 @@
 #include "klog/zk/layout.h"
 #include "klog/zk/rtadmin.h"
 #include "klog/zk/rtopics.h"
+#include "klog/zk/zkasync.h"
 
 #define RETRY_MS 500
 #define OTHERS_WAIT_MS 1000     /* before a later isr member claims */
+#define LEASE_TICKS 6           /* pings per session timeout */
+#define LEASE_MIN_MS 20
+
+enum isr_phase {
+	ISR_IDLE,
+	ISR_WRITING,                /* the state write is in flight */
+	ISR_READING,                /* its outcome unknown: reading back */
+	ISR_UNKNOWN,                /* the read failed too: at the retry */
+};
 
 struct rpart {
 	char topic[KLOG_TOPIC_MAX + 1];
@@ -36,6 +46,10 @@ struct rpart {
 	int64_t leaderless_since;   /* 0: has a leader */
 	int role;                   /* what was set: KLOG_REPLICA_* */
 	int32_t epoch;
+	int isr_phase;              /* enum isr_phase */
+	uint64_t isr_tag;           /* of the ISR write's calls */
+	int nnext;
+	int32_t next[KLOG_RTOPICS_MAX_REPLICAS];   /* the ISR being written */
 };
 
 struct klog_zkrepl {
@@ -56,6 +70,11 @@ struct klog_zkrepl {
 	                               be removed: never said done */
 	int failed;                 /* a sync failed here: lead and follow
 	                               nothing until a restart */
+	uint64_t tags;              /* the last asynchronous call's */
+	klog_timer_t lease;
+	int fenced;                 /* ZooKeeper silent for a session
+	                               timeout: leading nothing */
+	int64_t fences;             /* times fenced */
 };
 
 static void
@@ -119,6 +138,8 @@ go_offline(klog_zkrepl_t *zr, struct rpart *rp)
 		klog_core_step_down(zr->core, p);
 	}
 	rp->role = KLOG_REPLICA_OFFLINE;
+	rp->isr_phase = ISR_IDLE;   /* a late answer finds no tag */
+	rp->isr_tag = 0;
 }
 
 static void
@@ -130,6 +151,8 @@ lead(klog_zkrepl_t *zr, struct rpart *rp, const klog_rstate_t *st)
 
 	if (rp->role == KLOG_REPLICA_LEADER && rp->epoch == st->leader_epoch)
 		return;
+	if (zr->fenced)
+		return;   /* the lease timer evaluates again when it ends */
 	if ((p = klog_core_rpart(zr->core, rp->topic, rp->p)) != NULL)
 		klog_fetcher_stop(zr->fetcher, p);
 	rc = klog_core_lead(zr->core, rp->topic, rp->p, rp->nparts,
@@ -313,6 +336,8 @@ evaluate(klog_zkrepl_t *zr, struct rpart *rp)
 		resign(zr, rp);
 		return;
 	}
+	if (zr->fenced)
+		return;   /* the lease evaluates everything when it ends */
 	if ((rc = klog_rtopics_state(zr->zk, rp->topic, rp->p, 1, &st,
 	    &err)) < 0) {
 		say_err(zr, "reading a partition's state", rc, &err);
@@ -560,6 +585,139 @@ klog_zkrepl_sync(klog_zkrepl_t *zr)
 		evaluate(zr, &zr->parts[i]);
 }
 
+static struct rpart *
+by_tag(klog_zkrepl_t *zr, uint64_t tag)
+{
+	for (size_t i = 0; tag != 0 && i < zr->nparts; i++)
+		if (zr->parts[i].isr_tag == tag)
+			return &zr->parts[i];
+	return NULL;
+}
+
+/* The ISR write of rp ended: tell the core, which waited for it. */
+static void
+isr_done(klog_zkrepl_t *zr, struct rpart *rp, int rc, const int32_t *isr,
+    int n)
+{
+	rp->isr_phase = ISR_IDLE;
+	rp->isr_tag = 0;
+	if (rc == -KLOG_EBUSY) {
+		rp->role = KLOG_REPLICA_OFFLINE;
+		arm_retry(zr);
+	}
+	klog_core_isr_written(zr->core, rp->topic, rp->p, rp->epoch, isr, n,
+	    rc);
+}
+
+/* An ISR write that failed may still have been applied (a timeout, a
+ * lost connection), or may have been ours from before: read the state
+ * back and decide from what ZooKeeper holds, never from the error. */
+static void
+read_back(klog_zkrepl_t *zr, struct rpart *rp)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	klog_err_t err;
+	int rc;
+
+	rp->isr_phase = ISR_READING;
+	if ((rc = klog_rtopics_state_path(path, sizeof(path), rp->topic,
+	    rp->p)) == 0 && (rc = klog_zk_aget(zr->zk, path, rp->isr_tag,
+	    &err)) == 0)
+		return;
+	rp->isr_phase = ISR_UNKNOWN;
+	arm_retry(zr);
+}
+
+/* What the state read back says: still ours in our epoch, its ISR (the
+ * one written or the old one) is the one there is; else deposed. */
+static void
+isr_read(klog_zkrepl_t *zr, struct rpart *rp, const klog_zk_event_t *ev)
+{
+	klog_rstate_t st;
+	klog_err_t err;
+	int rc;
+
+	if (ev->rc < 0) {
+		rp->isr_phase = ISR_UNKNOWN;
+		arm_retry(zr);
+		return;
+	}
+	if ((rc = klog_rstate_parse(ev->data, ev->len, &st, &err)) < 0) {
+		say_err(zr, "reading the ISR back", rc, &err);
+		isr_done(zr, rp, rc, NULL, 0);
+		return;
+	}
+	if (st.leader != zr->cfg.broker_id || st.leader_epoch != rp->epoch) {
+		isr_done(zr, rp, -KLOG_EBUSY, NULL, 0);
+		return;
+	}
+	rp->version = ev->version;
+	isr_done(zr, rp, 0, st.isr, st.nisr);
+}
+
+static void
+isr_reply(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
+{
+	struct rpart *rp = by_tag(zr, ev->tag);
+	klog_err_t err;
+
+	if (rp == NULL)
+		return;   /* stepped down meanwhile */
+	if (rp->isr_phase == ISR_READING) {
+		isr_read(zr, rp, ev);
+		return;
+	}
+	if (rp->isr_phase != ISR_WRITING)
+		return;
+	if (ev->rc == 0) {
+		rp->version = ev->version;
+		isr_done(zr, rp, 0, rp->next, rp->nnext);
+		return;
+	}
+	klog_err_set(&err, ev->rc, "%s: %s", ev->path, klog_strerror(ev->rc));
+	say_err(zr, "writing the ISR (reading it back)", ev->rc, &err);
+	read_back(zr, rp);
+}
+
+int
+klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n)
+{
+	klog_zkrepl_t *zr = arg;
+	struct rpart *rp = find(zr, topic, partition);
+	klog_rstate_t next = { 0 };
+	char path[KLOG_ZK_PATH_MAX];
+	klog_err_t err;
+	klog_buf_t b;
+	int rc;
+
+	if (rp == NULL || rp->role != KLOG_REPLICA_LEADER ||
+	    rp->epoch != epoch || n > KLOG_RTOPICS_MAX_REPLICAS)
+		return -KLOG_EBUSY;
+	if (rp->isr_phase != ISR_IDLE)
+		return -KLOG_EINVAL;   /* the core asks one at a time */
+	next.leader = zr->cfg.broker_id;
+	next.leader_epoch = epoch;
+	next.controller_epoch = -1;
+	next.nisr = n;
+	memcpy(next.isr, isr, (size_t)n * sizeof(*isr));
+	if ((rc = klog_rtopics_state_path(path, sizeof(path), topic,
+	    partition)) < 0)
+		return rc;
+	klog_buf_init(&b);
+	if ((rc = klog_rstate_encode(&b, &next)) == 0)
+		rc = klog_zk_aset(zr->zk, path, b.data, b.len, rp->version,
+		    ++zr->tags, &err);
+	klog_buf_free(&b);
+	if (rc < 0)
+		return rc;   /* not sent: asked again at the next fetch */
+	rp->isr_phase = ISR_WRITING;
+	rp->isr_tag = zr->tags;
+	rp->nnext = n;
+	memcpy(rp->next, isr, (size_t)n * sizeof(*isr));
+	return 0;
+}
+
 static void
 on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
@@ -569,6 +727,9 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 	(void)t;
 	if (zr->marked_stale)
 		read_marked(zr);
+	for (size_t i = 0; i < zr->nparts; i++)
+		if (zr->parts[i].isr_phase == ISR_UNKNOWN)
+			read_back(zr, &zr->parts[i]);
 	for (size_t i = 0; i < zr->nparts; i++)
 		if (zr->parts[i].role == KLOG_REPLICA_OFFLINE ||
 		    zr->parts[i].leaderless_since != 0)
@@ -613,6 +774,10 @@ klog_zkrepl_event(klog_zkrepl_t *zr, const klog_zk_event_t *ev)
 	struct rpart *rp;
 
 	switch (ev->type) {
+	case KLOG_ZK_EVENT_REPLY:
+		isr_reply(zr, ev);
+		free(ev->data);
+		return 1;
 	case KLOG_ZK_EVENT_EXPIRED:
 		for (size_t i = 0; i < zr->nparts; i++)
 			go_offline(zr, &zr->parts[i]);
@@ -667,37 +832,64 @@ klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic)
 	return 1;
 }
 
-int
-klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
-    int32_t epoch, const int32_t *isr, int n)
+/*
+ * The lease: a leader that has not heard from ZooKeeper for its session
+ * timeout cannot know whether its session, and with it its leader nodes,
+ * still exist, or whether another broker leads already; it stops leading
+ * before the server could expire the session (the last answered ping's
+ * sending plus the timeout, less a tenth for the timer's lateness), and
+ * leads again once ZooKeeper answers and the nodes are still its own.
+ */
+static void
+fence(klog_zkrepl_t *zr, int64_t quiet, int session_ms)
+{
+	int n = 0;
+
+	zr->fenced = 1;
+	zr->fences++;
+	for (size_t i = 0; i < zr->nparts; i++)
+		if (zr->parts[i].role == KLOG_REPLICA_LEADER) {
+			go_offline(zr, &zr->parts[i]);
+			n++;
+		}
+	klog_logger_say(&zr->cfg.log, KLOG_LEVEL_WARN, "zookeeper: silent for "
+	    "%lld ms (session timeout %d ms): leading nothing until it "
+	    "answers (stepped down from %d partition%s)", (long long)quiet,
+	    session_ms, n, n == 1 ? "" : "s");
+}
+
+static void
+on_lease(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
 	klog_zkrepl_t *zr = arg;
-	struct rpart *rp = find(zr, topic, partition);
-	klog_rstate_t next = { 0 };
-	klog_err_t err;
-	int rc;
+	int session_ms = klog_zk_session_ms(zr->zk);
+	int64_t quiet = klog_zk_quiet_ms(zr->zk);
+	int64_t limit = session_ms - session_ms / 10;
+	int64_t next = session_ms / LEASE_TICKS;
 
-	if (rp == NULL || rp->role != KLOG_REPLICA_LEADER ||
-	    rp->epoch != epoch || n > KLOG_RTOPICS_MAX_REPLICAS)
-		return -KLOG_EBUSY;
-	next.leader = zr->cfg.broker_id;
-	next.leader_epoch = epoch;
-	next.controller_epoch = -1;
-	next.nisr = n;
-	memcpy(next.isr, isr, (size_t)n * sizeof(*isr));
-	next.version = rp->version;
-	rc = klog_rtopics_set_state(zr->zk, topic, partition, &next, &err);
-	if (rc == -KLOG_EBUSY) {
-		rp->role = KLOG_REPLICA_OFFLINE;
-		arm_retry(zr);
-		return rc;
+	(void)t;
+	klog_zk_ping(zr->zk);
+	if (!zr->fenced && quiet >= limit) {
+		fence(zr, quiet, session_ms);
+	} else if (zr->fenced && quiet < limit) {
+		zr->fenced = 0;
+		klog_logger_say(&zr->cfg.log, KLOG_LEVEL_INFO, "zookeeper: "
+		    "answering again: taking up the partitions it still "
+		    "assigns here");
+		for (size_t i = 0; i < zr->nparts; i++)
+			evaluate(zr, &zr->parts[i]);
 	}
-	if (rc < 0) {
-		say_err(zr, "writing the ISR", rc, &err);
-		return rc;
-	}
-	rp->version = next.version;
-	return 0;
+	if (!zr->fenced && limit - quiet < next)
+		next = limit - quiet;
+	klog_loop_timer_start(loop, &zr->lease,
+	    next > LEASE_MIN_MS ? next : LEASE_MIN_MS, 0);
+}
+
+int
+klog_zkrepl_fenced(const klog_zkrepl_t *zr, int64_t *fences)
+{
+	*fences = zr->fences;
+	return zr->fenced;
 }
 
 void
@@ -726,6 +918,10 @@ klog_zkrepl_new(klog_zk_t *zk, klog_loop_t *loop, klog_core_t *core,
 	zr->core = core;
 	zr->fetcher = fetcher;
 	klog_timer_init(&zr->retry, on_retry, zr);
+	klog_timer_init(&zr->lease, on_lease, zr);
+	klog_zk_ping(zk);
+	klog_loop_timer_start(loop, &zr->lease,
+	    klog_zk_session_ms(zk) / LEASE_TICKS, 0);
 	*out = zr;
 	return 0;
 }
@@ -736,6 +932,7 @@ klog_zkrepl_free(klog_zkrepl_t *zr)
 	if (zr == NULL)
 		return;
 	klog_loop_timer_stop(zr->loop, &zr->retry);
+	klog_loop_timer_stop(zr->loop, &zr->lease);
 	klog_zk_list_free(&zr->topics);
 	klog_zk_list_free(&zr->marked);
 	klog_zk_list_free(&zr->stuck);

@@ -69,6 +69,7 @@ klog_replica_lead(klog_replica_t *r, int32_t epoch, const int32_t *replicas,
 	r->epoch = epoch;
 	r->leader = r->me;
 	r->min_insync = min_insync;
+	r->pending = 0;
 	r->npeers = 0;
 	for (int i = 0; i < nrep && r->npeers < KLOG_REPLICA_MAX; i++) {
 		if (replicas[i] == r->me)
@@ -89,6 +90,7 @@ klog_replica_follow(klog_replica_t *r, int32_t epoch, int32_t leader)
 	r->role = KLOG_REPLICA_FOLLOWER;
 	r->epoch = epoch;
 	r->leader = leader;
+	r->pending = 0;
 	r->npeers = 0;
 }
 
@@ -97,6 +99,7 @@ klog_replica_offline(klog_replica_t *r)
 {
 	r->role = KLOG_REPLICA_OFFLINE;
 	r->leader = -1;
+	r->pending = 0;
 	r->npeers = 0;
 }
 
@@ -135,7 +138,8 @@ klog_replica_advance(klog_replica_t *r, int64_t fw)
 	    klog_replica_isr_size(r) < r->min_insync)
 		return 0;
 	for (int i = 0; i < r->npeers; i++) {
-		if (!r->peers[i].in_isr)
+		if (!r->peers[i].in_isr && !(r->pending &&
+		    r->peers[i].in_pending))
 			continue;
 		if (r->peers[i].fw < low)
 			low = r->peers[i].fw;
@@ -270,6 +274,21 @@ klog_replica_set_isr(klog_replica_t *r, const int32_t *isr, int n,
 			r->peers[i].caught_up_ms = now;
 		r->peers[i].in_isr = in;
 	}
+	r->pending = 0;
+}
+
+void
+klog_replica_set_pending(klog_replica_t *r, const int32_t *isr, int n)
+{
+	for (int i = 0; i < r->npeers; i++)
+		r->peers[i].in_pending = has(isr, n, r->peers[i].id);
+	r->pending = 1;
+}
+
+void
+klog_replica_clear_pending(klog_replica_t *r)
+{
+	r->pending = 0;
 }
 
 void

@@ -260,29 +260,57 @@ klog_core_may_lead(klog_core_t *c, const char *topic, int id,
 
 /* ---- the ISR ---- */
 
-/* Make the ISR change durable, then take it. */
+/* Start making the ISR change durable; it is taken when the write is
+ * answered (klog_core_isr_written()).  One write at a time. */
 static void
 isr_update(klog_core_t *c, klog_core_part_t *p, int32_t id, int add)
 {
 	int32_t isr[KLOG_REPLICA_MAX + 1];
 	int n = klog_replica_isr_with(p->rep, id, add, isr), rc;
 
-	if (c->cfg.isr_change == NULL)
+	if (c->cfg.isr_change == NULL || p->rep->pending)
 		return;
+	/* Before the call: its outcome may be told from within it. */
+	klog_replica_set_pending(p->rep, isr, n);
 	rc = c->cfg.isr_change(c->cfg.isr_arg, p->topic->name, p->id,
 	    p->rep->epoch, isr, n);
+	if (rc < 0)
+		klog_replica_clear_pending(p->rep);
 	if (rc == -KLOG_EBUSY) {
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_WARN, "topic \"%s\" "
-		    "partition %d: deposed (its state moved)", p->topic->name,
-		    (int)p->id);
+		    "partition %d: deposed (not its leader any more)",
+		    p->topic->name, (int)p->id);
+		klog_core_step_down(c, p);
+	}
+}
+
+void
+klog_core_isr_written(klog_core_t *c, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n, int rc)
+{
+	klog_core_part_t *p = klog_core_rpart(c, topic, partition);
+	int32_t was[KLOG_REPLICA_MAX + 1];
+	int nwas;
+
+	if (p == NULL || p->rep->role != KLOG_REPLICA_LEADER ||
+	    p->rep->epoch != epoch)
+		return;
+	if (rc == -KLOG_EBUSY) {
+		klog_logger_say(&c->cfg.log, KLOG_LEVEL_WARN, "topic \"%s\" "
+		    "partition %d: deposed (another broker leads it)",
+		    p->topic->name, (int)p->id);
 		klog_core_step_down(c, p);
 		return;
 	}
-	if (rc < 0)
-		return;   /* seen again at the next fetch or tick */
+	if (rc < 0) {
+		klog_replica_clear_pending(p->rep);
+		return;
+	}
+	nwas = klog_replica_isr(p->rep, was);
 	klog_replica_set_isr(p->rep, isr, n, klog_clock_mono_ms());
-	say(c, KLOG_LEVEL_INFO, p, add ? "ISR grew to" : "ISR shrank to",
-	    isr, n);
+	if (n != nwas)
+		say(c, KLOG_LEVEL_INFO, p, n > nwas ? "ISR grew to" :
+		    "ISR shrank to", isr, n);
 	if (n < p->rep->min_insync)
 		fail_waiters(c, p, KLOG_WIRE_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
 		    0);

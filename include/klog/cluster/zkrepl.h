@@ -17,7 +17,14 @@
  *    election on, a live replica outside the isr claims it when no isr
  *    member is live, with isr = [itself].
  * Losing the session steps every partition down at once (the leader
- * nodes go with it); the new session re-reads everything.
+ * nodes go with it); the new session re-reads everything.  Before that, a
+ * leader whose pings ZooKeeper has not answered for nine tenths of the
+ * session timeout steps down from every partition it leads ("fenced"),
+ * since by the timeout another broker may lead them; it leads again when
+ * ZooKeeper answers and the leader nodes are still its own.  Nothing here
+ * waits on ZooKeeper while it is silent: ISR writes are asynchronous (one
+ * per partition in flight; one that fails is read back before anything is
+ * decided), and the other calls refuse at once (zk.h).
  *
  * After a failed sync (offline.h) the broker leads and follows nothing
  * until it restarts: each partition it leads it leaves, out of the ISR if
@@ -61,7 +68,11 @@ int klog_zkrepl_has(klog_zkrepl_t *zr, const char *topic);
 /* The core's storage hook (offline.h; arg: zr). */
 void klog_zkrepl_storage_failed(void *arg);
 
-/* The core's isr_change hook (arg: zr). */
+/* Whether this broker is fenced (leading nothing for want of ZooKeeper),
+ * and how many times it has been (*fences). */
+int klog_zkrepl_fenced(const klog_zkrepl_t *zr, int64_t *fences);
+
+/* The core's isr_change hook (arg: zr): starts the write (core.h). */
 int klog_zkrepl_isr_change(void *arg, const char *topic, int partition,
     int32_t epoch, const int32_t *isr, int n);
 

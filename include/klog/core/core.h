@@ -50,10 +50,12 @@ typedef struct klog_core_park klog_core_park_t;
 typedef int klog_core_topic_fn(void *arg, const char *topic, int partitions);
 
 /*
- * A leader's ISR change for partition of topic at epoch, to be made
- * durable (ZooKeeper) before it is used: 0, or -KLOG_EBUSY if the leader
- * was deposed (the change is then not made and the partition goes
- * offline until its new role is set), or another error (retried later).
+ * Start writing a leader's ISR change for partition of topic at epoch
+ * (ZooKeeper), without waiting: 0 once it is on its way, its outcome told
+ * later through klog_core_isr_written() (replicated.h); -KLOG_EBUSY if
+ * this broker does not lead it at epoch any more (the partition then goes
+ * offline until its new role is set); another error if it could not be
+ * sent (asked again at the next fetch or tick).
  */
 typedef int klog_core_isr_fn(void *arg, const char *topic, int partition,
     int32_t epoch, const int32_t *isr, int n);

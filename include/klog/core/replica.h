@@ -19,6 +19,11 @@
  *    leaves it at once.  One whose flushed end reaches HW and the current
  *    epoch's start joins it again.  ISR changes are the caller's to make
  *    durable first (ZooKeeper): these functions only say what is due.
+ *  - While an ISR write is in flight, HW counts the members of both the
+ *    ISR and the one being written (Kafka's "maximal ISR", KIP-497): the
+ *    write may be applied before its answer comes, or without one, and
+ *    whichever ISR ZooKeeper holds may elect the next leader, so each of
+ *    its members must hold every acknowledged record.
  *  - A follower whose log diverges from the leader's (its newest epoch
  *    ends earlier here, or is unknown here) is told where to cut (KIP-279).
  * Everything runs on the broker's loop thread.
@@ -43,6 +48,7 @@ enum klog_replica_role {
 typedef struct klog_replica_peer {
 	int32_t id;
 	int in_isr;
+	int in_pending;           /* in the ISR being written */
 	int64_t leo;              /* its last fetch offset, -1 unknown */
 	int64_t fw;               /* its flushed end, -1 unknown */
 	int64_t caught_up_ms;     /* monotonic */
@@ -58,6 +64,7 @@ typedef struct klog_replica {
 	int min_insync;
 	int64_t lag_ms;
 	int64_t hw;
+	int pending;              /* an ISR write is in flight */
 	int npeers;
 	klog_replica_peer_t peers[KLOG_REPLICA_MAX];  /* the others */
 	klog_epochs_t *epochs;
@@ -115,9 +122,13 @@ int32_t klog_replica_laggard(const klog_replica_t *r, int64_t now);
 /* The ISR, with id put in (add) or taken out: into out; its size. */
 int klog_replica_isr_with(const klog_replica_t *r, int32_t id, int add,
     int32_t *out);
-/* Take isr[0..n) as the ISR (written to ZooKeeper by the caller). */
+/* Take isr[0..n) as the ISR (written to ZooKeeper by the caller); ends
+ * any pending write. */
 void klog_replica_set_isr(klog_replica_t *r, const int32_t *isr, int n,
     int64_t now);
+/* isr[0..n) is being written / the write ended without changing the ISR. */
+void klog_replica_set_pending(klog_replica_t *r, const int32_t *isr, int n);
+void klog_replica_clear_pending(klog_replica_t *r);
 
 /* On a follower: the leader said its HW is hw; the local log ends at leo. */
 void klog_replica_follower_hw(klog_replica_t *r, int64_t hw, int64_t leo);

@@ -84,6 +84,17 @@ int klog_core_rfetch(klog_core_t *c, const klog_rfetch_req_t *q,
  * consistent one; nothing is answered either way. */
 void klog_core_rpos(klog_core_t *c, const klog_rfetch_req_t *q);
 
+/*
+ * The outcome of an ISR write the isr_change hook started for partition of
+ * topic at epoch: 0 with isr[0..n) the ISR ZooKeeper now holds (the one
+ * written, or the old one if it was not applied), -KLOG_EBUSY if another
+ * broker leads it now (stepped down), or another error (nothing known to
+ * have changed: asked again at the next fetch or tick).  Until then HW
+ * counts the members of both ISRs (replica.h).
+ */
+void klog_core_isr_written(klog_core_t *c, const char *topic, int partition,
+    int32_t epoch, const int32_t *isr, int n, int rc);
+
 /* resp for it as of now (after a park), the set not included. */
 void klog_core_rfetch_state(klog_core_t *c, const klog_core_item_t *it,
     klog_rfetch_resp_t *resp);

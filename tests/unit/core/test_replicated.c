@@ -3,7 +3,8 @@
  * real core over a real store and event loop, its functions called
  * directly as lib/broker/native.c calls them (no network, no ZooKeeper), with
  * replication hooks of the tests' own: an isr_change that records its
- * calls and returns what a test says, and a follower_flushed that counts.
+ * calls, returns what a test says and, unless a test keeps it in flight,
+ * tells its outcome at once; and a follower_flushed that counts.
  * Parked requests are answered through a finish that records them; the
  * loop runs (before_sleep / on_wake as lib/broker/broker.c sets them) until the
  * flushes asked for are done.
@@ -62,6 +63,7 @@ struct fx {
 	klog_core_park_t *done[MAX_DONE];
 	/* isr_change */
 	int isr_rc;
+	int isr_async;            /* the write's outcome comes later */
 	int nisr;
 	struct isr_call isr[MAX_CALLS];
 	/* follower_flushed */
@@ -91,6 +93,10 @@ fake_isr(void *arg, const char *topic, int partition, int32_t epoch,
 	assert_true(n >= 0 && n <= KLOG_REPLICA_MAX + 1);
 	memcpy(c->isr, isr, (size_t)n * sizeof(*isr));
 	c->n = n;
+	/* Answered at once, as a ZooKeeper reply could be: from within. */
+	if (f->isr_rc == 0 && !f->isr_async)
+		klog_core_isr_written(f->core, topic, partition, epoch, isr, n,
+		    0);
 	return f->isr_rc;
 }
 
@@ -802,6 +808,100 @@ test_isr_shrinks_and_grows(void **state)
 	assert_int_equal(rep->hw, E);
 }
 
+/*
+ * An ISR write in flight may be applied before its answer comes, or with
+ * none (a timeout): until its outcome is known, HW counts the members of
+ * both ISRs.  A grow counted only once answered would let acks=all
+ * complete without a member ZooKeeper already lists, one that could then
+ * be elected without the record.
+ */
+static void
+test_isr_write_in_flight_counts_both(void **state)
+{
+	struct fx *f = *state;
+	const int32_t w12[] = { 1, 2 };
+	klog_core_item_t it, pit;
+	klog_core_park_t *pk;
+	klog_rfetch_resp_t resp;
+	klog_rfetch_req_t q;
+	klog_core_part_t *p;
+	klog_replica_t *rep;
+
+	lead(f, "rt", 1, R3, 3, w12, 2, 2);
+	p = rpart(f, "rt");
+	rep = klog_core_part_replica(p);
+	assert_int_equal(produce_now(f, "rt", "hello", 1, NULL), 0);
+	settle(f, klog_core_part_log(p));
+	q = rreq("rt", 2, 1, E, E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(rep->hw, E);
+
+	/* 3 caught up: the grow is written, its answer not in yet. */
+	f->isr_async = 1;
+	q = rreq("rt", 3, 1, E, E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(f->nisr, 1);
+	assert_call(&f->isr[0], "rt", 1, R3, 3);
+	assert_isr(p, w12, 2);
+	/* One write at a time: a fetch meanwhile asks nothing. */
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(f->nisr, 1);
+
+	/* 2 has the next record, 3 not yet: not committed. */
+	assert_int_equal(produce(f, "rt", "world", KLOG_ACKS_ALL, &pit, &pk),
+	    1);
+	settle(f, klog_core_part_log(p));
+	q = rreq("rt", 2, 1, 2 * E, 2 * E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(rep->hw, E);
+	assert_int_equal(f->finished, 0);
+
+	/* Applied: the ISR is taken, and 3's fetch commits the record. */
+	klog_core_isr_written(f->core, "rt", 0, 1, R3, 3, 0);
+	assert_isr(p, R3, 3);
+	assert_non_null(strstr(f->logs, "ISR grew to [1,2,3] (epoch 1)"));
+	assert_int_equal(rep->hw, E);
+	q = rreq("rt", 3, 1, 2 * E, 2 * E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(rep->hw, 2 * E);
+	assert_int_equal(f->finished, 1);
+	assert_ptr_equal(f->done[0], pk);
+	assert_int_equal(pk->items[0].error, KLOG_WIRE_NONE);
+}
+
+/* A write whose outcome stayed unknown changed nothing: the next fetch
+ * asks again; one that found another leader steps this one down. */
+static void
+test_isr_write_outcomes(void **state)
+{
+	struct fx *f = *state;
+	const int32_t w12[] = { 1, 2 };
+	klog_core_item_t it;
+	klog_rfetch_resp_t resp;
+	klog_rfetch_req_t q;
+	klog_core_part_t *p;
+
+	lead(f, "rt", 1, R3, 3, w12, 2, 2);
+	p = rpart(f, "rt");
+	assert_int_equal(produce_now(f, "rt", "hello", 1, NULL), 0);
+	settle(f, klog_core_part_log(p));
+	f->isr_async = 1;
+	q = rreq("rt", 3, 1, E, E, 1, 0);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(f->nisr, 1);
+	/* A stale outcome (another epoch) is not this write's. */
+	klog_core_isr_written(f->core, "rt", 0, 0, R3, 3, 0);
+	assert_isr(p, w12, 2);
+	klog_core_isr_written(f->core, "rt", 0, 1, NULL, 0, -KLOG_ETIMEDOUT);
+	assert_isr(p, w12, 2);
+	assert_int_equal(rfetch_now(f, &q, &it, &resp), KLOG_WIRE_NONE);
+	assert_int_equal(f->nisr, 2);
+	klog_core_isr_written(f->core, "rt", 0, 1, NULL, 0, -KLOG_EBUSY);
+	assert_int_equal(klog_core_part_replica(p)->role,
+	    KLOG_REPLICA_OFFLINE);
+	assert_non_null(strstr(f->logs, "deposed (another broker leads it)"));
+}
+
 static void
 test_isr_change_deposed(void **state)
 {
@@ -1069,6 +1169,8 @@ main(void)
 		T(test_rfetch_errors),
 		T(test_rfetch_epochs),
 		T(test_isr_shrinks_and_grows),
+		T(test_isr_write_in_flight_counts_both),
+		T(test_isr_write_outcomes),
 		T(test_isr_change_deposed),
 		T(test_isr_below_min_after_append),
 		T(test_isr_laggard_at_tick),
