@@ -26,6 +26,10 @@ struct klog_client {
 	size_t in_pos;       /* start of what is not consumed yet */
 	size_t last_len;     /* the response handed out last, dropped later */
 	size_t max_response;
+	/* While connecting: the name's addresses, the one tried now, and
+	 * the error of the last that failed. */
+	struct addrinfo *addrs, *ai;
+	int soerr;
 };
 
 int
@@ -84,69 +88,124 @@ wait_fd(int fd, short events, int64_t deadline)
 	}
 }
 
+/*
+ * Start a connect to the next of c's addresses that does not refuse at
+ * once: 0 with it under way (or done), or the last errno if none is left.
+ */
 static int
-connect_one(const struct addrinfo *ai, int64_t deadline, int *fdp)
+start_next(klog_client_t *c)
 {
-	int fd, one = 1, soerr = 0, rc;
-	socklen_t sl = sizeof(soerr);
+	int e = c->soerr;
 
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd < 0)
-		return errno;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		if (errno != EINPROGRESS) {
-			soerr = errno;
-			goto fail;
+	for (; c->ai != NULL; c->ai = c->ai->ai_next) {
+		c->fd = socket(c->ai->ai_family, c->ai->ai_socktype |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, c->ai->ai_protocol);
+		if (c->fd < 0) {
+			e = errno;
+			continue;
 		}
-		if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0) {
-			soerr = rc == -KLOG_ETIMEDOUT ? ETIMEDOUT : EIO;
-			goto fail;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-			soerr = errno;
-		if (soerr != 0)
-			goto fail;
+		if (connect(c->fd, c->ai->ai_addr, c->ai->ai_addrlen) == 0 ||
+		    errno == EINPROGRESS)
+			return 0;
+		e = errno;
+		close(c->fd);
+		c->fd = -1;
 	}
-	/* Requests are whole frames already: do not let Nagle hold them. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	*fdp = fd;
+	return e;
+}
+
+static int
+connect_failed(klog_client_t *c, int e, klog_err_t *err)
+{
+	return klog_err_set(err, e == ETIMEDOUT ? -KLOG_ETIMEDOUT :
+	    -KLOG_ECONN, "%s: %s", c->name, e == ETIMEDOUT ?
+	    "connection timed out" : strerror(e));
+}
+
+int
+klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
+    klog_err_t *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+	    .ai_socktype = SOCK_STREAM };
+	klog_client_t *c;
+	int gai, e, rc;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	c->fd = -1;
+	snprintf(c->name, sizeof(c->name), "%s:%s", addr->host, addr->port);
+	c->max_response = (size_t)KLOG_DEFAULT_MAX_REQUEST + 1024 * 1024;
+	klog_buf_init(&c->out);
+	klog_buf_init(&c->in);
+	if ((gai = getaddrinfo(addr->host, addr->port, &hints,
+	    &c->addrs)) != 0) {
+		klog_client_close(c);
+		return klog_err_set(err, -KLOG_ECONN, "%s:%s: %s", addr->host,
+		    addr->port, gai_strerror(gai));
+	}
+	c->ai = c->addrs;
+	c->soerr = ECONNREFUSED;
+	if ((e = start_next(c)) != 0) {
+		rc = connect_failed(c, e, err);
+		klog_client_close(c);
+		return rc;
+	}
+	*out = c;
 	return 0;
-fail:
-	close(fd);
-	return soerr;
+}
+
+int
+klog_client_connected(klog_client_t *c, klog_err_t *err)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+	socklen_t sl = sizeof(c->soerr);
+	int one = 1, e;
+
+	if (c->addrs == NULL)
+		return 1;
+	/* Not writable yet (or poll interrupted): SO_ERROR would say 0. */
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &c->soerr, &sl) < 0)
+		c->soerr = errno;
+	if (c->soerr != 0) {
+		close(c->fd);
+		c->fd = -1;
+		c->ai = c->ai->ai_next;
+		if ((e = start_next(c)) != 0)
+			return connect_failed(c, e, err);
+		return 0;
+	}
+	freeaddrinfo(c->addrs);
+	c->addrs = NULL;
+	c->ai = NULL;
+	/* Requests are whole frames already: do not let Nagle hold them. */
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 1;
 }
 
 int
 klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
     klog_client_t **out, klog_err_t *err)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-	    .ai_socktype = SOCK_STREAM }, *res, *ai;
 	int64_t deadline = klog_clock_mono_ms() + timeout_ms;
 	klog_client_t *c;
-	int fd = -1, gai, e = ECONNREFUSED;
+	int rc;
 
-	if ((gai = getaddrinfo(addr->host, addr->port, &hints, &res)) != 0)
-		return klog_err_set(err, -KLOG_ECONN, "%s:%s: %s", addr->host,
-		    addr->port, gai_strerror(gai));
-	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
-		if ((e = connect_one(ai, deadline, &fd)) != 0)
-			fd = -1;
-	freeaddrinfo(res);
-	if (fd < 0)
-		return klog_err_set(err, e == ETIMEDOUT ? -KLOG_ETIMEDOUT :
-		    -KLOG_ECONN, "%s:%s: %s", addr->host, addr->port,
-		    e == ETIMEDOUT ? "connection timed out" : strerror(e));
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		close(fd);
-		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	if ((rc = klog_client_start(addr, &c, err)) < 0)
+		return rc;
+	while ((rc = klog_client_connected(c, err)) == 0)
+		if ((rc = wait_fd(c->fd, POLLOUT, deadline)) < 0) {
+			rc = connect_failed(c, rc == -KLOG_ETIMEDOUT ?
+			    ETIMEDOUT : EIO, err);
+			break;
+		}
+	if (rc < 0) {
+		klog_client_close(c);
+		return rc;
 	}
-	c->fd = fd;
-	snprintf(c->name, sizeof(c->name), "%s:%s", addr->host, addr->port);
-	c->max_response = (size_t)KLOG_DEFAULT_MAX_REQUEST + 1024 * 1024;
-	klog_buf_init(&c->out);
-	klog_buf_init(&c->in);
 	*out = c;
 	return 0;
 }
@@ -156,7 +215,10 @@ klog_client_close(klog_client_t *c)
 {
 	if (c == NULL)
 		return;
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->addrs != NULL)
+		freeaddrinfo(c->addrs);
 	klog_buf_free(&c->out);
 	klog_buf_free(&c->in);
 	free(c);

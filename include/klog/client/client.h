@@ -3,7 +3,9 @@
  *
  * The connection is non-blocking and does no waiting of its own except in
  * klog_client_open() and klog_client_call() (and the one-off OFFSETS
- * question built on it, klog_client_query_offset()): the producer and the
+ * question built on it, klog_client_query_offset()); a caller with an event
+ * loop of its own connects with klog_client_start() and
+ * klog_client_connected() instead, which never wait.  The producer and the
  * consumer drive it from their poll loops, which is what lets a producer
  * keep many requests in flight (pipelining) while it reads stdin.  Requests on one
  * connection are answered in order, each response carrying the correlation
@@ -56,6 +58,27 @@ int klog_client_parse_brokers(const char *list, klog_client_addr_t **out,
 int klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
     klog_client_t **out, klog_err_t *err);
 void klog_client_close(klog_client_t *c);
+
+/*
+ * The same connect without waiting (for a caller's event loop): *out is a
+ * client whose connect to the first of addr's addresses that did not
+ * refuse at once is under way, owned by the caller (klog_client_close(),
+ * which also abandons a connect).  Only the name's lookup may wait.  The
+ * caller watches klog_client_fd() for writability, then asks
+ * klog_client_connected(); a deadline is the caller's.  Errors as
+ * klog_client_open()'s, when every address refused at once.
+ */
+int klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
+    klog_err_t *err);
+/*
+ * Whether c's connect is done: 1 connected (and from then on always 1);
+ * 0 still under way, possibly to the next address after this one failed,
+ * on a new descriptor: stop watching klog_client_fd() before the call and
+ * watch it again after; -KLOG_ECONN (or -KLOG_ETIMEDOUT, should the
+ * kernel give up first) with err as klog_client_open() says once the last
+ * address failed (c is then only for klog_client_close()).
+ */
+int klog_client_connected(klog_client_t *c, klog_err_t *err);
 
 int klog_client_fd(const klog_client_t *c);
 /* "host:port", for messages. */
