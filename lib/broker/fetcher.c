@@ -1,6 +1,7 @@
 /*
  * Followers' fetches from their leaders; see fetcher.h.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,12 +10,34 @@
 #include "klog/storage/format.h"
 
 #define RETRY_MS 250
-#define CONNECT_MS 1000
 #define WAIT_MS 500                  /* the leader's long poll */
 #define FIRST_MAX (1 << 20)
 #define MAX_MAX (64 << 20)
 
-enum state { IDLE, SENT, RETRY };
+/*
+ * The deadlines by which a follower cut from its leader notices.  Without
+ * them a connect or a fetch waits on TCP's retransmissions, whose backoff
+ * kept followers away for 8 to 23 s after cuts of 3 to 5 s.
+ *
+ * CONNECT_MS: Linux sends a lost SYN again after 1 s, then 3, 7, 15 s
+ * later; a fresh connect every second keeps a SYN a second going out
+ * while the leader cannot be reached, so the first one after a heal
+ * leaves within a second of it.  A connect that works takes a round trip.
+ *
+ * FETCH_MS: the leader holds a fetch up to WAIT_MS when it has nothing
+ * new.  The second beyond it covers a leader's loop running late and a
+ * lost segment sent twice more (200 and 400 ms at TCP's least timeout),
+ * and is well inside --replica-lag-time (10 s): a follower that gives up
+ * this soon is back before the leader would have dropped it.  It runs
+ * from the fetch's sending and again from each read that brings part of
+ * the answer, so a large answer on a slow link is not cut while it flows.
+ */
+#define CONNECT_MS 1000
+#define FETCH_MS (WAIT_MS + 1000)
+
+/* IDLE: connected, nothing asked; CONNECTING and SENT: the timer is the
+ * deadline; RETRY: disconnected, the timer is the wait before trying. */
+enum state { IDLE, CONNECTING, SENT, RETRY };
 
 struct follow {
 	klog_fetcher_t *f;
@@ -27,7 +50,7 @@ struct follow {
 	int32_t max_bytes;
 	int64_t reported;            /* the flushed end the leader was told */
 	int failing;                 /* logged the current run of errors */
-	klog_timer_t retry;
+	klog_timer_t timer;          /* the state's: see enum state */
 	struct follow *prev, *next;  /* the fetcher's */
 };
 
@@ -37,6 +60,7 @@ struct klog_fetcher {
 	int32_t me;
 	klog_logger_t log;
 	struct follow *follows;
+	klog_fetcher_stats_t stats;
 };
 
 static void send_fetch(struct follow *fw);
@@ -51,8 +75,10 @@ disconnect(struct follow *fw)
 	fw->cl = NULL;
 }
 
+/* One warning for a run of failures, however long: the next answer
+ * from the leader ends it (handle()). */
 static void
-fail(struct follow *fw, const char *what, const char *why)
+warn(struct follow *fw, const char *what, const char *why)
 {
 	if (!fw->failing)
 		klog_logger_say(&fw->f->log, KLOG_LEVEL_WARN, "topic \"%s\" "
@@ -60,18 +86,43 @@ fail(struct follow *fw, const char *what, const char *why)
 		    klog_core_part_topic(fw->p), klog_core_part_id(fw->p),
 		    (int)fw->leader, what, why ? ": " : "", why ? why : "");
 	fw->failing = 1;
-	disconnect(fw);
-	fw->state = RETRY;
-	klog_loop_timer_start(fw->f->loop, &fw->retry, RETRY_MS, 0);
 }
 
 static void
-on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
+fail(struct follow *fw, const char *what, const char *why)
+{
+	warn(fw, what, why);
+	disconnect(fw);
+	fw->state = RETRY;
+	klog_loop_timer_start(fw->f->loop, &fw->timer, RETRY_MS, 0);
+}
+
+/*
+ * A deadline passed, or the retry's wait did.  A connect or a fetch that
+ * timed out is started again at once: the leader did not refuse, it went
+ * quiet, and what the follower waits for now is the first chance to reach
+ * it again.
+ */
+static void
+on_timer(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
 	struct follow *fw = arg;
+	char why[300];
 
 	(void)loop;
 	(void)t;
+	if (fw->state == CONNECTING) {
+		fw->f->stats.connect_timeouts++;
+		snprintf(why, sizeof(why), "%s: no connection in %d ms, "
+		    "trying again", klog_client_name(fw->cl), CONNECT_MS);
+		warn(fw, "connecting", why);
+	} else if (fw->state == SENT) {
+		fw->f->stats.fetch_timeouts++;
+		snprintf(why, sizeof(why), "no answer in %d ms, reconnecting",
+		    FETCH_MS);
+		warn(fw, why, NULL);
+	}
+	disconnect(fw);
 	fw->state = IDLE;
 	send_fetch(fw);
 }
@@ -224,18 +275,22 @@ on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
 	size_t len;
 	int rc;
 
-	(void)loop;
 	(void)fd;
 	(void)mask;
 	if ((rc = klog_client_read(fw->cl, &err)) < 0) {
 		fail(fw, "connection lost", klog_err_text(&err, rc));
 		return;
 	}
-	if ((rc = klog_client_response(fw->cl, &h, &body, &len, &err)) <= 0) {
-		if (rc < 0)
-			fail(fw, "bad response", klog_err_text(&err, rc));
+	if ((rc = klog_client_response(fw->cl, &h, &body, &len, &err)) < 0) {
+		fail(fw, "bad response", klog_err_text(&err, rc));
 		return;
 	}
+	if (rc == 0) {
+		/* Part of the answer came: it is on its way. */
+		klog_loop_timer_start(loop, &fw->timer, FETCH_MS, 0);
+		return;
+	}
+	klog_loop_timer_stop(loop, &fw->timer);
 	if (h.correlation != fw->corr || h.error != KLOG_WIRE_NONE ||
 	    klog_proto_decode_rfetch_resp(body, len, &r) < 0) {
 		fail(fw, "bad response", h.error ?
@@ -245,26 +300,54 @@ on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
 	handle(fw, &r);
 }
 
-static int
+/* The connect under way is done, or failed, or moved on to the name's
+ * next address (a new descriptor, so the watch is taken off first). */
+static void
+on_connected(klog_loop_t *loop, int fd, void *arg, int mask)
+{
+	struct follow *fw = arg;
+	klog_err_t err;
+	int rc;
+
+	(void)mask;
+	klog_loop_watch(loop, fd, 0, NULL, NULL);
+	if ((rc = klog_client_connected(fw->cl, &err)) < 0) {
+		fail(fw, "connecting", klog_err_text(&err, rc));
+		return;
+	}
+	if (klog_loop_watch(loop, klog_client_fd(fw->cl), rc == 0 ?
+	    KLOG_LOOP_WRITABLE : KLOG_LOOP_READABLE, rc == 0 ? on_connected :
+	    on_readable, fw) < 0) {
+		fail(fw, "watching the connection", NULL);
+		return;
+	}
+	if (rc == 0)
+		return;
+	klog_loop_timer_stop(loop, &fw->timer);
+	fw->state = IDLE;
+	send_fetch(fw);
+}
+
+/* Start connecting: the loop says when it is done (on_connected), or the
+ * deadline passes first (on_timer).  The loop never waits for it. */
+static void
 connect_leader(struct follow *fw)
 {
 	klog_err_t err;
 	int rc;
 
-	if (fw->cl != NULL)
-		return 0;
-	if ((rc = klog_client_open(&fw->addr, CONNECT_MS, &fw->cl,
-	    &err)) < 0) {
+	if ((rc = klog_client_start(&fw->addr, &fw->cl, &err)) < 0) {
 		fail(fw, "connecting", klog_err_text(&err, rc));
-		return rc;
+		return;
 	}
 	klog_client_set_max_response(fw->cl, (size_t)MAX_MAX + 4096);
 	if (klog_loop_watch(fw->f->loop, klog_client_fd(fw->cl),
-	    KLOG_LOOP_READABLE, on_readable, fw) < 0) {
+	    KLOG_LOOP_WRITABLE, on_connected, fw) < 0) {
 		fail(fw, "watching the connection", NULL);
-		return -KLOG_EIO;
+		return;
 	}
-	return 0;
+	fw->state = CONNECTING;
+	klog_loop_timer_start(fw->f->loop, &fw->timer, CONNECT_MS, 0);
 }
 
 /* Requests are small: each leaves in one write or the connection is gone,
@@ -293,8 +376,12 @@ send_fetch(struct follow *fw)
 	const char *topic = klog_core_part_topic(fw->p);
 	klog_rfetch_req_t q;
 
-	if (fw->state != IDLE || connect_leader(fw) < 0)
+	if (fw->state != IDLE)
 		return;
+	if (fw->cl == NULL) {
+		connect_leader(fw);
+		return;
+	}
 	fw->corr = klog_client_next_id(fw->cl);
 	q = (klog_rfetch_req_t){ .replica_id = fw->f->me,
 	    .leader_epoch = fw->epoch, .max_wait_ms = WAIT_MS,
@@ -308,6 +395,7 @@ send_fetch(struct follow *fw)
 		return;
 	fw->reported = q.flushed;
 	fw->state = SENT;
+	klog_loop_timer_start(fw->f->loop, &fw->timer, FETCH_MS, 0);
 }
 
 /* Tell the leader what is synced now, without waiting for the fetch in
@@ -356,7 +444,7 @@ klog_fetcher_stop(klog_fetcher_t *f, klog_core_part_t *p)
 	if (fw == NULL)
 		return;
 	disconnect(fw);
-	klog_loop_timer_stop(f->loop, &fw->retry);
+	klog_loop_timer_stop(f->loop, &fw->timer);
 	klog_core_part_set_follower(p, NULL);
 	if (fw->prev != NULL)
 		fw->prev->next = fw->next;
@@ -385,7 +473,7 @@ klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p, int32_t leader,
 	fw->epoch = epoch;
 	fw->addr = *addr;
 	fw->max_bytes = FIRST_MAX;
-	klog_timer_init(&fw->retry, on_retry, fw);
+	klog_timer_init(&fw->timer, on_timer, fw);
 	klog_core_part_set_follower(p, fw);
 	fw->next = f->follows;
 	if (f->follows != NULL)
@@ -405,6 +493,12 @@ klog_fetcher_flushed(void *arg, klog_core_part_t *p)
 	    klog_log_flushed_end(klog_core_part_log(p)) <= fw->reported)
 		return;
 	send_pos(fw);
+}
+
+void
+klog_fetcher_stats(const klog_fetcher_t *f, klog_fetcher_stats_t *out)
+{
+	*out = f->stats;
 }
 
 void

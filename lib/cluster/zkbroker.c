@@ -195,11 +195,15 @@ on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
 	}
 }
 
-/* The broker's scrape, from the cluster layer: the session's state. */
+/* The broker's scrape, from the cluster layer: the session's state, the
+ * lease, and the follower's fetches, which only a broker in a cluster
+ * makes. */
 static int
 zk_metrics(void *arg, klog_buf_t *out)
 {
 	klog_zkbroker_t *zb = arg;
+	klog_fetcher_stats_t fs;
+	klog_promtext_labels_t l;
 	int64_t fences;
 	int fenced;
 
@@ -223,6 +227,18 @@ zk_metrics(void *arg, klog_buf_t *out)
 	klog_promtext_family(out, "klog_zookeeper_fences_total", "counter",
 	    "Times this broker stopped leading for want of ZooKeeper.");
 	klog_promtext_int(out, "klog_zookeeper_fences_total", NULL, fences);
+	klog_fetcher_stats(zb->fetcher, &fs);
+	klog_promtext_family(out, "klog_replica_fetch_timeouts_total",
+	    "counter", "A follower's connects to a leader and fetches from it "
+	    "given up at their deadline and started again, by phase.");
+	klog_promtext_labels_init(&l);
+	klog_promtext_label(&l, "phase", "connect");
+	klog_promtext_int(out, "klog_replica_fetch_timeouts_total", &l,
+	    (int64_t)fs.connect_timeouts);
+	klog_promtext_labels_init(&l);
+	klog_promtext_label(&l, "phase", "fetch");
+	klog_promtext_int(out, "klog_replica_fetch_timeouts_total", &l,
+	    (int64_t)fs.fetch_timeouts);
 	return 0;
 }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
 # klog-serve --metrics-listen: the Prometheus endpoint's format (promtool),
 # its counters against what the test produced and consumed, the log-end
-# gauge against klog-consume -L, 404 and the other refusals, and a
-# half-sent request that must not stall producers and consumers.
+# gauge against klog-consume -L, 404 and the other refusals, a
+# half-sent request that must not stall producers and consumers, and a
+# broker in a cluster: its own families, a follower's fetch timeouts.
 
 bats_require_minimum_version 1.5.0
 load helpers
+load replication
 
 setup() {
 	common_setup
@@ -168,4 +170,36 @@ EOF
 	# librdkafka's first ApiVersions (v3) is refused, then v2 answered.
 	[ "$(metric klog_requests_total 'api="kafka_api_versions",error="unsupported_version"')" -ge 1 ]
 	http GET /metrics | tail -n +3 | promtool check metrics
+}
+
+@test "with -Z: the session's state, and a follower's fetches given up on a stalled leader" {
+	local l f id
+	local -A mp
+	start_zk
+	ZKC=$ZK
+	for id in 1 2; do
+		mp[$id]=$(free_port)
+		start_zk_broker "$id" --metrics-listen "127.0.0.1:${mp[$id]}"
+	done
+	klog-group -Z "$ZK" create-topic -t rt --partitions 1 \
+		--replication-factor 2 --min-insync-replicas 1 >/dev/null
+	rep_wait "$REP_WAIT" eval 'rep_topics rt | "$REP_PY" "$REPCHECK" isr-full 1 2'
+	l=$(rep_leader rt 0)
+	f=$((3 - l))
+	METRICS_PORT=${mp[$f]} http GET /metrics | tail -n +3 >"$TMP/f.txt"
+	run -0 promtool check metrics <"$TMP/f.txt"
+	grep -qx 'klog_zookeeper_session_state 1' "$TMP/f.txt"
+	grep -qx 'klog_replica_fetch_timeouts_total{phase="connect"} 0' "$TMP/f.txt"
+	grep -qx 'klog_replica_fetch_timeouts_total{phase="fetch"} 0' "$TMP/f.txt"
+	# The leader stopped for 3.5 s (inside its 6 s session): its kernel
+	# still takes the follower's connections, it answers none of the
+	# fetches, and the follower gives each up after 1.5 s.
+	kill -STOP "${BROKER_PIDS[$l]}"
+	sleep 3.5
+	kill -CONT "${BROKER_PIDS[$l]}"
+	rep_wait 10 grep -q "fetching from broker $l again" "$TMP/broker-$f.log"
+	[ "$(METRICS_PORT=${mp[$f]} metric klog_replica_fetch_timeouts_total 'phase="fetch"')" -ge 1 ]
+	# One warning for the run of them.
+	[ "$(grep -c "fetching from broker $l: no answer in 1500 ms" "$TMP/broker-$f.log")" -eq 1 ]
+	METRICS_PORT=${mp[$f]} http GET /metrics | tail -n +3 | promtool check metrics
 }

@@ -21,6 +21,13 @@
  * (its retention passed it) the local log starts over at the leader's
  * start.  A lost connection or a NOT_LEADER answer is retried every
  * quarter second with whatever leader the cluster layer set last.
+ *
+ * A leader cut off by the network looks like one that went quiet: no
+ * error comes, only TCP's retransmissions, further and further apart.  So
+ * a fetch without its answer 1.5 s after it left (the leader's long poll
+ * is half a second), or a connect not done in a second, is given up and
+ * started again at once: a follower finds its leader within a second or
+ * so of a heal, and the connects never wait on the broker's loop.
  */
 #ifndef KLOG_FETCHER_H
 #define KLOG_FETCHER_H
@@ -46,6 +53,14 @@ int klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p,
     int32_t leader, int32_t epoch, const klog_client_addr_t *addr);
 /* Stop following p (it leads now, or has no role). */
 void klog_fetcher_stop(klog_fetcher_t *f, klog_core_part_t *p);
+
+/* What the fetches counted since f was made (the metrics). */
+typedef struct klog_fetcher_stats {
+	uint64_t connect_timeouts;   /* connects given up at their deadline */
+	uint64_t fetch_timeouts;     /* fetches given up unanswered */
+} klog_fetcher_stats_t;
+
+void klog_fetcher_stats(const klog_fetcher_t *f, klog_fetcher_stats_t *out);
 
 /* The core's follower_flushed hook (arg: the fetcher). */
 void klog_fetcher_flushed(void *arg, klog_core_part_t *p);
