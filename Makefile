@@ -149,7 +149,7 @@ bench: all $(BENCH_BINS)
 # Long fault loops, with their figures (tests/soak/): replication, a
 # longer version of tests/bats/112's kill loop; faults, one broker under
 # every kind of client, retention, hostile connections and kill -9;
-# partitions (not in the default list: it needs root and takes about 15
+# partitions (not in the default list: it needs root and takes about 10
 # minutes), a cluster in network namespaces cut, healed and slowed in six
 # scenarios, three timings each (SOAK_SCENARIOS="b c", SOAK_TIMINGS="1"
 # pick a few; exit 1 when the broker misses a target, 2 when the harness

@@ -123,7 +123,7 @@ partcheck() {
 	fixture
 	run -0 partcheck
 	[[ $output == "a2  PASS     acked 380 "* ]]
-	[[ $output == *" lost 0  split 0  gap 4.2s  stepdown 4.5s  dual 1.2s "* ]]
+	[[ $output == *" lost 0  split 0  gap 4.2s  stepdown 4.5s  stale 1.2s "* ]]
 	[[ $output == *"liveness:ok lost:ok split:ok gap:ok stepdown:ok metrics:ok consumer:ok replicas:ok" ]]
 	run -0 "$PY" "$PARTCHECK" report "$TMP/result"
 	[[ $output == *"runs: 1 pass, 0 fail, 0 harness failures" ]]

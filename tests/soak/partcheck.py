@@ -632,18 +632,18 @@ def check_run(argv):
                 if t >= t0 and b"zookeeper: silent for" in line:
                     sig.append((t, "log"))
                     break
-            # How long it went on answering as the leader while another
-            # broker led (both took writes).
-            dual = [x["t"] for x in probes[v] if dep[0] <= x["t"] <= t1
-                    and x.get("produce", [None] * nparts)[p] == 0]
+            # Its last answer as the leader after another broker was
+            # elected (both then took writes), before the heal.
+            stale = [x["t"] for x in probes[v] if dep[0] <= x["t"] <= t1
+                     and x.get("produce", [None] * nparts)[p] == 0]
             first_other = dep[0] - t0
             if sig:
                 ts, how = min(sig)
                 steps.append((ts - t0, how, first_other,
-                              (dual[-1] - dep[0]) if dual else 0.0))
+                              (stale[-1] - dep[0]) if stale else 0.0))
             else:
                 steps.append((None, "never", first_other,
-                              (dual[-1] - dep[0]) if dual else 0.0))
+                              (stale[-1] - dep[0]) if stale else 0.0))
     fig["deposed"] = deposed_n
     if steps:
         worst = max(steps, key=lambda s: float("inf") if s[0] is None
@@ -651,11 +651,11 @@ def check_run(argv):
         fig["stepdown"] = None if worst[0] is None else round(worst[0], 2)
         fig["stepdown_how"] = worst[1]
         fig["elected_after"] = round(max(s[2] for s in steps), 2)
-        fig["dual"] = round(max(s[3] for s in steps), 2)
+        fig["stale"] = round(max(s[3] for s in steps), 2)
         if worst[0] is None or worst[0] > zks + 1:
             note("a deposed leader went on leading: %s after the cut "
-                 "(another broker elected %.1f s after it; both answered "
-                 "as leader for %.1f s)" % (
+                 "(another broker elected %.1f s after it; it still answered "
+                 "as leader %.1f s after that)" % (
                      "never stepped down" if worst[0] is None
                      else "stepped down %.1f s" % worst[0],
                      worst[2], worst[3]))
@@ -859,7 +859,7 @@ def summary_line(res):
              "stepdown %s" % ("never" if f.get("deposed") and
                               f.get("stepdown") is None
                               else fmt(f.get("stepdown"))),
-             "dual %s" % fmt(f.get("dual")),
+             "stale %s" % fmt(f.get("stale")),
              "rejoin %s" % fmt(f.get("rejoin")),
              "isr>=%s" % fmt(f.get("isr_min")),
              "metrics %s" % fmt(f.get("metrics_gap"))]

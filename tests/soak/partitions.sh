@@ -61,14 +61,22 @@
 #             every acknowledged record, and nothing the final log lacks;
 #   replicas  every replica ends at the committed end, byte-identical.
 # The report: one line per run with its figures and each target's
-# ok/FAIL, then the totals.  Exit 0 only if every run passed; 1 if a
+# ok/FAIL, then the totals.  The figures: records acknowledged, lost and
+# acknowledged in split brain; gap, the longest time between two
+# acknowledgements of one partition; stepdown, the slowest step-down of a
+# deposed leader after its cut ("never" if not before the heal); stale,
+# how long after its successor's election a deposed leader still answered
+# as leader; rejoin, from the heal to every replica in the ISR; isr>=,
+# the smallest ISR seen during the fault; metrics, the longest time
+# between two answered scrapes of one broker; in (f) the frames the link
+# dropped and the connect time before and during the link.  Exit 0 only if every run passed; 1 if a
 # target failed (the broker's fault); 2 if the harness failed (a cut not
 # silent, a link that did not lose, a namespace or process that would not
 # start: those runs say HARNESS, not FAIL).
 #
 # SOAK_SCENARIOS (default "a b c d e f") and SOAK_TIMINGS ("1 2 3") pick
 # runs; SOAK_SECONDS (300, as make passes it) sets "long"; the default
-# suite takes about 20 minutes.  SOAK_KEEP=1 keeps the runs' files (logs,
+# suite takes about 10 minutes.  SOAK_KEEP=1 keeps the runs' files (logs,
 # report, poll, data) in the temp dir, which is kept anyway when a run did
 # not pass.  Every process is killed by its pid, every namespace deleted,
 # also on Ctrl-C or failure.
