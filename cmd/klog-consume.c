@@ -562,6 +562,18 @@ emit(run_t *r, const klog_consumer_msg_t *m)
 	return r->o->count > 0 && r->messages >= (uint64_t)r->o->count;
 }
 
+/*
+ * Cluster mode: take ZooKeeper's news, as klog-produce does.  Without it an
+ * expired session would never be replaced and no lost partition found
+ * again; with it a partition waiting for its leader is asked for at once.
+ */
+static void
+cluster_events(run_t *r)
+{
+	if (r->zk != NULL && cli_zk_news(r->d, r->o->quiet))
+		klog_consumer_refresh(r->c);
+}
+
 /* Consume until the end, the count, a signal or an error (returned). */
 static int
 consume(run_t *r, klog_err_t *err)
@@ -589,6 +601,7 @@ consume(run_t *r, klog_err_t *err)
 			return 0;
 		if (rc == KLOG_CONSUMER_DONE)
 			return 0;
+		cluster_events(r);
 		now = klog_clock_mono_ms();
 		if (now - r->saved_ms >= SAVE_EVERY_MS &&
 		    save_offsets(r, now) < 0)
@@ -836,6 +849,8 @@ read_alone(run_t *r, opts_t *o, int *rc, klog_err_t *err)
 	r->saved_ms = klog_clock_mono_ms();
 	if (stdout_pipe() >= 0)
 		klog_consumer_watch(r->c, STDOUT_FILENO);
+	if (r->zk != NULL)
+		klog_consumer_wake_on(r->c, klog_zk_event_fd(r->zk));
 	progress_start(r);
 	*rc = consume(r, err);
 	cli_progress_end(&r->prog);

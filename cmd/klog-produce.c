@@ -23,7 +23,6 @@
 #include "klog/client/bookmark.h"
 #include "klog/client/outfmt.h"
 #include "klog/client/producer.h"
-#include "klog/client/zkdiscovery.h"
 #include "klog/proto/proto.h"
 #include "klog/storage/format.h"
 #include "klog/storage/log.h"
@@ -633,17 +632,10 @@ settle(run_t *r)
 static void
 cluster_events(run_t *r)
 {
-	klog_zk_event_t ev;
 	klog_err_t err = { 0 };
-	int changed = 0, rc;
+	int rc;
 
-	while ((rc = klog_zk_next_event(r->zk, &ev)) > 0) {
-		changed |= klog_zkdiscovery_event(r->d, &ev);
-		if (ev.type == KLOG_ZK_EVENT_DISCONNECTED && !r->o->quiet)
-			fprintf(stderr, PROG ": zookeeper: connection lost; "
-			    "reconnecting\n");
-	}
-	if (!changed)
+	if (!cli_zk_news(r->d, r->o->quiet))
 		return;
 	if ((rc = klog_producer_refresh(r->p, &err)) < 0 && !r->o->quiet)
 		fprintf(stderr, PROG ": %s; waiting\n",

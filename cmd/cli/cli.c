@@ -257,6 +257,21 @@ cli_zk_open(const char *connect, int session_ms, int connect_timeout_ms,
 }
 
 int
+cli_zk_news(klog_discovery_t *d, int quiet)
+{
+	unsigned seen = 0;
+	int changed = klog_zkdiscovery_drain(d, &seen);
+
+	if (!quiet && (seen & 1u << KLOG_ZK_EVENT_DISCONNECTED))
+		fprintf(stderr, "%s: zookeeper: connection lost; reconnecting\n",
+		    prog);
+	if (!quiet && (seen & 1u << KLOG_ZK_EVENT_EXPIRED))
+		fprintf(stderr, "%s: zookeeper: session expired; opening a new "
+		    "one\n", prog);
+	return changed;
+}
+
+int
 cli_where_open(const cli_where_t *w, int connect_timeout_ms, klog_zk_t **zk,
     klog_discovery_t **d)
 {

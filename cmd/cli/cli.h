@@ -136,6 +136,16 @@ int cli_where_open(const cli_where_t *w, int connect_timeout_ms,
     klog_zk_t **zk, klog_discovery_t **d);
 
 /*
+ * Cluster mode: take the news of d's ZooKeeper session
+ * (klog_zkdiscovery_drain()), which the tool must do whenever the session's
+ * event fd is readable, or an expired session is never replaced.  Unless
+ * quiet, says "prog: zookeeper: connection lost; reconnecting" and
+ * "prog: zookeeper: session expired; opening a new one".  1 if the
+ * discovery's answers may have changed: the caller asks again.
+ */
+int cli_zk_news(klog_discovery_t *d, int quiet);
+
+/*
  * A ZooKeeper session for -Z connect: 0, or the error code after saying
  * why ("prog: zookeeper ...: not connected in time"); a malformed connect
  * string is a usage error.  The caller picks the exit status.

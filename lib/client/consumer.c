@@ -788,6 +788,13 @@ klog_consumer_wake_on(klog_consumer_t *c, int fd)
 	c->wake_fd = fd;
 }
 
+void
+klog_consumer_refresh(klog_consumer_t *c)
+{
+	c->reloc_at = 0;
+	c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
+}
+
 size_t
 klog_consumer_count(const klog_consumer_t *c)
 {

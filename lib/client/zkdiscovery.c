@@ -492,6 +492,22 @@ klog_zkdiscovery_event(klog_discovery_t *d, const klog_zk_event_t *ev)
 }
 
 int
+klog_zkdiscovery_drain(klog_discovery_t *d, unsigned *seen)
+{
+	struct zk_disc *z = (struct zk_disc *)d;
+	klog_zk_event_t ev;
+	int changed = 0;
+
+	/* < 0: the expiry was taken but no new session could be started; the
+	 * session starts one at the next question asked of it. */
+	while (klog_zk_next_event(z->zk, &ev) != 0) {
+		changed |= klog_zkdiscovery_event(d, &ev);
+		*seen |= 1u << ev.type;
+	}
+	return changed;
+}
+
+int
 klog_zkdiscovery_brokers(klog_discovery_t *d)
 {
 	struct zk_disc *z = (struct zk_disc *)d;

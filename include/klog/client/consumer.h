@@ -32,7 +32,8 @@
  * Replicated topics (discovery.h): a partition answered NOT_LEADER, or
  * whose broker's connection is lost, is located again through the
  * discovery (invalidated first; backoff from 50 ms doubling to 2 s, reset
- * by data) and read on at its new leader from the position it had: every
+ * by data, cut short by klog_consumer_refresh() when the discovery's owner
+ * saw news) and read on at its new leader from the position it had: every
  * replica holds the same bytes at the same offsets.  A partition without
  * a leader (-KLOG_ENOTLEADER: an election) waits; klog_consumer_open()
  * waits for one too.  No data for retry_for_ms while a partition is to be
@@ -148,6 +149,16 @@ void klog_consumer_watch(klog_consumer_t *c, int fd);
  * (the default) waits for nothing more.
  */
 void klog_consumer_wake_on(klog_consumer_t *c, int fd);
+
+/*
+ * The discovery's answers may have changed (its owner took a ZooKeeper
+ * event that said so: klog_zkdiscovery_drain()): the partitions waiting to
+ * be located, for a new leader or a session of the owner's that expired,
+ * are asked for again at the next klog_consumer_next(), without waiting
+ * out the backoff.  The others are read on where they are: a leader that
+ * is no longer one answers NOT_LEADER.
+ */
+void klog_consumer_refresh(klog_consumer_t *c);
 
 /* The partitions read: count, and index i's partition number and
  * position. */

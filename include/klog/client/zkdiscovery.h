@@ -52,6 +52,18 @@ int klog_zkdiscovery_open(klog_zk_t *zk, klog_discovery_t **out,
  */
 int klog_zkdiscovery_event(klog_discovery_t *d, const klog_zk_event_t *ev);
 
+/*
+ * Take every event queued on the session d was opened over, each as
+ * klog_zkdiscovery_event() takes it: 1 if one may change an answer, 0 if
+ * none.  For an owner with no other use of the session's events (the
+ * producer, a consumer outside a group), which must take them all the same:
+ * an expired session is replaced only as its event is taken (zk.h), and
+ * until then every question fails.  *seen gets the bit 1u << type of each
+ * event taken (enum klog_zk_event_type), for the owner to tell of a lost
+ * connection or an expired session.
+ */
+int klog_zkdiscovery_drain(klog_discovery_t *d, unsigned *seen);
+
 /* The number of live brokers as last read (-1 before the first read). */
 int klog_zkdiscovery_brokers(klog_discovery_t *d);
 

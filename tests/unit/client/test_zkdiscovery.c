@@ -1,18 +1,21 @@
 /*
  * Tests for lib/client/zkdiscovery.c's replicated topics against a real throwaway
  * ZooKeeper (zkserver.h), the /klog nodes written by hand: where a
- * partition's leader is, following a leader node that goes and comes, and
- * topic listings.  Without zkServer.sh they are skipped.  (0.7 topics are
+ * partition's leader is, following a leader node that goes and comes,
+ * topic listings, and the session's events drained through the discovery
+ * across an expiry.  Without zkServer.sh they are skipped.  (0.7 topics are
  * covered through the member and bats tests.)
  */
 #include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -86,21 +89,27 @@ layout(klog_zk_t *zk)
 	    "\"leader_epoch\":0}");
 }
 
-/* Hand the session's events to d until one changes an answer (1), or 5 s
- * pass (0). */
+/* Hand the session's events to d until one changes an answer (1), or
+ * ms pass (0); *seen as klog_zkdiscovery_drain() fills it. */
+static int
+drain_for(klog_zk_t *zk, klog_discovery_t *d, int ms, unsigned *seen)
+{
+	struct pollfd pfd = { .fd = klog_zk_event_fd(zk), .events = POLLIN };
+	int hit = 0;
+
+	for (int i = 0; i < ms / 100 && !hit; i++) {
+		poll(&pfd, 1, 100);
+		hit = klog_zkdiscovery_drain(d, seen);
+	}
+	return hit;
+}
+
 static int
 changed(klog_zk_t *zk, klog_discovery_t *d)
 {
-	struct pollfd pfd = { .fd = klog_zk_event_fd(zk), .events = POLLIN };
-	klog_zk_event_t ev;
-	int hit = 0;
+	unsigned seen = 0;
 
-	for (int i = 0; i < 50 && !hit; i++) {
-		poll(&pfd, 1, 100);
-		while (klog_zk_next_event(zk, &ev) > 0)
-			hit |= klog_zkdiscovery_event(d, &ev);
-	}
-	return hit;
+	return drain_for(zk, d, 5000, &seen);
 }
 
 static void
@@ -220,12 +229,67 @@ test_lists_replicated_topics(void **state)
 	klog_zk_close(zk);
 }
 
+/*
+ * Last: it pauses the server past the reader's session timeout.  The
+ * session's events drained through the discovery replace the expired
+ * session, and the answers read on the new one arm their watches there:
+ * what a consumer outside a group relies on (issue 27).
+ */
+static void
+test_drain_renews_expired_session(void **state)
+{
+	char connect[256];
+	klog_zk_t *zk, *rd = NULL;
+	klog_discovery_t *d = NULL;
+	klog_err_t err = { 0, "" };
+	unsigned seen = 0;
+	int hit = 0;
+
+	(void)state;
+	NEED_SERVER();
+	/* The writer's session (and its broker nodes) outlives the pause. */
+	snprintf(connect, sizeof(connect), "%s/renew", server.connect);
+	if (klog_zk_open(connect, 10000, 10000, &zk, &err) < 0)
+		fail_msg("zookeeper %s: %s", connect, err.msg);
+	layout(zk);
+	leader(zk, 0, "1");
+	if (klog_zk_open(connect, 1000, 10000, &rd, &err) < 0)
+		fail_msg("zookeeper %s: %s", connect, err.msg);
+	assert_int_equal(klog_zkdiscovery_open(rd, &d, &err), 0);
+	expect_at(d, 0, 1);
+	/* The reader's reconnect can win the race with the expiry on a
+	 * loaded machine (test_zk.c): pause again until it expires. */
+	for (int tries = 0; tries < 4 &&
+	    !(seen & (1u << KLOG_ZK_EVENT_SESSION)); tries++) {
+		assert_int_equal(kill(server.pid, SIGSTOP), 0);
+		usleep(2500 * 1000);
+		assert_int_equal(kill(server.pid, SIGCONT), 0);
+		for (int i = 0; i < 8 && !(seen &
+		    (1u << KLOG_ZK_EVENT_SESSION)); i++)
+			hit |= drain_for(rd, d, 1000, &seen);
+	}
+	assert_true(seen & (1u << KLOG_ZK_EVENT_EXPIRED));
+	assert_true(seen & (1u << KLOG_ZK_EVENT_SESSION));
+	assert_true(hit);
+	/* Asked on the new session, and watched there: a new leader is
+	 * news. */
+	expect_at(d, 0, 1);
+	leader(zk, 0, NULL);
+	leader(zk, 0, "2");
+	assert_true(changed(rd, d));
+	expect_at(d, 0, 2);
+	klog_discovery_close(d);
+	klog_zk_close(rd);
+	klog_zk_close(zk);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_locates_leaders),
 		cmocka_unit_test(test_lists_replicated_topics),
+		cmocka_unit_test(test_drain_renews_expired_session),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
