@@ -135,23 +135,32 @@ link_down(struct clink *l, int64_t now, const char *why)
 	snprintf(l->why, sizeof(l->why), "%s", why);
 }
 
+/* For a replicated topic: p is to be found again.  Its --retry-for runs
+ * from the first loss no answer of its leader followed, so relocations
+ * back to a broker that fails again count as one loss. */
+static void
+lose_part(klog_consumer_t *c, struct cpart *p, int64_t now)
+{
+	p->lost = 1;
+	if (p->lost_since == 0)
+		p->lost_since = now;
+	c->reloc_pending = 1;
+}
+
 /* For a replicated topic: the partitions of link li are to be found
  * again (their leader may be elsewhere now). */
 static void
-lose_parts(klog_consumer_t *c, int li, int code, const char *why)
+lose_parts(klog_consumer_t *c, int li, int64_t now, int code, const char *why)
 {
 	int any = 0;
 
 	for (size_t i = 0; i < c->nparts; i++)
 		if (c->parts[i].link == li && !c->parts[i].done) {
-			c->parts[i].lost = 1;
+			lose_part(c, &c->parts[i], now);
 			any = 1;
 		}
 	if (!any)
 		return;
-	if (!c->reloc_pending && c->reloc_since == 0)
-		c->reloc_since = klog_clock_mono_ms();
-	c->reloc_pending = 1;
 	c->reloc_code = code;
 	snprintf(c->reloc_why, sizeof(c->reloc_why), "%s", why);
 }
@@ -161,7 +170,7 @@ link_lost(klog_consumer_t *c, int li, int64_t now, const char *why)
 {
 	link_down(&c->links[li], now, why);
 	if (c->replicated)
-		lose_parts(c, li, -KLOG_ECONN, c->links[li].why);
+		lose_parts(c, li, now, -KLOG_ECONN, c->links[li].why);
 }
 
 /* Ask l's broker for the next data of every partition still to read. */
@@ -245,10 +254,7 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	switch (r->error) {
 	case KLOG_WIRE_NOT_LEADER:
 		/* The leader moved: find it, go on from the same offset. */
-		p->lost = 1;
-		if (!c->reloc_pending && c->reloc_since == 0)
-			c->reloc_since = klog_clock_mono_ms();
-		c->reloc_pending = 1;
+		lose_part(c, p, klog_clock_mono_ms());
 		c->reloc_code = -KLOG_ENOTLEADER;
 		snprintf(c->reloc_why, sizeof(c->reloc_why), "topic \"%s\" "
 		    "partition %d: NOT_LEADER", c->topic, (int)p->index);
@@ -301,8 +307,11 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	uint64_t need = (uint64_t)first + KLOG_LENGTH_SIZE;
 
 	p->fetch_offset = p->asked + (int64_t)done;
-	c->reloc_since = 0;
-	c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
+	/* Its own leader answered (another's says nothing): the loss is over. */
+	if (p->lost_since != 0) {
+		p->lost_since = 0;
+		c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
+	}
 	if (c->cfg.exit_at_end && p->fetch_offset >= p->end)
 		p->done = 1;
 	if (done > 0 || first < KLOG_MAGIC0_HEADER || first >
@@ -515,8 +524,8 @@ relocation_retryable(int rc)
 
 /*
  * Locate the lost partitions again, when due (backoff from 50 ms doubling
- * to 2 s, reset by data).  Before wait_response(): it may add links.
- * Gives up once no data came for retry_for with the last cause's code.
+ * to 2 s, reset by a lost partition's answer); it may add links.  Gives up
+ * once a partition went retry_for unanswered by a leader since its loss.
  */
 static int
 relocate(klog_consumer_t *c, klog_err_t *err)
@@ -529,9 +538,6 @@ relocate(klog_consumer_t *c, klog_err_t *err)
 
 	if (now < c->reloc_at)
 		return 0;
-	if (c->reloc_since != 0 && now - c->reloc_since >= c->cfg.retry_for_ms)
-		return klog_err_set(err, c->reloc_code, "%s; gave up after "
-		    "%lld ms", c->reloc_why, (long long)(now - c->reloc_since));
 	if (c->reloc_backoff_ms < KLOG_BACKOFF_MIN_MS)
 		c->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	c->reloc_at = now + c->reloc_backoff_ms;
@@ -544,15 +550,21 @@ relocate(klog_consumer_t *c, klog_err_t *err)
 			continue;
 		rc = klog_discovery_locate(c->d, c->topic, p->index, &where,
 		    &e);
-		if (rc < 0 && relocation_retryable(rc)) {
+		if (rc < 0 && !relocation_retryable(rc))
+			return klog_err_set(err, rc, "%s", e.msg);
+		if (rc < 0) {
 			c->reloc_code = rc;
 			snprintf(c->reloc_why, sizeof(c->reloc_why), "%s",
 			    e.msg);
 			left++;
-			continue;
 		}
+		/* Found or not: a leader that only says NOT_LEADER is none. */
+		if (now - p->lost_since >= c->cfg.retry_for_ms)
+			return klog_err_set(err, c->reloc_code, "%s; gave up "
+			    "after %lld ms", c->reloc_why,
+			    (long long)(now - p->lost_since));
 		if (rc < 0)
-			return klog_err_set(err, rc, "%s", e.msg);
+			continue;
 		if ((li = add_link(c, &where.addr)) < 0)
 			return klog_err_set(err, li, "out of memory");
 		p->partition = where.partition;

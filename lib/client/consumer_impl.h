@@ -26,6 +26,8 @@ struct cpart {
 	int done;               /* exit_at_end and fetched up to end */
 	int lost;               /* replicated: its leader is to be found
 	                           again; not fetched meanwhile */
+	int64_t lost_since;     /* lost and no answer of a leader since, or
+	                           0: --retry-for runs from here */
 	int64_t skip_to;        /* --skip-corrupt found its footing here:
 	                           bytes before it fetched again are passed
 	                           over */
@@ -61,7 +63,6 @@ struct klog_consumer {
 	int reloc_pending;
 	int64_t reloc_at;
 	int reloc_backoff_ms;
-	int64_t reloc_since;          /* no data since, or 0 */
 	int reloc_code;
 	char reloc_why[512];
 	klog_fetch_part_t *req;       /* scratch for encoding fetches */

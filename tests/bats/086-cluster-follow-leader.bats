@@ -2,8 +2,10 @@
 # klog-produce -Z and klog-consume -Z on a replicated topic: records go to
 # each partition's leader (and from there to its follower), a new leader
 # is followed after a kill -9, a partition without a leader is waited for
-# within --retry-for and then given up with 69.  Two brokers, replication
-# factor 2, min.insync 1; elections are the brokers' own.
+# within --retry-for and then given up with 69, even while the consumer's
+# other partitions are read.  Two brokers, replication factor 2 (1 where
+# a partition is to lose every replica), min.insync 1; elections are the
+# brokers' own.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -71,6 +73,30 @@ leaders() {
 	[[ $stderr == 'klog-produce: topic "rt" partition 0: no leader'* ]]
 	run -69 klog-consume -Z "$ZKC" -t rt -p 0 -o beginning -e --retry-for 1s
 	[[ $output == *'partition 0: no leader'* ]]
+}
+
+@test "follow: a partition left without a leader is given up after --retry-for (69) while another one is read" {
+	local pid st=0
+	rep_broker 1
+	rep_broker 2
+	# One replica each, on two brokers: the kill leaves partition 0 with
+	# none, and partition 1 answers the consumer's fetches all along.
+	klog-group -Z "$ZKC" create-topic -t rt --partitions 2 \
+		--replication-factor 1 --min-insync-replicas 1 >/dev/null
+	rep_wait "$REP_WAIT" leaders
+	[ "$(rep_leader rt 0)" != "$(rep_leader rt 1)" ]
+	seq 1 10 | klog-produce -Z "$ZKC" -t rt -a all
+	klog-consume -Z "$ZKC" -t rt -o beginning -u --retry-for 6s \
+		>"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	PIDS+=("$pid")
+	rep_wait 10 eval '[ "$(wc -l <"$TMP/out")" -eq 10 ]'
+	rep_kill "$(rep_leader rt 0)"
+	wait_gone "$pid" 20
+	wait "$pid" || st=$?
+	[ "$st" -eq 69 ]
+	grep -q '^klog-consume: topic "rt" partition 0: .*gave up after' \
+		"$TMP/err"
 }
 
 # seen: records the two group members have written, once each.

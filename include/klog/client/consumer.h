@@ -32,12 +32,14 @@
  * Replicated topics (discovery.h): a partition answered NOT_LEADER, or
  * whose broker's connection is lost, is located again through the
  * discovery (invalidated first; backoff from 50 ms doubling to 2 s, reset
- * by data, cut short by klog_consumer_refresh() when the discovery's owner
- * saw news) and read on at its new leader from the position it had: every
- * replica holds the same bytes at the same offsets.  A partition without
- * a leader (-KLOG_ENOTLEADER: an election) waits; klog_consumer_open()
- * waits for one too.  No data for retry_for_ms while a partition is to be
- * located ends it with the last cause (-KLOG_ENOTLEADER, -KLOG_ECONN).
+ * when a lost partition's leader answers, cut short by
+ * klog_consumer_refresh() when the discovery's owner saw news) and read on
+ * at its new leader from the position it had: every replica holds the same
+ * bytes at the same offsets.  A partition without a leader
+ * (-KLOG_ENOTLEADER: an election) waits; klog_consumer_open() waits for
+ * one too.  A partition that no leader answered for retry_for_ms since it
+ * was lost ends it with the last cause (-KLOG_ENOTLEADER, -KLOG_ECONN),
+ * however well the other partitions are read.
  */
 #ifndef KLOG_CONSUMER_H
 #define KLOG_CONSUMER_H

@@ -613,6 +613,53 @@ test_no_leader_gives_up(void **state)
 	fake_stop(b);
 }
 
+/*
+ * A follower of two partitions whose leader moves from a to b, where
+ * partition 0 then has no leader while partition 1 is read on at b, whose
+ * answers (empty ones too) keep coming: partition 0 is given up after
+ * retry_for all the same, since only its own leader's answer ends its
+ * loss (issue 27).
+ */
+static void
+test_no_leader_gives_up_beside_another(void **state)
+{
+	klog_consumer_config_t cfg;
+	klog_consumer_msg_t m;
+	klog_consumer_t *c = NULL;
+	klog_err_t err = { 0 };
+	int64_t t0;
+	fake_t *a, *b;
+	fakeleader_t fl;
+	int rc, n = 0;
+
+	(void)state;
+	replicas(&a, &b, 2, 3);
+	a->fetch_error = KLOG_WIRE_NOT_LEADER;
+	a->fetch_error_from = 1;
+	fakeleader_init(&fl, a->addr, b->addr, 2);
+	fl.next_leader = 1;
+	config(&cfg);
+	cfg.exit_at_end = 0;
+	cfg.retry_for_ms = 300;
+	assert_int_equal(klog_consumer_open(&fl.base, &cfg, &c, &err), 0);
+	fl.no_leader_part = 0;
+	t0 = klog_clock_mono_ms();
+	while ((rc = klog_consumer_next(c, &m, &err)) >= 0 &&
+	    klog_clock_mono_ms() - t0 < 3000)
+		if (rc == KLOG_CONSUMER_MSG) {
+			assert_int_equal(m.partition, 1);
+			n++;
+		}
+	assert_int_equal(rc, -KLOG_ENOTLEADER);
+	assert_non_null(strstr(err.msg, "partition 0: no leader"));
+	assert_non_null(strstr(err.msg, "gave up after"));
+	assert_int_equal(n, 3);
+	assert_true(b->fetches > 3);
+	klog_consumer_close(c);
+	fake_stop(a);
+	fake_stop(b);
+}
+
 int
 main(void)
 {
@@ -629,6 +676,7 @@ main(void)
 		cmocka_unit_test(test_follows_leader),
 		cmocka_unit_test(test_lost_leader),
 		cmocka_unit_test(test_no_leader_gives_up),
+		cmocka_unit_test(test_no_leader_gives_up_beside_another),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
