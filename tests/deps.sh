@@ -13,6 +13,9 @@ need libisal-dev /usr/include/isa-l/crc.h
 need libsnappy-dev /usr/include/snappy-c.h
 need liblz4-dev /usr/include/lz4frame.h
 need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h
+need libssl-dev /usr/include/openssl/ssl.h
+need openssl /usr/bin/openssl
+need curl /usr/bin/curl
 need zookeeper /usr/share/zookeeper/bin/zkServer.sh
 need libcmocka-dev /usr/include/cmocka.h
 need bats /usr/bin/bats

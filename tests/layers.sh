@@ -34,6 +34,7 @@ storage 2
 net 3
 proto 3
 zk 3
+auth 3
 client 4
 core 4
 group 5
