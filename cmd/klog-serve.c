@@ -20,6 +20,7 @@
 #include "klog/broker/broker.h"
 #include "klog/cluster/zkbroker.h"
 #include "klog/kafka/kafka.h"
+#include "klog/net/tls.h"
 #include "klog/storage/log.h"
 #include "klog/zk/zk.h"
 
@@ -53,6 +54,10 @@ enum {
 	OPT_RETENTION_BYTES,
 	OPT_RETENTION_HOURS,
 	OPT_SEGMENT_BYTES,
+	OPT_SSL_CA,
+	OPT_SSL_CERT,
+	OPT_SSL_CLIENT_AUTH,
+	OPT_SSL_KEY,
 	OPT_TOPIC,
 	OPT_UNCLEAN,
 	OPT_VERSION,
@@ -93,6 +98,10 @@ static const struct option longopts[] = {
 	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
 	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
 	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
+	{ "ssl-ca", required_argument, NULL, OPT_SSL_CA },
+	{ "ssl-cert", required_argument, NULL, OPT_SSL_CERT },
+	{ "ssl-client-auth", required_argument, NULL, OPT_SSL_CLIENT_AUTH },
+	{ "ssl-key", required_argument, NULL, OPT_SSL_KEY },
 	{ "topic", required_argument, NULL, OPT_TOPIC },
 	{ "unclean-leader-election", no_argument, NULL, OPT_UNCLEAN },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -137,7 +146,7 @@ static const char *const usage_text[] = {
 	"  -d, --data-dir DIR         data directory (default: "
 	"$KLOG_DATA_DIR or\n"
 	"                             " KLOG_BROKER_DEFAULT_DATA_DIR ")\n"
-	"  -l, --listen HOST:PORT     address to listen on (default "
+	"  -l, --listen [SSL://]HOST:PORT  address to listen on (default "
 	KLOG_BROKER_DEFAULT_LISTEN ")\n"
 	"  -c, --config FILE          read \"key = value\" lines, keys "
 	"named as the long\n"
@@ -208,18 +217,27 @@ static const char *const usage_text[] = {
 	"      --advertise HOST[:PORT]  the address metadata reports "
 	"(default: the\n"
 	"                             listen address)\n"
-	"      --kafka-listen HOST[:PORT]  also serve the Kafka protocol "
-	"there (port\n"
+	"      --kafka-listen [SSL://]HOST[:PORT]  also serve the Kafka "
+	"protocol there (port\n"
 	"                             default " KLOG_KAFKA_DEFAULT_PORT
 	"; klog-kafka(7))\n"
 	"      --kafka-advertise HOST[:PORT]  the address the Kafka "
 	"listener's metadata\n"
 	"                             reports (default: its listen "
 	"address)\n"
-	"      --metrics-listen HOST[:PORT]  answer Prometheus scrapes of "
-	"/metrics there\n"
-	"                             (port default 9644; off by "
-	"default)\n",
+	"      --metrics-listen [https://]HOST[:PORT]  answer Prometheus "
+	"scrapes of\n"
+	"                             /metrics there (port default 9644; "
+	"off by default)\n",
+	/* TLS, for the listeners named SSL:// or https:// */
+	"      --ssl-cert FILE        PEM certificate chain of the TLS "
+	"listeners\n"
+	"      --ssl-key FILE         its PEM private key\n"
+	"      --ssl-ca FILE          PEM CAs that client certificates "
+	"must chain to\n"
+	"      --ssl-client-auth none|requested|required  ask TLS clients "
+	"for a\n"
+	"                             certificate (default none)\n",
 	/* cluster mode */
 	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	"at\n"
@@ -326,6 +344,20 @@ check_hostport(const char *what, const char *s, const char *dflt_port)
 		cli_misuse("%s %s: %s", what, s, why);
 }
 
+/* A listener's address past its security protocol, which must be one
+ * klog serves. */
+static const char *
+listen_addr(const char *what, const char *v)
+{
+	klog_err_t err = { 0 };
+	const char *addr;
+	int tls;
+
+	if (klog_tls_scheme(v, &tls, &addr, &err) < 0)
+		cli_misuse("%s %s", what, err.msg);
+	return addr;
+}
+
 /* Where the data and the listener are, what is logged, which topics. */
 static int
 apply_basic(opts_t *o, int id, const char *v, const char *what, int b)
@@ -336,6 +368,7 @@ apply_basic(opts_t *o, int id, const char *v, const char *what, int b)
 		o->data_dir_given = 1;
 		return 1;
 	case 'l':
+		(void)listen_addr(what, v);
 		o->cfg.listen = v;
 		return 1;
 	case 'q':
@@ -445,6 +478,7 @@ static int
 apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
 {
 	klog_broker_config_t *c = &o->cfg;
+	klog_err_t err = { 0 };
 
 	switch (id) {
 	case OPT_BROKER_ID:
@@ -460,11 +494,26 @@ apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
 		return 1;
 	case OPT_KAFKA_LISTEN:
 		/* Checked when bound, as --listen is (port 0 picks one). */
+		(void)listen_addr(what, v);
 		c->kafka_listen = v;
 		return 1;
 	case OPT_METRICS_LISTEN:
-		check_hostport(what, v, "9644");
+		check_hostport(what, listen_addr(what, v), "9644");
 		c->metrics_listen = v;
+		return 1;
+	case OPT_SSL_CERT:
+		c->ssl_cert = v;
+		return 1;
+	case OPT_SSL_KEY:
+		c->ssl_key = v;
+		return 1;
+	case OPT_SSL_CA:
+		c->ssl_ca = v;
+		return 1;
+	case OPT_SSL_CLIENT_AUTH:
+		if (klog_tls_client_auth_parse(v, &c->ssl_client_auth,
+		    &err) < 0)
+			cli_misuse("%s %s", what, err.msg);
 		return 1;
 	case 'Z':
 		o->zookeeper = v;

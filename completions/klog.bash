@@ -262,7 +262,8 @@ _klog_serve()
 		--idle-timeout --request-timeout --max-message-bytes --max-open-segments
 		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
 		--replica-lag-time
-		--retention-bytes --retention-hours --segment-bytes --topic --unclean-leader-election
+		--retention-bytes --retention-hours --segment-bytes
+		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --topic --unclean-leader-election
 		-v --verbose --version
 		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
 
@@ -273,8 +274,12 @@ _klog_serve()
 		COMPREPLY=( $(compgen -d -- "$cur") )
 		return 0
 		;;
-	-c|--config)
+	-c|--config|--ssl-ca|--ssl-cert|--ssl-key)
 		_klog_files "$cur"
+		return 0
+		;;
+	--ssl-client-auth)
+		COMPREPLY=( $(compgen -W "none requested required" -- "$cur") )
 		return 0
 		;;
 	-l|--listen)

@@ -26,6 +26,7 @@
 #include "klog/net/httpd.h"
 #include "klog/net/prefetch.h"
 #include "klog/net/socket.h"
+#include "klog/net/tls.h"
 #include "klog/proto/proto.h"
 #include "klog/storage/store.h"
 
@@ -34,6 +35,7 @@
  * connections are a set of their own, so they never take a client's
  * place under --max-connections. */
 #define METRICS_CONNECTIONS 16
+#define TLS_RELOAD_MS 5000          /* how often the TLS files are looked at */
 #define METRICS_DEFAULT_PORT "9644"  /* Redpanda's, whose habit this follows */
 
 struct klog_broker {
@@ -66,6 +68,11 @@ struct klog_broker {
 	klog_conns_t *mconns;
 	klog_metrics_more_fn *more;
 	void *more_arg;
+	/* TLS: the context the listeners named SSL:// share, and which of
+	 * them (native, Kafka, metrics) are. */
+	klog_tls_t *tls;
+	int tls_on[3];
+	klog_timer_t tls_reload;
 };
 
 void
@@ -312,7 +319,8 @@ open_conns(klog_broker_t *b)
 		return rc;
 	fd = b->lfd;
 	b->lfd = -1;
-	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native);
+	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native,
+	    b->tls_on[0] ? b->tls : NULL);
 }
 
 /* The Kafka front end, and its listener beside the native one. */
@@ -339,7 +347,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 	fd = b->kfd;
 	b->kfd = -1;
 	if ((rc = klog_conns_listen(b->conns, fd, klog_kafka_front(),
-	    b->kafka)) < 0)
+	    b->kafka, b->tls_on[1] ? b->tls : NULL)) < 0)
 		return klog_err_set(err, rc, "Kafka listener: %s",
 		    klog_strerror(rc));
 	return 0;
@@ -382,7 +390,7 @@ open_metrics(klog_broker_t *b, klog_err_t *err)
 	fd = b->mfd;
 	b->mfd = -1;
 	if ((rc = klog_conns_listen(b->mconns, fd, klog_httpd_front(),
-	    b->httpd)) < 0)
+	    b->httpd, b->tls_on[2] ? b->tls : NULL)) < 0)
 		return klog_err_set(err, rc, "metrics listener: %s",
 		    klog_strerror(rc));
 	return 0;
@@ -421,6 +429,61 @@ copy_str(char **dst, const char *src, const char *dflt)
 	    -KLOG_ENOMEM : 0;
 }
 
+static void
+on_tls_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	klog_broker_t *b = arg;
+	klog_err_t err = { 0 };
+	int rc;
+
+	(void)loop;
+	(void)t;
+	if ((rc = klog_tls_reload(b->tls, &err)) > 0)
+		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "TLS: certificate, "
+		    "key or CA changed: new connections use them");
+	else if (rc < 0)
+		klog_logger_say(&b->log, KLOG_LEVEL_WARN, "TLS: %s (keeping "
+		    "the files read before)", klog_err_text(&err, rc));
+}
+
+/*
+ * Take the security protocol off each listener's address (the address
+ * strings become the bare ones) and, if one is TLS, the TLS context.
+ */
+static int
+open_tls(klog_broker_t *b, klog_err_t *err)
+{
+	char **addrs[3] = { &b->listen, &b->kafka_listen, &b->metrics_listen };
+	static const char *const names[3] = { "listener", "Kafka listener",
+	    "metrics listener" };
+	klog_tls_config_t tc = { b->cfg.ssl_cert, b->cfg.ssl_key,
+	    b->cfg.ssl_ca, b->cfg.ssl_client_auth };
+	const char *rest;
+	char *bare;
+	int rc, any = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (*addrs[i] == NULL)
+			continue;
+		if ((rc = klog_tls_scheme(*addrs[i], &b->tls_on[i], &rest,
+		    NULL)) < 0)
+			return klog_err_set(err, rc, "%s %s: not PLAINTEXT:// "
+			    "or SSL://", names[i], *addrs[i]);
+		if ((bare = strdup(rest)) == NULL)
+			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		free(*addrs[i]);
+		*addrs[i] = bare;
+		any |= b->tls_on[i];
+	}
+	if (!any)
+		return 0;
+	if ((rc = klog_tls_new(&tc, &b->tls, err)) < 0)
+		return rc;
+	klog_timer_init(&b->tls_reload, on_tls_reload, b);
+	return klog_loop_timer_start(b->loop, &b->tls_reload, TLS_RELOAD_MS,
+	    TLS_RELOAD_MS);
+}
+
 int
 klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
     klog_err_t *err)
@@ -455,12 +518,16 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 		rc = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		goto fail;
 	}
-	b->cfg.data_dir = b->data_dir;
-	b->cfg.listen = b->listen;
 	if ((rc = klog_loop_create(&b->loop)) < 0) {
 		rc = klog_err_set(err, rc, "event loop: %s", strerror(errno));
 		goto fail;
 	}
+	if ((rc = open_tls(b, err)) < 0)
+		goto fail;
+	b->cfg.data_dir = b->data_dir;
+	b->cfg.listen = b->listen;
+	b->cfg.kafka_listen = b->kafka_listen;
+	b->cfg.metrics_listen = b->metrics_listen;
 	/* Bind first, so a taken port fails before the data is touched;
 	 * listen last, so connections are taken once the store is open. */
 	if ((rc = bind_listener(b, err)) < 0 || (rc = bind_kafka(b, err)) < 0 ||
@@ -613,14 +680,15 @@ klog_broker_run(klog_broker_t *b)
 {
 	int rc;
 
-	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "listening on %s, data in "
-	    "%s", b->addr.bound, b->data_dir);
+	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "listening on %s%s, data "
+	    "in %s", b->tls_on[0] ? "SSL://" : "", b->addr.bound,
+	    b->data_dir);
 	if (b->kafka != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "Kafka listener on "
-		    "%s", b->kaddr.bound);
+		    "%s%s", b->tls_on[1] ? "SSL://" : "", b->kaddr.bound);
 	if (b->mconns != NULL)
-		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "metrics on http://%s"
-		    "/metrics", b->maddr.bound);
+		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "metrics on http%s://%s"
+		    "/metrics", b->tls_on[2] ? "s" : "", b->maddr.bound);
 	rc = klog_loop_run(b->loop);
 	if (rc < 0)
 		klog_logger_say(&b->log, KLOG_LEVEL_ERROR, "event loop: %s",
@@ -664,6 +732,10 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		close(b->mfd);
 	free(b->kafka_listen);
 	free(b->metrics_listen);
+	if (b->tls != NULL)
+		klog_loop_timer_stop(b->loop, &b->tls_reload);
+	/* After the connections: each holds a reference to its context. */
+	klog_tls_free(b->tls);
 	klog_loop_free(b->loop);
 	free(b->listen);
 	free(b->data_dir);

@@ -19,6 +19,7 @@
 #include "klog/base/error.h"
 #include "klog/net/conn.h"
 #include "klog/net/socket.h"
+#include "klog/net/tls.h"
 #include "klog/storage/format.h"
 
 #define READ_CHUNK ((size_t)1 << 20)  /* one read(2) into the shared buffer */
@@ -29,6 +30,8 @@
 #define ACCEPT_PAUSE_MS 100
 #define SWEEP_MS 1000                   /* idle and request timeouts */
 #define ADDR_BUCKETS 4096
+#define TLS_HANDSHAKE_MS 10000          /* a TLS client silent this long
+                                           before its handshake is done */
 
 /* How many connections one client address holds. */
 struct addr_count {
@@ -42,6 +45,7 @@ struct listener {
 	int fd;
 	const klog_conn_front_t *front;
 	void *arg;
+	klog_tls_t *tls;           /* NULL: plaintext */
 	klog_timer_t pause;        /* accept paused: out of descriptors */
 	struct listener *next;
 };
@@ -51,6 +55,11 @@ struct klog_conn {
 	const klog_conn_front_t *front;
 	void *front_arg;
 	int fd;
+	SSL *ssl;                  /* TLS over fd, or NULL */
+	int tls_read_wants_write;  /* the handshake or a read waits to send */
+	int tls_unread;            /* resumed with plaintext TLS holds: read
+	                              it before the loop sleeps */
+	int64_t accepted_ms;
 	uint8_t *rbuf;             /* unprocessed input */
 	size_t rlen, rcap;
 	klog_outq_t out;
@@ -313,6 +322,7 @@ conn_close(klog_conn_t *c, int level, const char *why)
 		    klog_socket_peer_name(c->fd, peer, sizeof(peer)), why);
 	klog_loop_watch(cs->loop, c->fd, 0, NULL, NULL);
 	klog_loop_timer_stop(cs->loop, &c->deadline);
+	klog_tls_close(c->ssl);
 	close(c->fd);
 	if (c->prefetching)
 		pf_unlink(c);
@@ -453,8 +463,45 @@ conn_room(klog_conn_t *c)
 	return 0;
 }
 
-static void
-conn_read(klog_conn_t *c)
+/*
+ * Read into buf: the count, 0 at the peer's end, -1 if nothing can be read
+ * now, -2 once c is closed.  Over TLS the handshake runs here first, and
+ * may have to wait for the socket to be writable.
+ */
+static ssize_t
+conn_recv(klog_conn_t *c, uint8_t *buf, size_t len)
+{
+	klog_err_t err;
+	ssize_t n;
+	int want;
+
+	if (c->ssl != NULL) {
+		c->tls_read_wants_write = 0;
+		n = klog_tls_read(c->ssl, buf, len, &want, &err);
+		if (n == -1 && want == KLOG_TLS_WANT_WRITE) {
+			c->tls_read_wants_write = 1;
+			klog_loop_set_mask(c->cs->loop, c->fd,
+			    KLOG_LOOP_READABLE | KLOG_LOOP_WRITABLE);
+		}
+		if (n == -2)
+			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err,
+			    -KLOG_EPROTO));
+		return n;
+	}
+	while ((n = read(c->fd, buf, len)) < 0 && errno == EINTR)
+		;
+	if (n >= 0)
+		return n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return -1;
+	conn_close(c, KLOG_LEVEL_DEBUG, strerror(errno));
+	return -2;
+}
+
+/* One read; 1 if c is still open and TLS holds more plaintext already
+ * read off the socket, which epoll will never say is there. */
+static int
+conn_read_once(klog_conn_t *c)
 {
 	klog_conns_t *cs = c->cs;
 	uint8_t *data;
@@ -471,34 +518,28 @@ conn_read(klog_conn_t *c)
 	} else {
 		if (conn_room(c) < 0) {
 			conn_close(c, KLOG_LEVEL_WARN, "out of memory");
-			return;
+			return 0;
 		}
 		data = c->rbuf;
 		cap = c->rcap;
 	}
 	have = c->rlen;
-	while ((n = read(c->fd, data + have, cap - have)) < 0 &&
-	    errno == EINTR)
-		;
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			conn_close(c, KLOG_LEVEL_DEBUG, strerror(errno));
-		return;
-	}
+	if ((n = conn_recv(c, data + have, cap - have)) < 0)
+		return 0;
 	if (n == 0) {
 		/* Half-closed: answer what was asked, then close. */
 		c->eof = 1;
 		cs->held -= c->rlen;
 		c->rlen = 0;
 		conn_write(c);
-		return;
+		return 0;
 	}
 	c->last_read_ms = c->last_active_ms = klog_loop_now_ms();
 	have += (size_t)n;
 	used = conn_process(c, data, have);
 	if (conn_keep(c, data + used, have - used, shared) < 0) {
 		conn_close(c, KLOG_LEVEL_WARN, "out of memory");
-		return;
+		return 0;
 	}
 	/* Requests arriving slowly must not hold the broker's memory
 	 * without bound: the one that reads past the budget goes. */
@@ -508,9 +549,19 @@ conn_read(klog_conn_t *c)
 		    "--max-pending-bytes");
 		conn_close(c, KLOG_LEVEL_INFO, "unfinished requests over "
 		    "--max-pending-bytes");
-		return;
+		return 0;
 	}
-	conn_write(c);
+	if (conn_write(c) < 0)
+		return 0;
+	return c->ssl != NULL && SSL_pending(c->ssl) > 0 && !c->paused &&
+	    !c->closing && !c->eof;
+}
+
+static void
+conn_read(klog_conn_t *c)
+{
+	while (conn_read_once(c))
+		;
 }
 
 /*
@@ -532,7 +583,9 @@ conn_write(klog_conn_t *c)
 			rc = KLOG_OUTQ_COLD;
 			break;
 		}
-		if ((rc = klog_outq_write(&c->out, c->fd, &err)) < 0) {
+		rc = c->ssl != NULL ? klog_outq_write_tls(&c->out, c->ssl,
+		    &err) : klog_outq_write(&c->out, c->fd, &err);
+		if (rc < 0) {
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err, rc));
 			return -1;
 		}
@@ -545,6 +598,11 @@ conn_write(klog_conn_t *c)
 		if (!c->paused || c->closing || cs->stopping || !conn_under(c))
 			break;
 		c->paused = 0;
+		/* What TLS decrypted already, epoll cannot announce. */
+		if (c->ssl != NULL && SSL_pending(c->ssl) > 0) {
+			c->tls_unread = 1;
+			klog_conn_want_write(c);
+		}
 		if (c->rlen == 0)
 			break;
 		used = conn_process(c, c->rbuf, c->rlen);
@@ -559,7 +617,7 @@ conn_write(klog_conn_t *c)
 	}
 	if (!c->paused && !c->closing && !c->eof && !cs->stopping)
 		mask |= KLOG_LOOP_READABLE;
-	if (rc == KLOG_OUTQ_BLOCKED)
+	if (rc == KLOG_OUTQ_BLOCKED || c->tls_read_wants_write)
 		mask |= KLOG_LOOP_WRITABLE;
 	if (klog_loop_set_mask(cs->loop, c->fd, mask) < 0) {
 		conn_close(c, KLOG_LEVEL_WARN, "epoll_ctl failed");
@@ -575,7 +633,7 @@ on_conn(klog_loop_t *loop, int fd, void *arg, int mask)
 
 	(void)loop;
 	(void)fd;
-	if (mask & KLOG_LOOP_READABLE)
+	if ((mask & KLOG_LOOP_READABLE) || c->tls_read_wants_write)
 		conn_read(c);
 	else
 		conn_write(c);
@@ -616,6 +674,13 @@ conn_new(struct listener *l, int fd)
 	c->front = l->front;
 	c->front_arg = l->arg;
 	c->fd = fd;
+	c->accepted_ms = c->last_read_ms;
+	if (l->tls != NULL && (c->ssl = klog_tls_accept(l->tls, fd)) == NULL) {
+		addr_drop(cs, a);
+		close(fd);
+		free(c);
+		return;
+	}
 	c->id = ++cs->next_id;
 	klog_outq_init(&c->out);
 	c->out.probe = 1;
@@ -625,6 +690,7 @@ conn_new(struct listener *l, int fd)
 	    (l->front->deadline_ms > 0 && klog_loop_timer_start(cs->loop,
 	    &c->deadline, l->front->deadline_ms, 0) < 0)) {
 		klog_loop_watch(cs->loop, fd, 0, NULL, NULL);
+		klog_tls_close(c->ssl);
 		close(fd);
 		addr_drop(cs, a);
 		free(c);
@@ -695,7 +761,7 @@ on_accept(klog_loop_t *loop, int lfd, void *arg, int mask)
 
 int
 klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
-    void *arg)
+    void *arg, klog_tls_t *tls)
 {
 	struct listener *l = calloc(1, sizeof(*l));
 	int rc;
@@ -708,7 +774,13 @@ klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
 	l->fd = fd;
 	l->front = front;
 	l->arg = arg;
+	l->tls = tls;
 	klog_timer_init(&l->pause, accept_resume, l);
+	/* Handshakes that stall are swept too. */
+	if (tls != NULL && !klog_timer_active(&cs->sweep) &&
+	    klog_loop_timer_start(cs->loop, &cs->sweep, SWEEP_MS,
+	    SWEEP_MS) < 0)
+		return -KLOG_ENOMEM;
 	l->next = cs->listeners;
 	cs->listeners = l;
 	if ((rc = klog_loop_watch(cs->loop, fd, KLOG_LOOP_READABLE, on_accept,
@@ -756,7 +828,11 @@ on_sweep(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		cn = c->next;
 		if (c->closing || c->paused)
 			continue;
-		if (cs->cfg.request_timeout_ms > 0 && c->rlen > 0 &&
+		if (c->ssl != NULL && !klog_tls_established(c->ssl) &&
+		    now - c->accepted_ms >= TLS_HANDSHAKE_MS)
+			conn_close(c, KLOG_LEVEL_DEBUG, "no TLS handshake in "
+			    "time");
+		else if (cs->cfg.request_timeout_ms > 0 && c->rlen > 0 &&
 		    now - c->last_read_ms >= cs->cfg.request_timeout_ms)
 			conn_close(c, KLOG_LEVEL_INFO, "a request stopped "
 			    "arriving (--request-timeout)");
@@ -802,7 +878,10 @@ klog_conns_before_sleep(klog_conns_t *cs)
 		if (cs->writeq != NULL)
 			cs->writeq->wq_prev = NULL;
 		c->in_writeq = 0;
-		conn_write(c);
+		if (conn_write(c) == 0 && c->tls_unread) {
+			c->tls_unread = 0;
+			conn_read(c);
+		}
 	}
 }
 

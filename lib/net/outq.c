@@ -14,6 +14,7 @@
 
 #include "klog/base/error.h"
 #include "klog/net/outq.h"
+#include "klog/net/tls.h"
 #include "klog/storage/segment.h"
 
 /* Bytes in one page for the fallback probes; a larger real page costs at
@@ -22,6 +23,13 @@
 
 /* Past this, an emptied buffer is given back instead of kept for reuse. */
 #define OUTQ_KEEP_CAP ((size_t)64 << 10)
+#define TLS_FILE_CHUNK ((size_t)16 << 10)   /* one TLS record's plaintext */
+
+/* Where a queue is written: a socket, or TLS over it. */
+struct sink {
+	int fd;
+	SSL *ssl;
+};
 
 enum { CHUNK_BYTES, CHUNK_FILE, CHUNK_HOLD };
 
@@ -156,6 +164,7 @@ klog_outq_free(klog_outq_t *q)
 		chunk_release(q, &c);
 	}
 	free(q->chunks);
+	free(q->tls_buf);
 	klog_buf_free(&q->buf);
 	klog_outq_init(q);
 }
@@ -184,14 +193,33 @@ send_error(klog_err_t *err, int e)
 	return klog_err_set(err, -KLOG_EIO, "send: %s", strerror(e));
 }
 
+/* The code of a failed TLS write (-2 from klog_tls_write()). */
 static int
-write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more, int fd,
-    klog_err_t *err)
+tls_failed(const klog_err_t *err)
+{
+	return err != NULL && err->code < 0 ? err->code : -KLOG_EIO;
+}
+
+static int
+write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more,
+    const struct sink *to, klog_err_t *err)
 {
 	ssize_t r;
+	int want;
 
 	while (c->len > 0) {
-		r = send(fd, q->buf.data + q->rpos, c->len,
+		if (to->ssl != NULL) {
+			r = klog_tls_write(to->ssl, q->buf.data + q->rpos,
+			    c->len, &want, err);
+			/* A write waiting for a TLS read is retried when the
+			 * socket is writable too: the loop sees both. */
+			if (r == -1)
+				return KLOG_OUTQ_BLOCKED;
+			if (r < 0)
+				return tls_failed(err);
+			goto sent;
+		}
+		r = send(to->fd, q->buf.data + q->rpos, c->len,
 		    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 		if (r < 0) {
 			if (errno == EINTR)
@@ -200,6 +228,7 @@ write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more, int fd,
 				return KLOG_OUTQ_BLOCKED;
 			return send_error(err, errno);
 		}
+sent:
 		q->rpos += (size_t)r;
 		q->queued -= (uint64_t)r;
 		c->len -= (size_t)r;
@@ -313,9 +342,62 @@ write_file(klog_outq_t *q, klog_outq_t *top, struct klog_outq_chunk *c,
 	return KLOG_OUTQ_EMPTY;
 }
 
+/*
+ * File chunk c over TLS: there is no kTLS to encrypt what sendfile sends,
+ * so its bytes are read (only from pages known to be in the page cache)
+ * into top's buffer, one record's worth at a time, and written from
+ * there; the buffer keeps what TLS has not taken yet, the bytes at c's
+ * position, for the retry TLS requires.
+ */
+static int
+write_file_tls(klog_outq_t *q, klog_outq_t *top, struct klog_outq_chunk *c,
+    SSL *ssl, klog_err_t *err)
+{
+	size_t n;
+	ssize_t r;
+	int want;
+
+	while (c->len > 0) {
+		if (top->tls_off == top->tls_len) {
+			if ((n = sendable(top, c)) == 0)
+				return KLOG_OUTQ_COLD;
+			if (n > TLS_FILE_CHUNK)
+				n = TLS_FILE_CHUNK;
+			if (top->tls_buf == NULL &&
+			    (top->tls_buf = malloc(TLS_FILE_CHUNK)) == NULL)
+				return klog_err_set(err, -KLOG_ENOMEM,
+				    "out of memory");
+			r = pread(c->slice.fd, top->tls_buf, n,
+			    (off_t)c->slice.file_pos);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return klog_err_sys(err, "read", NULL);
+			if (r == 0)
+				return klog_err_set(err, -KLOG_EIO,
+				    "segment shorter than expected at %lld",
+				    (long long)c->slice.file_pos);
+			top->tls_off = 0;
+			top->tls_len = (size_t)r;
+		}
+		r = klog_tls_write(ssl, top->tls_buf + top->tls_off,
+		    top->tls_len - top->tls_off, &want, err);
+		if (r == -1)
+			return KLOG_OUTQ_BLOCKED;
+		if (r < 0)
+			return tls_failed(err);
+		top->tls_off += (size_t)r;
+		c->slice.file_pos += r;
+		q->queued -= (uint64_t)r;
+		c->len -= (size_t)r;
+	}
+	return KLOG_OUTQ_EMPTY;
+}
+
 /* Write q, a top-level queue or a hold's, probing with top's state. */
 static int
-write_queue(klog_outq_t *q, klog_outq_t *top, int fd, klog_err_t *err)
+write_queue(klog_outq_t *q, klog_outq_t *top, const struct sink *to,
+    klog_err_t *err)
 {
 	struct klog_outq_chunk *c, done;
 	int rc, more;
@@ -328,15 +410,16 @@ write_queue(klog_outq_t *q, klog_outq_t *top, int fd, klog_err_t *err)
 		case CHUNK_BYTES:
 			/* Cork only ahead of a file, which is sent right away. */
 			more = q->n > 1 && chunk_at(q, 1)->kind == CHUNK_FILE;
-			rc = write_bytes(q, c, more, fd, err);
+			rc = write_bytes(q, c, more, to, err);
 			break;
 		case CHUNK_FILE:
-			rc = write_file(q, top, c, fd, err);
+			rc = to->ssl != NULL ? write_file_tls(q, top, c, to->ssl,
+			    err) : write_file(q, top, c, to->fd, err);
 			break;
 		default:
 			if (!c->hold->ready)
 				return KLOG_OUTQ_WAITING;
-			rc = write_queue(&c->hold->q, top, fd, err);
+			rc = write_queue(&c->hold->q, top, to, err);
 			break;
 		}
 		if (rc != KLOG_OUTQ_EMPTY)
@@ -358,5 +441,22 @@ write_queue(klog_outq_t *q, klog_outq_t *top, int fd, klog_err_t *err)
 int
 klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err)
 {
-	return write_queue(q, q, fd, err);
+	struct sink to = { fd, NULL };
+
+	return write_queue(q, q, &to, err);
+}
+
+int
+klog_outq_write_tls(klog_outq_t *q, SSL *ssl, klog_err_t *err)
+{
+	struct sink to = { -1, ssl };
+	int rc = write_queue(q, q, &to, err);
+
+	/* An idle connection keeps no buffer. */
+	if (rc == KLOG_OUTQ_EMPTY && q->tls_off == q->tls_len) {
+		free(q->tls_buf);
+		q->tls_buf = NULL;
+		q->tls_off = q->tls_len = 0;
+	}
+	return rc;
 }

@@ -70,6 +70,11 @@ typedef struct klog_broker_config {
 	int kafka_advertised_port;
 	const char *metrics_listen;    /* "HOST:PORT" answering GET /metrics
 	                                  (Prometheus, metrics.h); NULL: none */
+	/* Each of the three addresses may start with its security protocol
+	 * (tls.h): "SSL://" ("https://" for metrics) listens over TLS with
+	 * these files, taken up again when they change. */
+	const char *ssl_cert, *ssl_key, *ssl_ca;
+	int ssl_client_auth;           /* enum klog_tls_client_auth */
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */

@@ -19,6 +19,7 @@
 #include "klog/net/loop.h"
 #include "klog/net/outq.h"
 #include "klog/net/prefetch.h"
+#include "klog/net/tls.h"
 
 typedef struct klog_conns klog_conns_t;
 typedef struct klog_conn klog_conn_t;
@@ -65,9 +66,11 @@ typedef struct klog_conns_config {
 int klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
     const klog_conns_config_t *cfg, klog_conns_t **out);
 
-/* Accept on fd (listening; now cs's) with front and its arg. */
+/* Accept on fd (listening; now cs's) with front and its arg; over TLS
+ * with tls's context (tls.h; NULL: plaintext), which must outlive cs.  A
+ * TLS client whose handshake is not done in 10 seconds is closed. */
 int klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
-    void *arg);
+    void *arg, klog_tls_t *tls);
 
 /* Before the loop sleeps: write the connections that have output. */
 void klog_conns_before_sleep(klog_conns_t *cs);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/ssl.h>
+
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/storage/log.h"
@@ -43,6 +45,9 @@ typedef struct klog_outq {
 	int probe_by_reading;    /* cachestat(2) is missing here */
 	klog_outq_range_t warm;  /* probed, or read in: sent without a probe */
 	klog_outq_range_t cold;  /* what KLOG_OUTQ_COLD found missing */
+	/* Over TLS: file bytes read, not yet taken by TLS (klog_outq_write_tls). */
+	uint8_t *tls_buf;
+	size_t tls_off, tls_len;
 } klog_outq_t;
 
 /*
@@ -112,6 +117,14 @@ klog_outq_empty(const klog_outq_t *q)
 int klog_outq_write(klog_outq_t *q, int fd, klog_err_t *err);
 
 #define KLOG_OUTQ_PROBE_SPAN ((size_t)512 << 10)
+
+/*
+ * The same over TLS (tls.h): bytes go to SSL_write; file bytes, with no
+ * kTLS, are read (pread, from pages the probe found cached) 16 KiB at a
+ * time into a buffer the queue keeps until TLS has taken them, then
+ * encrypted.  KLOG_OUTQ_BLOCKED also when TLS waits to read.
+ */
+int klog_outq_write_tls(klog_outq_t *q, SSL *ssl, klog_err_t *err);
 
 /* q->cold has been read in: send it without probing again. */
 void klog_outq_warmed(klog_outq_t *q);
