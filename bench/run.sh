@@ -16,7 +16,7 @@ TMPDIR=${BENCH_TMPDIR:-$PWD/build/bench-tmp}
 export TMPDIR
 mkdir -p "$TMPDIR"
 ORDER="sys append iter produce consume tools peers latency retained partitions
-clients cpu compression cluster replication kafka"
+clients cpu compression cluster replication kafka tls"
 
 head_() { printf '\n== %s\n' "$*"; }
 
