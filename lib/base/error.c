@@ -33,6 +33,7 @@ static const char *const messages[KLOG_E_MAX] = {
 	[KLOG_ENOREPLICAS] = "not enough in-sync replicas",
 	[KLOG_EFENCED] = "stale or unknown leader epoch",
 	[KLOG_ESTORAGE] = "storage failed: a sync did not reach the disk",
+	[KLOG_EAUTH] = "authentication failed",
 };
 
 const char *

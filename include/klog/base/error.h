@@ -40,6 +40,8 @@ enum klog_error {
 	KLOG_EFENCED,      /* a leader epoch other than the current one */
 	KLOG_ESTORAGE,     /* a sync failed: the log takes no more writes
 	                      until a restart recovers it (log.h) */
+	KLOG_EAUTH,        /* authentication failed: wrong credentials, or an
+	                      unknown user, which must look the same */
 	KLOG_E_MAX
 };
 
