@@ -246,7 +246,8 @@ parse_line(klog_users_t *u, char *line, size_t lineno, klog_err_t *err)
 static int
 check_twice(klog_users_t *u, const char *path, klog_err_t *err)
 {
-	qsort(u->v, u->n, sizeof(*u->v), cmp_entry);
+	if (u->n > 1)
+		qsort(u->v, u->n, sizeof(*u->v), cmp_entry);
 	for (size_t i = 1; i < u->n; i++) {
 		const struct entry *a = &u->v[i - 1], *b = &u->v[i];
 
