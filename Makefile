@@ -44,6 +44,10 @@ BINS := $(CMD_SRC:cmd/%.c=bin/%)
 # prints and exits, so it cannot live in the library.
 CLI_SRC := $(sort $(wildcard cmd/cli/*.c))
 CLI_OBJ := $(CLI_SRC:cmd/cli/%.c=build/cmd/cli/%.o)
+# A tool's commands beyond its main, in a folder of its own
+# (cmd/group/ for klog-group), linked into that tool alone.
+GROUP_SRC := $(sort $(wildcard cmd/group/*.c))
+GROUP_OBJ := $(GROUP_SRC:cmd/group/%.c=build/cmd/group/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
@@ -75,7 +79,10 @@ build/cmd/%.o: cmd/%.c
 
 bin/%: build/cmd/%.o $(CLI_OBJ) build/libklog.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) build/libklog.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) build/libklog.a \
+		$(LDLIBS)
+
+bin/klog-group: $(GROUP_OBJ)
 
 build/tests/%: tests/unit/%.c build/libklog.a
 	@mkdir -p $(@D)

@@ -5,8 +5,9 @@
  * replicated topics in klog's own layout (rtopics.h, rtadmin.h).  Log ends
  * come from the brokers themselves,
  * by an OFFSETS request.  With -b, a standalone broker's own topics are
- * created, grown and deleted by the klog protocol's admin requests.  See
- * klog-group(1).
+ * created, grown and deleted by the klog protocol's admin requests.  The
+ * users command, on a standalone broker's users file, is cmd/group/users.c.
+ * See klog-group(1).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/table.h"
+#include "group/users.h"
 #include "klog/base/exit.h"
 #include "klog/base/parse.h"
 #include "klog/client/client.h"
@@ -73,6 +75,9 @@ typedef struct opts {
 	int nparts;          /* create-topic */
 	int rf;
 	int min_insync;
+	users_opts_t users;  /* --users, --mechanism... */
+	char **args;         /* after the command: users ACTION [NAME] */
+	int nargs;
 } opts_t;
 
 static const char optstring[] = ":b:fg:hHJnt:T:Z:";
@@ -95,6 +100,11 @@ static const struct option longopts[] = {
 	{ "replication-factor", required_argument, NULL,
 	    OPT_REPLICATION_FACTOR },
 	{ "min-insync-replicas", required_argument, NULL, OPT_MIN_INSYNC },
+	{ "users", required_argument, NULL, USERS_OPT_FILE },
+	{ "mechanism", required_argument, NULL, USERS_OPT_MECHANISM },
+	{ "iterations", required_argument, NULL, USERS_OPT_ITERATIONS },
+	{ "password-file", required_argument, NULL, USERS_OPT_PASSWORD_FILE },
+	{ "password", required_argument, NULL, USERS_OPT_PASSWORD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -108,7 +118,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: " PROG " [-HJ] [-b broker | -Z connect] [-T timeout] "
 	    "command [options]\n"
-	    "Administer consumer groups stored in ZooKeeper, and topics.\n"
+	    "Administer consumer groups stored in ZooKeeper, topics, and "
+	    "a broker's users.\n"
 	    "\n"
 	    "commands:\n"
 	    "  list                        groups and their live members\n"
@@ -139,7 +150,9 @@ usage(FILE *f)
 	    "  alter-topic -t topic --partitions N\n"
 	    "                              add partitions (never fewer)\n"
 	    "  delete-topic -t topic       delete the topic and its data\n"
-	    "\n"
+	    "\n");
+	users_usage(f);
+	fprintf(f,
 	    "  -b, --broker HOST:PORT   the broker of create-topic, "
 	    "alter-topic, delete-topic\n"
 	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
@@ -174,9 +187,9 @@ usage(FILE *f)
 	    "      --version            print the version\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
-	    "broker), 64 usage,\n69 ZooKeeper or broker unavailable (or "
-	    "live brokers that did not finish a\ndelete-topic in time), 74 "
-	    "I/O error.\n");
+	    "broker), 64 usage,\n65 corrupt data (a malformed users file), "
+	    "69 ZooKeeper or broker unavailable (or\nlive brokers that did "
+	    "not finish a delete-topic in time), 74 I/O error.\n");
 }
 
 static int
@@ -301,7 +314,8 @@ parse_opts(int argc, char **argv, opts_t *o)
 		cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg) ||
 		    take_common(o, ch, optarg) || take_reset(o, ch, optarg) ||
-		    take_topic_size(o, ch, optarg))
+		    take_topic_size(o, ch, optarg) ||
+		    users_option(&o->users, ch, optarg))
 			continue;
 		if (ch == 'h')
 			cli_help(usage);
@@ -311,8 +325,8 @@ parse_opts(int argc, char **argv, opts_t *o)
 	}
 	if (optind >= argc)
 		cli_misuse("no command");
-	if (optind + 1 < argc)
-		cli_misuse("%s: unexpected argument", argv[optind + 1]);
+	o->args = argv + optind + 1;
+	o->nargs = argc - optind - 1;
 	return argv[optind];
 }
 
@@ -368,6 +382,7 @@ check_opts(const char *cmd, opts_t *o)
 		{ "alter-topic", HAVE_TOPIC | HAVE_PARTS,
 		    HAVE_TOPIC | HAVE_PARTS },
 		{ "delete-topic", HAVE_TOPIC, HAVE_TOPIC },
+		{ "users", 0, 0 },
 	};
 	static const char *const names[] = { "-g", "-t", "-n", "--execute",
 	    "-f", "--to-*", "--partitions", "--replication-factor",
@@ -386,6 +401,15 @@ check_opts(const char *cmd, opts_t *o)
 		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k)))
 			cli_misuse("%s does not take %s", cmd, names[k]);
 	}
+	if (strcmp(cmd, "users") == 0) {
+		users_check(&o->users, o->args, o->nargs,
+		    o->where.brokers_given, o->where.zk_given);
+		return;
+	}
+	if (o->nargs > 0)
+		cli_misuse("%s: unexpected argument", o->args[0]);
+	if (users_given(&o->users) != NULL)
+		cli_misuse("%s does not take %s", cmd, users_given(&o->users));
 	if (o->tos > 1)
 		cli_misuse("reset takes one of --to-earliest, --to-latest, "
 		    "--to-offset, --to-time");
@@ -889,9 +913,14 @@ main(int argc, char **argv)
 
 	cli_init(PROG);
 	cli_where_init(&o.where);
+	users_init(&o.users);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
 	cli_table_init(&tab, o.header, o.json);
+	if (strcmp(cmd, "users") == 0) {
+		rc = users_run(&o.users, o.args, o.nargs, &tab, &err);
+		goto out;
+	}
 	if (o.where.brokers_given) {
 		rc = cmd_broker_topic(cmd, &o, &tab, &err);
 		goto out;

@@ -66,11 +66,12 @@ _klog_group()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local cmds='list describe reset delete topics brokers create-topic
-		alter-topic delete-topic'
+		alter-topic delete-topic users'
 	local opts='-b --broker -f --force -g --group -H --no-header -h --help -J --json
-		--min-insync-replicas -n --dry-run --execute --partitions
-		--replication-factor -T --timeout -t --topic --to-earliest
-		--to-latest --to-offset --to-time --version -Z --zookeeper'
+		--iterations --mechanism --min-insync-replicas -n --dry-run
+		--execute --partitions --password-file --replication-factor
+		-T --timeout -t --topic --to-earliest --to-latest --to-offset
+		--to-time --users --version -Z --zookeeper'
 	local w
 
 	COMPREPLY=()
@@ -84,8 +85,21 @@ _klog_group()
 		return 0
 		;;
 	-T|--timeout|--to-offset|--to-time|--partitions|--replication-factor|\
-	--min-insync-replicas)
+	--min-insync-replicas|--iterations)
 		return 0	# a duration, a number or a time
+		;;
+	--users|--password-file)
+		_klog_files "$cur"
+		return 0
+		;;
+	--mechanism)
+		COMPREPLY=( $(compgen -W "SCRAM-SHA-256 SCRAM-SHA-512 all" \
+			-- "$cur") )
+		return 0
+		;;
+	users)
+		COMPREPLY=( $(compgen -W "add remove list" -- "$cur") )
+		return 0
 		;;
 	-Z|--zookeeper)
 		COMPREPLY=( $(compgen -W "localhost:2181" -- "$cur") )
