@@ -1,7 +1,7 @@
 /*
  * SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) as Kafka speaks
  * them: the credential a server keeps, in Kafka's text form, and both
- * sides of the exchange.  klog-security(7) tells how a broker uses it.
+ * sides of the exchange.
  *
  *   client                                     server
  *   n,,n=USER,r=CNONCE                 ->      looks USER's credential up
@@ -21,7 +21,7 @@
  * A server keeps SALT, ITER, StoredKey and ServerKey, never the password:
  * its side of the exchange is two HMACs and a hash (microseconds), fit for
  * the event loop.  PBKDF2 is ITER HMACs (1.4 ms for SHA-256 at 4096, 12 ms
- * for SHA-512 at 15000, measured here): klog_scram_cred_new(),
+ * for SHA-512 at 15000, on the project's machines): klog_scram_cred_new(),
  * klog_scram_cred_derive() and klog_scram_client_final() run it, so they
  * belong off the loop (klog-group users add, the client tools, a helper
  * thread).  A StoredKey and one recorded exchange give the ClientKey (PROOF
