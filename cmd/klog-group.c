@@ -6,7 +6,8 @@
  * come from the brokers themselves,
  * by an OFFSETS request.  With -b, a standalone broker's own topics are
  * created, grown and deleted by the klog protocol's admin requests.  The
- * users command, on a standalone broker's users file, is cmd/group/users.c.
+ * users command, on a standalone broker's users file, is cmd/group/users.c;
+ * with --acls, a standalone broker's ACL file is edited (group/acls.c).
  * See klog-group(1).
  */
 #include <getopt.h>
@@ -18,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/table.h"
+#include "group/acls.h"
 #include "group/users.h"
 #include "klog/base/exit.h"
 #include "klog/base/parse.h"
@@ -76,7 +78,8 @@ typedef struct opts {
 	int rf;
 	int min_insync;
 	users_opts_t users;  /* --users, --mechanism... */
-	char **args;         /* after the command: users ACTION [NAME] */
+	group_acls_t acls;   /* acls' own options */
+	char **args;         /* the words after the command */
 	int nargs;
 } opts_t;
 
@@ -105,12 +108,15 @@ static const struct option longopts[] = {
 	{ "iterations", required_argument, NULL, USERS_OPT_ITERATIONS },
 	{ "password-file", required_argument, NULL, USERS_OPT_PASSWORD_FILE },
 	{ "password", required_argument, NULL, USERS_OPT_PASSWORD },
+	GROUP_ACLS_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
 typedef klog_positions_brokers_t brokers_t;
+
+static void usage_options(FILE *f);
 
 static void
 usage(FILE *f)
@@ -119,7 +125,7 @@ usage(FILE *f)
 	    "usage: " PROG " [-HJ] [-b broker | -Z connect] [-T timeout] "
 	    "command [options]\n"
 	    "Administer consumer groups stored in ZooKeeper, topics, and "
-	    "a broker's users.\n"
+	    "a broker's users and ACLs.\n"
 	    "\n"
 	    "commands:\n"
 	    "  list                        groups and their live members\n"
@@ -152,7 +158,15 @@ usage(FILE *f)
 	    "  delete-topic -t topic       delete the topic and its data\n"
 	    "\n");
 	users_usage(f);
+	group_acls_usage(f);
+	usage_options(f);
+}
+
+static void
+usage_options(FILE *f)
+{
 	fprintf(f,
+	    "\n"
 	    "  -b, --broker HOST:PORT   the broker of create-topic, "
 	    "alter-topic, delete-topic\n"
 	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
@@ -173,7 +187,10 @@ usage(FILE *f)
 	    "YYYY-MM-DDTHH:MM:SSZ)\n"
 	    "  -n, --dry-run            show what reset would do\n"
 	    "      --execute            do it\n"
-	    "  -f, --force              reset even while members are live\n"
+	    "  -f, --force              reset even while members are live; "
+	    "acls remove\n"
+	    "                           without a principal: every ACL of "
+	    "the resource\n"
 	    "      --partitions N       create-topic, alter-topic: number of "
 	    "partitions\n"
 	    "      --replication-factor R\n"
@@ -187,9 +204,10 @@ usage(FILE *f)
 	    "      --version            print the version\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
-	    "broker), 64 usage,\n65 corrupt data (a malformed users file), "
-	    "69 ZooKeeper or broker unavailable (or\nlive brokers that did "
-	    "not finish a delete-topic in time), 74 I/O error.\n");
+	    "broker; or no ACL\nto remove), 64 usage, 65 corrupt data (a "
+	    "malformed users or ACL file), 69\nZooKeeper or broker "
+	    "unavailable (or live brokers that did not finish a\n"
+	    "delete-topic in time), 74 I/O error.\n");
 }
 
 static int
@@ -311,11 +329,13 @@ parse_opts(int argc, char **argv, opts_t *o)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
 	    -1) {
-		cli_once(&seen, ch, longopts);
+		if (!group_acls_repeats(ch))
+			cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg) ||
 		    take_common(o, ch, optarg) || take_reset(o, ch, optarg) ||
 		    take_topic_size(o, ch, optarg) ||
-		    users_option(&o->users, ch, optarg))
+		    users_option(&o->users, ch, optarg) ||
+		    group_acls_option(&o->acls, ch, optarg))
 			continue;
 		if (ch == 'h')
 			cli_help(usage);
@@ -325,6 +345,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 	}
 	if (optind >= argc)
 		cli_misuse("no command");
+	/* Words after the command: acls takes one, the others none. */
 	o->args = argv + optind + 1;
 	o->nargs = argc - optind - 1;
 	return argv[optind];
@@ -383,6 +404,7 @@ check_opts(const char *cmd, opts_t *o)
 		    HAVE_TOPIC | HAVE_PARTS },
 		{ "delete-topic", HAVE_TOPIC, HAVE_TOPIC },
 		{ "users", 0, 0 },
+		{ "acls", 0, HAVE_GROUP | HAVE_TOPIC | HAVE_FORCE },
 	};
 	static const char *const names[] = { "-g", "-t", "-n", "--execute",
 	    "-f", "--to-*", "--partitions", "--replication-factor",
@@ -395,12 +417,20 @@ check_opts(const char *cmd, opts_t *o)
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
 		cli_misuse("%s: unknown command", cmd);
+	if (strcmp(cmd, "acls") != 0 && o->nargs > 0)
+		cli_misuse("%s: unexpected argument", o->args[0]);
+	if (strcmp(cmd, "acls") != 0 && group_acls_given(&o->acls) != NULL)
+		cli_misuse("%s does not take %s", cmd,
+		    group_acls_given(&o->acls));
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k)))
 			cli_misuse("%s needs %s", cmd, names[k]);
 		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k)))
 			cli_misuse("%s does not take %s", cmd, names[k]);
 	}
+	/* acls checks its names and where its file is by itself. */
+	if (strcmp(cmd, "acls") == 0)
+		return;
 	if (strcmp(cmd, "users") == 0) {
 		users_check(&o->users, o->args, o->nargs,
 		    o->where.brokers_given, o->where.zk_given);
@@ -901,6 +931,21 @@ cmd_broker_topic(const char *cmd, const opts_t *o, cli_table_t *tab,
 	return 0;
 }
 
+/* acls add|remove|list (group/acls.c), with what the options said. */
+static int
+cmd_acls(const opts_t *o)
+{
+	group_acls_ctx_t c = {
+		.args = o->args, .nargs = o->nargs, .topic = o->topic,
+		.group = o->group, .force = o->force, .json = o->json,
+		.brokers_given = o->where.brokers_given,
+		.zk_given = o->where.zk_given,
+	};
+	int status = group_acls_main(&o->acls, &c);
+
+	return cli_stdout_check() != 0 ? KLOG_EXIT_IOERR : status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -916,6 +961,8 @@ main(int argc, char **argv)
 	users_init(&o.users);
 	cmd = parse_opts(argc, argv, &o);
 	check_opts(cmd, &o);
+	if (strcmp(cmd, "acls") == 0)
+		return cmd_acls(&o);
 	cli_table_init(&tab, o.header, o.json);
 	if (strcmp(cmd, "users") == 0) {
 		rc = users_run(&o.users, o.args, o.nargs, &tab, &err);

@@ -66,13 +66,15 @@ _klog_group()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local cmds='list describe reset delete topics brokers create-topic
-		alter-topic delete-topic users'
+		alter-topic delete-topic users acls'
 	local opts='-b --broker -f --force -g --group -H --no-header -h --help -J --json
 		--iterations --mechanism --min-insync-replicas -n --dry-run
 		--execute --partitions --password-file --replication-factor
 		-T --timeout -t --topic --to-earliest --to-latest --to-offset
-		--to-time --users --version -Z --zookeeper'
-	local w
+		--to-time --users --version -Z --zookeeper
+		--acls --allow-principal --deny-principal --operation --cluster
+		--prefixed --allow-host --deny-host'
+	local w acls=
 
 	COMPREPLY=()
 	case $prev in
@@ -109,14 +111,41 @@ _klog_group()
 		COMPREPLY=( $(compgen -W "localhost:9092" -- "$cur") )
 		return 0
 		;;
+	--acls)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=( $(compgen -f -- "$cur") )
+		return 0
+		;;
+	--operation)
+		COMPREPLY=( $(compgen -W "Read Write Create Delete Alter
+			Describe ClusterAction All" -- "$cur") )
+		return 0
+		;;
+	--allow-principal|--deny-principal)
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=( $(compgen -W "User:" -- "$cur") )
+		return 0
+		;;
+	--allow-host|--deny-host)
+		return 0	# an IP address
+		;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
 		return 0
 	fi
 	for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
+		if [[ -n $acls ]]; then	# acls takes one word more
+			[[ $w == add || $w == remove || $w == list ]] && return 0
+			continue
+		fi
+		[[ $w == acls ]] && { acls=1; continue; }
 		[[ " $cmds " == *" $w "* ]] && return 0	# one command only
 	done
+	if [[ -n $acls ]]; then
+		COMPREPLY=( $(compgen -W "add remove list" -- "$cur") )
+		return 0
+	fi
 	COMPREPLY=( $(compgen -W "$cmds" -- "$cur") )
 }
 # --- end klog-group ---
