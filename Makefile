@@ -77,10 +77,6 @@ build/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(KLOG_CFLAGS) -Icmd $(CFLAGS) -c -o $@ $<
 
-# A tool's files of its own, in cmd/<tool without klog->/: klog-group's
-# commands in cmd/group/.
-GROUP_OBJ := $(patsubst cmd/%.c,build/cmd/%.o,$(sort $(wildcard cmd/group/*.c)))
-
 bin/%: build/cmd/%.o $(CLI_OBJ) build/libklog.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) build/libklog.a \

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/table.h"
 #include "group/acls.h"
+#include "group/usage.h"
 #include "group/users.h"
 #include "klog/base/exit.h"
 #include "klog/base/parse.h"
@@ -115,100 +116,6 @@ static const struct option longopts[] = {
 };
 
 typedef klog_positions_brokers_t brokers_t;
-
-static void usage_options(FILE *f);
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: " PROG " [-HJ] [-b broker | -Z connect] [-T timeout] "
-	    "command [options]\n"
-	    "Administer consumer groups stored in ZooKeeper, topics, and "
-	    "a broker's users and ACLs.\n"
-	    "\n"
-	    "commands:\n"
-	    "  list                        groups and their live members\n"
-	    "  describe -g group [-t topic]\n"
-	    "                              committed offsets, log ends, lag "
-	    "and owners\n"
-	    "  reset -g group -t topic --to-earliest|--to-latest|"
-	    "--to-offset N|--to-time T\n"
-	    "        -n|--execute [-f]     move the group's offsets\n"
-	    "  delete -g group             delete a group without live "
-	    "members\n"
-	    "  topics [-t topic]           topics, partitions and their "
-	    "brokers\n"
-	    "  create-topic -t topic --partitions N --replication-factor R\n"
-	    "        [--min-insync-replicas M]\n"
-	    "                              create a replicated topic over "
-	    "the live brokers\n"
-	    "  alter-topic -t topic --partitions N\n"
-	    "                              add partitions to a replicated "
-	    "topic (never fewer)\n"
-	    "  delete-topic -t topic       delete a replicated topic and "
-	    "every broker's copy\n"
-	    "  brokers                     live brokers\n"
-	    "\n"
-	    "  with -b, a standalone broker's own topics:\n"
-	    "  create-topic -t topic --partitions N\n"
-	    "                              create a topic on the broker\n"
-	    "  alter-topic -t topic --partitions N\n"
-	    "                              add partitions (never fewer)\n"
-	    "  delete-topic -t topic       delete the topic and its data\n"
-	    "\n");
-	users_usage(f);
-	group_acls_usage(f);
-	usage_options(f);
-}
-
-static void
-usage_options(FILE *f)
-{
-	fprintf(f,
-	    "\n"
-	    "  -b, --broker HOST:PORT   the broker of create-topic, "
-	    "alter-topic, delete-topic\n"
-	    "  -Z, --zookeeper CONNECT  host:port[,host:port...][/chroot] "
-	    "(default: $KLOG_ZOOKEEPER)\n"
-	    "  -T, --timeout DURATION   wait this long for ZooKeeper and "
-	    "brokers (default 10s)\n"
-	    "  -g, --group GROUP        the consumer group\n"
-	    "  -t, --topic TOPIC        the topic\n"
-	    "  -H, --no-header          no header line (for awk)\n"
-	    "  -J, --json               one JSON object per line\n"
-	    "      --to-earliest        reset to each partition's first "
-	    "offset\n"
-	    "      --to-latest          reset to each partition's end\n"
-	    "      --to-offset N        reset every partition to offset N\n"
-	    "      --to-time T          reset to the segment start at or "
-	    "before T\n"
-	    "                           (ms since the epoch, or "
-	    "YYYY-MM-DDTHH:MM:SSZ)\n"
-	    "  -n, --dry-run            show what reset would do\n"
-	    "      --execute            do it\n"
-	    "  -f, --force              reset even while members are live; "
-	    "acls remove\n"
-	    "                           without a principal: every ACL of "
-	    "the resource\n"
-	    "      --partitions N       create-topic, alter-topic: number of "
-	    "partitions\n"
-	    "      --replication-factor R\n"
-	    "                           create-topic: replicas of each "
-	    "partition\n"
-	    "      --min-insync-replicas M\n"
-	    "                           create-topic: in-sync replicas "
-	    "acks=all needs\n"
-	    "                           (default 1)\n"
-	    "  -h, --help               print this help\n"
-	    "      --version            print the version\n"
-	    "\n"
-	    "Exit status: 0 ok, 1 failure (or refused, by ZooKeeper or the "
-	    "broker; or no ACL\nto remove), 64 usage, 65 corrupt data (a "
-	    "malformed users or ACL file), 69\nZooKeeper or broker "
-	    "unavailable (or live brokers that did not finish a\n"
-	    "delete-topic in time), 74 I/O error.\n");
-}
 
 static int
 fail(int rc, const klog_err_t *err)
@@ -338,7 +245,7 @@ parse_opts(int argc, char **argv, opts_t *o)
 		    group_acls_option(&o->acls, ch, optarg))
 			continue;
 		if (ch == 'h')
-			cli_help(usage);
+			cli_help(group_usage);
 		if (ch == OPT_VERSION)
 			cli_version();
 		cli_option_error(ch, argv);
@@ -379,6 +286,27 @@ check_where(const char *cmd, opts_t *o)
 		    "--replication-factor and --min-insync-replicas need -Z");
 }
 
+/* users and acls take words after the command and options of their own,
+ * which no other command does: 1 if cmd is one of them (acls checks its
+ * names and where its file is by itself). */
+static int
+check_auth_cmd(const char *cmd, opts_t *o)
+{
+	int acls = strcmp(cmd, "acls") == 0, users = strcmp(cmd, "users") == 0;
+
+	if (!acls && group_acls_given(&o->acls) != NULL)
+		cli_misuse("%s does not take %s", cmd,
+		    group_acls_given(&o->acls));
+	if (!users && users_given(&o->users) != NULL)
+		cli_misuse("%s does not take %s", cmd, users_given(&o->users));
+	if (users)
+		users_check(&o->users, o->args, o->nargs,
+		    o->where.brokers_given, o->where.zk_given);
+	else if (!acls && o->nargs > 0)
+		cli_misuse("%s: unexpected argument", o->args[0]);
+	return acls || users;
+}
+
 /* Check the options against the command: required ones, and those that
  * would be silently ignored. */
 static void
@@ -417,29 +345,14 @@ check_opts(const char *cmd, opts_t *o)
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
 		cli_misuse("%s: unknown command", cmd);
-	if (strcmp(cmd, "acls") != 0 && o->nargs > 0)
-		cli_misuse("%s: unexpected argument", o->args[0]);
-	if (strcmp(cmd, "acls") != 0 && group_acls_given(&o->acls) != NULL)
-		cli_misuse("%s does not take %s", cmd,
-		    group_acls_given(&o->acls));
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		if ((cmds[i].need & (1u << k)) && !(o->have & (1u << k)))
 			cli_misuse("%s needs %s", cmd, names[k]);
 		if ((o->have & (1u << k)) && !(cmds[i].allow & (1u << k)))
 			cli_misuse("%s does not take %s", cmd, names[k]);
 	}
-	/* acls checks its names and where its file is by itself. */
-	if (strcmp(cmd, "acls") == 0)
+	if (check_auth_cmd(cmd, o))
 		return;
-	if (strcmp(cmd, "users") == 0) {
-		users_check(&o->users, o->args, o->nargs,
-		    o->where.brokers_given, o->where.zk_given);
-		return;
-	}
-	if (o->nargs > 0)
-		cli_misuse("%s: unexpected argument", o->args[0]);
-	if (users_given(&o->users) != NULL)
-		cli_misuse("%s does not take %s", cmd, users_given(&o->users));
 	if (o->tos > 1)
 		cli_misuse("reset takes one of --to-earliest, --to-latest, "
 		    "--to-offset, --to-time");

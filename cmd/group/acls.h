@@ -18,7 +18,7 @@
 /* getopt_long()'s values of the options below: above klog-group's own,
  * below cli.h's. */
 enum {
-	GROUP_OPT_ACLS = 0x800,
+	GROUP_OPT_ACLS = 0x810,   /* users.h has 0x800 on */
 	GROUP_OPT_ALLOW_PRINCIPAL,
 	GROUP_OPT_DENY_PRINCIPAL,
 	GROUP_OPT_OPERATION,
