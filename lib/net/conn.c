@@ -478,11 +478,8 @@ conn_recv(klog_conn_t *c, uint8_t *buf, size_t len)
 	if (c->ssl != NULL) {
 		c->tls_read_wants_write = 0;
 		n = klog_tls_read(c->ssl, buf, len, &want, &err);
-		if (n == -1 && want == KLOG_TLS_WANT_WRITE) {
-			c->tls_read_wants_write = 1;
-			klog_loop_set_mask(c->cs->loop, c->fd,
-			    KLOG_LOOP_READABLE | KLOG_LOOP_WRITABLE);
-		}
+		c->tls_read_wants_write = n == -1 &&
+		    want == KLOG_TLS_WANT_WRITE;
 		if (n == -2)
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err,
 			    -KLOG_EPROTO));
@@ -524,8 +521,12 @@ conn_read_once(klog_conn_t *c)
 		cap = c->rcap;
 	}
 	have = c->rlen;
-	if ((n = conn_recv(c, data + have, cap - have)) < 0)
+	if ((n = conn_recv(c, data + have, cap - have)) < 0) {
+		/* conn_write() sets the mask, writable included. */
+		if (n == -1 && c->tls_read_wants_write)
+			conn_write(c);
 		return 0;
+	}
 	if (n == 0) {
 		/* Half-closed: answer what was asked, then close. */
 		c->eof = 1;

@@ -193,11 +193,37 @@ send_error(klog_err_t *err, int e)
 	return klog_err_set(err, -KLOG_EIO, "send: %s", strerror(e));
 }
 
-/* The code of a failed TLS write (-2 from klog_tls_write()). */
+/* The code of a failed write (-2 below), as err holds it. */
 static int
-tls_failed(const klog_err_t *err)
+write_failed(const klog_err_t *err)
 {
 	return err != NULL && err->code < 0 ? err->code : -KLOG_EIO;
+}
+
+/*
+ * Write up to len bytes of buf to the sink: the count; -1 when the socket
+ * must drain first (over TLS also when a write waits for a TLS read: it
+ * is retried when the socket is writable, which the loop sees either
+ * way); -2 with err set.
+ */
+static ssize_t
+sink_write(const struct sink *to, const void *buf, size_t len, int more,
+    klog_err_t *err)
+{
+	ssize_t r;
+	int want;
+
+	if (to->ssl != NULL)
+		return klog_tls_write(to->ssl, buf, len, &want, err);
+	while ((r = send(to->fd, buf, len, MSG_NOSIGNAL |
+	    (more ? MSG_MORE : 0))) < 0 && errno == EINTR)
+		;
+	if (r >= 0)
+		return r;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return -1;
+	send_error(err, errno);
+	return -2;
 }
 
 static int
@@ -205,30 +231,13 @@ write_bytes(klog_outq_t *q, struct klog_outq_chunk *c, int more,
     const struct sink *to, klog_err_t *err)
 {
 	ssize_t r;
-	int want;
 
 	while (c->len > 0) {
-		if (to->ssl != NULL) {
-			r = klog_tls_write(to->ssl, q->buf.data + q->rpos,
-			    c->len, &want, err);
-			/* A write waiting for a TLS read is retried when the
-			 * socket is writable too: the loop sees both. */
-			if (r == -1)
-				return KLOG_OUTQ_BLOCKED;
-			if (r < 0)
-				return tls_failed(err);
-			goto sent;
-		}
-		r = send(to->fd, q->buf.data + q->rpos, c->len,
-		    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return KLOG_OUTQ_BLOCKED;
-			return send_error(err, errno);
-		}
-sent:
+		r = sink_write(to, q->buf.data + q->rpos, c->len, more, err);
+		if (r == -1)
+			return KLOG_OUTQ_BLOCKED;
+		if (r < 0)
+			return write_failed(err);
 		q->rpos += (size_t)r;
 		q->queued -= (uint64_t)r;
 		c->len -= (size_t)r;
@@ -385,7 +394,7 @@ write_file_tls(klog_outq_t *q, klog_outq_t *top, struct klog_outq_chunk *c,
 		if (r == -1)
 			return KLOG_OUTQ_BLOCKED;
 		if (r < 0)
-			return tls_failed(err);
+			return write_failed(err);
 		top->tls_off += (size_t)r;
 		c->slice.file_pos += r;
 		q->queued -= (uint64_t)r;
