@@ -71,7 +71,7 @@ struct klog_broker {
 	/* TLS: the context the listeners named SSL:// share, and which of
 	 * them (native, Kafka, metrics) are. */
 	klog_tls_t *tls;
-	int tls_on[3];
+	int tls_on[3];             /* each listener's KLOG_SEC_* bits */
 	klog_timer_t tls_reload;
 };
 
@@ -320,7 +320,7 @@ open_conns(klog_broker_t *b)
 	fd = b->lfd;
 	b->lfd = -1;
 	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native,
-	    b->tls_on[0] ? b->tls : NULL);
+	    (b->tls_on[0] & KLOG_SEC_TLS) ? b->tls : NULL, 0);
 }
 
 /* The Kafka front end, and its listener beside the native one. */
@@ -347,7 +347,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 	fd = b->kfd;
 	b->kfd = -1;
 	if ((rc = klog_conns_listen(b->conns, fd, klog_kafka_front(),
-	    b->kafka, b->tls_on[1] ? b->tls : NULL)) < 0)
+	    b->kafka, (b->tls_on[1] & KLOG_SEC_TLS) ? b->tls : NULL, 0)) < 0)
 		return klog_err_set(err, rc, "Kafka listener: %s",
 		    klog_strerror(rc));
 	return 0;
@@ -390,7 +390,7 @@ open_metrics(klog_broker_t *b, klog_err_t *err)
 	fd = b->mfd;
 	b->mfd = -1;
 	if ((rc = klog_conns_listen(b->mconns, fd, klog_httpd_front(),
-	    b->httpd, b->tls_on[2] ? b->tls : NULL)) < 0)
+	    b->httpd, (b->tls_on[2] & KLOG_SEC_TLS) ? b->tls : NULL, 0)) < 0)
 		return klog_err_set(err, rc, "metrics listener: %s",
 		    klog_strerror(rc));
 	return 0;
@@ -469,11 +469,15 @@ open_tls(klog_broker_t *b, klog_err_t *err)
 		    NULL)) < 0)
 			return klog_err_set(err, rc, "%s %s: not PLAINTEXT:// "
 			    "or SSL://", names[i], *addrs[i]);
+		if (b->tls_on[i] & KLOG_SEC_SASL)
+			return klog_err_set(err, -KLOG_EUNSUPPORTED, "%s %s: "
+			    "SASL listeners are not supported yet", names[i],
+			    *addrs[i]);
 		if ((bare = strdup(rest)) == NULL)
 			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		free(*addrs[i]);
 		*addrs[i] = bare;
-		any |= b->tls_on[i];
+		any |= b->tls_on[i] & KLOG_SEC_TLS;
 	}
 	if (!any)
 		return 0;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,6 +19,7 @@
 
 #include "klog/base/error.h"
 #include "klog/net/conn.h"
+#include "klog/net/connauth.h"
 #include "klog/net/socket.h"
 #include "klog/net/tls.h"
 #include "klog/storage/format.h"
@@ -32,6 +34,8 @@
 #define ADDR_BUCKETS 4096
 #define TLS_HANDSHAKE_MS 10000          /* a TLS client silent this long
                                            before its handshake is done */
+#define AUTH_MS 10000                   /* and a SASL client not
+                                           authenticated this long */
 
 /* How many connections one client address holds. */
 struct addr_count {
@@ -46,6 +50,7 @@ struct listener {
 	const klog_conn_front_t *front;
 	void *arg;
 	klog_tls_t *tls;           /* NULL: plaintext */
+	int sasl;                  /* SASL_*: authenticate first */
 	klog_timer_t pause;        /* accept paused: out of descriptors */
 	struct listener *next;
 };
@@ -59,6 +64,10 @@ struct klog_conn {
 	int tls_read_wants_write;  /* the handshake or a read waits to send */
 	int tls_unread;            /* resumed with plaintext TLS holds: read
 	                              it before the loop sleeps */
+	int tls_named;             /* its certificate named the principal */
+	klog_connauth_t auth;
+	int linger;                /* closing when deadline fires, not when
+	                              written (klog_conn_linger()) */
 	int64_t accepted_ms;
 	uint8_t *rbuf;             /* unprocessed input */
 	size_t rlen, rcap;
@@ -324,6 +333,7 @@ conn_close(klog_conn_t *c, int level, const char *why)
 	klog_loop_timer_stop(cs->loop, &c->deadline);
 	klog_tls_close(c->ssl);
 	close(c->fd);
+	klog_connauth_clear(&c->auth);
 	if (c->prefetching)
 		pf_unlink(c);
 	if (c->in_writeq) {
@@ -386,6 +396,23 @@ klog_conn_refuse(klog_conn_t *c, const char *why)
 		klog_logger_say(&cs->cfg.log, KLOG_LEVEL_WARN, "%s: %s",
 		    klog_socket_peer_name(c->fd, peer, sizeof(peer)), why);
 	cs->bad_suppressed = 0;
+}
+
+klog_connauth_t *
+klog_conn_auth(klog_conn_t *c)
+{
+	return &c->auth;
+}
+
+void
+klog_conn_linger(klog_conn_t *c, int64_t ms)
+{
+	c->closing = 1;
+	c->ended = 1;
+	c->linger = 1;
+	klog_loop_timer_stop(c->cs->loop, &c->deadline);
+	if (klog_loop_timer_start(c->cs->loop, &c->deadline, ms, 0) < 0)
+		c->linger = 0;
 }
 
 void
@@ -463,6 +490,27 @@ conn_room(klog_conn_t *c)
 	return 0;
 }
 
+/* The handshake is done: a verified client certificate names the
+ * principal before the first request is seen. */
+static int
+conn_name_peer(klog_conn_t *c)
+{
+	char principal[1200];
+
+	c->tls_named = 1;
+	if (klog_tls_principal(c->ssl, principal, sizeof(principal)) < 0) {
+		conn_close(c, KLOG_LEVEL_INFO, "a client certificate subject "
+		    "too long to be a principal");
+		return -1;
+	}
+	if (strcmp(principal, KLOG_PRINCIPAL_ANONYMOUS) != 0 &&
+	    klog_connauth_set_principal(&c->auth, principal) < 0) {
+		conn_close(c, KLOG_LEVEL_WARN, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Read into buf: the count, 0 at the peer's end, -1 if nothing can be read
  * now, -2 once c is closed.  Over TLS the handshake runs here first, and
@@ -483,6 +531,8 @@ conn_recv(klog_conn_t *c, uint8_t *buf, size_t len)
 		if (n == -2)
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err,
 			    -KLOG_EPROTO));
+		if (n > 0 && !c->tls_named && conn_name_peer(c) < 0)
+			return -2;
 		return n;
 	}
 	while ((n = read(c->fd, buf, len)) < 0 && errno == EINTR)
@@ -609,8 +659,9 @@ conn_write(klog_conn_t *c)
 		used = conn_process(c, c->rbuf, c->rlen);
 		conn_keep(c, c->rbuf + used, c->rlen - used, 0);
 	}
-	if ((rc == KLOG_OUTQ_EMPTY && (c->closing || c->eof || cs->stopping)) ||
-	    (rc == KLOG_OUTQ_WAITING && c->closing)) {
+	if ((rc == KLOG_OUTQ_EMPTY && ((c->closing && !c->linger) || c->eof ||
+	    cs->stopping)) || (rc == KLOG_OUTQ_WAITING && c->closing &&
+	    !c->linger)) {
 		conn_close(c, KLOG_LEVEL_DEBUG, c->ended ? "answered" :
 		    c->closing ? "bad request" : c->eof ? "peer closed" :
 		    "shutting down");
@@ -643,9 +694,12 @@ on_conn(klog_loop_t *loop, int fd, void *arg, int mask)
 static void
 on_deadline(klog_loop_t *loop, klog_timer_t *t, void *arg)
 {
+	klog_conn_t *c = arg;
+
 	(void)loop;
 	(void)t;
-	conn_close(arg, KLOG_LEVEL_DEBUG, "past the front end's deadline");
+	conn_close(c, KLOG_LEVEL_DEBUG, c->linger ? "refused" :
+	    "past the front end's deadline");
 }
 
 static void
@@ -657,8 +711,9 @@ conn_new(struct listener *l, int fd)
 	uint8_t key[17];
 	int one = 1, full = 0;
 
-	if (addr_key(fd, key) && (a = addr_take(cs, key, &full)) == NULL &&
-	    full) {
+	int known = addr_key(fd, key);
+
+	if (known && (a = addr_take(cs, key, &full)) == NULL && full) {
 		close(fd);
 		limit_say(cs, "refusing connections from one address "
 		    "(--max-connections-per-address)");
@@ -676,6 +731,9 @@ conn_new(struct listener *l, int fd)
 	c->front_arg = l->arg;
 	c->fd = fd;
 	c->accepted_ms = c->last_read_ms;
+	c->auth.sasl = l->sasl;
+	if (known)
+		inet_ntop(key[0], key + 1, c->auth.host, sizeof(c->auth.host));
 	if (l->tls != NULL && (c->ssl = klog_tls_accept(l->tls, fd)) == NULL) {
 		addr_drop(cs, a);
 		close(fd);
@@ -762,7 +820,7 @@ on_accept(klog_loop_t *loop, int lfd, void *arg, int mask)
 
 int
 klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
-    void *arg, klog_tls_t *tls)
+    void *arg, klog_tls_t *tls, int sasl)
 {
 	struct listener *l = calloc(1, sizeof(*l));
 	int rc;
@@ -776,9 +834,10 @@ klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
 	l->front = front;
 	l->arg = arg;
 	l->tls = tls;
+	l->sasl = sasl;
 	klog_timer_init(&l->pause, accept_resume, l);
 	/* Handshakes that stall are swept too. */
-	if (tls != NULL && !klog_timer_active(&cs->sweep) &&
+	if ((tls != NULL || sasl) && !klog_timer_active(&cs->sweep) &&
 	    klog_loop_timer_start(cs->loop, &cs->sweep, SWEEP_MS,
 	    SWEEP_MS) < 0)
 		return -KLOG_ENOMEM;
@@ -832,6 +891,10 @@ on_sweep(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		if (c->ssl != NULL && !klog_tls_established(c->ssl) &&
 		    now - c->accepted_ms >= TLS_HANDSHAKE_MS)
 			conn_close(c, KLOG_LEVEL_DEBUG, "no TLS handshake in "
+			    "time");
+		else if (klog_connauth_pending(&c->auth) &&
+		    now - c->accepted_ms >= AUTH_MS)
+			conn_close(c, KLOG_LEVEL_DEBUG, "not authenticated in "
 			    "time");
 		else if (cs->cfg.request_timeout_ms > 0 && c->rlen > 0 &&
 		    now - c->last_read_ms >= cs->cfg.request_timeout_ms)

@@ -60,33 +60,32 @@ klog_tls_client_auth_parse(const char *s, int *out, klog_err_t *err)
 }
 
 int
-klog_tls_scheme(const char *spec, int *tls, const char **addr,
+klog_tls_scheme(const char *spec, int *proto, const char **addr,
     klog_err_t *err)
 {
-	static const struct { const char *name; int tls; } plain[] = {
-		{ "PLAINTEXT", 0 }, { "SSL", 1 }, { "http", 0 }, { "https", 1 },
+	static const struct { const char *name; int proto; } names[] = {
+		{ "PLAINTEXT", 0 }, { "SSL", KLOG_SEC_TLS },
+		{ "SASL_PLAINTEXT", KLOG_SEC_SASL },
+		{ "SASL_SSL", KLOG_SEC_TLS | KLOG_SEC_SASL },
+		{ "http", 0 }, { "https", KLOG_SEC_TLS },
 	};
 	const char *sep = strstr(spec, "://");
 	size_t n;
 
-	*tls = 0;
+	*proto = 0;
 	*addr = spec;
 	if (sep == NULL)
 		return 0;
 	n = (size_t)(sep - spec);
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (strlen(plain[i].name) == n &&
-		    strncasecmp(spec, plain[i].name, n) == 0) {
-			*tls = plain[i].tls;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i].name) == n &&
+		    strncasecmp(spec, names[i].name, n) == 0) {
+			*proto = names[i].proto;
 			*addr = sep + 3;
 			return 0;
 		}
-	if ((n == 14 && strncasecmp(spec, "SASL_PLAINTEXT", n) == 0) ||
-	    (n == 8 && strncasecmp(spec, "SASL_SSL", n) == 0))
-		return klog_err_set(err, -KLOG_EUNSUPPORTED, "%s: SASL "
-		    "listeners are not supported yet", spec);
 	return klog_err_set(err, -KLOG_EINVAL, "%s: unknown security "
-	    "protocol (want PLAINTEXT:// or SSL://)", spec);
+	    "protocol (want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", spec);
 }
 
 static int

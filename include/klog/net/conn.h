@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "klog/base/logger.h"
+#include "klog/net/connauth.h"
 #include "klog/net/loop.h"
 #include "klog/net/outq.h"
 #include "klog/net/prefetch.h"
@@ -68,9 +69,11 @@ int klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
 
 /* Accept on fd (listening; now cs's) with front and its arg; over TLS
  * with tls's context (tls.h; NULL: plaintext), which must outlive cs.  A
- * TLS client whose handshake is not done in 10 seconds is closed. */
+ * TLS client whose handshake is not done in 10 seconds is closed.  sasl:
+ * its clients must authenticate first (connauth.h), which the front end
+ * does; one not authenticated 10 seconds after it connected is closed. */
 int klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
-    void *arg, klog_tls_t *tls);
+    void *arg, klog_tls_t *tls, int sasl);
 
 /* Before the loop sleeps: write the connections that have output. */
 void klog_conns_before_sleep(klog_conns_t *cs);
@@ -122,6 +125,15 @@ void klog_conn_answered(klog_conn_t *c);
 /* A frame that cannot be parsed: the front end encoded its answer; write
  * it, then close.  why is logged, at most one line a second for all. */
 void klog_conn_refuse(klog_conn_t *c, const char *why);
+
+/* Who is on c, and its front end's authentication state. */
+klog_connauth_t *klog_conn_auth(klog_conn_t *c);
+
+/* Refuse c as authentication failures are refused: write what is
+ * queued, read nothing more, and close ms later (Kafka's
+ * connection.failed.authentication.delay.ms), so that a client that
+ * retries at once cannot make the broker spin. */
+void klog_conn_linger(klog_conn_t *c, int64_t ms);
 
 /* The front end answered the last request it will take from c: write
  * what is queued, then close, logging nothing (one answer per

@@ -8,8 +8,8 @@
  * A listener address may name its security protocol, as Kafka's
  * listeners do: "SSL://host:port" (or "https://" for the metrics
  * listener) is TLS, "PLAINTEXT://" (or "http://") or no scheme is not.
- * SASL_PLAINTEXT and SASL_SSL are Kafka's names for what klog does not do
- * yet: refused, by name.
+ * SASL_PLAINTEXT and SASL_SSL add authentication (SASL) on top, which is
+ * the front end's business (conn.h): here they are parsed only.
  *
  * Reads and writes never block: they say what the socket must become
  * (readable or writable) before they are tried again.  There is no kTLS
@@ -45,13 +45,18 @@ typedef struct klog_tls_config {
 /* "none", "requested" or "required" (Kafka's ssl.client.auth). */
 int klog_tls_client_auth_parse(const char *s, int *out, klog_err_t *err);
 
+/* A listener's security protocol, as bits: Kafka's PLAINTEXT is 0, SSL
+ * KLOG_SEC_TLS, SASL_PLAINTEXT KLOG_SEC_SASL, SASL_SSL both. */
+#define KLOG_SEC_TLS 1
+#define KLOG_SEC_SASL 2
+
 /*
- * The security protocol spec names: *tls 1 for SSL:// or https://, 0 for
- * PLAINTEXT://, http:// or none; *addr points past the scheme.  Any case.
- * -KLOG_EUNSUPPORTED for SASL_PLAINTEXT and SASL_SSL, -KLOG_EINVAL for
- * another scheme, err saying which.
+ * The security protocol spec names, in any case: *proto (the bits above)
+ * for PLAINTEXT://, SSL://, SASL_PLAINTEXT://, SASL_SSL://, http:// and
+ * https://, 0 with no scheme; *addr points past the scheme.  -KLOG_EINVAL
+ * for another scheme, err saying which.
  */
-int klog_tls_scheme(const char *spec, int *tls, const char **addr,
+int klog_tls_scheme(const char *spec, int *proto, const char **addr,
     klog_err_t *err);
 
 /* A context from cfg's files (read now: a missing or bad file, or a key

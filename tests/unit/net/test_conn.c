@@ -112,7 +112,7 @@ add_listener(struct fixture *f, struct proto *pr)
 	assert_true(fd >= 0);
 	assert_int_equal(klog_socket_listen(fd, "127.0.0.1:0", err, sizeof(err)),
 	    0);
-	assert_int_equal(klog_conns_listen(f->cs, fd, &echo_front, pr, NULL), 0);
+	assert_int_equal(klog_conns_listen(f->cs, fd, &echo_front, pr, NULL, 0), 0);
 	return addr.port;
 }
 

@@ -156,16 +156,19 @@ test_schemes(void **state)
 	assert_int_equal(tls, 0);
 	assert_string_equal(addr, "127.0.0.1:9092");
 	assert_int_equal(klog_tls_scheme("ssl://h:1", &tls, &addr, &err), 0);
-	assert_int_equal(tls, 1);
+	assert_int_equal(tls, KLOG_SEC_TLS);
 	assert_string_equal(addr, "h:1");
 	assert_int_equal(klog_tls_scheme("PLAINTEXT://h:1", &tls, &addr,
 	    &err), 0);
 	assert_int_equal(tls, 0);
 	assert_int_equal(klog_tls_scheme("HTTPS://h", &tls, &addr, &err), 0);
-	assert_int_equal(tls, 1);
+	assert_int_equal(tls, KLOG_SEC_TLS);
 	assert_int_equal(klog_tls_scheme("SASL_SSL://h:1", &tls, &addr, &err),
-	    -KLOG_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "SASL"));
+	    0);
+	assert_int_equal(tls, KLOG_SEC_TLS | KLOG_SEC_SASL);
+	assert_int_equal(klog_tls_scheme("sasl_plaintext://h:1", &tls, &addr,
+	    &err), 0);
+	assert_int_equal(tls, KLOG_SEC_SASL);
 	assert_int_equal(klog_tls_scheme("SSLX://h:1", &tls, &addr, &err),
 	    -KLOG_EINVAL);
 	assert_int_equal(klog_tls_client_auth_parse("Required", &tls, &err),

@@ -1,0 +1,63 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "klog/base/error.h"
+#include "klog/net/connauth.h"
+
+const char *
+klog_connauth_principal(const klog_connauth_t *a)
+{
+	return a->principal != NULL ? a->principal : KLOG_PRINCIPAL_ANONYMOUS;
+}
+
+const char *
+klog_connauth_host(const klog_connauth_t *a)
+{
+	return a->host[0] != '\0' ? a->host : NULL;
+}
+
+int
+klog_connauth_pending(const klog_connauth_t *a)
+{
+	return a->sasl && !a->authenticated;
+}
+
+int
+klog_connauth_set_principal(klog_connauth_t *a, const char *principal)
+{
+	char *p = strdup(principal);
+
+	if (p == NULL)
+		return -KLOG_ENOMEM;
+	free(a->principal);
+	a->principal = p;
+	return 0;
+}
+
+int
+klog_connauth_succeed(klog_connauth_t *a, const char *principal)
+{
+	int rc = klog_connauth_set_principal(a, principal);
+
+	if (rc == 0)
+		a->authenticated = 1;
+	return rc;
+}
+
+void
+klog_connauth_set_session(klog_connauth_t *a, void *session,
+    void (*session_free)(void *))
+{
+	if (a->session != NULL && a->session_free != NULL)
+		a->session_free(a->session);
+	a->session = session;
+	a->session_free = session_free;
+}
+
+void
+klog_connauth_clear(klog_connauth_t *a)
+{
+	klog_connauth_set_session(a, NULL, NULL);
+	free(a->principal);
+	a->principal = NULL;
+}
