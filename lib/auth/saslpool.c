@@ -6,6 +6,7 @@
 
 struct klog_saslpool_job {
 	klog_sasl_t *s;
+	void (*done)(void *tag, klog_sasl_t *s);
 	void *tag;
 	int cancelled;
 	klog_saslpool_job_t *next;
@@ -75,7 +76,8 @@ klog_saslpool_new(void (*notify)(void *), void *arg, klog_saslpool_t **out)
 }
 
 int
-klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s, void *tag,
+klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s,
+    void (*done)(void *tag, klog_sasl_t *s), void *tag,
     klog_saslpool_job_t **job)
 {
 	klog_saslpool_job_t *j;
@@ -88,6 +90,7 @@ klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s, void *tag,
 		return -KLOG_EBUSY;
 	}
 	j->s = s;
+	j->done = done;
 	j->tag = tag;
 	*p->todo_tail = j;
 	p->todo_tail = &j->next;
@@ -107,8 +110,7 @@ klog_saslpool_cancel(klog_saslpool_t *p, klog_saslpool_job_t *job)
 }
 
 void
-klog_saslpool_drain(klog_saslpool_t *p,
-    void (*done)(void *tag, klog_sasl_t *s, void *arg), void *arg)
+klog_saslpool_drain(klog_saslpool_t *p)
 {
 	klog_saslpool_job_t *j, *next;
 
@@ -124,7 +126,7 @@ klog_saslpool_drain(klog_saslpool_t *p,
 		if (j->cancelled)
 			klog_sasl_free(j->s);
 		else
-			done(j->tag, j->s, arg);
+			j->done(j->tag, j->s);
 		free(j);
 	}
 }

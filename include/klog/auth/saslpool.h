@@ -19,19 +19,19 @@ typedef struct klog_saslpool_job klog_saslpool_job_t;
 int klog_saslpool_new(void (*notify)(void *), void *arg,
     klog_saslpool_t **out);
 
-/* Check s (which answered KLOG_SASL_SLOW) for tag; the pool holds s until
- * the job is drained or cancelled.  0 and *job, or -KLOG_EBUSY when the
+/* Check s (which answered KLOG_SASL_SLOW); once checked, drain calls
+ * done(tag, s), the caller owning s again.  The pool holds s until then,
+ * or until the job is cancelled.  0 and *job, or -KLOG_EBUSY when the
  * queue is full (s stays the caller's). */
-int klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s, void *tag,
+int klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s,
+    void (*done)(void *tag, klog_sasl_t *s), void *tag,
     klog_saslpool_job_t **job);
 
 /* The job's owner is gone: its exchange is freed, done or not. */
 void klog_saslpool_cancel(klog_saslpool_t *p, klog_saslpool_job_t *job);
 
-/* On the loop: hand each checked job's exchange back, done(tag, s, arg),
- * the caller owning s again. */
-void klog_saslpool_drain(klog_saslpool_t *p,
-    void (*done)(void *tag, klog_sasl_t *s, void *arg), void *arg);
+/* On the loop: hand each checked job's exchange back to its done(). */
+void klog_saslpool_drain(klog_saslpool_t *p);
 
 /* Stop the worker and free every job.  NULL is fine. */
 void klog_saslpool_free(klog_saslpool_t *p);

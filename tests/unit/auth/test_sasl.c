@@ -125,11 +125,10 @@ notify(void *arg)
 }
 
 static void
-done(void *tag, klog_sasl_t *s, void *arg)
+done(void *tag, klog_sasl_t *s)
 {
-	struct wait *w = arg;
+	struct wait *w = tag;
 
-	assert_ptr_equal(tag, w);
 	w->back = s;
 }
 
@@ -150,14 +149,14 @@ plain(klog_saslpool_t *p, struct wait *w, const void *msg, size_t len,
 	rc = klog_sasl_step(s, msg, len, &o, &olen, &err);
 	if (rc != KLOG_SASL_SLOW)
 		goto out;
-	assert_int_equal(klog_saslpool_submit(p, s, w, &job), 0);
+	assert_int_equal(klog_saslpool_submit(p, s, done, w, &job), 0);
 	pthread_mutex_lock(&w->mu);
 	while (!w->woken)
 		pthread_cond_wait(&w->cv, &w->mu);
 	w->woken = 0;
 	pthread_mutex_unlock(&w->mu);
 	w->back = NULL;
-	klog_saslpool_drain(p, done, w);
+	klog_saslpool_drain(p);
 	assert_ptr_equal(w->back, s);
 	rc = klog_sasl_step(s, NULL, 0, &o, &olen, &err);
 out:
@@ -214,14 +213,14 @@ test_cancel(void **state)
 	assert_int_equal(klog_sasl_new(&cfg, KLOG_SASL_PLAIN, &s, NULL), 0);
 	assert_int_equal(klog_sasl_step(s, MSG("\0alice\0sesame"), &o, &olen,
 	    NULL), KLOG_SASL_SLOW);
-	assert_int_equal(klog_saslpool_submit(p, s, &w, &job), 0);
+	assert_int_equal(klog_saslpool_submit(p, s, done, &w, &job), 0);
 	klog_saslpool_cancel(p, job);
 	pthread_mutex_lock(&w.mu);
 	while (!w.woken)
 		pthread_cond_wait(&w.cv, &w.mu);
 	pthread_mutex_unlock(&w.mu);
 	w.back = NULL;
-	klog_saslpool_drain(p, done, &w);
+	klog_saslpool_drain(p);
 	assert_null(w.back);
 	klog_saslpool_free(p);
 }
