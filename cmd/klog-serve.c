@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "klog/auth/sasl.h"
 #include "klog/base/config.h"
 #include "klog/base/exit.h"
 #include "klog/base/parse.h"
@@ -53,6 +54,7 @@ enum {
 	OPT_REPLICA_LAG,
 	OPT_RETENTION_BYTES,
 	OPT_RETENTION_HOURS,
+	OPT_SASL_MECHANISMS,
 	OPT_SEGMENT_BYTES,
 	OPT_SSL_CA,
 	OPT_SSL_CERT,
@@ -60,6 +62,7 @@ enum {
 	OPT_SSL_KEY,
 	OPT_TOPIC,
 	OPT_UNCLEAN,
+	OPT_USERS,
 	OPT_VERSION,
 	OPT_ZK_CONNECT,
 	OPT_ZK_SESSION,
@@ -97,6 +100,7 @@ static const struct option longopts[] = {
 	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
 	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
+	{ "sasl-mechanisms", required_argument, NULL, OPT_SASL_MECHANISMS },
 	{ "segment-bytes", required_argument, NULL, OPT_SEGMENT_BYTES },
 	{ "ssl-ca", required_argument, NULL, OPT_SSL_CA },
 	{ "ssl-cert", required_argument, NULL, OPT_SSL_CERT },
@@ -104,6 +108,7 @@ static const struct option longopts[] = {
 	{ "ssl-key", required_argument, NULL, OPT_SSL_KEY },
 	{ "topic", required_argument, NULL, OPT_TOPIC },
 	{ "unclean-leader-election", no_argument, NULL, OPT_UNCLEAN },
+	{ "users", required_argument, NULL, OPT_USERS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "zk-connect-timeout", required_argument, NULL, OPT_ZK_CONNECT },
@@ -237,7 +242,17 @@ static const char *const usage_text[] = {
 	"must chain to\n"
 	"      --ssl-client-auth none|requested|required  ask TLS clients "
 	"for a\n"
-	"                             certificate (default none)\n",
+	"                             certificate (default none)\n"
+	/* SASL, for the Kafka listener named SASL_SSL:// or SASL_PLAINTEXT:// */
+	"      --users FILE           SCRAM users the SASL listeners log in "
+	"(klog-group\n"
+	"                             users writes it; read again when it "
+	"changes)\n"
+	"      --sasl-mechanisms LIST  offered: PLAIN, SCRAM-SHA-256, "
+	"SCRAM-SHA-512\n"
+	"                             (default SCRAM-SHA-256,SCRAM-SHA-512; "
+	"PLAIN only\n"
+	"                             over SASL_SSL)\n",
 	/* cluster mode */
 	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	"at\n"
@@ -515,6 +530,13 @@ apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
 		    &err) < 0)
 			cli_misuse("%s %s", what, err.msg);
 		return 1;
+	case OPT_USERS:
+		c->users_file = v;
+		return 1;
+	case OPT_SASL_MECHANISMS:
+		if (klog_sasl_mechs_parse(v, &c->sasl_mechs, &err) < 0)
+			cli_misuse("%s %s", what, err.msg);
+		return 1;
 	case 'Z':
 		o->zookeeper = v;
 		return 1;
@@ -551,7 +573,9 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
-	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN) &&
+	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN ||
+	    id == OPT_SSL_CERT || id == OPT_SSL_KEY || id == OPT_SSL_CA ||
+	    id == OPT_USERS) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
 	if (!apply_basic(o, id, v, what, b) && !apply_log(&o->cfg, id, v,

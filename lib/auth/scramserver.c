@@ -216,8 +216,11 @@ server_final_parse(klog_scram_server_t *s, const char *m, size_t len,
 	    memcmp(v, cb, n) != 0)
 		return klog_err_set(err, -KLOG_EPROTO, "client-final: the "
 		    "channel binding is not client-first's gs2 header");
-	if (scram_next_attr(&fs, 'r', &v, &n) < 0 || n != s->nonce_len ||
-	    memcmp(v, s->reply + 2, n) != 0)
+	/* Kafka's rule (ScramSaslServer): the nonce ends with the
+	 * exchange's; librdkafka 2.0 sends the client's nonce before it
+	 * once more. */
+	if (scram_next_attr(&fs, 'r', &v, &n) < 0 || n < s->nonce_len ||
+	    memcmp(v + n - s->nonce_len, s->reply + 2, s->nonce_len) != 0)
 		return klog_err_set(err, -KLOG_EPROTO, "client-final: the "
 		    "nonce is not the exchange's");
 	if (scram_extensions_ok(&fs) < 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "klog/broker/broker.h"
+#include "klog/broker/logins.h"
 #include "klog/broker/metrics.h"
 #include "klog/broker/native.h"
 #include "klog/broker/retention.h"
@@ -72,6 +73,7 @@ struct klog_broker {
 	 * them (native, Kafka, metrics) are. */
 	klog_tls_t *tls;
 	int tls_on[3];             /* each listener's KLOG_SEC_* bits */
+	klog_logins_t *logins;     /* when a listener is SASL_* */
 	klog_timer_t tls_reload;
 };
 
@@ -342,12 +344,17 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 
 	if (b->kafka_listen == NULL)
 		return 0;
+	if (b->logins != NULL) {
+		kc.sasl = klog_logins_sasl(b->logins);
+		kc.saslpool = klog_logins_pool(b->logins);
+	}
 	if ((rc = klog_kafka_new(b->loop, b->core, &kc, &b->kafka, err)) < 0)
 		return rc;
 	fd = b->kfd;
 	b->kfd = -1;
 	if ((rc = klog_conns_listen(b->conns, fd, klog_kafka_front(),
-	    b->kafka, (b->tls_on[1] & KLOG_SEC_TLS) ? b->tls : NULL, 0)) < 0)
+	    b->kafka, (b->tls_on[1] & KLOG_SEC_TLS) ? b->tls : NULL,
+	    (b->tls_on[1] & KLOG_SEC_SASL) != 0)) < 0)
 		return klog_err_set(err, rc, "Kafka listener: %s",
 		    klog_strerror(rc));
 	return 0;
@@ -420,6 +427,7 @@ on_wake(klog_loop_t *loop, void *arg)
 	(void)loop;
 	klog_conns_on_wake(b->conns);
 	klog_core_on_wake(b->core);
+	klog_logins_drain(b->logins);
 }
 
 static int
@@ -446,6 +454,29 @@ on_tls_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		    "the files read before)", klog_err_text(&err, rc));
 }
 
+/* A SASL_* listener: the users, and the mechanisms it may offer. */
+static int
+open_logins(klog_broker_t *b, klog_err_t *err)
+{
+	unsigned mechs = b->cfg.sasl_mechs != 0 ? b->cfg.sasl_mechs :
+	    KLOG_SASL_DEFAULT_MECHS;
+	int sasl = b->tls_on[1] & KLOG_SEC_SASL;
+
+	if (!sasl)
+		return 0;
+	if (b->cfg.users_file == NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "Kafka listener "
+		    "SASL_*://: no --users file to log users in from");
+	/* PLAIN sends the password itself: never in clear. */
+	if ((mechs & KLOG_SASL_BIT(KLOG_SASL_PLAIN)) &&
+	    !(b->tls_on[1] & KLOG_SEC_TLS))
+		return klog_err_set(err, -KLOG_EINVAL, "Kafka listener "
+		    "SASL_PLAINTEXT://: PLAIN would send passwords in clear "
+		    "(use SASL_SSL://)");
+	return klog_logins_open(b->loop, b->cfg.users_file, mechs, b->log,
+	    &b->logins, err);
+}
+
 /*
  * Take the security protocol off each listener's address (the address
  * strings become the bare ones) and, if one is TLS, the TLS context.
@@ -469,18 +500,18 @@ open_tls(klog_broker_t *b, klog_err_t *err)
 		    NULL)) < 0)
 			return klog_err_set(err, rc, "%s %s: not PLAINTEXT:// "
 			    "or SSL://", names[i], *addrs[i]);
-		if (b->tls_on[i] & KLOG_SEC_SASL)
+		if ((b->tls_on[i] & KLOG_SEC_SASL) && i != 1)
 			return klog_err_set(err, -KLOG_EUNSUPPORTED, "%s %s: "
-			    "SASL listeners are not supported yet", names[i],
-			    *addrs[i]);
+			    "SASL is for the Kafka listener only (yet)",
+			    names[i], *addrs[i]);
 		if ((bare = strdup(rest)) == NULL)
 			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		free(*addrs[i]);
 		*addrs[i] = bare;
 		any |= b->tls_on[i] & KLOG_SEC_TLS;
 	}
-	if (!any)
-		return 0;
+	if ((rc = open_logins(b, err)) < 0 || !any)
+		return rc;
 	if ((rc = klog_tls_new(&tc, &b->tls, err)) < 0)
 		return rc;
 	klog_timer_init(&b->tls_reload, on_tls_reload, b);
@@ -679,17 +710,30 @@ shutdown_conns(klog_broker_t *b)
 	    "shutdown timeout: dropping unsent responses");
 }
 
+/* A listener's security protocol as its address names it. */
+static const char *
+scheme(int bits)
+{
+	static const char *const names[4] = { "", "SSL://",
+	    "SASL_PLAINTEXT://", "SASL_SSL://" };
+
+	return names[bits & (KLOG_SEC_TLS | KLOG_SEC_SASL)];
+}
+
 int
 klog_broker_run(klog_broker_t *b)
 {
 	int rc;
 
 	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "listening on %s%s, data "
-	    "in %s", b->tls_on[0] ? "SSL://" : "", b->addr.bound,
-	    b->data_dir);
+	    "in %s", scheme(b->tls_on[0]), b->addr.bound, b->data_dir);
 	if (b->kafka != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "Kafka listener on "
-		    "%s%s", b->tls_on[1] ? "SSL://" : "", b->kaddr.bound);
+		    "%s%s", scheme(b->tls_on[1]), b->kaddr.bound);
+	if (b->logins != NULL)
+		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "users: %s: %zu "
+		    "credentials", b->cfg.users_file,
+		    klog_logins_count(b->logins));
 	if (b->mconns != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "metrics on http%s://%s"
 		    "/metrics", b->tls_on[2] ? "s" : "", b->maddr.bound);
@@ -740,6 +784,9 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		klog_loop_timer_stop(b->loop, &b->tls_reload);
 	/* After the connections: each holds a reference to its context. */
 	klog_tls_free(b->tls);
+	/* After the connections too: a login being checked is cancelled
+	 * with its connection's session. */
+	klog_logins_free(b->logins);
 	klog_loop_free(b->loop);
 	free(b->listen);
 	free(b->data_dir);

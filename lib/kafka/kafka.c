@@ -780,7 +780,9 @@ static const struct kafka_api {
 	{ { KLOG_KAPI_HEARTBEAT, 0, 0 }, kafka_heartbeat },
 	{ { KLOG_KAPI_LEAVE_GROUP, 0, 0 }, kafka_leave },
 	{ { KLOG_KAPI_SYNC_GROUP, 0, 0 }, kafka_sync },
+	{ { KLOG_KAPI_SASL_HANDSHAKE, 0, 1 }, kafka_sasl_misplaced },
 	{ { KLOG_KAPI_API_VERSIONS, 0, 2 }, handle_api_versions },
+	{ { KLOG_KAPI_SASL_AUTHENTICATE, 0, 1 }, kafka_sasl_misplaced },
 };
 #define NAPIS (sizeof(apis) / sizeof(apis[0]))
 
@@ -863,7 +865,7 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 {
 	klog_kafka_t *k = arg;
 	klog_kreq_t r;
-	size_t pos = 0;
+	size_t pos = 0, used;
 	int64_t now;
 	int rc;
 
@@ -873,6 +875,20 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	 * arrival. */
 	k->arrived_ns = klog_clock_mono_ns();
 	while (pos < len && !klog_conn_stalled(c)) {
+		if (klog_connauth_pending(klog_conn_auth(c))) {
+			k->bad = NULL;
+			if ((used = kafka_sasl_frame(k, c, data + pos,
+			    len - pos, &r, &rc)) == 0)
+				break;
+			pos += used;
+			if (rc)
+				dispatch(k, &r);
+			if (k->bad != NULL) {
+				refuse(k, c, NULL, k->bad);
+				return len;
+			}
+			continue;
+		}
 		rc = klog_kwire_frame(data + pos, len - pos,
 		    (size_t)k->cfg.max_request_bytes, &r);
 		if (rc == -KLOG_EPARTIAL)

@@ -68,6 +68,16 @@ struct klog_kafka {
 /* This broker as Metadata and FindCoordinator name it (groups.c). */
 klog_kmeta_broker_t kafka_self(const klog_kafka_t *k);
 
+/* Before authentication on a SASL_* listener (ksasl.c): take the frame at
+ * data, the bytes used (0: not whole yet); k->bad set to close c;
+ * *versions set when it is an ApiVersions (*r) for the caller to answer. */
+size_t kafka_sasl_frame(klog_kafka_t *k, klog_conn_t *c, const uint8_t *data,
+    size_t len, klog_kreq_t *r, int *versions);
+
+/* SaslHandshake or SaslAuthenticate where none is expected:
+ * ILLEGAL_SASL_STATE (34). */
+void kafka_sasl_misplaced(klog_kafka_t *k, const klog_kreq_t *r);
+
 /* The group APIs (groups.c); each answers r onto k->q, or in line
  * later. */
 void kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r);

@@ -672,7 +672,9 @@ klog_kwire_api_name(int api)
 		[KLOG_KAPI_HEARTBEAT] = "heartbeat",
 		[KLOG_KAPI_LEAVE_GROUP] = "leave_group",
 		[KLOG_KAPI_SYNC_GROUP] = "sync_group",
+		[KLOG_KAPI_SASL_HANDSHAKE] = "sasl_handshake",
 		[KLOG_KAPI_API_VERSIONS] = "api_versions",
+		[KLOG_KAPI_SASL_AUTHENTICATE] = "sasl_authenticate",
 	};
 
 	return api >= 0 && (size_t)api < sizeof(names) / sizeof(names[0]) ?
@@ -715,11 +717,16 @@ klog_kwire_error_name(int error)
 		[KLOG_KERR_INVALID_SESSION_TIMEOUT] =
 		    "INVALID_SESSION_TIMEOUT",
 		[KLOG_KERR_REBALANCE_IN_PROGRESS] = "REBALANCE_IN_PROGRESS",
+		[KLOG_KERR_UNSUPPORTED_SASL_MECHANISM] =
+		    "UNSUPPORTED_SASL_MECHANISM",
+		[KLOG_KERR_ILLEGAL_SASL_STATE] = "ILLEGAL_SASL_STATE",
 		[KLOG_KERR_UNSUPPORTED_VERSION] = "UNSUPPORTED_VERSION",
 		[KLOG_KERR_INVALID_REQUEST] = "INVALID_REQUEST",
 		[KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT] =
 		    "UNSUPPORTED_FOR_MESSAGE_FORMAT",
 		[KLOG_KERR_KAFKA_STORAGE_ERROR] = "KAFKA_STORAGE_ERROR",
+		[KLOG_KERR_SASL_AUTHENTICATION_FAILED] =
+		    "SASL_AUTHENTICATION_FAILED",
 	};
 
 	if (error < 0 || (size_t)error >= sizeof(names) / sizeof(names[0]) ||

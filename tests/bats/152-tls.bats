@@ -7,6 +7,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 load kafka
+load pki
 
 setup() {
 	common_setup
@@ -16,31 +17,6 @@ setup() {
 
 teardown() {
 	common_teardown
-}
-
-# cert NAME CN CA: a key and a certificate NAME.pem signed by CA (with
-# 127.0.0.1 and localhost in its names).
-cert() {
-	local d=$TMP/pki
-	openssl req -newkey rsa:2048 -nodes -keyout "$d/$1.key" \
-		-out "$d/$1.csr" -subj "/O=klog tests/CN=$2" 2>/dev/null &&
-	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/ext" &&
-	openssl x509 -req -in "$d/$1.csr" -CA "$d/$3.pem" -CAkey "$d/$3.key" \
-		-CAcreateserial -out "$d/$1.pem" -days 2 -extfile "$d/ext" \
-		2>/dev/null
-}
-
-# ca NAME: a self-signed CA.
-ca() {
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/pki/$1.key" \
-		-out "$TMP/pki/$1.pem" -days 2 -subj "/CN=$1" 2>/dev/null
-}
-
-make_pki() {
-	mkdir -p "$TMP/pki"
-	ca ca && ca other &&
-	cert server localhost ca && cert writer writer ca &&
-	cert stranger stranger other
 }
 
 # start_tls_broker [options]: native listener plaintext (for the native
@@ -55,16 +31,6 @@ start_tls_broker() {
 		--ssl-key "$TMP/pki/server.key" --ssl-ca "$TMP/pki/ca.pem" \
 		--metrics-listen "https://127.0.0.1:$METRICS_PORT" "$@" &&
 	wait_port "$KAFKA_PORT" 5
-}
-
-# wait_log TEXT SECONDS: until the broker's log has TEXT.
-wait_log() {
-	local n=$(( $2 * 10 ))
-	until grep -qF "$1" "$TMP/broker.log"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.1
-	done
 }
 
 # kcs ARGS...: kcat over SSL, trusting the test CA.

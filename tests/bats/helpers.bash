@@ -260,3 +260,13 @@ start_zk_broker() {
 		sleep 0.1
 	done
 }
+
+# wait_log TEXT SECONDS: until the broker's log has TEXT.
+wait_log() {
+	local n=$(( $2 * 10 ))
+	until grep -qF "$1" "$TMP/broker.log"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}

@@ -75,6 +75,11 @@ typedef struct klog_broker_config {
 	 * these files, taken up again when they change. */
 	const char *ssl_cert, *ssl_key, *ssl_ca;
 	int ssl_client_auth;           /* enum klog_tls_client_auth */
+	/* "SASL_SSL://" and "SASL_PLAINTEXT://" listeners log users in
+	 * from this file (logins.h) with these mechanisms (sasl.h bits; 0:
+	 * the default, the two SCRAMs). */
+	const char *users_file;
+	unsigned sasl_mechs;
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "klog/auth/sasl.h"
+#include "klog/auth/saslpool.h"
 #include "klog/base/error.h"
 #include "klog/base/logger.h"
 #include "klog/base/promtext.h"
@@ -40,6 +42,10 @@ typedef struct klog_kafka_config {
 	int auto_create;               /* Metadata for an unknown topic
 	                                  creates it, as Kafka does */
 	int default_partitions;        /* of such a topic */
+	/* SASL_* listeners: the mechanisms and users (the caller's, for
+	 * the front end's life), the thread PLAIN's checks run on. */
+	const klog_sasl_config_t *sasl;
+	klog_saslpool_t *saslpool;
 	klog_logger_t log;
 } klog_kafka_config_t;
 

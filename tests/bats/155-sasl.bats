@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# SASL on the Kafka listener (klog-security(7)): SCRAM-SHA-256,
+# SCRAM-SHA-512 and PLAIN from the users file, with the real clients:
+# kcat and confluent-kafka (librdkafka: SaslHandshake v1 and
+# SaslAuthenticate) and kafka-python (SaslHandshake v0 and bare frames).
+
+bats_require_minimum_version 1.5.0
+load helpers
+load kafka
+load pki
+
+setup() {
+	common_setup
+	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR
+	make_pki
+	printf 'alice-secret' | klog-group --users "$TMP/users" users add \
+		--mechanism all alice >/dev/null
+}
+
+teardown() {
+	common_teardown
+}
+
+# start_sasl_broker PROTOCOL [options]: the Kafka listener on
+# PROTOCOL:// (SASL_SSL or SASL_PLAINTEXT) at KAFKA, users from
+# $TMP/users.
+start_sasl_broker() {
+	local proto=$1
+	shift
+	KAFKA_PORT=$(free_port)
+	KAFKA="127.0.0.1:$KAFKA_PORT"
+	start_broker --kafka-listen "$proto://$KAFKA" --users "$TMP/users" \
+		--ssl-cert "$TMP/pki/server.pem" --ssl-key "$TMP/pki/server.key" \
+		"$@" && wait_port "$KAFKA_PORT" 5
+}
+
+# ksasl MECHANISM USER PASSWORD ARGS...: kcat over SASL_SSL, quiet unless
+# LOUD is set.
+ksasl() {
+	local m=$1 u=$2 p=$3
+	shift 3
+	timeout 20 kcat -b "$KAFKA" ${LOUD--q} -X security.protocol=sasl_ssl \
+		-X ssl.ca.location="$TMP/pki/ca.pem" -X sasl.mechanisms="$m" \
+		-X sasl.username="$u" -X sasl.password="$p" "$@"
+}
+
+@test "sasl: kcat logs in over SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, writes and reads" {
+	start_sasl_broker SASL_SSL --topic t:1 \
+		--sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	grep -q "Kafka listener on SASL_SSL://$KAFKA" "$TMP/broker.log"
+	grep -q "users: $TMP/users: 2 credentials" "$TMP/broker.log"
+	for m in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
+		echo "by $m" | ksasl "$m" alice alice-secret -P -t t -p 0
+	done
+	run -0 ksasl SCRAM-SHA-512 alice alice-secret -C -t t -p 0 \
+		-o beginning -e
+	[ "$output" = $'by PLAIN\nby SCRAM-SHA-256\nby SCRAM-SHA-512' ]
+}
+
+@test "sasl: a wrong password and an unknown user read alike, for each mechanism, and nothing of them is logged" {
+	start_sasl_broker SASL_SSL --topic t:1 \
+		--sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	local m wrong unknown
+	for m in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
+		LOUD= run ! ksasl "$m" alice wrong -L -m 2
+		wrong=$(printf '%s\n' "$output" | grep -m1 'SASL authentication error' |
+			sed 's/^%3|[0-9.]*|//; s/ (after [^)]*)$//')
+		LOUD= run ! ksasl "$m" mallory alice-secret -L -m 2
+		unknown=$(printf '%s\n' "$output" | grep -m1 'SASL authentication error' |
+			sed 's/^%3|[0-9.]*|//; s/ (after [^)]*)$//')
+		[ -n "$wrong" ]
+		[ "$wrong" = "$unknown" ]
+	done
+	[[ $wrong == *"invalid credentials with SASL mechanism SCRAM-SHA-512"* ]]
+	# No credential, no token, no password in the broker's log.
+	run ! grep -e alice-secret -e wrong "$TMP/broker.log"
+}
+
+@test "sasl: kafka-python (handshake v0, bare frames) and confluent-kafka log in; a wrong password is NoBrokersAvailable" {
+	start_sasl_broker SASL_SSL --topic t:1 \
+		--sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	cat >"$TMP/kp.py" <<-'PYEOF'
+	import sys
+	from kafka import KafkaProducer, KafkaConsumer
+	from kafka.errors import NoBrokersAvailable
+	broker, ca, mech, pw = sys.argv[1:5]
+	kw = dict(bootstrap_servers=broker, security_protocol='SASL_SSL',
+	          ssl_cafile=ca, sasl_mechanism=mech,
+	          sasl_plain_username='alice', sasl_plain_password=pw)
+	try:
+	    p = KafkaProducer(**kw)
+	except NoBrokersAvailable:
+	    print('NoBrokersAvailable')
+	    sys.exit(3)
+	p.send('t', b'python ' + mech.encode()).get(timeout=20)
+	p.close()
+	c = KafkaConsumer('t', auto_offset_reset='earliest',
+	                  consumer_timeout_ms=3000, **kw)
+	print(b' '.join(m.value for m in c).decode())
+	PYEOF
+	run -0 timeout 60 "$PY" "$TMP/kp.py" "$KAFKA" "$TMP/pki/ca.pem" \
+		SCRAM-SHA-256 alice-secret
+	[ "$output" = "python SCRAM-SHA-256" ]
+	run -0 timeout 60 "$PY" "$TMP/kp.py" "$KAFKA" "$TMP/pki/ca.pem" \
+		PLAIN alice-secret
+	[ "$output" = "python SCRAM-SHA-256 python PLAIN" ]
+	run -3 timeout 60 "$PY" "$TMP/kp.py" "$KAFKA" "$TMP/pki/ca.pem" \
+		SCRAM-SHA-512 wrong
+	[ "$output" = NoBrokersAvailable ]
+	run -0 timeout 60 "$PY" - "$KAFKA" "$TMP/pki/ca.pem" <<-'PYEOF'
+	import sys
+	from confluent_kafka import Producer, Consumer
+	conf = {'bootstrap.servers': sys.argv[1], 'security.protocol': 'SASL_SSL',
+	        'ssl.ca.location': sys.argv[2], 'sasl.mechanisms': 'SCRAM-SHA-512',
+	        'sasl.username': 'alice', 'sasl.password': 'alice-secret'}
+	p = Producer(conf)
+	p.produce('t', b'confluent')
+	assert p.flush(20) == 0
+	c = Consumer(dict(conf, **{'group.id': 'g', 'auto.offset.reset': 'earliest'}))
+	c.subscribe(['t'])
+	got = []
+	while len(got) < 3:
+	    m = c.poll(10)
+	    assert m is not None and m.error() is None, m and m.error()
+	    got.append(m.value().decode())
+	c.close()
+	print(' '.join(got))
+	PYEOF
+	[ "$output" = "python SCRAM-SHA-256 python PLAIN confluent" ]
+}
+
+@test "sasl: no credentials, a request before logging in, a 100 MB first frame: closed" {
+	start_sasl_broker SASL_PLAINTEXT --topic t:1
+	# kcat without SASL sends ApiVersions, then Metadata: closed.
+	run ! timeout 20 kcat -b "$KAFKA" -L -m 3
+	[[ $output == *"Failed to acquire metadata"* ]]
+	wait_log "Kafka listener: a request before authentication" 5
+	# A first frame announcing 100 MB: closed at once, nothing read
+	# (a second later: refusals are logged once a second).
+	sleep 1.1
+	run -0 timeout 10 "$PY" - "$KAFKA_PORT" <<-'PYEOF'
+	import socket, struct, sys, time
+	s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+	s.sendall(struct.pack('>i', 100 << 20) + b'\0' * 64)
+	s.settimeout(5)
+	t = time.time()
+	assert s.recv(1) == b''
+	print('closed after %.1f s' % (time.time() - t))
+	PYEOF
+	[[ $output == "closed after 0."* ]]
+	grep -q "a request over 512 KiB before authentication" "$TMP/broker.log"
+}
+
+@test "sasl: a client that never logs in is closed after 10 s; the broker still serves" {
+	start_sasl_broker SASL_PLAINTEXT --topic t:1
+	run -0 timeout 30 "$PY" - "$KAFKA_PORT" <<-'PYEOF'
+	import socket, sys, time
+	s = [socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+	     for _ in range(200)]
+	t = time.time()
+	for c in s:
+	    c.settimeout(15)
+	    assert c.recv(1) == b''
+	print('%d closed after %.0f s' % (len(s), time.time() - t))
+	PYEOF
+	[[ $output == "200 closed after "1[01]" s" ]]
+	echo x | timeout 20 kcat -b "$KAFKA" -q -X security.protocol=sasl_plaintext \
+		-X sasl.mechanisms=SCRAM-SHA-256 -X sasl.username=alice \
+		-X sasl.password=alice-secret -P -t t
+}
+
+@test "sasl: a user added to the file logs in without a restart; a bad file keeps the users read" {
+	start_sasl_broker SASL_SSL --topic t:1
+	run ! ksasl SCRAM-SHA-256 bob bob-secret -L -m 2
+	printf 'bob-secret' | klog-group --users "$TMP/users" users add bob \
+		>/dev/null
+	wait_log "users: $TMP/users changed: 4 credentials" 5
+	run -0 ksasl SCRAM-SHA-256 bob bob-secret -L -t t
+	[[ $output == *'topic "t" with 1 partitions'* ]]
+	echo 'garbage' >>"$TMP/users"
+	wait_log "keeping the users read before" 5
+	run -0 ksasl SCRAM-SHA-256 bob bob-secret -L -t t
+}
+
+@test "sasl: refused at start: PLAIN over SASL_PLAINTEXT, SASL without --users, a readable users file, an unknown mechanism" {
+	local p
+	p=$(free_port)
+	run -64 klog-serve -d "$TMP/d" -l 127.0.0.1:0 \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:$p" --users "$TMP/users" \
+		--sasl-mechanisms PLAIN
+	[[ $output == *"PLAIN would send passwords in clear"* ]]
+	run -64 klog-serve -d "$TMP/d" -l 127.0.0.1:0 \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:$p"
+	[[ $output == *"no --users file"* ]]
+	chmod 0644 "$TMP/users"
+	run -64 klog-serve -d "$TMP/d" -l 127.0.0.1:0 \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:$p" --users "$TMP/users"
+	[[ $output == *"$TMP/users"* ]]
+	run -64 klog-serve -d "$TMP/d" --sasl-mechanisms GSSAPI
+	[[ $output == *"GSSAPI: not a SASL mechanism"* ]]
+	# SaslHandshake on a listener without SASL: ILLEGAL_SASL_STATE.
+	start_kafka_broker --topic t:1
+	run ! timeout 20 kcat -b "$KAFKA" -X security.protocol=sasl_plaintext \
+		-X sasl.mechanisms=SCRAM-SHA-256 -X sasl.username=alice \
+		-X sasl.password=alice-secret -L -m 3
+	[[ $output == *"Illegal SASL state"* || $output == *"SASL"* ]]
+}
