@@ -248,11 +248,10 @@ static const char *const usage_text[] = {
 	"(klog-group\n"
 	"                             users writes it; read again when it "
 	"changes)\n"
-	"      --sasl-mechanisms LIST  offered: PLAIN, SCRAM-SHA-256, "
-	"SCRAM-SHA-512\n"
-	"                             (default SCRAM-SHA-256,SCRAM-SHA-512; "
-	"PLAIN only\n"
-	"                             over SASL_SSL)\n",
+	"      --sasl-mechanisms LIST  the mechanisms offered, of PLAIN and "
+	"the two\n"
+	"                             SCRAMs (default: the SCRAMs; PLAIN only "
+	"over TLS)\n",
 	/* cluster mode */
 	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	"at\n"

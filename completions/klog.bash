@@ -305,8 +305,9 @@ _klog_serve()
 		--idle-timeout --request-timeout --max-message-bytes --max-open-segments
 		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
 		--replica-lag-time
-		--retention-bytes --retention-hours --segment-bytes
+		--retention-bytes --retention-hours --sasl-mechanisms --segment-bytes
 		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --topic --unclean-leader-election
+		--users
 		-v --verbose --version
 		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
 
@@ -317,8 +318,12 @@ _klog_serve()
 		COMPREPLY=( $(compgen -d -- "$cur") )
 		return 0
 		;;
-	-c|--config|--ssl-ca|--ssl-cert|--ssl-key)
+	-c|--config|--ssl-ca|--ssl-cert|--ssl-key|--users)
 		_klog_files "$cur"
+		return 0
+		;;
+	--sasl-mechanisms)
+		COMPREPLY=( $(compgen -W "SCRAM-SHA-256,SCRAM-SHA-512 PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 SCRAM-SHA-512" -- "$cur") )
 		return 0
 		;;
 	--ssl-client-auth)

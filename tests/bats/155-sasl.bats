@@ -45,8 +45,18 @@ ksasl() {
 }
 
 @test "sasl: kcat logs in over SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, writes and reads" {
-	start_sasl_broker SASL_SSL --topic t:1 \
-		--sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	# The files and mechanisms from a config file, as from flags.
+	cat >"$TMP/klog.conf" <<-EOF
+	ssl-cert = $TMP/pki/server.pem
+	ssl-key = $TMP/pki/server.key
+	users = $TMP/users
+	sasl-mechanisms = PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	EOF
+	KAFKA_PORT=$(free_port)
+	KAFKA="127.0.0.1:$KAFKA_PORT"
+	start_broker -c "$TMP/klog.conf" --kafka-listen "SASL_SSL://$KAFKA" \
+		--topic t:1
+	wait_port "$KAFKA_PORT" 5
 	grep -q "Kafka listener on SASL_SSL://$KAFKA" "$TMP/broker.log"
 	grep -q "users: $TMP/users: 2 credentials" "$TMP/broker.log"
 	for m in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
