@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
 
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -26,6 +27,7 @@ struct file_id {
 
 struct klog_tls {
 	char *files[NFILES];       /* cert, key, ca (NULL: none) */
+	int client;                /* a client's context (tools, followers) */
 	int client_auth;
 	struct file_id ids[NFILES];
 	SSL_CTX *ctx;
@@ -109,12 +111,41 @@ same_id(const struct file_id *a, const struct file_id *b)
 	    a->size == b->size;
 }
 
-/* A server context from t's files into *out. */
+/* The files of a context, its certificate and key (a client's are
+ * optional) and its CAs, into ctx. */
+static int
+use_files(const klog_tls_t *t, SSL_CTX *ctx, klog_err_t *err)
+{
+	const char *cert = t->files[0], *key = t->files[1], *ca = t->files[2];
+	char why[256];
+
+	if (cert != NULL && SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
+		return klog_err_set(err, -KLOG_EINVAL, "%s: not a PEM "
+		    "certificate chain: %s", cert, ossl_reason(why,
+		    sizeof(why)));
+	if (key != NULL && (SSL_CTX_use_PrivateKey_file(ctx, key,
+	    SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1))
+		return klog_err_set(err, -KLOG_EINVAL, "%s: not the "
+		    "certificate's PEM private key: %s", key, ossl_reason(why,
+		    sizeof(why)));
+	if (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1)
+		return klog_err_set(err, -KLOG_EINVAL, "%s: not a PEM CA "
+		    "bundle: %s", ca, ossl_reason(why, sizeof(why)));
+	/* A client without a CA of its own trusts the system's, as
+	 * librdkafka does. */
+	if (ca == NULL && t->client && SSL_CTX_set_default_verify_paths(ctx) !=
+	    1)
+		return klog_err_set(err, -KLOG_EINVAL, "the system's CA "
+		    "certificates: %s", ossl_reason(why, sizeof(why)));
+	return 0;
+}
+
+/* A server or client context from t's files into *out. */
 static int
 make_ctx(const klog_tls_t *t, SSL_CTX **out, klog_err_t *err)
 {
-	const char *cert = t->files[0], *key = t->files[1], *ca = t->files[2];
-	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	SSL_CTX *ctx = SSL_CTX_new(t->client ? TLS_client_method() :
+	    TLS_server_method());
 	char why[256];
 	int mode = SSL_VERIFY_NONE, rc;
 
@@ -127,25 +158,14 @@ make_ctx(const klog_tls_t *t, SSL_CTX **out, klog_err_t *err)
 	 * give idle connections' buffers back. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
-		rc = klog_err_set(err, -KLOG_EINVAL, "%s: not a PEM "
-		    "certificate chain: %s", cert, ossl_reason(why,
-		    sizeof(why)));
+	if ((rc = use_files(t, ctx, err)) < 0)
 		goto fail;
-	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
-	    SSL_CTX_check_private_key(ctx) != 1) {
-		rc = klog_err_set(err, -KLOG_EINVAL, "%s: not the "
-		    "certificate's PEM private key: %s", key, ossl_reason(why,
-		    sizeof(why)));
-		goto fail;
-	}
-	if (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
-		rc = klog_err_set(err, -KLOG_EINVAL, "%s: not a PEM CA "
-		    "bundle: %s", ca, ossl_reason(why, sizeof(why)));
-		goto fail;
-	}
-	if (t->client_auth == KLOG_TLS_AUTH_REQUESTED)
+	if (t->client) {
+		/* klog's frames carry their lengths: a close without
+		 * close_notify is a lost connection, not an attack. */
+		SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+		mode = SSL_VERIFY_PEER;
+	} else if (t->client_auth == KLOG_TLS_AUTH_REQUESTED)
 		mode = SSL_VERIFY_PEER;
 	else if (t->client_auth == KLOG_TLS_AUTH_REQUIRED)
 		mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -177,24 +197,18 @@ load(klog_tls_t *t, klog_err_t *err)
 	return 0;
 }
 
-int
-klog_tls_new(const klog_tls_config_t *cfg, klog_tls_t **out,
-    klog_err_t *err)
+/* A context of files (cert, key, ca; NULL for none), taking copies. */
+static int
+tls_make(const char *const files[NFILES], int client, int client_auth,
+    klog_tls_t **out, klog_err_t *err)
 {
-	const char *files[NFILES] = { cfg->cert, cfg->key, cfg->ca };
 	klog_tls_t *t;
 	int rc;
 
-	*out = NULL;
-	if (cfg->cert == NULL || cfg->key == NULL)
-		return klog_err_set(err, -KLOG_EINVAL, "TLS needs --ssl-cert "
-		    "and --ssl-key");
-	if (cfg->ca == NULL && cfg->client_auth != KLOG_TLS_AUTH_NONE)
-		return klog_err_set(err, -KLOG_EINVAL, "client certificates "
-		    "need --ssl-ca");
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	t->client_auth = cfg->client_auth;
+	t->client = client;
+	t->client_auth = client_auth;
 	for (int i = 0; i < NFILES; i++)
 		if (files[i] != NULL && (t->files[i] = strdup(files[i])) ==
 		    NULL) {
@@ -207,6 +221,35 @@ klog_tls_new(const klog_tls_config_t *cfg, klog_tls_t **out,
 	}
 	*out = t;
 	return 0;
+}
+
+int
+klog_tls_new(const klog_tls_config_t *cfg, klog_tls_t **out,
+    klog_err_t *err)
+{
+	const char *const files[NFILES] = { cfg->cert, cfg->key, cfg->ca };
+
+	*out = NULL;
+	if (cfg->cert == NULL || cfg->key == NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "TLS needs --ssl-cert "
+		    "and --ssl-key");
+	if (cfg->ca == NULL && cfg->client_auth != KLOG_TLS_AUTH_NONE)
+		return klog_err_set(err, -KLOG_EINVAL, "client certificates "
+		    "need --ssl-ca");
+	return tls_make(files, 0, cfg->client_auth, out, err);
+}
+
+int
+klog_tls_client_new(const klog_tls_client_config_t *cfg, klog_tls_t **out,
+    klog_err_t *err)
+{
+	const char *const files[NFILES] = { cfg->cert, cfg->key, cfg->ca };
+
+	*out = NULL;
+	if ((cfg->cert == NULL) != (cfg->key == NULL))
+		return klog_err_set(err, -KLOG_EINVAL, "a client certificate "
+		    "needs its key, and a key its certificate");
+	return tls_make(files, 1, KLOG_TLS_AUTH_NONE, out, err);
 }
 
 void
@@ -243,6 +286,32 @@ klog_tls_reload(klog_tls_t *t, klog_err_t *err)
 }
 
 SSL *
+klog_tls_connect(klog_tls_t *t, int fd, const char *host, int verify_host)
+{
+	struct in6_addr ip;
+	SSL *ssl = SSL_new(t->ctx);
+
+	if (ssl == NULL)
+		return NULL;
+	if (SSL_set_fd(ssl, fd) != 1)
+		goto fail;
+	/* SNI takes names only; OpenSSL 3's SSL_set1_host() checks an IP
+	 * address against the certificate's IP entries, a name against its
+	 * DNS entries (the common name if it has none). */
+	if (inet_pton(AF_INET, host, &ip) != 1 &&
+	    inet_pton(AF_INET6, host, &ip) != 1 &&
+	    SSL_set_tlsext_host_name(ssl, host) != 1)
+		goto fail;
+	if (verify_host && SSL_set1_host(ssl, host) != 1)
+		goto fail;
+	SSL_set_connect_state(ssl);
+	return ssl;
+fail:
+	SSL_free(ssl);
+	return NULL;
+}
+
+SSL *
 klog_tls_accept(klog_tls_t *t, int fd)
 {
 	SSL *ssl = SSL_new(t->ctx);
@@ -255,6 +324,31 @@ klog_tls_accept(klog_tls_t *t, int fd)
 	}
 	SSL_set_accept_state(ssl);
 	return ssl;
+}
+
+/*
+ * Whether OpenSSL's error e says a certificate was refused, ours by the
+ * peer (its alert) or the peer's by us: a failed authentication, not a
+ * lost connection, so a client gives up rather than trying again.
+ */
+static int
+cert_refused(unsigned long e)
+{
+	switch (ERR_GET_REASON(e)) {
+	case SSL_R_CERTIFICATE_VERIFY_FAILED:
+	case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+	case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+	case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+	case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+	case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+	case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* After a call returned r <= 0: -1 with *want, or -2 with err. */
@@ -285,7 +379,15 @@ failed(SSL *ssl, int r, int *want, klog_err_t *err)
 		    strerror(errno) : "peer closed");
 		return -2;
 	default:
-		klog_err_set(err, -KLOG_EPROTO, "TLS: %s",
+		if (SSL_get_verify_result(ssl) != X509_V_OK) {
+			ERR_clear_error();
+			klog_err_set(err, -KLOG_EAUTH, "TLS: certificate verify "
+			    "failed: %s", X509_verify_cert_error_string(
+			    SSL_get_verify_result(ssl)));
+			return -2;
+		}
+		klog_err_set(err, cert_refused(ERR_peek_last_error()) ?
+		    -KLOG_EAUTH : -KLOG_EPROTO, "TLS: %s",
 		    ossl_reason(why, sizeof(why)));
 		return -2;
 	}
@@ -318,6 +420,21 @@ klog_tls_write(SSL *ssl, const void *buf, size_t len, int *want,
 	if ((r = SSL_write_ex(ssl, buf, len, &n)) == 1)
 		return (ssize_t)n;
 	return failed(ssl, r, want, err);
+}
+
+int
+klog_tls_handshake(SSL *ssl, int *want, klog_err_t *err)
+{
+	int r;
+
+	*want = 0;
+	errno = 0;
+	ERR_clear_error();
+	if ((r = SSL_do_handshake(ssl)) == 1)
+		return 1;
+	if (failed(ssl, r, want, err) == -1)
+		return 0;
+	return err != NULL ? err->code : -KLOG_EPROTO;
 }
 
 int

@@ -3,7 +3,7 @@
  * framing, and closing the frame an encoder wrote (proto_finish).  The
  * encoders and decoders of each group of APIs are in files of their own
  * beside this one (produce.c, fetch.c, offsets.c, metadata.c,
- * topicadmin.c), sharing the readers and writers of proto_impl.h; they call
+ * topicadmin.c, authenticate.c), sharing the readers and writers of proto_impl.h; they call
  * this file, never the reverse.  Layouts are drawn in
  * include/klog/proto/proto.h and man/klog-protocol.7.
  *
@@ -51,6 +51,13 @@ static const char *const wire_names[KLOG_WIRE_ERROR_MAX] = {
 	[KLOG_WIRE_TOPIC_EXISTS] = "TOPIC_EXISTS",
 	[KLOG_WIRE_INVALID_PARTITIONS] = "INVALID_PARTITIONS",
 	[KLOG_WIRE_TOPIC_REPLICATED] = "TOPIC_REPLICATED",
+	[KLOG_WIRE_AUTHENTICATION_REQUIRED] = "AUTHENTICATION_REQUIRED",
+	[KLOG_WIRE_AUTHENTICATION_FAILED] = "AUTHENTICATION_FAILED",
+	[KLOG_WIRE_UNSUPPORTED_MECHANISM] = "UNSUPPORTED_MECHANISM",
+	[KLOG_WIRE_ILLEGAL_AUTH_STATE] = "ILLEGAL_AUTH_STATE",
+	[KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED] =
+	    "CLUSTER_AUTHORIZATION_FAILED",
+	[KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED] = "TOPIC_AUTHORIZATION_FAILED",
 };
 
 const char *
@@ -109,6 +116,11 @@ klog_wire_error_to_klog(int code)
 		return -KLOG_EINVAL;
 	case KLOG_WIRE_TOPIC_REPLICATED:
 		return -KLOG_EBUSY;
+	case KLOG_WIRE_AUTHENTICATION_REQUIRED:
+	case KLOG_WIRE_AUTHENTICATION_FAILED:
+	case KLOG_WIRE_UNSUPPORTED_MECHANISM:
+	case KLOG_WIRE_ILLEGAL_AUTH_STATE:
+		return -KLOG_EAUTH;
 	default:
 		return -KLOG_EBROKER;
 	}
@@ -158,6 +170,8 @@ klog_wire_error_from_klog(int err)
 		return KLOG_WIRE_NOT_ENOUGH_REPLICAS;
 	case KLOG_EFENCED:
 		return KLOG_WIRE_FENCED_LEADER_EPOCH;
+	case KLOG_EAUTH:
+		return KLOG_WIRE_AUTHENTICATION_FAILED;
 	default:
 		return KLOG_WIRE_UNKNOWN;
 	}
@@ -185,6 +199,8 @@ klog_proto_api_name(int api)
 		return "ALTER_TOPIC";
 	case KLOG_API_DELETE_TOPIC:
 		return "DELETE_TOPIC";
+	case KLOG_API_AUTHENTICATE:
+		return "AUTHENTICATE";
 	default:
 		return "UNKNOWN";
 	}

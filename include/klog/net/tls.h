@@ -66,6 +66,20 @@ int klog_tls_new(const klog_tls_config_t *cfg, klog_tls_t **out,
 void klog_tls_free(klog_tls_t *t);
 
 /*
+ * A client's context (klog's tools, a follower broker's fetches): the
+ * server's certificate must chain to ca (NULL: the system's CAs); cert
+ * and key, both or neither, are the client certificate presented when a
+ * server asks.  TLS 1.2 and later, as the listeners.
+ */
+typedef struct klog_tls_client_config {
+	const char *ca;
+	const char *cert;
+	const char *key;
+} klog_tls_client_config_t;
+int klog_tls_client_new(const klog_tls_client_config_t *cfg,
+    klog_tls_t **out, klog_err_t *err);
+
+/*
  * Take the files up again if one changed since they were read: 1 if the
  * context was replaced, 0 if nothing changed, or an error (the old
  * context stays in use).
@@ -74,6 +88,16 @@ int klog_tls_reload(klog_tls_t *t, klog_err_t *err);
 
 /* A server-side TLS object for the accepted socket fd, or NULL. */
 SSL *klog_tls_accept(klog_tls_t *t, int fd);
+
+/*
+ * A client-side TLS object for the connected socket fd to host (a name or
+ * an IP address, as dialled), or NULL.  With verify_host the server's
+ * certificate must name host (librdkafka's
+ * ssl.endpoint.identification.algorithm=https); its chain is checked
+ * either way.  The handshake is klog_tls_handshake()'s.
+ */
+SSL *klog_tls_connect(klog_tls_t *t, int fd, const char *host,
+    int verify_host);
 
 /* What a read or write that could not go on waits for. */
 enum klog_tls_want {
@@ -98,6 +122,17 @@ ssize_t klog_tls_read(SSL *ssl, void *buf, size_t len, int *want,
  */
 ssize_t klog_tls_write(SSL *ssl, const void *buf, size_t len, int *want,
     klog_err_t *err);
+
+/*
+ * Take the handshake as far as the socket allows: 1 done; 0 with *want
+ * set (call again when the socket is ready); or an error, said in err:
+ * -KLOG_EAUTH when a certificate was refused (the peer's by us, "TLS:
+ * certificate verify failed: ...", or ours by the peer's alert),
+ * -KLOG_EPROTO or -KLOG_ECLOSED otherwise.  Reads and writes give
+ * -KLOG_EAUTH alike for a refusal that TLS 1.3 delivers after the
+ * handshake (the server's alert about our certificate).
+ */
+int klog_tls_handshake(SSL *ssl, int *want, klog_err_t *err);
 
 /* Whether the handshake is done. */
 int klog_tls_established(const SSL *ssl);

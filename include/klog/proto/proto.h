@@ -59,6 +59,14 @@
  *   A standalone broker's topic administration.  partitions in the answer
  *   is the count the topic has now (DELETE_TOPIC: the count it had), 0
  *   with an error that leaves no topic.
+ * AUTHENTICATE (11)  body: mechanism:str auth_size:4 auth_bytes
+ *              resp: auth_size:4 auth_bytes   (none with an error)
+ *   SASL on a SASL_PLAINTEXT:// or SASL_SSL:// listener, before any other
+ *   request: PLAIN in one round ("\0user\0password" answered with no
+ *   bytes), SCRAM-SHA-256/512 in two (client-first -> server-first,
+ *   client-final -> server-final).  A refusal is the header's error
+ *   (AUTHENTICATION_FAILED, UNSUPPORTED_MECHANISM, ILLEGAL_AUTH_STATE),
+ *   then the broker closes the connection.
  */
 #ifndef KLOG_PROTO_H
 #define KLOG_PROTO_H
@@ -84,6 +92,7 @@ enum klog_api {
 	KLOG_API_CREATE_TOPIC = 8,
 	KLOG_API_ALTER_TOPIC = 9,
 	KLOG_API_DELETE_TOPIC = 10,
+	KLOG_API_AUTHENTICATE = 11,
 };
 
 enum klog_acks {
@@ -125,6 +134,13 @@ enum klog_wire_error {
 	KLOG_WIRE_INVALID_PARTITIONS = 22,   /* fewer than now, or not in
 	                                        the broker's range */
 	KLOG_WIRE_TOPIC_REPLICATED = 23,     /* administered in ZooKeeper */
+	KLOG_WIRE_AUTHENTICATION_REQUIRED = 24, /* a request before
+	                                           AUTHENTICATE succeeded */
+	KLOG_WIRE_AUTHENTICATION_FAILED = 25,
+	KLOG_WIRE_UNSUPPORTED_MECHANISM = 26,
+	KLOG_WIRE_ILLEGAL_AUTH_STATE = 27,   /* AUTHENTICATE out of turn */
+	KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED = 28,
+	KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED = 29, /* Kafka's number */
 	KLOG_WIRE_ERROR_MAX
 };
 
@@ -134,8 +150,8 @@ const char *klog_wire_error_name(int code);
 int klog_wire_error_to_klog(int code);
 int klog_wire_error_from_klog(int err);
 /* "PRODUCE", "FETCH", "OFFSETS", "METADATA", "REPLICA_FETCH",
- * "REPLICA_POS", "CREATE_TOPIC", "ALTER_TOPIC", "DELETE_TOPIC"; "UNKNOWN"
- * for anything else. */
+ * "REPLICA_POS", "CREATE_TOPIC", "ALTER_TOPIC", "DELETE_TOPIC",
+ * "AUTHENTICATE"; "UNKNOWN" for anything else. */
 const char *klog_proto_api_name(int api);
 
 typedef struct klog_req_header {
@@ -413,5 +429,32 @@ int klog_proto_decode_metadata_grow(const uint8_t *body, size_t len,
 
 /* The correlation id of a request frame's header, 0 if too short. */
 int32_t klog_proto_peek_correlation(const uint8_t *frame, size_t len);
+
+/* ---- AUTHENTICATE ---- */
+/* The longest auth_bytes either side takes: SCRAM's messages are far
+ * shorter, PLAIN's bounded by a name and a password. */
+#define KLOG_AUTH_BYTES_MAX 4096
+
+typedef struct klog_auth_req {
+	klog_str_t mechanism;      /* "PLAIN", "SCRAM-SHA-256", ... */
+	const uint8_t *bytes;
+	uint32_t len;
+} klog_auth_req_t;
+
+/* -KLOG_EINVAL for a mechanism or bytes over their limits (the buffer
+ * untouched). */
+int klog_proto_encode_auth(klog_buf_t *b, int32_t correlation,
+    const klog_auth_req_t *req);
+/* -KLOG_EPROTO for a malformed body, -KLOG_ETOOBIG for bytes over
+ * KLOG_AUTH_BYTES_MAX. */
+int klog_proto_decode_auth(const uint8_t *body, size_t len,
+    klog_auth_req_t *req);
+/* The answer: bytes (len may be 0) with error KLOG_WIRE_NONE, or the
+ * error in the header and no body (bytes ignored). */
+int klog_proto_encode_auth_resp(klog_buf_t *b, int32_t correlation,
+    int16_t error, const uint8_t *bytes, uint32_t len);
+/* The body of an answer without error: a view of its bytes. */
+int klog_proto_decode_auth_resp(const uint8_t *body, size_t len,
+    const uint8_t **bytes, uint32_t *n);
 
 #endif
