@@ -314,6 +314,10 @@ open_conns(klog_broker_t *b)
 	};
 	int rc, fd;
 
+	if (b->tls_on[0] & KLOG_SEC_SASL) {
+		nc.sasl = klog_logins_sasl(b->logins);
+		nc.saslpool = klog_logins_pool(b->logins);
+	}
 	if ((rc = klog_prefetch_new(pf_notify, b->loop, b->cfg.cold_read_rate,
 	    &b->pf)) < 0 || (rc = klog_native_new(b->core, &nc,
 	    &b->native)) < 0 || (rc = klog_conns_new(b->loop, b->pf, &cc,
@@ -322,7 +326,8 @@ open_conns(klog_broker_t *b)
 	fd = b->lfd;
 	b->lfd = -1;
 	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native,
-	    (b->tls_on[0] & KLOG_SEC_TLS) ? b->tls : NULL, 0);
+	    (b->tls_on[0] & KLOG_SEC_TLS) ? b->tls : NULL,
+	    (b->tls_on[0] & KLOG_SEC_SASL) != 0);
 }
 
 /* The Kafka front end, and its listener beside the native one. */
@@ -344,7 +349,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 
 	if (b->kafka_listen == NULL)
 		return 0;
-	if (b->logins != NULL) {
+	if (b->tls_on[1] & KLOG_SEC_SASL) {
 		kc.sasl = klog_logins_sasl(b->logins);
 		kc.saslpool = klog_logins_pool(b->logins);
 	}
@@ -454,25 +459,26 @@ on_tls_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		    "the files read before)", klog_err_text(&err, rc));
 }
 
-/* A SASL_* listener: the users, and the mechanisms it may offer. */
+/* SASL_* listeners: the users, and the mechanisms they may offer. */
 static int
 open_logins(klog_broker_t *b, klog_err_t *err)
 {
 	unsigned mechs = b->cfg.sasl_mechs != 0 ? b->cfg.sasl_mechs :
 	    KLOG_SASL_DEFAULT_MECHS;
-	int sasl = b->tls_on[1] & KLOG_SEC_SASL;
+	int sasl = (b->tls_on[0] | b->tls_on[1]) & KLOG_SEC_SASL;
 
 	if (!sasl)
 		return 0;
 	if (b->cfg.users_file == NULL)
-		return klog_err_set(err, -KLOG_EINVAL, "Kafka listener "
-		    "SASL_*://: no --users file to log users in from");
+		return klog_err_set(err, -KLOG_EINVAL, "a SASL_*:// listener "
+		    "and no --users file to log users in from");
 	/* PLAIN sends the password itself: never in clear. */
-	if ((mechs & KLOG_SASL_BIT(KLOG_SASL_PLAIN)) &&
-	    !(b->tls_on[1] & KLOG_SEC_TLS))
-		return klog_err_set(err, -KLOG_EINVAL, "Kafka listener "
-		    "SASL_PLAINTEXT://: PLAIN would send passwords in clear "
-		    "(use SASL_SSL://)");
+	for (int i = 0; i < 2; i++)
+		if ((mechs & KLOG_SASL_BIT(KLOG_SASL_PLAIN)) &&
+		    b->tls_on[i] == KLOG_SEC_SASL)
+			return klog_err_set(err, -KLOG_EINVAL, "a "
+			    "SASL_PLAINTEXT:// listener: PLAIN would send "
+			    "passwords in clear (use SASL_SSL://)");
 	return klog_logins_open(b->loop, b->cfg.users_file, mechs, b->log,
 	    &b->logins, err);
 }
@@ -500,10 +506,9 @@ open_tls(klog_broker_t *b, klog_err_t *err)
 		    NULL)) < 0)
 			return klog_err_set(err, rc, "%s %s: not PLAINTEXT:// "
 			    "or SSL://", names[i], *addrs[i]);
-		if ((b->tls_on[i] & KLOG_SEC_SASL) && i != 1)
-			return klog_err_set(err, -KLOG_EUNSUPPORTED, "%s %s: "
-			    "SASL is for the Kafka listener only (yet)",
-			    names[i], *addrs[i]);
+		if ((b->tls_on[i] & KLOG_SEC_SASL) && i == 2)
+			return klog_err_set(err, -KLOG_EINVAL, "%s %s: not "
+			    "http:// or https://", names[i], *addrs[i]);
 		if ((bare = strdup(rest)) == NULL)
 			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		free(*addrs[i]);

@@ -16,6 +16,7 @@
 #include "klog/base/clock.h"
 #include "klog/base/promtext.h"
 #include "klog/broker/native.h"
+#include "klog/broker/nsasl.h"
 #include "klog/core/admin.h"
 #include "klog/core/replicated.h"
 #include "klog/proto/proto.h"
@@ -691,7 +692,9 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 	precheck(n, data, len);
 	while (pos < len && !klog_conn_stalled(c)) {
 		rc = klog_proto_req_header(data + pos, len - pos,
-		    (size_t)n->cfg.max_request_bytes, &h);
+		    klog_connauth_pending(klog_conn_auth(c)) ?
+		    KLOG_NSASL_FRAME_MAX : (size_t)n->cfg.max_request_bytes,
+		    &h);
 		if (rc == -KLOG_EPARTIAL)
 			break;
 		if (rc < 0) {
@@ -705,8 +708,15 @@ process(void *arg, klog_conn_t *c, const uint8_t *data, size_t len)
 			break;
 		n->err = KLOG_WIRE_NONE;
 		n->parked = 0;
-		dispatch(n, &h, data + pos + KLOG_REQ_HEADER_SIZE,
-		    total - KLOG_REQ_HEADER_SIZE);
+		if (klog_nsasl_takes(c, h.api)) {
+			commit(n);
+			klog_nsasl_request(n->cfg.sasl, n->cfg.saslpool, c, &h,
+			    data + pos + KLOG_REQ_HEADER_SIZE,
+			    total - KLOG_REQ_HEADER_SIZE);
+		} else {
+			dispatch(n, &h, data + pos + KLOG_REQ_HEADER_SIZE,
+			    total - KLOG_REQ_HEADER_SIZE);
+		}
 		now = klog_clock_mono_ns();
 		if (!n->parked)
 			klog_promtext_reqs_note(&n->reqs, h.api, n->err,

@@ -215,3 +215,83 @@ ksasl() {
 		-X sasl.password=alice-secret -L -m 3
 	[[ $output == *"Illegal SASL state"* || $output == *"SASL"* ]]
 }
+
+# native.py PORT TLS STEPS...: klog's wire by hand (klog-protocol(7)):
+# each step "auth MECH TOKEN" (TOKEN with \0 for NUL) or "meta", printed
+# as "api error" per answer, "closed" at the end of the stream.
+native_py() {
+	timeout 30 "$PY" - "$@" <<-'PYEOF'
+	import socket, ssl, struct, sys
+	port, tls, ca = int(sys.argv[1]), sys.argv[2] == 'tls', sys.argv[3]
+	s = socket.create_connection(('127.0.0.1', port))
+	if tls:
+	    ctx = ssl.create_default_context(cafile=ca)
+	    s = ctx.wrap_socket(s, server_hostname='localhost')
+	def recv(n):
+	    b = b''
+	    while len(b) < n:
+	        c = s.recv(n - len(b))
+	        if not c:
+	            return None
+	        b += c
+	    return b
+	for i, step in enumerate(sys.argv[4:]):
+	    w = step.split(' ', 2)
+	    if w[0] == 'auth':
+	        tok = w[2].encode().replace(b'\\0', b'\0')
+	        body = struct.pack('>h', len(w[1])) + w[1].encode() + \
+	            struct.pack('>i', len(tok)) + tok
+	        api = 11
+	    else:
+	        body, api = struct.pack('>i', 0), 5
+	    s.sendall(struct.pack('>ihhi', 8 + len(body), api, 1, i) + body)
+	    h = recv(10)
+	    if h is None:
+	        print('closed')
+	        sys.exit(0)
+	    size, corr, err = struct.unpack('>iih', h)
+	    recv(size - 6)
+	    print(api, err)
+	s.settimeout(1)
+	try:
+	    print('closed' if recv(1) is None else 'more')
+	except (socket.timeout, ssl.SSLError):
+	    print('open')
+	PYEOF
+}
+
+@test "sasl: the native listener's AUTHENTICATE: PLAIN over SASL_SSL, and the refusals" {
+	local np pp
+	np=$(free_port) pp=$(free_port)
+	klog-serve -d "$TMP/d" -l "SASL_SSL://127.0.0.1:$np" --topic t:1 \
+		--users "$TMP/users" --sasl-mechanisms PLAIN,SCRAM-SHA-256 \
+		--ssl-cert "$TMP/pki/server.pem" --ssl-key "$TMP/pki/server.key" \
+		2>>"$TMP/broker.log" &
+	PIDS+=("$!")
+	klog-serve -d "$TMP/d2" -l "127.0.0.1:$pp" 2>>"$TMP/broker.log" &
+	PIDS+=("$!")
+	wait_port "$np" 5 && wait_port "$pp" 5
+	grep -q "listening on SASL_SSL://127.0.0.1:$np" "$TMP/broker.log"
+	local ca=$TMP/pki/ca.pem
+	# Logged in, the same connection is served.
+	run -0 native_py "$np" tls "$ca" 'auth PLAIN \0alice\0alice-secret' meta
+	[ "$output" = $'11 0\n5 0\nopen' ]
+	# Anything first: AUTHENTICATION_REQUIRED, closed.
+	run -0 native_py "$np" tls "$ca" meta
+	[ "$output" = $'5 24\nclosed' ]
+	# A wrong password: AUTHENTICATION_FAILED, closed.
+	run -0 native_py "$np" tls "$ca" 'auth PLAIN \0alice\0wrong' meta
+	[ "$output" = $'11 25\nclosed' ]
+	# A mechanism not offered.
+	run -0 native_py "$np" tls "$ca" 'auth SCRAM-SHA-512 n,,n=alice,r=abc'
+	[ "$output" = $'11 26\nclosed' ]
+	# SCRAM's first round answers; another mechanism midway does not.
+	run -0 native_py "$np" tls "$ca" 'auth SCRAM-SHA-256 n,,n=alice,r=abc' \
+		'auth PLAIN \0alice\0alice-secret'
+	[ "$output" = $'11 0\n11 27\nclosed' ]
+	# AUTHENTICATE where no login is asked.
+	run -0 native_py "$pp" plain "$ca" 'auth PLAIN \0alice\0alice-secret'
+	[ "$output" = $'11 27\nclosed' ]
+	run -0 native_py "$pp" plain "$ca" meta
+	[ "$output" = $'5 0\nopen' ]
+}

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "klog/auth/sasl.h"
+#include "klog/auth/saslpool.h"
 #include "klog/base/error.h"
 #include "klog/base/promtext.h"
 #include "klog/core/core.h"
@@ -29,6 +31,9 @@ typedef struct klog_native_config {
 	const char *advertised_host;   /* reported by METADATA (copied) */
 	int advertised_port;
 	int crc_threads;               /* verifier threads; 0: the loop alone */
+	/* A SASL_* listener's logins (nsasl.h); NULL without. */
+	const klog_sasl_config_t *sasl;
+	klog_saslpool_t *saslpool;
 	klog_logger_t log;
 } klog_native_config_t;
 
