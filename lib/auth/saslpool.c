@@ -110,6 +110,16 @@ klog_saslpool_cancel(klog_saslpool_t *p, klog_saslpool_job_t *job)
 }
 
 void
+klog_saslpool_release(klog_saslpool_t *p, klog_saslpool_job_t *job,
+    klog_sasl_t *s)
+{
+	if (job != NULL)
+		klog_saslpool_cancel(p, job);
+	else
+		klog_sasl_free(s);
+}
+
+void
 klog_saslpool_drain(klog_saslpool_t *p)
 {
 	klog_saslpool_job_t *j, *next;

@@ -19,10 +19,7 @@ nsasl_free(void *arg)
 {
 	struct nsasl *x = arg;
 
-	if (x->job != NULL)
-		klog_saslpool_cancel(x->pool, x->job);   /* the pool frees it */
-	else
-		klog_sasl_free(x->sasl);
+	klog_saslpool_release(x->pool, x->job, x->sasl);
 	free(x);
 }
 

@@ -52,10 +52,7 @@ ksasl_free(void *arg)
 {
 	struct ksasl *x = arg;
 
-	if (x->job != NULL)
-		klog_saslpool_cancel(x->pool, x->job);   /* the pool frees it */
-	else
-		klog_sasl_free(x->sasl);
+	klog_saslpool_release(x->pool, x->job, x->sasl);
 	free(x);
 }
 

@@ -30,6 +30,11 @@ int klog_saslpool_submit(klog_saslpool_t *p, klog_sasl_t *s,
 /* The job's owner is gone: its exchange is freed, done or not. */
 void klog_saslpool_cancel(klog_saslpool_t *p, klog_saslpool_job_t *job);
 
+/* An exchange's owner is gone: s is freed now, or, while job (NULL: none)
+ * is in flight, by the pool once it is checked. */
+void klog_saslpool_release(klog_saslpool_t *p, klog_saslpool_job_t *job,
+    klog_sasl_t *s);
+
 /* On the loop: hand each checked job's exchange back to its done(). */
 void klog_saslpool_drain(klog_saslpool_t *p);
 
