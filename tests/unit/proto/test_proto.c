@@ -208,6 +208,7 @@ test_error_mapping(void **state)
 		{ KLOG_WIRE_NOT_LEADER, -KLOG_ENOTLEADER },
 		{ KLOG_WIRE_NOT_ENOUGH_REPLICAS, -KLOG_ENOREPLICAS },
 		{ KLOG_WIRE_FENCED_LEADER_EPOCH, -KLOG_EFENCED },
+		{ KLOG_WIRE_AUTHENTICATION_FAILED, -KLOG_EAUTH },
 	};
 	/* wire -> klog only: the reverse picks another code */
 	static const struct {
@@ -222,6 +223,13 @@ test_error_mapping(void **state)
 		{ KLOG_WIRE_TOPIC_EXISTS, -KLOG_EEXIST },
 		{ KLOG_WIRE_INVALID_PARTITIONS, -KLOG_EINVAL },
 		{ KLOG_WIRE_TOPIC_REPLICATED, -KLOG_EBUSY },
+		/* SASL's: one failure to the tools, whatever the step. */
+		{ KLOG_WIRE_AUTHENTICATION_REQUIRED, -KLOG_EAUTH },
+		{ KLOG_WIRE_UNSUPPORTED_MECHANISM, -KLOG_EAUTH },
+		{ KLOG_WIRE_ILLEGAL_AUTH_STATE, -KLOG_EAUTH },
+		/* Authorization's: named by the tools from the wire code. */
+		{ KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED, -KLOG_EBROKER },
+		{ KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED, -KLOG_EBROKER },
 		{ KLOG_WIRE_ERROR_MAX, -KLOG_EBROKER },
 		{ 1000, -KLOG_EBROKER },
 		{ -7, -KLOG_EBROKER },
@@ -276,7 +284,8 @@ test_api_names(void **state)
 	assert_string_equal(klog_proto_api_name(8), "CREATE_TOPIC");
 	assert_string_equal(klog_proto_api_name(9), "ALTER_TOPIC");
 	assert_string_equal(klog_proto_api_name(10), "DELETE_TOPIC");
-	assert_string_equal(klog_proto_api_name(11), "UNKNOWN");
+	assert_string_equal(klog_proto_api_name(11), "AUTHENTICATE");
+	assert_string_equal(klog_proto_api_name(12), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(2), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(-1), "UNKNOWN");
 }
