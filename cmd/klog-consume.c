@@ -96,6 +96,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "zk-session-timeout", required_argument, NULL, CLI_OPT_ZK_SESSION },
+	{ "zk-auth-file", required_argument, NULL, CLI_OPT_ZK_AUTH },
 	{ "zookeeper", required_argument, NULL, 'Z' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -131,7 +132,9 @@ static const char *const usage_text[] = {
 	"often (default 1s)\n"
 	"      --zk-session-timeout TIME  requested ZooKeeper session "
 	"timeout (default\n"
-	"                         6000ms)\n",
+	"                         6000ms)\n"
+	"      --zk-auth-file FILE  ZooKeeper digest identity: one line "
+	"user:password\n",
 	/* what to read, from where, until when */
 	"  -t, --topic TOPIC      the topic\n"
 	"  -p, --partition N      only partition N (repeatable; default: "

@@ -88,6 +88,7 @@ static const char optstring[] = ":b:fg:hHJnt:T:Z:";
 static const struct option longopts[] = {
 	{ "broker", required_argument, NULL, 'b' },
 	{ "zookeeper", required_argument, NULL, 'Z' },
+	{ "zk-auth-file", required_argument, NULL, CLI_OPT_ZK_AUTH },
 	{ "timeout", required_argument, NULL, 'T' },
 	{ "group", required_argument, NULL, 'g' },
 	{ "topic", required_argument, NULL, 't' },
@@ -885,8 +886,8 @@ main(int argc, char **argv)
 		rc = cmd_broker_topic(cmd, &o, &tab, &err);
 		goto out;
 	}
-	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_session_ms,
-	    (int)o.timeout_ms, &zk)) < 0)
+	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_auth_file,
+	    o.where.zk_session_ms, (int)o.timeout_ms, &zk)) < 0)
 		return klog_exit_for(rc);
 	if (strcmp(cmd, "list") == 0)
 		rc = cmd_list(zk, &tab, &err);

@@ -82,6 +82,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "zk-session-timeout", required_argument, NULL, CLI_OPT_ZK_SESSION },
+	{ "zk-auth-file", required_argument, NULL, CLI_OPT_ZK_AUTH },
 	{ "zookeeper", required_argument, NULL, 'Z' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -114,6 +115,8 @@ usage(FILE *f)
 	    "      --zk-session-timeout TIME  requested ZooKeeper session "
 	    "timeout (default\n"
 	    "                         6000ms)\n"
+	    "      --zk-auth-file FILE  ZooKeeper digest identity: one line "
+	    "user:password\n"
 	    "  -t, --topic TOPIC      the topic (created on first use)\n"
 	    "  -p, --partition N      only this partition (default: batches "
 	    "spread round robin)\n"

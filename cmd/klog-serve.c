@@ -24,6 +24,7 @@
 #include "klog/net/tls.h"
 #include "klog/storage/log.h"
 #include "klog/zk/zk.h"
+#include "klog/zk/zkacl.h"
 
 #define PROG "klog-serve"
 #define MAX_PARTITIONS 1024
@@ -64,6 +65,7 @@ enum {
 	OPT_UNCLEAN,
 	OPT_USERS,
 	OPT_VERSION,
+	OPT_ZK_AUTH,
 	OPT_ZK_CONNECT,
 	OPT_ZK_SESSION,
 	OPT_END
@@ -111,6 +113,7 @@ static const struct option longopts[] = {
 	{ "users", required_argument, NULL, OPT_USERS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "zk-auth-file", required_argument, NULL, OPT_ZK_AUTH },
 	{ "zk-connect-timeout", required_argument, NULL, OPT_ZK_CONNECT },
 	{ "zk-session-timeout", required_argument, NULL, OPT_ZK_SESSION },
 	{ "zookeeper", required_argument, NULL, 'Z' },
@@ -132,6 +135,7 @@ typedef struct opts {
 	int quiet, verbose;
 	int data_dir_given;         /* by either source */
 	const char *zookeeper;      /* cluster mode, or NULL */
+	const char *zk_auth_file;   /* ZooKeeper's digest identity, or NULL */
 	int zk_session_ms, zk_connect_ms;
 	int64_t replica_lag_ms;
 	int unclean;
@@ -263,6 +267,10 @@ static const char *const usage_text[] = {
 	"      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
 	"start after\n"
 	"                             TIME (default 30s)\n"
+	"      --zk-auth-file FILE    ZooKeeper digest identity (one line "
+	"user:password):\n"
+	"                             klog's nodes then get ACLs, "
+	"writable by it alone\n"
 	"      --replica-lag-time TIME  a follower not caught up for TIME "
 	"leaves the\n"
 	"                             ISR (default 10s)\n"
@@ -539,6 +547,9 @@ apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
 	case 'Z':
 		o->zookeeper = v;
 		return 1;
+	case OPT_ZK_AUTH:
+		o->zk_auth_file = v;
+		return 1;
 	case OPT_ZK_CONNECT:
 		o->zk_connect_ms = (int)cli_duration(what, v, 1, 100, DAY_MS);
 		return 1;
@@ -574,7 +585,7 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
 	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN ||
 	    id == OPT_SSL_CERT || id == OPT_SSL_KEY || id == OPT_SSL_CA ||
-	    id == OPT_USERS) &&
+	    id == OPT_USERS || id == OPT_ZK_AUTH) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
 	if (!apply_basic(o, id, v, what, b) && !apply_log(&o->cfg, id, v,
@@ -751,11 +762,12 @@ on_topic(void *arg, const char *topic, int partitions)
 }
 
 static int
-join_cluster(const opts_t *o, klog_broker_t *b, klog_zkbroker_t **zb,
-    klog_err_t *err)
+join_cluster(const opts_t *o, const char *auth, klog_broker_t *b,
+    klog_zkbroker_t **zb, klog_err_t *err)
 {
 	klog_zkbroker_config_t zc = {
 		.connect = o->zookeeper,
+		.auth = auth,
 		.session_ms = o->zk_session_ms,
 		.connect_ms = o->zk_connect_ms,
 		.broker_id = o->cfg.broker_id,
@@ -812,6 +824,28 @@ check_opts(const opts_t *o)
 {
 	if (o->quiet && o->verbose)
 		cli_misuse("-q and -v cannot be used together");
+	if (o->zk_auth_file != NULL && o->zookeeper == NULL)
+		cli_misuse("--zk-auth-file needs -Z");
+}
+
+/* --zk-auth-file's credential into auth (wiped by the caller), before
+ * anything is opened; 0 or the exit status after saying why. */
+static int
+read_zk_auth(const opts_t *o, char *auth, size_t size)
+{
+	klog_err_t err = { 0 };
+	int rc;
+
+	auth[0] = '\0';
+	if (o->zk_auth_file == NULL)
+		return 0;
+	if ((rc = klog_zkacl_auth_load(o->zk_auth_file, auth, size,
+	    &err)) < 0) {
+		fprintf(stderr, PROG ": --zk-auth-file %s\n",
+		    klog_err_text(&err, rc));
+		return KLOG_EXIT_FAIL;
+	}
+	return 0;
 }
 
 /* --topic's topics, made at start; 0 or the exit status. */
@@ -841,6 +875,7 @@ main(int argc, char **argv)
 	klog_broker_t *b;
 	static klog_zkbroker_t *zb;
 	klog_err_t err = { 0 };
+	char zk_auth[KLOG_ZKACL_AUTH_SIZE];
 	int rc;
 
 	cli_init(PROG);
@@ -858,13 +893,19 @@ main(int argc, char **argv)
 	o.cfg.log = log_line;
 	o.cfg.log_level = o.quiet ? KLOG_LEVEL_WARN : o.verbose ?
 	    KLOG_LEVEL_DEBUG : KLOG_LEVEL_INFO;
+	if ((rc = read_zk_auth(&o, zk_auth, sizeof(zk_auth))) != 0)
+		return rc;
 	catch_signals();
 	raise_nofile(&o);
 	if ((rc = klog_broker_open(&o.cfg, &b, &err)) < 0) {
+		explicit_bzero(zk_auth, sizeof(zk_auth));
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return open_exit(rc);
 	}
-	if (o.zookeeper != NULL && (rc = join_cluster(&o, b, &zb, &err)) < 0) {
+	rc = o.zookeeper != NULL ? join_cluster(&o, o.zk_auth_file != NULL ?
+	    zk_auth : NULL, b, &zb, &err) : 0;
+	explicit_bzero(zk_auth, sizeof(zk_auth));
+	if (rc < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		klog_broker_close(b, 1, NULL);
 		return open_exit(rc);

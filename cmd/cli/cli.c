@@ -16,6 +16,7 @@
 #include "klog/base/exit.h"
 #include "klog/base/parse.h"
 #include "klog/client/zkdiscovery.h"
+#include "klog/zk/zkacl.h"
 
 static const char *prog = "klog";
 static volatile sig_atomic_t stopped;
@@ -224,6 +225,9 @@ cli_where_option(cli_where_t *w, int ch, const char *arg)
 		w->zk_session_ms = (int)cli_duration("--zk-session-timeout",
 		    arg, 1, 100, 3600000);
 		return 1;
+	case CLI_OPT_ZK_AUTH:
+		w->zk_auth_file = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -238,17 +242,28 @@ cli_where_check(cli_where_t *w)
 		w->zookeeper = NULL;  /* -b wins over $KLOG_ZOOKEEPER */
 	if (w->zookeeper != NULL && *w->zookeeper == '\0')
 		w->zookeeper = NULL;
+	if (w->zk_auth_file != NULL && w->zookeeper == NULL)
+		cli_misuse("--zk-auth-file needs -Z");
 }
 
 int
-cli_zk_open(const char *connect, int session_ms, int connect_timeout_ms,
-    klog_zk_t **zk)
+cli_zk_open(const char *connect, const char *auth_file, int session_ms,
+    int connect_timeout_ms, klog_zk_t **zk)
 {
+	char auth[KLOG_ZKACL_AUTH_SIZE];
 	klog_err_t err = { 0 };
 	int rc;
 
-	if ((rc = klog_zk_open(connect, session_ms, connect_timeout_ms, zk,
-	    &err)) < 0) {
+	if (auth_file != NULL && (rc = klog_zkacl_auth_load(auth_file, auth,
+	    sizeof(auth), &err)) < 0) {
+		fprintf(stderr, "%s: --zk-auth-file %s\n", prog,
+		    klog_err_text(&err, rc));
+		exit(KLOG_EXIT_FAIL);
+	}
+	rc = klog_zk_open_auth(connect, auth_file != NULL ? auth : NULL,
+	    session_ms, connect_timeout_ms, zk, &err);
+	explicit_bzero(auth, sizeof(auth));
+	if (rc < 0) {
 		if (rc == -KLOG_EINVAL)
 			cli_misuse("-Z %s", klog_err_text(&err, rc));
 		fprintf(stderr, "%s: %s\n", prog, klog_err_text(&err, rc));
@@ -284,9 +299,10 @@ cli_where_open(const cli_where_t *w, int connect_timeout_ms, klog_zk_t **zk,
 			cli_misuse("-b %s: %s", w->brokers, err.msg);
 		return 0;
 	}
-	if (cli_zk_open(w->zookeeper, w->zk_session_ms, connect_timeout_ms,
-	    zk) < 0)
-		return KLOG_EXIT_UNAVAILABLE;
+	if ((rc = cli_zk_open(w->zookeeper, w->zk_auth_file, w->zk_session_ms,
+	    connect_timeout_ms, zk)) < 0)
+		return rc == -KLOG_EAUTH ? KLOG_EXIT_NOPERM :
+		    KLOG_EXIT_UNAVAILABLE;
 	if ((rc = klog_zkdiscovery_open(*zk, d, &err)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, klog_err_text(&err, rc));
 		return KLOG_EXIT_FAIL;

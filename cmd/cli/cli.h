@@ -82,7 +82,8 @@ void cli_stdout_error(int errnum);
  * Where a client tool finds its brokers: -b/--broker HOST:PORT[,...]
  * (default $KLOG_BROKERS, else CLI_DEFAULT_BROKERS), or -Z/--zookeeper
  * CONNECT (default $KLOG_ZOOKEEPER, unless -b is given) with
- * --zk-session-timeout.  A main calls cli_where_init() before its getopt
+ * --zk-session-timeout and --zk-auth-file (ZooKeeper's digest identity,
+ * zkacl.h).  A main calls cli_where_init() before its getopt
  * loop, offers every option to cli_where_option() first, and calls
  * cli_where_check() once after the loop, where its other conflicts are
  * checked.  A tool takes only the options its optstring and longopts name
@@ -92,6 +93,7 @@ void cli_stdout_error(int errnum);
 /* getopt_long()'s value for --zk-session-timeout: above every main's own
  * long-only options, which count up from 256. */
 #define CLI_OPT_ZK_SESSION 0x1000
+#define CLI_OPT_ZK_AUTH (CLI_OPT_ZK_SESSION + 1)
 
 /*
  * An option that takes one value, given twice, is a usage error naming it
@@ -102,7 +104,7 @@ void cli_stdout_error(int errnum);
  * -J) may repeat: saying a thing twice changes nothing.  longopts names
  * the long-only ones ("--batch given twice").
  */
-#define CLI_OPT_MAX (CLI_OPT_ZK_SESSION + 1)
+#define CLI_OPT_MAX (CLI_OPT_ZK_AUTH + 1)
 typedef struct cli_seen {
 	unsigned char seen[CLI_OPT_MAX];
 } cli_seen_t;
@@ -114,6 +116,7 @@ typedef struct cli_where {
 	const char *zookeeper;     /* after cli_where_check(): NULL unless
 	                              cluster mode */
 	int zk_session_ms;
+	const char *zk_auth_file;  /* --zk-auth-file, or NULL */
 	int brokers_given;
 	int zk_given;
 } cli_where_t;
@@ -123,7 +126,7 @@ void cli_where_init(cli_where_t *w);
  * these (a bad value is a usage error), 0 if it is the main's. */
 int cli_where_option(cli_where_t *w, int ch, const char *arg);
 /* -b and -Z together is a usage error; -b wins over $KLOG_ZOOKEEPER; an
- * empty -Z is none. */
+ * empty -Z is none; --zk-auth-file without ZooKeeper is a usage error. */
 void cli_where_check(cli_where_t *w);
 
 /*
@@ -146,11 +149,15 @@ int cli_where_open(const cli_where_t *w, int connect_timeout_ms,
 int cli_zk_news(klog_discovery_t *d, int quiet);
 
 /*
- * A ZooKeeper session for -Z connect: 0, or the error code after saying
- * why ("prog: zookeeper ...: not connected in time"); a malformed connect
- * string is a usage error.  The caller picks the exit status.
+ * A ZooKeeper session for -Z connect, with the digest identity of
+ * auth_file (--zk-auth-file; NULL: none): 0, or the error code after
+ * saying why ("prog: zookeeper ...: not connected in time"); a malformed
+ * connect string is a usage error, an auth_file that cannot be read, that
+ * others may read or that is not one line user:password ends the tool
+ * with status 1.  The caller picks the exit status (klog_exit_for():
+ * -KLOG_EAUTH, a refused identity, is 77).
  */
-int cli_zk_open(const char *connect, int session_ms, int connect_timeout_ms,
-    klog_zk_t **zk);
+int cli_zk_open(const char *connect, const char *auth_file, int session_ms,
+    int connect_timeout_ms, klog_zk_t **zk);
 
 #endif

@@ -34,6 +34,7 @@ static const char *const messages[KLOG_E_MAX] = {
 	[KLOG_EFENCED] = "stale or unknown leader epoch",
 	[KLOG_ESTORAGE] = "storage failed: a sync did not reach the disk",
 	[KLOG_EAUTH] = "authentication failed",
+	[KLOG_EDENIED] = "not authorized",
 };
 
 const char *

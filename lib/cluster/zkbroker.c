@@ -11,6 +11,8 @@
 #include "klog/core/offline.h"
 #include "klog/core/replicated.h"
 #include "klog/zk/layout.h"
+#include "klog/zk/rtopics.h"
+#include "klog/zk/zkacl.h"
 #include "klog/zk/zkasync.h"
 
 #define RETRY_MS 1000
@@ -280,6 +282,36 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	return 0;
 }
 
+/*
+ * With an identity, the roots of every node klog makes, made now with its
+ * ACL (zkacl.h): a tool without it that came first would make them open,
+ * and a mark under an open /admin/delete_topics would delete a topic.
+ * Kafka makes its persistent paths at start for the same reason.
+ */
+static int
+make_roots(klog_zkbroker_t *zb, klog_err_t *err)
+{
+	static const char *const roots[] = {
+		KLOG_LAYOUT_BROKER_IDS, KLOG_LAYOUT_BROKER_TOPICS,
+		KLOG_LAYOUT_CONSUMERS, KLOG_RTOPICS_ROOT,
+		KLOG_RTOPICS_DELETE_ROOT, KLOG_ZKKAFKA_BROKERS,
+		KLOG_ZKACL_USERS,
+	};
+	int rc;
+
+	if (zb->cfg.auth == NULL) {
+		zlog(zb, KLOG_LEVEL_WARN, "zookeeper: no digest identity "
+		    "(--zk-auth-file): the nodes klog creates are "
+		    "world-writable; anyone who reaches ZooKeeper can change "
+		    "leaders, ISRs and topics");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if ((rc = klog_zk_mkdirs(zb->zk, roots[i], err)) < 0)
+			return rc;
+	return 0;
+}
+
 /* The Kafka listener's registration and cluster hooks, when it has one. */
 static int
 open_kafka(klog_zkbroker_t *zb, klog_err_t *err)
@@ -322,9 +354,11 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	zb->b = b;
 	zb->loop = klog_broker_loop(b);
 	klog_timer_init(&zb->retry, on_retry, zb);
-	if ((rc = klog_zk_open(cfg->connect, cfg->session_ms,
-	    cfg->connect_ms, &zb->zk, err)) < 0)
+	if ((rc = klog_zk_open_auth(cfg->connect, cfg->auth, cfg->session_ms,
+	    cfg->connect_ms, &zb->zk, err)) < 0 ||
+	    (rc = make_roots(zb, err)) < 0)
 		goto fail;
+	zb->cfg.auth = NULL;  /* the caller's; the session has a copy */
 	/* Our own node from a crash moments ago lasts a session timeout. */
 	if ((rc = register_broker(zb, klog_zk_session_ms(zb->zk) +
 	    ZOMBIE_SLACK_MS, err)) < 0)

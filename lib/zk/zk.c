@@ -18,6 +18,7 @@
 
 #include "klog/base/clock.h"
 #include "klog/zk/zk.h"
+#include "klog/zk/zkacl.h"
 #include "zk_impl.h"
 
 #define ZOMBIE_POLL_MS 100
@@ -153,6 +154,10 @@ zk_map_rc(int rc)
 		return -KLOG_EINVAL;
 	case ZMARSHALLINGERROR:
 		return -KLOG_ENOMEM;
+	case ZNOAUTH:
+		return -KLOG_EDENIED;
+	case ZAUTHFAILED:
+		return -KLOG_EAUTH;
 	default:
 		return -KLOG_EZK;
 	}
@@ -161,7 +166,25 @@ zk_map_rc(int rc)
 int
 zk_fail(klog_err_t *err, int rc, const char *path)
 {
+	/* ZooKeeper's "not authenticated" says nothing of why. */
+	if (rc == ZNOAUTH)
+		return klog_err_set(err, -KLOG_EDENIED, "%s: not authorized: "
+		    "the node's ACL wants another ZooKeeper identity (klog's "
+		    "digest, --zk-auth-file)", path);
 	return klog_err_set(err, zk_map_rc(rc), "%s: %s", path, zerror(rc));
+}
+
+/* The answer to a handle's digest: on the library's completion thread. */
+static void
+auth_done(int rc, const void *data)
+{
+	klog_zk_t *zk = (klog_zk_t *)data;
+
+	pthread_mutex_lock(&zk->mu);
+	zk->auth_done = 1;
+	zk->auth_rc = rc;
+	pthread_cond_broadcast(&zk->cv);
+	pthread_mutex_unlock(&zk->mu);
 }
 
 /* Under no lock: zh is only touched by the owner's thread. */
@@ -173,6 +196,8 @@ open_handle(klog_zk_t *zk, int renewed, klog_err_t *err)
 	zk->state = 0;
 	zk->connects = 0;
 	zk->renewed = renewed;
+	zk->auth_done = 0;
+	zk->auth_rc = ZOK;
 	pthread_mutex_unlock(&zk->mu);
 	zk->zh = zookeeper_init2(zk->hosts, session_watcher, zk->session_ms,
 	    NULL, zk, ZOO_NO_LOG_CLIENTENV, quiet_log);
@@ -181,6 +206,16 @@ open_handle(klog_zk_t *zk, int renewed, klog_err_t *err)
 		    "zookeeper %s: %s", zk->hosts,
 		    errno == EINVAL ? "invalid connect string" :
 		    "no server address resolves");
+	/* The library keeps the digest and sends it again at every
+	 * reconnect of this handle, ahead of any call made after the
+	 * connect: a renewed session is a new handle, so it is given here. */
+	if (zk->auth != NULL && zoo_add_auth(zk->zh, "digest", zk->auth,
+	    (int)strlen(zk->auth), auth_done, zk) != ZOK) {
+		zookeeper_close(zk->zh);
+		zk->zh = NULL;
+		return klog_err_set(err, -KLOG_ECONN, "zookeeper %s: the "
+		    "digest identity could not be queued", zk->hosts);
+	}
 	return 0;
 }
 
@@ -190,19 +225,31 @@ wait_connected(klog_zk_t *zk, int64_t deadline_ms, klog_err_t *err)
 	struct timespec ts;
 	int rc = 0, timedout = 0;
 
+	/* With a digest, its answer too: a refused one then says so here,
+	 * not as a NOAUTH at the first write. */
 	pthread_mutex_lock(&zk->mu);
-	while (zk->state != ZOO_CONNECTED_STATE && !timedout) {
+	while ((zk->state != ZOO_CONNECTED_STATE ||
+	    (zk->auth != NULL && !zk->auth_done)) && !timedout) {
 		if (zk->state == ZOO_EXPIRED_SESSION_STATE ||
-		    zk->state == ZOO_AUTH_FAILED_STATE)
+		    zk->state == ZOO_AUTH_FAILED_STATE ||
+		    (zk->auth_done && zk->auth_rc != ZOK))
 			break;
 		ts.tv_sec = deadline_ms / 1000;
 		ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000;
 		timedout = pthread_cond_timedwait(&zk->cv, &zk->mu, &ts) ==
 		    ETIMEDOUT;
 	}
-	if (zk->state != ZOO_CONNECTED_STATE)
+	if (zk->state == ZOO_AUTH_FAILED_STATE ||
+	    (zk->auth_done && zk->auth_rc != ZOK))
+		rc = -KLOG_EAUTH;
+	else if (zk->state != ZOO_CONNECTED_STATE ||
+	    (zk->auth != NULL && !zk->auth_done))
 		rc = timedout ? -KLOG_ETIMEDOUT : -KLOG_ECONN;
 	pthread_mutex_unlock(&zk->mu);
+	if (rc == -KLOG_EAUTH)
+		return klog_err_set(err, rc, "zookeeper %s: digest "
+		    "authentication failed (the server refused the identity)",
+		    zk->hosts);
 	if (rc == -KLOG_ETIMEDOUT)
 		return klog_err_set(err, rc, "zookeeper %s: not connected "
 		    "in time", zk->hosts);
@@ -241,8 +288,18 @@ bad:
 	    "host:port[,host:port...][/chroot]", s);
 }
 
+static void
+free_auth(klog_zk_t *zk)
+{
+	if (zk->auth == NULL)
+		return;
+	explicit_bzero(zk->auth, strlen(zk->auth));
+	free(zk->auth);
+	zk->auth = NULL;
+}
+
 static klog_zk_t *
-zk_alloc(const char *hosts, size_t n, int session_ms)
+zk_alloc(const char *hosts, size_t n, const char *auth, int session_ms)
 {
 	klog_zk_t *zk = calloc(1, sizeof(*zk));
 	pthread_condattr_t ca;
@@ -251,13 +308,23 @@ zk_alloc(const char *hosts, size_t n, int session_ms)
 		return NULL;
 	zk->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	zk->hosts = strndup(hosts, n);
-	if (zk->efd < 0 || zk->hosts == NULL) {
+	if (auth != NULL)
+		zk->auth = strdup(auth);
+	if (zk->efd < 0 || zk->hosts == NULL ||
+	    (auth != NULL && zk->auth == NULL)) {
 		if (zk->efd >= 0)
 			close(zk->efd);
 		free(zk->hosts);
+		free_auth(zk);
 		free(zk);
 		return NULL;
 	}
+	/* Kafka's zookeeper.set.acl: ZOO_CREATOR_ALL_ACL plus a world
+	 * read; the library's Ids are variables, so built at run time. */
+	zk->creator_read[0] = (struct ACL){ ZOO_PERM_ALL, ZOO_AUTH_IDS };
+	zk->creator_read[1] = (struct ACL){ ZOO_PERM_READ,
+	    ZOO_ANYONE_ID_UNSAFE };
+	zk->creator_read_v = (struct ACL_vector){ 2, zk->creator_read };
 	zk->session_ms = session_ms > 0 ? session_ms :
 	    KLOG_ZK_DEFAULT_SESSION_MS;
 	pthread_mutex_init(&zk->mu, NULL);
@@ -269,10 +336,10 @@ zk_alloc(const char *hosts, size_t n, int session_ms)
 }
 
 static int
-connect_one(const char *hosts, size_t n, int session_ms, int64_t deadline,
-    klog_zk_t **out, klog_err_t *err)
+connect_one(const char *hosts, size_t n, const char *auth, int session_ms,
+    int64_t deadline, klog_zk_t **out, klog_err_t *err)
 {
-	klog_zk_t *zk = zk_alloc(hosts, n, session_ms);
+	klog_zk_t *zk = zk_alloc(hosts, n, auth, session_ms);
 	int rc;
 
 	if (zk == NULL)
@@ -293,6 +360,14 @@ int
 klog_zk_open(const char *connect, int session_ms, int connect_ms,
     klog_zk_t **out, klog_err_t *err)
 {
+	return klog_zk_open_auth(connect, NULL, session_ms, connect_ms, out,
+	    err);
+}
+
+int
+klog_zk_open_auth(const char *connect, const char *auth, int session_ms,
+    int connect_ms, klog_zk_t **out, klog_err_t *err)
+{
 	int64_t deadline = klog_clock_mono_ms() + (connect_ms > 0 ? connect_ms : 0);
 	klog_zk_t *root;
 	size_t n = 0;
@@ -302,7 +377,9 @@ klog_zk_open(const char *connect, int session_ms, int connect_ms,
 	if ((rc = check_connect(connect, &n, err)) < 0)
 		return rc;
 	if (connect[n] == '/') {
-		rc = connect_one(connect, n, session_ms, deadline, &root, err);
+		/* The chroot's nodes get the identity's ACLs too. */
+		rc = connect_one(connect, n, auth, session_ms, deadline, &root,
+		    err);
 		if (rc < 0)
 			return rc;
 		rc = klog_zk_mkdirs(root, connect + n, err);
@@ -310,8 +387,8 @@ klog_zk_open(const char *connect, int session_ms, int connect_ms,
 		if (rc < 0)
 			return rc;
 	}
-	return connect_one(connect, strlen(connect), session_ms, deadline, out,
-	    err);
+	return connect_one(connect, strlen(connect), auth, session_ms,
+	    deadline, out, err);
 }
 
 void
@@ -332,6 +409,7 @@ klog_zk_close(klog_zk_t *zk)
 	pthread_cond_destroy(&zk->cv);
 	pthread_mutex_destroy(&zk->mu);
 	free(zk->hosts);
+	free_auth(zk);
 	free(zk);
 }
 
@@ -472,12 +550,26 @@ parent_of(const char *path, char *buf, size_t len)
 	return 1;
 }
 
+/* The one place a created node's ACL is chosen (zkacl.h). */
+static struct ACL_vector *
+acl_of(klog_zk_t *zk, const char *path)
+{
+	switch (klog_zkacl_for(path, zk->auth != NULL)) {
+	case KLOG_ZKACL_CREATOR_READ:
+		return &zk->creator_read_v;
+	case KLOG_ZKACL_CREATOR_ONLY:
+		return &ZOO_CREATOR_ALL_ACL;
+	default:
+		return &ZOO_OPEN_ACL_UNSAFE;
+	}
+}
+
 static int
 create_raw(klog_zk_t *zk, const char *path, const void *data, size_t len,
     int mode)
 {
 	return zoo_create(zk->zh, path, data, data != NULL ? (int)len : -1,
-	    &ZOO_OPEN_ACL_UNSAFE, mode, NULL, 0);
+	    acl_of(zk, path), mode, NULL, 0);
 }
 
 int
@@ -496,6 +588,11 @@ klog_zk_mkdirs(klog_zk_t *zk, const char *path, klog_err_t *err)
 			return rc;
 		rc = create_raw(zk, path, NULL, 0, ZOO_PERSISTENT);
 	}
+	/* ZooKeeper checks the parent's ACL before the node's existence: a
+	 * session without the identity gets NOAUTH for a node that is there,
+	 * which is all mkdirs wants. */
+	if (rc == ZNOAUTH && zoo_exists(zk->zh, path, 0, NULL) == ZOK)
+		return 0;
 	if (rc == ZOK || rc == ZNODEEXISTS)
 		return 0;
 	return zk_fail(err, rc, path);
@@ -778,7 +875,7 @@ klog_zk_multi(klog_zk_t *zk, const klog_zk_op_t *ops, int n,
 			size_t plen = strlen(o->path) + 1;
 
 			zoo_create_op_init(&zops[i], o->path, o->data, dlen,
-			    &ZOO_OPEN_ACL_UNSAFE, o->flags & KLOG_ZK_EPHEMERAL ?
+			    acl_of(zk, o->path), o->flags & KLOG_ZK_EPHEMERAL ?
 			    ZOO_EPHEMERAL : ZOO_PERSISTENT, name, (int)plen);
 			name += plen;
 		} else if (o->type == KLOG_ZK_OP_SET) {

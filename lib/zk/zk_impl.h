@@ -40,6 +40,10 @@ struct acall {
 struct klog_zk {
 	zhandle_t *zh;        /* NULL after a failed re-open */
 	char *hosts;          /* the connect string, chroot included */
+	char *auth;           /* the digest "user:password", or NULL:
+	                         wiped and freed at close */
+	struct ACL creator_read[2];        /* the identity all, anyone read */
+	struct ACL_vector creator_read_v;  /* over creator_read */
 	int session_ms;       /* as requested */
 	int efd;
 	pthread_mutex_t mu;   /* guards everything below */
@@ -48,6 +52,8 @@ struct klog_zk {
 	int state;            /* last session state of zh */
 	int connects;         /* CONNECTED events seen on zh */
 	int renewed;          /* zh replaced an expired session */
+	int auth_done;        /* zh's digest was answered: */
+	int auth_rc;          /* ZooKeeper's code for it */
 	int overflow;
 	int64_t heard_ms;     /* the server surely heard from us then */
 	int pinging;          /* the owner pings: calls check heard_ms */

@@ -13,7 +13,9 @@ enum klog_exit {
 	KLOG_EXIT_USAGE = 64,      /* bad command line */
 	KLOG_EXIT_DATAERR = 65,    /* corrupt data */
 	KLOG_EXIT_UNAVAILABLE = 69,/* broker or ZooKeeper unavailable */
-	KLOG_EXIT_IOERR = 74       /* I/O error (disk, stdout) */
+	KLOG_EXIT_IOERR = 74,      /* I/O error (disk, stdout) */
+	KLOG_EXIT_NOPERM = 77      /* authentication failed, or not
+	                              authorized (sysexits' EX_NOPERM) */
 };
 
 /* The exit status a main should use for a failed call that returned err. */
@@ -36,6 +38,9 @@ klog_exit_for(int err)
 	case KLOG_ENOSPC:
 	case KLOG_ESTORAGE:
 		return KLOG_EXIT_IOERR;
+	case KLOG_EAUTH:
+	case KLOG_EDENIED:
+		return KLOG_EXIT_NOPERM;
 	default:
 		return KLOG_EXIT_FAIL;
 	}

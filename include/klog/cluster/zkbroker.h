@@ -18,6 +18,14 @@
  *
  * ZooKeeper's calls are synchronous: while the server stalls, the loop
  * waits for at most about two thirds of the session timeout per call.
+ *
+ * With a digest identity (cfg.auth), as Kafka's zookeeper.set.acl, the
+ * broker creates at open the roots every other node hangs from, so that
+ * they carry the identity's ACL (zkacl.h) before a tool without it could
+ * make them open: /brokers/ids, /brokers/topics, /klog/topics,
+ * /klog/kafka/brokers, /admin/delete_topics, /config/users, and
+ * /consumers, which stays open to all.  Without one it logs once that its
+ * nodes are world-writable.
  */
 #ifndef KLOG_ZKBROKER_H
 #define KLOG_ZKBROKER_H
@@ -34,6 +42,9 @@ typedef struct klog_zkbroker klog_zkbroker_t;
 
 typedef struct klog_zkbroker_config {
 	const char *connect;        /* "host:port[,...][/chroot]" */
+	const char *auth;           /* ZooKeeper's digest "user:password"
+	                               (zkacl.h), or NULL; read at open
+	                               only: the session keeps a copy */
 	int session_ms;             /* requested session timeout */
 	int connect_ms;             /* at open: give up connecting after it */
 	int32_t broker_id;
@@ -48,7 +59,9 @@ typedef struct klog_zkbroker_config {
  * Open a session (retrying for up to connect_ms: -KLOG_ETIMEDOUT or
  * -KLOG_ECONN after that, -KLOG_EINVAL for a malformed connect string),
  * register broker b under cfg->broker_id at its advertised address and
- * every topic it holds, and watch the session from b's loop.  A node left
+ * every topic it holds, and watch the session from b's loop
+ * (-KLOG_EAUTH: the server refused cfg->auth; -KLOG_EDENIED: a node's ACL
+ * wants another identity).  A node left
  * by this id's previous session is waited for up to a session timeout (a
  * quick restart); an id that another live broker holds is -KLOG_EEXIST,
  * err naming the holder.  b must stay open until klog_zkbroker_close().

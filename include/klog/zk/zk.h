@@ -31,7 +31,13 @@
  * moved), -KLOG_ECONN (connection lost or no server reachable),
  * -KLOG_ETIMEDOUT (operation or connect deadline), -KLOG_EZK (session
  * expired, or any other ZooKeeper error), -KLOG_EINVAL (bad path or
- * argument), -KLOG_ENOMEM; err gets "PATH: ZooKeeper's text".
+ * argument), -KLOG_EDENIED (a node's ACL refused: NOAUTH), -KLOG_EAUTH
+ * (the server refused the session's digest), -KLOG_ENOMEM; err gets
+ * "PATH: ZooKeeper's text".
+ *
+ * A session opened with a digest identity (klog_zk_open_auth()) creates
+ * every node with the ACL zkacl.h chooses from its path; one without
+ * creates them open to all.
  */
 #ifndef KLOG_ZK_H
 #define KLOG_ZK_H
@@ -57,6 +63,16 @@ typedef struct klog_zk klog_zk_t;
  */
 int klog_zk_open(const char *connect, int session_ms, int connect_ms,
     klog_zk_t **out, klog_err_t *err);
+
+/*
+ * klog_zk_open() with ZooKeeper's digest identity auth ("user:password",
+ * zkacl.h; NULL: none, as klog_zk_open()).  The identity is given to this
+ * session and to every one that replaces an expired one, and the open waits
+ * for the server's answer to it: -KLOG_EAUTH if refused.  auth is copied
+ * (and wiped at close); it never appears in err.
+ */
+int klog_zk_open_auth(const char *connect, const char *auth, int session_ms,
+    int connect_ms, klog_zk_t **out, klog_err_t *err);
 
 /* End the session (its ephemeral nodes go at once) and free zk.  NULL ok. */
 void klog_zk_close(klog_zk_t *zk);
