@@ -27,6 +27,7 @@ typedef struct zkserver {
 	pid_t pid;
 	char dir[64];
 	char connect[64];
+	const char *jvmflags;   /* the server JVM's extra -D flags, or NULL */
 } zkserver_t;
 
 /* A loopback port that was free a moment ago; -1 if none. */
@@ -76,6 +77,8 @@ zkserver_spawn(zkserver_t *s)
 			dup2(fd, 2);
 		}
 		setenv("JMXDISABLE", "true", 1);
+		if (s->jvmflags != NULL)
+			setenv("SERVER_JVMFLAGS", s->jvmflags, 1);
 		execl(ZKSERVER_SH, ZKSERVER_SH, "start-foreground", cfg,
 		    (char *)NULL);
 		_exit(127);
@@ -84,16 +87,18 @@ zkserver_spawn(zkserver_t *s)
 }
 
 /*
- * Start a server and wait until it serves: 1; 0 if there is no
+ * Start a server, its JVM given jvmflags (NULL: none; e.g. a -D that turns
+ * a server feature off), and wait until it serves: 1; 0 if there is no
  * zkServer.sh (the caller skips its tests); -1 if it did not start.
  */
 static inline int
-zkserver_start(zkserver_t *s)
+zkserver_start_with(zkserver_t *s, const char *jvmflags)
 {
 	klog_zk_t *zk;
 	klog_err_t err;
 
 	memset(s, 0, sizeof(*s));
+	s->jvmflags = jvmflags;
 	if (access(ZKSERVER_SH, X_OK) != 0)
 		return 0;
 	if (zkserver_spawn(s) < 0)
@@ -105,6 +110,12 @@ zkserver_start(zkserver_t *s)
 	}
 	klog_zk_close(zk);
 	return 1;
+}
+
+static inline int
+zkserver_start(zkserver_t *s)
+{
+	return zkserver_start_with(s, NULL);
 }
 
 static inline void

@@ -27,16 +27,23 @@
 
 
 static klog_zk_t *
-open_ok(const char *connect, int session_ms)
+open_auth_ok(const char *connect, const char *auth, int session_ms)
 {
 	klog_zk_t *zk = NULL;
 	klog_err_t err = { 0, "" };
-	int rc = klog_zk_open(connect, session_ms, 10000, &zk, &err);
+	int rc = klog_zk_open_auth(connect, auth, session_ms, 10000, &zk,
+	    &err);
 
 	if (rc != 0)
 		fprintf(stderr, "open %s: %s\n", connect, err.msg);
 	assert_int_equal(rc, 0);
 	return zk;
+}
+
+static klog_zk_t *
+open_ok(const char *connect, int session_ms)
+{
+	return open_auth_ok(connect, NULL, session_ms);
 }
 
 
@@ -528,6 +535,129 @@ test_stalled_server_never_holds_a_call(void **state)
 	klog_zk_close(zk);
 }
 
+/*
+ * Kafka's zookeeper.set.acl: what a session with the digest identity makes,
+ * a session without it (or with another password) may read but not change,
+ * except under /consumers; /config/users is not even readable.  Under a
+ * chroot of its own, so that /consumers is this test's.
+ */
+static void
+test_acls(void **state)
+{
+	klog_zk_t *klog, *klog2, *anon, *wrong, *root;
+	klog_zk_op_t op;
+	klog_err_t err;
+	char conn[96], *data;
+	size_t len;
+
+	(void)state;
+	NEED_SERVER();
+	snprintf(conn, sizeof(conn), "%s/acl", server.connect);
+	klog = open_auth_ok(conn, "klog:s3cret", 4000);
+	anon = open_ok(conn, 4000);
+	wrong = open_auth_ok(conn, "klog:wrong", 4000);
+
+	assert_int_equal(klog_zk_mkdirs(klog, "/klog/topics/t/partitions/0",
+	    &err), 0);
+	assert_int_equal(klog_zk_create(klog, "/klog/topics/t/partitions/0/"
+	    "state", "{\"leader\":1}", 12, 0, &err), 0);
+	op = (klog_zk_op_t){ .type = KLOG_ZK_OP_CREATE, .path = "/klog/m",
+	    .data = "m", .len = 1 };
+	assert_int_equal(klog_zk_multi(klog, &op, 1, &err), 0);
+
+	/* Others read... */
+	assert_int_equal(klog_zk_get(anon, "/klog/topics/t/partitions/0/state",
+	    0, &data, &len, NULL, &err), 0);
+	assert_string_equal(data, "{\"leader\":1}");
+	free(data);
+	/* ...but change nothing, whether by set, delete, create or multi. */
+	assert_int_equal(klog_zk_set(anon, "/klog/topics/t/partitions/0/state",
+	    "{\"leader\":2}", 12, -1, &err), -KLOG_EDENIED);
+	assert_non_null(strstr(err.msg, "/klog/topics/t/partitions/0/state: "
+	    "not authorized"));
+	assert_int_equal(klog_zk_set(wrong, "/klog/topics/t/partitions/0/state",
+	    "{\"leader\":2}", 12, -1, &err), -KLOG_EDENIED);
+	assert_int_equal(klog_zk_delete(anon, "/klog/topics/t/partitions/0/"
+	    "state", -1, &err), -KLOG_EDENIED);
+	assert_int_equal(klog_zk_delete(anon, "/klog/m", -1, &err),
+	    -KLOG_EDENIED);
+	assert_int_equal(klog_zk_delete_tree(anon, "/klog/topics/t", &err),
+	    -KLOG_EDENIED);
+	assert_int_equal(klog_zk_create(anon, "/klog/topics/u", NULL, 0, 0,
+	    &err), -KLOG_EDENIED);
+	op = (klog_zk_op_t){ .type = KLOG_ZK_OP_SET, .path = "/klog/m",
+	    .data = "x", .len = 1, .version = -1 };
+	assert_int_equal(klog_zk_multi(anon, &op, 1, &err), -KLOG_EDENIED);
+	/* A node that is there is all mkdirs wants, ACL or not. */
+	assert_int_equal(klog_zk_mkdirs(anon, "/klog/topics/t", &err), 0);
+	assert_int_equal(klog_zk_mkdirs(anon, "/klog/topics/v", &err),
+	    -KLOG_EDENIED);
+
+	/* The identity, not the session: another one with it may. */
+	klog2 = open_auth_ok(conn, "klog:s3cret", 4000);
+	assert_int_equal(klog_zk_set(klog2, "/klog/topics/t/partitions/0/state",
+	    "{\"leader\":3}", 12, -1, &err), 0);
+	assert_int_equal(klog_zk_delete(klog2, "/klog/m", -1, &err), 0);
+
+	/* The consumer groups' nodes are open to all, made by whoever. */
+	assert_int_equal(klog_zk_mkdirs(klog, "/consumers/g/ids", &err), 0);
+	assert_int_equal(klog_zk_create(anon, "/consumers/g/ids/c1", "1", 1,
+	    KLOG_ZK_EPHEMERAL, &err), 0);
+	assert_int_equal(klog_zk_create(klog, "/consumers/g/offsets/t/0-0",
+	    "5", 1, 0, &err), 0);
+	assert_int_equal(klog_zk_set(anon, "/consumers/g/offsets/t/0-0", "6",
+	    1, -1, &err), 0);
+	assert_int_equal(klog_zk_delete_tree(anon, "/consumers/g", &err), 0);
+
+	/* SCRAM credentials: the identity's alone, reading too. */
+	assert_int_equal(klog_zk_create(klog, "/config/users/alice", "cred", 4,
+	    0, &err), 0);
+	assert_int_equal(klog_zk_get(anon, "/config/users/alice", 0, &data,
+	    &len, NULL, &err), -KLOG_EDENIED);
+	assert_int_equal(klog_zk_get(klog2, "/config/users/alice", 0, &data,
+	    &len, NULL, &err), 0);
+	free(data);
+	/* /config itself is no secret. */
+	assert_int_equal(klog_zk_children(anon, "/config", 0, &(klog_zk_list_t){
+	    0 }, &err), 0);
+
+	/* The chroot was made by the identity too. */
+	root = open_ok(server.connect, 4000);
+	assert_int_equal(klog_zk_set(root, "/acl", "x", 1, -1, &err),
+	    -KLOG_EDENIED);
+	klog_zk_close(root);
+
+	/* The chroot's "/" is /acl itself: all of it goes. */
+	assert_int_equal(klog_zk_delete_tree(klog, "/", &err), 0);
+	klog_zk_close(wrong);
+	klog_zk_close(klog2);
+	klog_zk_close(anon);
+	klog_zk_close(klog);
+}
+
+/*
+ * A server that refuses the digest (its provider turned off): the open
+ * says so, never quoting the password, and fails with -KLOG_EAUTH.
+ */
+static void
+test_digest_refused(void **state)
+{
+	zkserver_t off;
+	klog_zk_t *zk = (klog_zk_t *)1;
+	klog_err_t err;
+
+	(void)state;
+	NEED_SERVER();
+	assert_int_equal(zkserver_start_with(&off,
+	    "-Dzookeeper.DigestAuthenticationProvider.enabled=false"), 1);
+	assert_int_equal(klog_zk_open_auth(off.connect, "klog:s3cret", 4000,
+	    10000, &zk, &err), -KLOG_EAUTH);
+	assert_null(zk);
+	assert_non_null(strstr(err.msg, "digest authentication failed"));
+	assert_null(strstr(err.msg, "s3cret"));
+	zkserver_stop(&off);
+}
+
 /* Last: it pauses the server past the session timeout. */
 static void
 test_expiry_renews_session(void **state)
@@ -541,7 +671,9 @@ test_expiry_renews_session(void **state)
 
 	(void)state;
 	NEED_SERVER();
-	zk = open_ok(server.connect, 1000);
+	/* With the identity: /e gets its ACL, so the new session's create
+	 * under it below works only if the identity was given again. */
+	zk = open_auth_ok(server.connect, "klog:s3cret", 1000);
 	assert_int_equal(klog_zk_session_ms(zk), 1000);
 	old = klog_zk_session_id(zk);
 	assert_int_equal(klog_zk_create_ephemeral(zk, "/e/me", "1", 1, 0,
@@ -584,6 +716,8 @@ main(void)
 		cmocka_unit_test(test_zombie_ephemeral),
 		cmocka_unit_test(test_cluster_operations),
 		cmocka_unit_test(test_async_calls),
+		cmocka_unit_test(test_acls),
+		cmocka_unit_test(test_digest_refused),
 		cmocka_unit_test(test_stalled_server_never_holds_a_call),
 		cmocka_unit_test(test_expiry_renews_session),
 	};
