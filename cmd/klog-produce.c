@@ -164,8 +164,8 @@ usage(FILE *f)
 	    "      --version          print the version\n"
 	    "\n"
 	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
-	    "65 bad -J input,\n"
-	    "69 broker or ZooKeeper unavailable, 74 I/O error.\n");
+	    "65 bad -J input,\n69 broker or ZooKeeper unavailable, 74 I/O "
+	    "error, 77 ZooKeeper refused\nthe identity.\n");
 }
 
 /* A bare number is milliseconds. */

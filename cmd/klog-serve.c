@@ -288,7 +288,9 @@ static const char *const usage_text[] = {
 	"data,\n"
 	"69 cannot listen, the data directory is in use, ZooKeeper is "
 	"unavailable\n"
-	"or another broker has the id, 74 I/O error.\n",
+	"or another broker has the id, 74 I/O error, 77 ZooKeeper refused "
+	"the\n"
+	"identity or a node's ACL refused a change.\n",
 };
 
 static void

@@ -71,7 +71,7 @@ _klog_group()
 		--iterations --mechanism --min-insync-replicas -n --dry-run
 		--execute --partitions --password-file --replication-factor
 		-T --timeout -t --topic --to-earliest --to-latest --to-offset
-		--to-time --users --version -Z --zookeeper
+		--to-time --users --version -Z --zookeeper --zk-auth-file
 		--acls --allow-principal --deny-principal --operation --cluster
 		--prefixed --allow-host --deny-host'
 	local w acls=
@@ -90,7 +90,7 @@ _klog_group()
 	--min-insync-replicas|--iterations)
 		return 0	# a duration, a number or a time
 		;;
-	--users|--password-file)
+	--users|--password-file|--zk-auth-file)
 		_klog_files "$cur"
 		return 0
 		;;
@@ -218,7 +218,7 @@ _klog_produce()
 		--max-message -p --partition -q --quiet --retry-for
 		--stop-on-oversize --strip-key --source-offset-file --progress --report
 		-t --topic -v --verbose --version -z --compression
-		-Z --zookeeper --zk-session-timeout'
+		-Z --zookeeper --zk-session-timeout --zk-auth-file'
 
 	COMPREPLY=()
 	case $prev in
@@ -234,7 +234,7 @@ _klog_produce()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--source-offset-file|--report)
+	--source-offset-file|--report|--zk-auth-file)
 		_klog_files "$cur"
 		return 0
 		;;
@@ -256,7 +256,7 @@ _klog_consume()
 		-p --partition -q --quiet
 		--reset --retry-for --skip-corrupt --progress -t --topic -u --unbuffered -v --verbose
 		--version -Z --zookeeper -G --group --commit-interval
-		--zk-session-timeout'
+		--zk-session-timeout --zk-auth-file'
 
 	COMPREPLY=()
 	case $prev in
@@ -276,7 +276,7 @@ _klog_consume()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--offset-file|--offsets-from)
+	--offset-file|--offsets-from|--zk-auth-file)
 		_klog_files "$cur"
 		return 0
 		;;
@@ -309,7 +309,7 @@ _klog_serve()
 		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --topic --unclean-leader-election
 		--users
 		-v --verbose --version
-		-Z --zookeeper --zk-connect-timeout --zk-session-timeout'
+		-Z --zookeeper --zk-auth-file --zk-connect-timeout --zk-session-timeout'
 
 	COMPREPLY=()
 	case $prev in
@@ -318,7 +318,7 @@ _klog_serve()
 		COMPREPLY=( $(compgen -d -- "$cur") )
 		return 0
 		;;
-	-c|--config|--ssl-ca|--ssl-cert|--ssl-key|--users)
+	-c|--config|--ssl-ca|--ssl-cert|--ssl-key|--users|--zk-auth-file)
 		_klog_files "$cur"
 		return 0
 		;;
