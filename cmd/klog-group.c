@@ -302,7 +302,8 @@ check_auth_cmd(const char *cmd, opts_t *o)
 		cli_misuse("%s does not take %s", cmd, users_given(&o->users));
 	if (users)
 		users_check(&o->users, o->args, o->nargs,
-		    o->where.brokers_given, o->where.zk_given);
+		    o->where.brokers_given, o->where.zk_given,
+		    o->where.zk_auth_file != NULL);
 	else if (!acls && o->nargs > 0)
 		cli_misuse("%s: unexpected argument", o->args[0]);
 	return acls || users;
@@ -878,8 +879,8 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "acls") == 0)
 		return cmd_acls(&o);
 	cli_table_init(&tab, o.header, o.json);
-	if (strcmp(cmd, "users") == 0) {
-		rc = users_run(&o.users, o.args, o.nargs, &tab, &err);
+	if (strcmp(cmd, "users") == 0 && !o.where.zk_given) {
+		rc = users_run(&o.users, NULL, o.args, o.nargs, &tab, &err);
 		goto out;
 	}
 	if (o.where.brokers_given) {
@@ -889,7 +890,9 @@ main(int argc, char **argv)
 	if ((rc = cli_zk_open(o.where.zookeeper, o.where.zk_auth_file,
 	    o.where.zk_session_ms, (int)o.timeout_ms, &zk)) < 0)
 		return klog_exit_for(rc);
-	if (strcmp(cmd, "list") == 0)
+	if (strcmp(cmd, "users") == 0)
+		rc = users_run(&o.users, zk, o.args, o.nargs, &tab, &err);
+	else if (strcmp(cmd, "list") == 0)
 		rc = cmd_list(zk, &tab, &err);
 	else if (strcmp(cmd, "describe") == 0)
 		rc = cmd_describe(zk, &o, &tab, &err);

@@ -10,6 +10,11 @@
 #include "cli/cli.h"
 #include "group/users.h"
 #include "klog/auth/users.h"
+#include "klog/zk/zkusers.h"
+
+/* Read, change, write again: how often a ZooKeeper user's node is
+ * redone when another writer came between. */
+#define ZK_TRIES 8
 
 /* The options by bit, as users_opts_t.have keeps them. */
 static const char *const names[] = { "--users", "--mechanism",
@@ -89,8 +94,10 @@ users_usage(FILE *f)
 	    "                              remove NAME's credentials\n"
 	    "  users list [NAME]           users, mechanisms and iterations "
 	    "(never keys)\n"
-	    "      --users FILE         the users file (in ZooKeeper, -Z: "
-	    "not yet)\n"
+	    "      --users FILE         the users file; with -Z instead, "
+	    "the users in\n"
+	    "                           ZooKeeper (/config/users, as Kafka; "
+	    "needs --zk-auth-file)\n"
 	    "      --mechanism M        SCRAM-SHA-256, SCRAM-SHA-512 or all "
 	    "(default all)\n"
 	    "      --iterations N       users add: PBKDF2 iterations, 4096 to "
@@ -103,7 +110,7 @@ users_usage(FILE *f)
 
 void
 users_check(const users_opts_t *u, char **args, int nargs,
-    int brokers_given, int zk_given)
+    int brokers_given, int zk_given, int zk_auth)
 {
 	static const struct {
 		const char *name;
@@ -140,11 +147,15 @@ users_check(const users_opts_t *u, char **args, int nargs,
 		cli_misuse("users %s: not a user name: %s", args[0], err.msg);
 	if (brokers_given)
 		cli_misuse("users works on --users FILE, not on a broker (-b)");
-	if (zk_given)
-		cli_misuse("users -Z: users in ZooKeeper are not supported "
-		    "yet; give --users FILE");
-	if (u->file == NULL)
-		cli_misuse("users needs --users FILE");
+	if (zk_given && u->file != NULL)
+		cli_misuse("users -Z keeps the users in ZooKeeper: --users "
+		    "FILE is a standalone broker's");
+	/* Without an identity the nodes would be made open to all. */
+	if (zk_given && !zk_auth)
+		cli_misuse("users -Z needs --zk-auth-file: the credentials "
+		    "are made readable by that identity alone");
+	if (!zk_given && u->file == NULL)
+		cli_misuse("users needs --users FILE or -Z");
 }
 
 /* ---- the password ---- */
@@ -288,11 +299,57 @@ add_creds(klog_users_t *set, void *arg, klog_err_t *err)
 	return rc;
 }
 
+/*
+ * In ZooKeeper: name's node read, changed by fn, written at the version
+ * read (created when missing if missing_ok), again when another writer
+ * came between.
+ */
+static int
+zk_edit(klog_zk_t *zk, const char *name, int missing_ok,
+    int (*fn)(klog_zkuser_t *, void *, klog_err_t *), void *arg,
+    klog_err_t *err)
+{
+	klog_zkuser_t zu;
+	int rc = -KLOG_EBUSY;
+
+	for (int tries = 0; tries < ZK_TRIES && (rc == -KLOG_EBUSY ||
+	    rc == -KLOG_EEXIST); tries++) {
+		rc = klog_zkusers_read(zk, name, &zu, err);
+		if (rc == -KLOG_ENOENT && missing_ok)
+			rc = 0;
+		else if (rc == -KLOG_ENOENT)
+			rc = klog_err_set(err, rc, "user \"%s\": no such user",
+			    name);
+		if (rc == 0 && (rc = fn(&zu, arg, err)) >= 0)
+			rc = klog_zkusers_write(zk, name, &zu, err);
+		klog_zkuser_clear(&zu);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static int
+zk_add_creds(klog_zkuser_t *zu, void *arg, klog_err_t *err)
+{
+	struct add *a = arg;
+	char text[KLOG_SCRAM_CRED_TEXT_MAX];
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < a->n; i++) {
+		if ((rc = klog_scram_cred_format(&a->creds[i], text,
+		    sizeof(text))) == 0)
+			rc = klog_zkuser_set(zu, klog_scram_mech_name(
+			    a->creds[i].mech), text);
+		OPENSSL_cleanse(text, sizeof(text));
+	}
+	return rc < 0 ? klog_err_set(err, rc, "user \"%s\": %s", a->name,
+	    klog_strerror(rc)) : 0;
+}
+
 /* The keys are derived before the lock is taken: PBKDF2 is the slow
  * part, and another writer need not wait for it. */
 static int
-users_add(const users_opts_t *u, const char *name, cli_table_t *tab,
-    klog_err_t *err)
+users_add(const users_opts_t *u, klog_zk_t *zk, const char *name,
+    cli_table_t *tab, klog_err_t *err)
 {
 	char pw[KLOG_SCRAM_PASSWORD_MAX + 1];
 	struct add a = { .name = name, .n = 0 };
@@ -307,7 +364,8 @@ users_add(const users_opts_t *u, const char *name, cli_table_t *tab,
 			    u->iterations, &a.creds[a.n++], err);
 	OPENSSL_cleanse(pw, sizeof(pw));
 	if (rc == 0)
-		rc = edit(u->file, 1, add_creds, &a, err);
+		rc = zk != NULL ? zk_edit(zk, name, 1, zk_add_creds, &a, err) :
+		    edit(u->file, 1, add_creds, &a, err);
 	if (rc == 0) {
 		header(tab);
 		for (int i = 0; i < a.n; i++)
@@ -340,12 +398,49 @@ remove_creds(klog_users_t *set, void *arg, klog_err_t *err)
 	return klog_users_remove(set, r->name, r->mechs, err);
 }
 
+/* The iterations of a credential in Kafka's text, or -1. */
 static int
-users_remove(const users_opts_t *u, const char *name, cli_table_t *tab,
-    klog_err_t *err)
+text_iterations(klog_scram_mech_t m, const char *text)
+{
+	klog_scram_cred_t c;
+	int iter = -1;
+
+	if (klog_scram_cred_parse(m, text, &c, NULL) == 0)
+		iter = c.iterations;
+	OPENSSL_cleanse(&c, sizeof(c));
+	return iter;
+}
+
+static int
+zk_remove_creds(klog_zkuser_t *zu, void *arg, klog_err_t *err)
+{
+	struct remove *r = arg;
+	const char *text, *mech;
+
+	r->n = 0;
+	for (int m = 0; m < KLOG_SCRAM_MECHS; m++) {
+		mech = klog_scram_mech_name((klog_scram_mech_t)m);
+		if (!(r->mechs & 1u << m) ||
+		    (text = klog_zkuser_get(zu, mech)) == NULL)
+			continue;
+		r->gone[r->n++] = (klog_users_entry_t){ r->name,
+		    (klog_scram_mech_t)m, text_iterations(
+		    (klog_scram_mech_t)m, text) };
+		klog_zkuser_remove(zu, mech);
+	}
+	if (r->n == 0)
+		return klog_err_set(err, -KLOG_ENOENT, "user \"%s\": no such "
+		    "credential", r->name);
+	return 0;
+}
+
+static int
+users_remove(const users_opts_t *u, klog_zk_t *zk, const char *name,
+    cli_table_t *tab, klog_err_t *err)
 {
 	struct remove r = { .name = name, .mechs = u->mechs, .n = 0 };
-	int rc = edit(u->file, 0, remove_creds, &r, err);
+	int rc = zk != NULL ? zk_edit(zk, name, 0, zk_remove_creds, &r, err) :
+	    edit(u->file, 0, remove_creds, &r, err);
 
 	if (rc == 0) {
 		header(tab);
@@ -384,13 +479,63 @@ users_list(const users_opts_t *u, const char *name, cli_table_t *tab,
 	return 0;
 }
 
-int
-users_run(const users_opts_t *u, char **args, int nargs, cli_table_t *tab,
+/* One user's SCRAM credentials in ZooKeeper as rows; other keys (a
+ * Kafka quota) are not users' credentials. */
+static int
+zk_list_one(klog_zk_t *zk, const char *name, int *shown, cli_table_t *tab,
     klog_err_t *err)
 {
+	klog_zkuser_t zu;
+	klog_scram_mech_t m;
+	int rc = klog_zkusers_read(zk, name, &zu, err);
+
+	for (int i = 0; rc == 0 && i < zu.n; i++) {
+		if (klog_scram_mech_parse(zu.e[i].key, &m) < 0)
+			continue;
+		if ((*shown)++ == 0)
+			header(tab);
+		row(tab, name, m, text_iterations(m, zu.e[i].value));
+	}
+	klog_zkuser_clear(&zu);
+	return rc;
+}
+
+static int
+users_list_zk(klog_zk_t *zk, const char *name, cli_table_t *tab,
+    klog_err_t *err)
+{
+	klog_zk_list_t l = { 0 };
+	int rc, shown = 0;
+
+	if (name != NULL) {
+		rc = zk_list_one(zk, name, &shown, tab, err);
+		if (rc == -KLOG_ENOENT || (rc == 0 && shown == 0))
+			rc = klog_err_set(err, -KLOG_ENOENT, "user \"%s\": no "
+			    "such user", name);
+		return rc;
+	}
+	if ((rc = klog_zkusers_list(zk, &l, err)) < 0)
+		return rc;
+	header(tab);
+	shown = 1;
+	/* One removed meanwhile is no longer there to list. */
+	for (size_t i = 0; rc == 0 && i < l.n; i++)
+		if ((rc = zk_list_one(zk, l.names[i], &shown, tab, err)) ==
+		    -KLOG_ENOENT)
+			rc = 0;
+	klog_zk_list_free(&l);
+	return rc;
+}
+
+int
+users_run(const users_opts_t *u, klog_zk_t *zk, char **args, int nargs,
+    cli_table_t *tab, klog_err_t *err)
+{
 	if (strcmp(args[0], "add") == 0)
-		return users_add(u, args[1], tab, err);
+		return users_add(u, zk, args[1], tab, err);
 	if (strcmp(args[0], "remove") == 0)
-		return users_remove(u, args[1], tab, err);
+		return users_remove(u, zk, args[1], tab, err);
+	if (zk != NULL)
+		return users_list_zk(zk, nargs > 1 ? args[1] : NULL, tab, err);
 	return users_list(u, nargs > 1 ? args[1] : NULL, tab, err);
 }

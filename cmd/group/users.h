@@ -1,7 +1,8 @@
 /*
  * klog-group users: the SCRAM users of a standalone broker's --users FILE
- * (lib/auth/users.c): add a user (or replace its credentials), remove
- * one, list them.  The options are klog-group's: its getopt loop offers
+ * (lib/auth/users.c), or with -Z those of a cluster in ZooKeeper, where
+ * Kafka keeps them (lib/zk/zkusers.c, /config/users): add a user (or
+ * replace its credentials), remove one, list them.  The options are klog-group's: its getopt loop offers
  * each to users_option(), and its checks hand the users command to
  * users_check().  The password is the first line of stdin or of
  * --password-file, never an argument: argv is in ps(1) and in shell
@@ -14,6 +15,7 @@
 
 #include "cli/table.h"
 #include "klog/base/error.h"
+#include "klog/zk/zk.h"
 
 /* getopt_long()'s values for the users options: above klog-group's own
  * long options, below CLI_OPT_ZK_SESSION. */
@@ -51,17 +53,18 @@ void users_usage(FILE *f);
 
 /*
  * Check "users ACTION [NAME]" (args: what follows "users") against the
- * options and where klog-group was pointed (-b, -Z): every misuse is a
- * usage error, -Z among them ("not yet": the users of a cluster in
- * ZooKeeper are to come).
+ * options and where klog-group was pointed (-b, -Z, and whether
+ * --zk-auth-file was given): every misuse is a usage error, -Z without
+ * --zk-auth-file among them (the nodes would be made open to all).
  */
 void users_check(const users_opts_t *u, char **args, int nargs,
-    int brokers_given, int zk_given);
+    int brokers_given, int zk_given, int zk_auth);
 
-/* Do it, with rows of USER, MECHANISM and ITERATIONS on tab (what is
- * there after an add, what went with a remove, what a list finds).  0,
- * or the error code with err set. */
-int users_run(const users_opts_t *u, char **args, int nargs,
+/* Do it, on zk's /config/users when zk is not NULL, else on --users FILE,
+ * with rows of USER, MECHANISM and ITERATIONS on tab (what is there after
+ * an add, what went with a remove, what a list finds).  0, or the error
+ * code with err set. */
+int users_run(const users_opts_t *u, klog_zk_t *zk, char **args, int nargs,
     cli_table_t *tab, klog_err_t *err);
 
 #endif

@@ -230,3 +230,82 @@ get /klog/topics/t/partitions/0/state"
 	run -1 grep -q 'not authorized' "$TMP"/broker-*.log
 	rep_check orders
 }
+
+# kafka_cred JSON MECH PASSWORD: whether the node's credential of MECH is
+# Kafka's text for PASSWORD (ScramCredentialUtils, RFC 5802's keys).
+kafka_cred() {
+	/usr/bin/python3 - "$@" <<-'PY'
+	import base64, hashlib, hmac, json, re, sys
+	node, mech, pw = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+	doc = json.loads(node)
+	assert doc["version"] == 1, doc
+	text = doc["config"][mech]
+	m = re.fullmatch(r"salt=([^,]+),stored_key=([^,]+),server_key=([^,]+),"
+	                 r"iterations=(\d+)", text)
+	salt, stored, server, it = m.group(1), m.group(2), m.group(3), int(m.group(4))
+	h = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mech]
+	salted = hashlib.pbkdf2_hmac(h, pw, base64.b64decode(salt), it)
+	ck = hmac.new(salted, b"Client Key", h).digest()
+	sk = hmac.new(salted, b"Server Key", h).digest()
+	assert base64.b64decode(stored) == hashlib.new(h, ck).digest()
+	assert base64.b64decode(server) == sk
+	print(it)
+	PY
+}
+
+@test "users -Z: SCRAM users in /config/users as Kafka keeps them, the identity's alone" {
+	local node
+	printf 'alice-secret\n' | klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		users add alice >"$TMP/out"
+	[ "$(cat "$TMP/out")" = "USER	MECHANISM	ITERATIONS
+alice	SCRAM-SHA-256	4096
+alice	SCRAM-SHA-512	4096" ]
+	printf 'bob-secret\n' | klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		--mechanism SCRAM-SHA-512 --iterations 8192 users add \
+		bob@example.com >/dev/null
+	run -0 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" -H users list
+	[ "$output" = "alice	SCRAM-SHA-256	4096
+alice	SCRAM-SHA-512	4096
+bob@example.com	SCRAM-SHA-512	8192" ]
+	run -0 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" -J users list bob@example.com
+	[ "$output" = '{"user":"bob@example.com","mechanism":"SCRAM-SHA-512","iterations":8192}' ]
+	# Kafka's node, name sanitized as its Sanitizer does; keys that
+	# Kafka's formulas give for the password.
+	node=$("$ZKCLI" -server "$ZKC" <<<"addauth digest klog:$SECRET
+get /config/users/alice" 2>/dev/null | grep '^{"version"')
+	[ "$(kafka_cred "$node" SCRAM-SHA-256 alice-secret)" = 4096 ]
+	[ "$(kafka_cred "$node" SCRAM-SHA-512 alice-secret)" = 4096 ]
+	node=$("$ZKCLI" -server "$ZKC" <<<"addauth digest klog:$SECRET
+get /config/users/bob%40example.com" 2>/dev/null | grep '^{"version"')
+	[ "$(kafka_cred "$node" SCRAM-SHA-512 bob-secret)" = 8192 ]
+	# Secrets: no world read, not even of the list.
+	run zkcli get /config/users/alice
+	[[ $output == *"Insufficient permission : /config/users/alice"* ]]
+	run zkcli ls /config/users
+	[[ $output == *"Insufficient permission : /config/users"* ]]
+	run -0 "$ZKCLI" -server "$ZKC" <<<"addauth digest klog:$SECRET
+getAcl /config/users/alice"
+	# Seen with the identity, the ACL names its digest: SHA-1 of
+	# "user:password", as ZooKeeper's DigestAuthenticationProvider.
+	[[ $output == *"'digest,'klog:$(printf 'klog:%s' "$SECRET" |
+		openssl dgst -sha1 -binary | base64)"$'\n'": cdrwa"* ]]
+	[[ $output != *"'world,'anyone"* ]]
+	# Another password is refused, without the identity it is a misuse.
+	(umask 077 && printf 'klog:wrong\n' >"$TMP/wrong")
+	run -77 klog-group -Z "$ZKC" --zk-auth-file "$TMP/wrong" users list
+	[[ $output == *"/config/users: not authorized"* ]]
+	run -64 klog-group -Z "$ZKC" users list
+	# Remove one mechanism, then the user: its node goes.
+	run -0 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" -H \
+		--mechanism SCRAM-SHA-256 users remove alice
+	[ "$output" = "alice	SCRAM-SHA-256	4096" ]
+	run -1 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		--mechanism SCRAM-SHA-256 users remove alice
+	[ "$output" = 'klog-group: user "alice": no such credential' ]
+	run -0 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" users remove alice
+	run -1 klog-group -Z "$ZKC" --zk-auth-file "$AUTH" users list alice
+	[ "$output" = 'klog-group: user "alice": no such user' ]
+	run -0 "$ZKCLI" -server "$ZKC" <<<"addauth digest klog:$SECRET
+ls /config/users"
+	[[ $output == *"[bob%40example.com]"* ]]
+}

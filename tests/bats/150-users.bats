@@ -136,9 +136,11 @@ fails() {
 		klog-group --users "$USERS" --iterations 4000 users add bob
 	fails 64 "klog-group: --mechanism scram-sha-256: want SCRAM-SHA-256, SCRAM-SHA-512 or all" \
 		klog-group --users "$USERS" --mechanism scram-sha-256 users add bob
-	fails 64 "klog-group: users -Z: users in ZooKeeper are not supported yet; give --users FILE" \
+	fails 64 "klog-group: users -Z needs --zk-auth-file: the credentials are made readable by that identity alone" \
 		klog-group -Z 127.0.0.1:1 users list
-	fails 64 "klog-group: users needs --users FILE" klog-group users list
+	fails 64 "klog-group: users -Z keeps the users in ZooKeeper: --users FILE is a standalone broker's" \
+		klog-group -Z 127.0.0.1:1 --users "$USERS" users list
+	fails 64 "klog-group: users needs --users FILE or -Z" klog-group users list
 	fails 64 "klog-group: users list does not take --mechanism" \
 		klog-group --users "$USERS" --mechanism all users list
 	fails 64 "klog-group: list does not take --users" klog-group --users "$USERS" list
