@@ -306,9 +306,17 @@ make_roots(klog_zkbroker_t *zb, klog_err_t *err)
 		    "leaders, ISRs and topics");
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		if ((rc = klog_zk_mkdirs(zb->zk, roots[i], err)) < 0)
 			return rc;
+		/* Made before there was an identity: it keeps its ACL. */
+		if (strcmp(roots[i], KLOG_LAYOUT_CONSUMERS) != 0 &&
+		    klog_zk_world_writable(zb->zk, roots[i], NULL) == 1)
+			zlog(zb, KLOG_LEVEL_WARN, "zookeeper: %s was made "
+			    "without a digest identity and anyone may still "
+			    "change it: set its ACL, and its children's "
+			    "(klog-security(7))", roots[i]);
+	}
 	return 0;
 }
 

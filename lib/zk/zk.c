@@ -715,6 +715,25 @@ klog_zk_exists(klog_zk_t *zk, const char *path, int watch,
 }
 
 int
+klog_zk_world_writable(klog_zk_t *zk, const char *path, klog_err_t *err)
+{
+	struct ACL_vector acl = { 0, NULL };
+	struct Stat s;
+	int rc, open = 0;
+
+	NEED_HANDLE(zk, path, err);
+	if ((rc = zoo_get_acl(zk->zh, path, &acl, &s)) != ZOK)
+		return zk_fail(err, rc, path);
+	for (int32_t i = 0; i < acl.count; i++)
+		if (strcmp(acl.data[i].id.scheme, "world") == 0 &&
+		    strcmp(acl.data[i].id.id, "anyone") == 0 &&
+		    (acl.data[i].perms & ~ZOO_PERM_READ) != 0)
+			open = 1;
+	deallocate_ACL_vector(&acl);
+	return open;
+}
+
+int
 klog_zk_set(klog_zk_t *zk, const char *path, const void *data,
     size_t len, int version, klog_err_t *err)
 {

@@ -107,6 +107,19 @@ secured_topic() {
 	[ "${lines[0]}" = "'world,'anyone" ] && [ "${lines[1]}" = ": cdrwa" ]
 	run zkcli getAcl /config/users
 	[[ $output == *"Insufficient permission : /config/users"* ]]
+	# A broker left without the identity cannot join that cluster.
+	run -77 klog-serve -Z "$ZKC" --broker-id 3 -l 127.0.0.1:0 \
+		-d "$TMP/broker-3"
+	[[ $output == *"klog-serve: /brokers/ids/3: not authorized: the node's ACL wants another ZooKeeper identity"* ]]
+	# One given the identity where broker 1 made roots without it says
+	# which stay open; not those it makes itself, nor /consumers, open
+	# by design.
+	ZKC="$ZK/acl$BATS_TEST_NUMBER"
+	start_zk_broker 4 --zk-auth-file "$AUTH"
+	grep -q 'zookeeper: /brokers/ids was made without a digest identity and anyone may still change it' "$TMP/broker-4.log"
+	grep -q 'zookeeper: /admin/delete_topics was made without' "$TMP/broker-4.log"
+	run -1 grep -q 'zookeeper: /brokers/topics was made' "$TMP/broker-4.log"
+	run -1 grep -q 'zookeeper: /consumers was made' "$TMP/broker-4.log"
 }
 
 @test "with the identity, ZooKeeper's CLI without it reads a topic's leader and ISR but cannot set them or delete the topic's nodes" {

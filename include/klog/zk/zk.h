@@ -188,6 +188,10 @@ int klog_zk_get(klog_zk_t *zk, const char *path, int watch, char **data,
 int klog_zk_exists(klog_zk_t *zk, const char *path, int watch,
     klog_zk_stat_t *st, klog_err_t *err);
 
+/* 1 if path's ACL lets anyone (world:anyone) change it or what is under
+ * it (write, create, delete or admin), 0 if not, or a negative code. */
+int klog_zk_world_writable(klog_zk_t *zk, const char *path, klog_err_t *err);
+
 /* Set path's data if its version is still version (-1: any version;
  * -KLOG_EBUSY if it moved, -KLOG_ENOENT if it is missing). */
 int klog_zk_set(klog_zk_t *zk, const char *path, const void *data,

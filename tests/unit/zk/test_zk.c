@@ -589,6 +589,10 @@ test_acls(void **state)
 	op = (klog_zk_op_t){ .type = KLOG_ZK_OP_SET, .path = "/klog/m",
 	    .data = "x", .len = 1, .version = -1 };
 	assert_int_equal(klog_zk_multi(anon, &op, 1, &err), -KLOG_EDENIED);
+	/* Which nodes anyone may change. */
+	assert_int_equal(klog_zk_world_writable(anon, "/klog/topics/t/"
+	    "partitions/0/state", &err), 0);
+	assert_int_equal(klog_zk_world_writable(anon, "/klog", &err), 0);
 	/* A node that is there is all mkdirs wants, ACL or not. */
 	assert_int_equal(klog_zk_mkdirs(anon, "/klog/topics/t", &err), 0);
 	assert_int_equal(klog_zk_mkdirs(anon, "/klog/topics/v", &err),
@@ -608,6 +612,8 @@ test_acls(void **state)
 	    "5", 1, 0, &err), 0);
 	assert_int_equal(klog_zk_set(anon, "/consumers/g/offsets/t/0-0", "6",
 	    1, -1, &err), 0);
+	assert_int_equal(klog_zk_world_writable(klog, "/consumers/g/offsets/"
+	    "t/0-0", &err), 1);
 	assert_int_equal(klog_zk_delete_tree(anon, "/consumers/g", &err), 0);
 
 	/* SCRAM credentials: the identity's alone, reading too. */
@@ -615,6 +621,10 @@ test_acls(void **state)
 	    0, &err), 0);
 	assert_int_equal(klog_zk_get(anon, "/config/users/alice", 0, &data,
 	    &len, NULL, &err), -KLOG_EDENIED);
+	assert_int_equal(klog_zk_world_writable(anon, "/config/users/alice",
+	    &err), -KLOG_EDENIED);
+	assert_int_equal(klog_zk_world_writable(klog, "/config/users/alice",
+	    &err), 0);
 	assert_int_equal(klog_zk_get(klog2, "/config/users/alice", 0, &data,
 	    &len, NULL, &err), 0);
 	free(data);
