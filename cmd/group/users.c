@@ -156,6 +156,8 @@ users_check(const users_opts_t *u, char **args, int nargs,
 		    "are made readable by that identity alone");
 	if (!zk_given && u->file == NULL)
 		cli_misuse("users needs --users FILE or -Z");
+	if (!zk_given && zk_auth)
+		cli_misuse("users --users FILE does not take --zk-auth-file");
 }
 
 /* ---- the password ---- */

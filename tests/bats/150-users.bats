@@ -141,6 +141,8 @@ fails() {
 	fails 64 "klog-group: users -Z keeps the users in ZooKeeper: --users FILE is a standalone broker's" \
 		klog-group -Z 127.0.0.1:1 --users "$USERS" users list
 	fails 64 "klog-group: users needs --users FILE or -Z" klog-group users list
+	KLOG_ZOOKEEPER=127.0.0.1:1 fails 64 "klog-group: users --users FILE does not take --zk-auth-file" \
+		klog-group --users "$USERS" --zk-auth-file "$USERS" users list
 	fails 64 "klog-group: users list does not take --mechanism" \
 		klog-group --users "$USERS" --mechanism all users list
 	fails 64 "klog-group: list does not take --users" klog-group --users "$USERS" list
