@@ -818,6 +818,10 @@ env_defaults(opts_t *o)
 		o->zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
 	if (o->zk_connect_ms == 0)
 		o->zk_connect_ms = ZK_CONNECT_MS;
+	/* In a cluster, with an identity to read them, SASL users may live
+	 * in ZooKeeper, as Kafka's do. */
+	o->cfg.users_from_zk = o->zookeeper != NULL &&
+	    o->zk_auth_file != NULL && o->cfg.users_file == NULL;
 }
 
 /* The options together, from both sources. */

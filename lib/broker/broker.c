@@ -469,9 +469,10 @@ open_logins(klog_broker_t *b, klog_err_t *err)
 
 	if (!sasl)
 		return 0;
-	if (b->cfg.users_file == NULL)
+	if (b->cfg.users_file == NULL && !b->cfg.users_from_zk)
 		return klog_err_set(err, -KLOG_EINVAL, "a SASL_*:// listener "
-		    "and no --users file to log users in from");
+		    "and no --users file to log users in from (or, with -Z, "
+		    "--zk-auth-file for ZooKeeper's /config/users)");
 	/* PLAIN sends the password itself: never in clear. */
 	for (int i = 0; i < 2; i++)
 		if ((mechs & KLOG_SASL_BIT(KLOG_SASL_PLAIN)) &&
@@ -679,6 +680,12 @@ klog_broker_loop(klog_broker_t *b)
 	return b->loop;
 }
 
+klog_logins_t *
+klog_broker_logins(klog_broker_t *b)
+{
+	return b->logins;
+}
+
 klog_core_t *
 klog_broker_core(klog_broker_t *b)
 {
@@ -735,7 +742,7 @@ klog_broker_run(klog_broker_t *b)
 	if (b->kafka != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "Kafka listener on "
 		    "%s%s", scheme(b->tls_on[1]), b->kaddr.bound);
-	if (b->logins != NULL)
+	if (b->logins != NULL && b->cfg.users_file != NULL)
 		klog_logger_say(&b->log, KLOG_LEVEL_INFO, "users: %s: %zu "
 		    "credentials", b->cfg.users_file,
 		    klog_logins_count(b->logins));

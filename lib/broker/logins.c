@@ -58,10 +58,7 @@ on_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
 		    "the users read before)", klog_err_text(&err, rc));
 		return;
 	}
-	/* PLAIN copies its credential before its check leaves the loop: no
-	 * thread holds the old set. */
-	klog_users_free(l->users);
-	l->users = u;
+	klog_logins_set_users(l, u);
 	klog_logger_say(&l->log, KLOG_LEVEL_INFO, "users: %s changed: %zu "
 	    "credentials", l->path, klog_users_count(u));
 }
@@ -72,6 +69,28 @@ wake(void *arg)
 	klog_loop_wake(arg);
 }
 
+/* The file's users, or none (a cluster's come from ZooKeeper). */
+static int
+users_open(klog_logins_t *l, const char *users_file, klog_err_t *err)
+{
+	if (users_file == NULL)
+		return klog_users_new(&l->users, err);
+	if ((l->path = strdup(users_file)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	if (stat(l->path, &l->seen) < 0)
+		return klog_err_sys(err, "users file", users_file);
+	return klog_users_load(l->path, &l->users, err);
+}
+
+void
+klog_logins_set_users(klog_logins_t *l, klog_users_t *u)
+{
+	/* PLAIN copies its credential before its check leaves the loop: no
+	 * thread holds the old set. */
+	klog_users_free(l->users);
+	l->users = u;
+}
+
 int
 klog_logins_open(klog_loop_t *loop, const char *users_file, unsigned mechs,
     klog_logger_t log, klog_logins_t **out, klog_err_t *err)
@@ -80,24 +99,18 @@ klog_logins_open(klog_loop_t *loop, const char *users_file, unsigned mechs,
 	int rc;
 
 	*out = NULL;
-	if (l == NULL || (l->path = strdup(users_file)) == NULL) {
-		free(l);
+	if (l == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	}
 	l->loop = loop;
 	l->log = log;
 	klog_timer_init(&l->reload, on_reload, l);
-	if (stat(l->path, &l->seen) < 0) {
-		rc = klog_err_sys(err, "users file", users_file);
-		goto fail;
-	}
-	if ((rc = klog_users_load(l->path, &l->users, err)) < 0 ||
+	if ((rc = users_open(l, users_file, err)) < 0 ||
 	    (rc = klog_scram_secret_init(&l->secret, err)) < 0)
 		goto fail;
 	l->sasl = (klog_sasl_config_t){ mechs, lookup, l, &l->secret };
 	if ((rc = klog_saslpool_new(wake, loop, &l->pool)) < 0 ||
-	    (rc = klog_loop_timer_start(loop, &l->reload, RELOAD_MS,
-	    RELOAD_MS)) < 0) {
+	    (l->path != NULL && (rc = klog_loop_timer_start(loop, &l->reload,
+	    RELOAD_MS, RELOAD_MS)) < 0)) {
 		klog_err_set(err, rc, "users: %s", klog_strerror(rc));
 		goto fail;
 	}
@@ -127,6 +140,12 @@ klog_logins_drain(klog_logins_t *l)
 		klog_saslpool_drain(l->pool);
 }
 
+int
+klog_logins_from_file(const klog_logins_t *l)
+{
+	return l->path != NULL;
+}
+
 size_t
 klog_logins_count(const klog_logins_t *l)
 {
@@ -138,7 +157,8 @@ klog_logins_free(klog_logins_t *l)
 {
 	if (l == NULL)
 		return;
-	klog_loop_timer_stop(l->loop, &l->reload);
+	if (l->path != NULL)
+		klog_loop_timer_stop(l->loop, &l->reload);
 	klog_saslpool_free(l->pool);
 	klog_users_free(l->users);
 	OPENSSL_cleanse(&l->secret, sizeof(l->secret));

@@ -6,6 +6,7 @@
 #include "klog/base/promtext.h"
 #include "klog/broker/fetcher.h"
 #include "klog/cluster/zkbroker.h"
+#include "klog/cluster/zklogins.h"
 #include "klog/cluster/zkkafka.h"
 #include "klog/cluster/zkrepl.h"
 #include "klog/core/offline.h"
@@ -32,6 +33,7 @@ struct klog_zkbroker {
 	klog_fetcher_t *fetcher;
 	klog_zkrepl_t *repl;
 	klog_zkkafka_t *kafka;     /* the Kafka listener's, if any */
+	klog_zklogins_t *logins;   /* SASL users from ZooKeeper, if so */
 };
 
 static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
@@ -136,7 +138,9 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 static void
 on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
-	if (klog_zkkafka_event(zb->kafka, ev) || klog_zkrepl_event(zb->repl, ev))
+	if (klog_zkkafka_event(zb->kafka, ev) ||
+	    klog_zkrepl_event(zb->repl, ev) ||
+	    klog_zklogins_event(zb->logins, ev))
 		return;
 	if (ev->type == KLOG_ZK_EVENT_DISCONNECTED ||
 	    ev->type == KLOG_ZK_EVENT_EXPIRED)
@@ -342,6 +346,25 @@ open_kafka(klog_zkbroker_t *zb, klog_err_t *err)
 	    ZOMBIE_SLACK_MS, err);
 }
 
+/* SASL listeners without a users file: the users in ZooKeeper. */
+static int
+open_logins(klog_zkbroker_t *zb, klog_err_t *err)
+{
+	klog_logins_t *l = klog_broker_logins(zb->b);
+	klog_logger_t log = { zb->cfg.log, zb->cfg.log_arg,
+	    zb->cfg.log_level };
+	int rc;
+
+	if (l == NULL || klog_logins_from_file(l))
+		return 0;
+	if ((rc = klog_zklogins_new(zb->zk, l, log, &zb->logins, err)) < 0)
+		return klog_err_set(err, rc, "users in ZooKeeper: %s",
+		    err->msg);
+	zlog(zb, KLOG_LEVEL_INFO, "users: %zu credentials from ZooKeeper",
+	    klog_logins_count(l));
+	return 0;
+}
+
 int
 klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
     klog_zkbroker_t **out, klog_err_t *err)
@@ -371,7 +394,8 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	if ((rc = register_broker(zb, klog_zk_session_ms(zb->zk) +
 	    ZOMBIE_SLACK_MS, err)) < 0)
 		goto fail;
-	if ((rc = open_repl(zb, err)) < 0 || (rc = open_kafka(zb, err)) < 0)
+	if ((rc = open_repl(zb, err)) < 0 || (rc = open_kafka(zb, err)) < 0 ||
+	    (rc = open_logins(zb, err)) < 0)
 		goto fail;
 	/* A topic that fails here is retried like any other. */
 	(void)klog_broker_topics(b, topic_one, zb);
@@ -409,6 +433,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 		    zb->cfg.replica_lag_ms, NULL, NULL, NULL, NULL);
 	}
 	klog_zkkafka_free(zb->kafka);
+	klog_zklogins_free(zb->logins);
 	klog_zkrepl_free(zb->repl);
 	klog_fetcher_free(zb->fetcher);
 	if (zb->watching)

@@ -322,3 +322,39 @@ getAcl /config/users/alice"
 ls /config/users"
 	[[ $output == *"[bob%40example.com]"* ]]
 }
+
+@test "a cluster broker logs SASL users in from /config/users, and takes a user added or removed there without a restart" {
+	local kp log=$TMP/broker-1.log
+	printf 'alice-secret\n' | klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		users add alice >/dev/null
+	kp=$(free_port)
+	start_zk_broker 1 --zk-auth-file "$AUTH" \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:$kp"
+	wait_port "$kp" 5
+	grep -q 'users: 2 credentials from ZooKeeper' "$log"
+	ksp() {
+		timeout 20 kcat -b "127.0.0.1:$kp" -X security.protocol=sasl_plaintext \
+			-X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username="$1" \
+			-X sasl.password="$2" -L -m 3 2>&1
+	}
+	run -0 ksp alice alice-secret
+	run ! ksp bob bob-secret
+	[[ $output == *"SASL authentication error"* ]]
+	printf 'bob-secret\n' | klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		users add bob >/dev/null
+	local n=50
+	until ksp bob bob-secret >/dev/null; do
+		n=$((n - 1)); [ "$n" -gt 0 ]; sleep 0.1
+	done
+	klog-group -Z "$ZKC" --zk-auth-file "$AUTH" users remove alice \
+		>/dev/null
+	n=50
+	while ksp alice alice-secret >/dev/null; do
+		n=$((n - 1)); [ "$n" -gt 0 ]; sleep 0.1
+	done
+	grep -q 'users: 2 credentials from ZooKeeper' "$log"
+	# Without an identity the users cannot be read: no SASL from them.
+	run -64 klog-serve -Z "$ZKC" --broker-id 2 -l 127.0.0.1:0 \
+		-d "$TMP/b2" --kafka-listen "SASL_PLAINTEXT://127.0.0.1:0"
+	[[ $output == *"--zk-auth-file for ZooKeeper's /config/users"* ]]
+}

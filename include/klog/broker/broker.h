@@ -39,6 +39,7 @@
 
 #include "klog/base/error.h"
 #include "klog/base/logger.h"
+#include "klog/broker/logins.h"
 #include "klog/broker/metrics.h"
 #include "klog/core/core.h"
 #include "klog/kafka/kafka.h"
@@ -79,6 +80,8 @@ typedef struct klog_broker_config {
 	 * from this file (logins.h) with these mechanisms (sasl.h bits; 0:
 	 * the default, the two SCRAMs). */
 	const char *users_file;
+	int users_from_zk;             /* no file: a cluster's users come
+	                                  from ZooKeeper (zklogins.h) */
 	unsigned sasl_mechs;
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
@@ -188,6 +191,9 @@ klog_loop_t *klog_broker_loop(klog_broker_t *b);
 
 /* Its core, for the cluster layer's replicated partitions (replicated.h). */
 klog_core_t *klog_broker_core(klog_broker_t *b);
+
+/* The SASL logins of its SASL_* listeners, or NULL without one. */
+klog_logins_t *klog_broker_logins(klog_broker_t *b);
 
 /*
  * Serve until klog_broker_stop(); then stop accepting and reading, answer
