@@ -1,7 +1,7 @@
 /*
  * The Kafka protocol's front end; see kafka.h.  This file frames requests
- * and answers ApiVersions, Metadata, Produce, Fetch and ListOffsets; the
- * group APIs are in groups.c.
+ * and answers ApiVersions, Produce, Fetch and ListOffsets; Metadata is in
+ * kmetadata.c, the group APIs in groups.c.
  *
  * Produce: each partition's MessageSet is transcoded into a 0.7 set in a
  * buffer of its request (kmsg.h), which the core stages and writes at
@@ -508,196 +508,6 @@ handle_list_offsets(klog_kafka_t *k, const klog_kreq_t *r)
 		out->failed = 1;
 }
 
-/* ---- metadata ---- */
-
-/* A topic's entry: its partitions, each led by this broker; a topic asked
- * for by name that does not exist is created, as Kafka's
- * auto.create.topics.enable does, when auto-creation is on. */
-static int
-meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
-    size_t *np)
-{
-	char topic[KLOG_TOPIC_MAX + 1];
-	klog_err_t err;
-	int parts = 0;
-
-	*mt = (klog_kmeta_topic_t){ .name = name };
-	mt->error = klog_kwire_error_from_wire(klog_core_topic_meta(k->core,
-	    name, &parts));
-	if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
-	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX) {
-		memcpy(topic, name.p, name.len);
-		topic[name.len] = '\0';
-		if (klog_core_create_topic(k->core, topic,
-		    k->cfg.default_partitions, &err) == 0)
-			mt->error = klog_kwire_error_from_wire(
-			    klog_core_topic_meta(k->core, name, &parts));
-		else
-			mt->error = err.code == -KLOG_ETOPIC ?
-			    KLOG_KERR_INVALID_TOPIC : KLOG_KERR_UNKNOWN;
-	}
-	if (mt->error != KLOG_KERR_NONE)
-		parts = 0;
-	if (klog_buf_grow((void **)&k->mparts, &k->mparts_cap,
-	    (*np + (size_t)parts + 1) * sizeof(*k->mparts)) < 0)
-		return -1;
-	for (int p = 0; p < parts; p++)
-		k->mparts[*np + (size_t)p] = (klog_kmeta_part_t){ 0, p,
-		    k->cfg.broker_id, 1, 1, &k->cfg.broker_id,
-		    &k->cfg.broker_id };
-	mt->nparts = (uint32_t)parts;
-	*np += (size_t)parts;
-	return 0;
-}
-
-static int16_t
-cluster_error(int rc)
-{
-	switch (rc) {
-	case -KLOG_ENOTOPIC:
-	case -KLOG_ENOENT:
-		return KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	case -KLOG_ETOPIC:
-	case -KLOG_EINVAL:
-		return KLOG_KERR_INVALID_TOPIC;
-	default:
-		return KLOG_KERR_LEADER_NOT_AVAILABLE;  /* retriable */
-	}
-}
-
-/* One topic of a cluster's Metadata: its partitions copied to k->pmeta
- * from *np on. */
-static int
-cluster_topic(klog_kafka_t *k, klog_str_t name, int create,
-    klog_kmeta_topic_t *mt, size_t *np)
-{
-	char topic[KLOG_TOPIC_MAX + 1];
-	const klog_kafka_pmeta_t *parts = NULL;
-	uint32_t n = 0;
-	int rc;
-
-	*mt = (klog_kmeta_topic_t){ .name = name };
-	if (klog_str_cstr(name, topic, sizeof(topic)) < 0) {
-		mt->error = KLOG_KERR_INVALID_TOPIC;
-		return 0;
-	}
-	rc = k->cluster.topic(k->cluster.arg, topic, create &&
-	    k->cfg.auto_create, &parts, &n);
-	if (rc < 0) {
-		mt->error = cluster_error(rc);
-		return 0;
-	}
-	if (klog_buf_grow((void **)&k->pmeta, &k->pmeta_cap,
-	    (*np + n + 1) * sizeof(*k->pmeta)) < 0)
-		return -1;
-	memcpy(k->pmeta + *np, parts, n * sizeof(*parts));
-	mt->nparts = n;
-	*np += n;
-	return 0;
-}
-
-/* Cluster mode: the brokers with Kafka listeners, each partition's leader
- * among them (clients send there, and ask again on NOT_LEADER). */
-static void
-cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
-    uint32_t asked, int all)
-{
-	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kmeta_broker_t self = kafka_self(k);
-	const klog_kmeta_broker_t *brokers = &self;
-	char *const *tnames = NULL;
-	size_t nb = 1, nt = asked, np = 0, at = 0;
-
-	if (k->cluster.brokers(k->cluster.arg, &brokers, &nb) < 0 || nb == 0) {
-		brokers = &self;
-		nb = 1;
-	}
-	if (all && k->cluster.topics(k->cluster.arg, &tnames, &nt) < 0)
-		nt = 0;
-	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
-	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
-		out->failed = 1;
-		return;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		klog_str_t name = all ? (klog_str_t){ tnames[i],
-		    (uint16_t)strlen(tnames[i]) } : names[i];
-
-		if (cluster_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
-			out->failed = 1;
-			return;
-		}
-	}
-	if (klog_buf_grow((void **)&k->mparts, &k->mparts_cap,
-	    (np + 1) * sizeof(*k->mparts)) < 0) {
-		out->failed = 1;
-		return;
-	}
-	for (size_t i = 0; i < np; i++) {
-		const klog_kafka_pmeta_t *pm = &k->pmeta[i];
-
-		k->mparts[i] = (klog_kmeta_part_t){ pm->error, 0, pm->leader,
-		    pm->nreplicas, pm->nisr, pm->replicas, pm->isr };
-	}
-	for (size_t i = 0; i < nt; i++) {
-		k->mtopics[i].parts = k->mparts + at;
-		for (uint32_t j = 0; j < k->mtopics[i].nparts; j++)
-			k->mparts[at + j].id = (int32_t)j;
-		at += k->mtopics[i].nparts;
-	}
-	klog_kwire_metadata_resp(out, r->correlation, r->version, brokers,
-	    (uint32_t)nb, brokers[0].id, k->mtopics, (uint32_t)nt);
-}
-
-static void
-handle_metadata(klog_kafka_t *k, const klog_kreq_t *r)
-{
-	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kmeta_broker_t self = kafka_self(k);
-	klog_str_t *names;
-	uint32_t asked;
-	size_t nt, np = 0, at = 0;
-	int all, parts;
-
-	if (klog_kwire_metadata(r, &k->parts, &asked, &all) < 0) {
-		k->bad = "a Metadata request that does not parse";
-		return;
-	}
-	names = k->parts.p;
-	if (k->clustered) {
-		cluster_metadata(k, r, names, asked, all);
-		return;
-	}
-	nt = all ? klog_core_topic_count(k->core) : asked;
-	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
-	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
-		out->failed = 1;
-		return;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		klog_str_t name = names != NULL && !all ? names[i] :
-		    (klog_str_t){ NULL, 0 };
-
-		if (all) {
-			const char *s = klog_core_topic_at(k->core, i, &parts);
-
-			name = (klog_str_t){ s, (uint16_t)strlen(s) };
-		}
-		if (meta_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
-			out->failed = 1;
-			return;
-		}
-	}
-	/* The partitions' array may have moved as it grew: point each
-	 * topic at its share only now. */
-	for (size_t i = 0; i < nt; i++) {
-		k->mtopics[i].parts = k->mparts + at;
-		at += k->mtopics[i].nparts;
-	}
-	klog_kwire_metadata_resp(out, r->correlation, r->version, &self, 1,
-	    k->cfg.broker_id, k->mtopics, (uint32_t)nt);
-}
-
 /* ---- parked requests ---- */
 
 /* A parked request is answered: encode it where it waited in line. */
@@ -772,7 +582,7 @@ static const struct kafka_api {
 	{ { KLOG_KAPI_PRODUCE, 0, 3 }, handle_produce },
 	{ { KLOG_KAPI_FETCH, 0, 4 }, handle_fetch },
 	{ { KLOG_KAPI_LIST_OFFSETS, 0, 1 }, handle_list_offsets },
-	{ { KLOG_KAPI_METADATA, 0, 1 }, handle_metadata },
+	{ { KLOG_KAPI_METADATA, 0, 1 }, kafka_metadata },
 	{ { KLOG_KAPI_OFFSET_COMMIT, 0, 2 }, kafka_offset_commit },
 	{ { KLOG_KAPI_OFFSET_FETCH, 0, 1 }, kafka_offset_fetch },
 	{ { KLOG_KAPI_FIND_COORDINATOR, 0, 0 }, kafka_find_coordinator },

@@ -1,7 +1,8 @@
 /*
- * What lib/kafka/kafka.c (framing, produce, fetch, offsets, metadata) and
- * lib/kafka/groups.c (the group APIs) share: the front end's state.  Private
- * to those two files.
+ * What lib/kafka/kafka.c (framing, produce, fetch, offsets),
+ * lib/kafka/kmetadata.c (Metadata), lib/kafka/groups.c (the group APIs)
+ * and lib/kafka/ksasl.c (SASL) share: the front end's state.  Private to
+ * those files.
  */
 #ifndef KLOG_KAFKA_IMPL_H
 #define KLOG_KAFKA_IMPL_H
@@ -77,6 +78,9 @@ size_t kafka_sasl_frame(klog_kafka_t *k, klog_conn_t *c, const uint8_t *data,
 /* SaslHandshake or SaslAuthenticate where none is expected:
  * ILLEGAL_SASL_STATE (34). */
 void kafka_sasl_misplaced(klog_kafka_t *k, const klog_kreq_t *r);
+
+/* Metadata (kmetadata.c): answers r onto k->q. */
+void kafka_metadata(klog_kafka_t *k, const klog_kreq_t *r);
 
 /* The group APIs (groups.c); each answers r onto k->q, or in line
  * later. */
