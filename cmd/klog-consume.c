@@ -190,7 +190,7 @@ static const char *const usage_text[] = {
 	"Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
 	"69 broker or ZooKeeper\n"
 	"unavailable, "
-	"74 I/O error, 77 ZooKeeper refused the identity or a change.\n",
+	"74 I/O error, 77 not authorized, or ZooKeeper refused the identity.\n",
 };
 
 static void

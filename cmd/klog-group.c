@@ -801,6 +801,9 @@ admin_refused(const char *cmd, const char *topic, int asked, int16_t error,
 		    "replicated: its partitions are ZooKeeper's: %s it with -Z",
 		    cmd, topic, strncmp(cmd, "create", 6) == 0 ? "create" :
 		    strncmp(cmd, "alter", 5) == 0 ? "alter" : "delete");
+	case KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED:
+		return klog_err_set(err, -KLOG_EDENIED, "%s: topic \"%s\": %s",
+		    cmd, topic, klog_wire_error_text(error));
 	default:
 		return klog_err_set(err, -KLOG_EBROKER, "%s: topic \"%s\": "
 		    "the broker answered %s (its log says why)", cmd, topic,

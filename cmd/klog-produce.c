@@ -165,7 +165,7 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
 	    "65 bad -J input,\n69 broker or ZooKeeper unavailable, 74 I/O "
-	    "error, 77 ZooKeeper refused\nthe identity.\n");
+	    "error, 77 not authorized, or\nZooKeeper refused the identity.\n");
 }
 
 /* A bare number is milliseconds. */
@@ -827,7 +827,9 @@ run_status(const run_t *r, int rc)
 		status = KLOG_EXIT_FAIL;
 	if (status == 0) {
 		klog_producer_stats(r->p, &st);
-		if (st.acked != st.records)
+		if (st.denied > 0)
+			status = KLOG_EXIT_NOPERM;
+		else if (st.acked != st.records)
 			status = KLOG_EXIT_FAIL;
 	}
 	return status;

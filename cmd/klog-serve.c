@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "klog/auth/authz.h"
 #include "klog/auth/sasl.h"
 #include "klog/base/config.h"
 #include "klog/base/exit.h"
@@ -32,7 +33,9 @@
 #define ZK_CONNECT_MS 30000
 
 enum {
-	OPT_ADVERTISE = 256,
+	OPT_ACLS = 256,
+	OPT_ADVERTISE,
+	OPT_ALLOW_EVERYONE,
 	OPT_BROKER_ID,
 	OPT_CLEANUP,
 	OPT_COLD_READ_RATE,
@@ -53,6 +56,7 @@ enum {
 	OPT_NO_AUTO_CREATE,
 	OPT_PARTITIONS,
 	OPT_REPLICA_LAG,
+	OPT_REPLICA_PRINCIPAL,
 	OPT_RETENTION_BYTES,
 	OPT_RETENTION_HOURS,
 	OPT_SASL_MECHANISMS,
@@ -61,6 +65,7 @@ enum {
 	OPT_SSL_CERT,
 	OPT_SSL_CLIENT_AUTH,
 	OPT_SSL_KEY,
+	OPT_SUPER_USERS,
 	OPT_TOPIC,
 	OPT_UNCLEAN,
 	OPT_USERS,
@@ -73,7 +78,10 @@ enum {
 
 static const char optstring[] = ":c:d:hl:qvZ:";
 static const struct option longopts[] = {
+	{ "acls", required_argument, NULL, OPT_ACLS },
 	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
+	{ "allow-everyone-if-no-acl-found", no_argument, NULL,
+	    OPT_ALLOW_EVERYONE },
 	{ "broker-id", required_argument, NULL, OPT_BROKER_ID },
 	{ "cleanup-interval", required_argument, NULL, OPT_CLEANUP },
 	{ "cold-read-rate", required_argument, NULL, OPT_COLD_READ_RATE },
@@ -99,6 +107,8 @@ static const struct option longopts[] = {
 	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "replica-lag-time", required_argument, NULL, OPT_REPLICA_LAG },
+	{ "replica-principal", required_argument, NULL,
+	    OPT_REPLICA_PRINCIPAL },
 	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 	{ "retention-bytes", required_argument, NULL, OPT_RETENTION_BYTES },
 	{ "retention-hours", required_argument, NULL, OPT_RETENTION_HOURS },
@@ -108,6 +118,7 @@ static const struct option longopts[] = {
 	{ "ssl-cert", required_argument, NULL, OPT_SSL_CERT },
 	{ "ssl-client-auth", required_argument, NULL, OPT_SSL_CLIENT_AUTH },
 	{ "ssl-key", required_argument, NULL, OPT_SSL_KEY },
+	{ "super-users", required_argument, NULL, OPT_SUPER_USERS },
 	{ "topic", required_argument, NULL, OPT_TOPIC },
 	{ "unclean-leader-election", no_argument, NULL, OPT_UNCLEAN },
 	{ "users", required_argument, NULL, OPT_USERS },
@@ -256,6 +267,18 @@ static const char *const usage_text[] = {
 	"the two\n"
 	"                             SCRAMs (default: the SCRAMs; PLAIN only "
 	"over TLS)\n",
+	/* authorization: Kafka's ACLs */
+	"      --acls FILE            decide every request by the ACLs of "
+	"FILE (klog-group\n"
+	"                             --acls FILE acls), read again when "
+	"it changes\n"
+	"      --super-users 'User:A;User:B'  principals allowed "
+	"everything (with --acls)\n"
+	"      --allow-everyone-if-no-acl-found  allow what no ACL names "
+	"(default: deny)\n"
+	"      --replica-principal PATTERN  the principal of replica "
+	"{id}'s fetches\n"
+	"                             (default User:CN=broker-{id})\n",
 	/* cluster mode */
 	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
 	"at\n"
@@ -569,6 +592,33 @@ apply_cluster(opts_t *o, int id, const char *v, const char *what, int b)
 	}
 }
 
+/* Authorization: the ACL file and what goes with it. */
+static int
+apply_authz(opts_t *o, int id, const char *v, const char *what, int b)
+{
+	klog_broker_config_t *c = &o->cfg;
+	klog_err_t err = { 0 };
+
+	switch (id) {
+	case OPT_ACLS:
+		c->acl_file = v;
+		return 1;
+	case OPT_SUPER_USERS:
+		c->super_users = v;
+		return 1;
+	case OPT_ALLOW_EVERYONE:
+		c->allow_everyone_if_no_acl = b;
+		return 1;
+	case OPT_REPLICA_PRINCIPAL:
+		if (klog_authz_replica_pattern_check(v, &err) < 0)
+			cli_misuse("%s %s", what, err.msg);
+		c->replica_principal = v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * Apply one option with its value (NULL for a flag given on the command
  * line).  what names it in messages: "--flush-ms" or "FILE:3: flush-ms".
@@ -581,17 +631,19 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	int b = 1;
 
 	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == OPT_UNCLEAN ||
-	    id == 'q' ||
+	    id == OPT_ALLOW_EVERYONE || id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
 	    id == OPT_KAFKA_LISTEN || id == OPT_METRICS_LISTEN ||
 	    id == OPT_SSL_CERT || id == OPT_SSL_KEY || id == OPT_SSL_CA ||
-	    id == OPT_USERS || id == OPT_ZK_AUTH) &&
+	    id == OPT_USERS || id == OPT_ZK_AUTH || id == OPT_ACLS ||
+	    id == OPT_SUPER_USERS || id == OPT_REPLICA_PRINCIPAL) &&
 	    (v = strdup(v)) == NULL)
 		cli_misuse("out of memory");
 	if (!apply_basic(o, id, v, what, b) && !apply_log(&o->cfg, id, v,
-	    what) && !apply_limits(&o->cfg, id, v, what))
+	    what) && !apply_limits(&o->cfg, id, v, what) &&
+	    !apply_authz(o, id, v, what, b))
 		apply_cluster(o, id, v, what, b);
 }
 
@@ -830,6 +882,11 @@ check_opts(const opts_t *o)
 {
 	if (o->quiet && o->verbose)
 		cli_misuse("-q and -v cannot be used together");
+	if (o->cfg.acl_file == NULL && (o->cfg.super_users != NULL ||
+	    o->cfg.allow_everyone_if_no_acl ||
+	    o->cfg.replica_principal != NULL))
+		cli_misuse("--super-users, --allow-everyone-if-no-acl-found "
+		    "and --replica-principal need --acls");
 	if (o->zk_auth_file != NULL && o->zookeeper == NULL)
 		cli_misuse("--zk-auth-file needs -Z");
 }

@@ -298,16 +298,17 @@ _klog_consume()
 _klog_serve()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local opts='--advertise --broker-id -c --config --cleanup-interval
+	local opts='--acls --advertise --allow-everyone-if-no-acl-found
+		--broker-id -c --config --cleanup-interval
 		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help
 		--kafka-advertise --kafka-listen -l --listen
 		--max-connections --max-connections-per-address --max-pending-bytes
 		--idle-timeout --request-timeout --max-message-bytes --max-open-segments
 		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
-		--replica-lag-time
+		--replica-lag-time --replica-principal
 		--retention-bytes --retention-hours --sasl-mechanisms --segment-bytes
-		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --topic --unclean-leader-election
-		--users
+		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --super-users --topic
+		--unclean-leader-election --users
 		-v --verbose --version
 		-Z --zookeeper --zk-auth-file --zk-connect-timeout --zk-session-timeout'
 
@@ -318,7 +319,7 @@ _klog_serve()
 		COMPREPLY=( $(compgen -d -- "$cur") )
 		return 0
 		;;
-	-c|--config|--ssl-ca|--ssl-cert|--ssl-key|--users|--zk-auth-file)
+	-c|--config|--ssl-ca|--ssl-cert|--ssl-key|--users|--zk-auth-file|--acls)
 		_klog_files "$cur"
 		return 0
 		;;

@@ -105,7 +105,7 @@ usage_options(FILE *f)
 	    "broker; or no ACL\nto remove), 64 usage, 65 corrupt data (a "
 	    "malformed users or ACL file), 69\nZooKeeper or broker "
 	    "unavailable (or live brokers that did not finish a\n"
-	    "delete-topic in time), 74 I/O error, 77 not authorized (a "
-	    "ZooKeeper node's\nACL wants --zk-auth-file's identity) or "
-	    "the identity refused.\n");
+	    "delete-topic in time), 74 I/O error, 77 not authorized (the "
+	    "broker's ACLs, or a\nZooKeeper node's ACL that wants "
+	    "--zk-auth-file's identity) or the identity refused.\n");
 }

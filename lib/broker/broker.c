@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "klog/auth/authz.h"
 #include "klog/broker/broker.h"
 #include "klog/broker/logins.h"
 #include "klog/broker/metrics.h"
@@ -75,6 +76,10 @@ struct klog_broker {
 	int tls_on[3];             /* each listener's KLOG_SEC_* bits */
 	klog_logins_t *logins;     /* when a listener is SASL_* */
 	klog_timer_t tls_reload;
+	/* Authorization: the ACLs the fronts decide by, or NULL, and the
+	 * timer that looks at their file. */
+	klog_authz_t *authz;
+	klog_timer_t authz_reload;
 };
 
 void
@@ -297,6 +302,7 @@ open_conns(klog_broker_t *b)
 		.advertised_host = b->adv_host,
 		.advertised_port = klog_broker_advertised_port(b),
 		.crc_threads = crc_threads(&b->cfg),
+		.authz = b->authz,
 		.log = b->log,
 	};
 	klog_conns_config_t cc = {
@@ -343,6 +349,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 		.advertised_port = klog_broker_kafka_advertised_port(b),
 		.auto_create = b->cfg.auto_create,
 		.default_partitions = b->cfg.default_partitions,
+		.authz = b->authz,
 		.log = b->log,
 	};
 	int rc, fd;
@@ -484,6 +491,37 @@ open_logins(klog_broker_t *b, klog_err_t *err)
 	    &b->logins, err);
 }
 
+static void
+on_authz_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
+{
+	klog_broker_t *b = arg;
+
+	(void)loop;
+	(void)t;
+	klog_authz_reload(b->authz);  /* logs what it took up, or refused */
+}
+
+/* The ACLs, when asked for: loaded now (a bad file fails the start), and
+ * looked at again every second. */
+static int
+open_authz(klog_broker_t *b, klog_err_t *err)
+{
+	klog_authz_config_t ac = { b->cfg.acl_file, b->cfg.super_users,
+	    b->cfg.allow_everyone_if_no_acl, b->cfg.replica_principal,
+	    b->log };
+	int rc;
+
+	if (b->cfg.acl_file == NULL)
+		return 0;
+	if ((rc = klog_authz_new(&ac, &b->authz, err)) < 0)
+		return rc;
+	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "ACLs: %s: %zu ACLs in "
+	    "force", b->cfg.acl_file, klog_acl_count(klog_authz_set(b->authz)));
+	klog_timer_init(&b->authz_reload, on_authz_reload, b);
+	return klog_loop_timer_start(b->loop, &b->authz_reload,
+	    KLOG_AUTHZ_RELOAD_MS, KLOG_AUTHZ_RELOAD_MS);
+}
+
 /*
  * Take the security protocol off each listener's address (the address
  * strings become the bare ones) and, if one is TLS, the TLS context.
@@ -563,7 +601,7 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 		rc = klog_err_set(err, rc, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	if ((rc = open_tls(b, err)) < 0)
+	if ((rc = open_tls(b, err)) < 0 || (rc = open_authz(b, err)) < 0)
 		goto fail;
 	b->cfg.data_dir = b->data_dir;
 	b->cfg.listen = b->listen;
@@ -799,6 +837,10 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 	/* After the connections too: a login being checked is cancelled
 	 * with its connection's session. */
 	klog_logins_free(b->logins);
+	if (b->authz != NULL)
+		klog_loop_timer_stop(b->loop, &b->authz_reload);
+	/* After the fronts, which decide by it. */
+	klog_authz_free(b->authz);
 	klog_loop_free(b->loop);
 	free(b->listen);
 	free(b->data_dir);

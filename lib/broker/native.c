@@ -8,6 +8,7 @@
  */
 #include <sys/uio.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,88 @@ finish(klog_core_park_t *pk)
 	klog_conn_want_write(pk->conn);
 }
 
+/* ---- authorization (authz.h; everything allowed without ACLs) ---- */
+
+static int
+may(klog_native_t *n, klog_acl_op_t op, klog_acl_res_t res, klog_str_t name)
+{
+	klog_connauth_t *a;
+
+	if (n->cfg.authz == NULL)
+		return 1;
+	a = klog_conn_auth(n->conn);
+	return klog_authz_check(n->cfg.authz, klog_connauth_principal(a),
+	    klog_connauth_host(a), op, res, name.p, name.len);
+}
+
+static int
+may_create(klog_native_t *n, klog_str_t topic)
+{
+	klog_connauth_t *a;
+
+	if (n->cfg.authz == NULL)
+		return 1;
+	a = klog_conn_auth(n->conn);
+	return klog_authz_create_topic(n->cfg.authz,
+	    klog_connauth_principal(a), klog_connauth_host(a), topic.p,
+	    topic.len);
+}
+
+/* The parts (n of size bytes, a topic first in each) of topics the
+ * principal may do op on, moved in front; their count, or -1. */
+static int
+split_allowed(klog_native_t *n, klog_acl_op_t op, void *parts, size_t size,
+    uint32_t count)
+{
+	klog_connauth_t *a;
+	int rc;
+
+	if (n->cfg.authz == NULL)
+		return (int)count;
+	a = klog_conn_auth(n->conn);
+	rc = klog_authz_split(n->cfg.authz, klog_connauth_principal(a),
+	    klog_connauth_host(a), op, parts, size, 0, count);
+	return rc < 0 ? -1 : rc;
+}
+
+/* The fetch and offsets parts split above start alike. */
+_Static_assert(offsetof(klog_fetch_part_t, partition) ==
+    offsetof(klog_offsets_part_t, partition), "parts start alike");
+
+/* Items [from, count) answer TOPIC_AUTHORIZATION_FAILED for their parts,
+ * which the core never saw. */
+static void
+refused_items(klog_core_item_t *items, uint32_t from, uint32_t count,
+    const void *parts, size_t size)
+{
+	for (uint32_t i = from; i < count; i++) {
+		const uint8_t *p = (const uint8_t *)parts + (size_t)i * size;
+		klog_str_t topic;
+		int32_t partition;
+
+		memcpy(&topic, p, sizeof(topic));
+		memcpy(&partition, p + offsetof(klog_fetch_part_t, partition),
+		    sizeof(partition));
+		items[i] = (klog_core_item_t){ .topic = topic,
+		    .partition = partition, .offset = -1, .target = -1,
+		    .staged = -1, .error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED };
+	}
+}
+
+/* Why a produce to topic is refused: WRITE on it, and CREATE when the
+ * produce would create it; KLOG_WIRE_NONE when it is not. */
+static int16_t
+produce_refusal(klog_native_t *n, klog_str_t topic)
+{
+	int parts;
+
+	if (!may(n, KLOG_ACL_WRITE, KLOG_ACL_TOPIC, topic) ||
+	    (klog_core_topic_meta(n->core, topic, &parts) ==
+	    KLOG_WIRE_UNKNOWN_TOPIC && !may_create(n, topic)))
+		return KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
+	return KLOG_WIRE_NONE;
+}
+
 /* ---- requests ---- */
 
 static void
@@ -353,6 +436,36 @@ answer_produce(klog_native_t *n, int32_t corr, klog_core_item_t *items,
 		klog_core_note_result(&items[i], n->s.errpos[i]);
 }
 
+/*
+ * With ACLs, each part on its own: a refused one is answered
+ * TOPIC_AUTHORIZATION_FAILED and never reaches the core (its set is
+ * still passed in the precheck's order, so the sets after it stay
+ * trusted).  Returns how many parts an acks=all request waits for.
+ */
+static int
+produce_each(klog_native_t *n, const klog_produce_req_t *req,
+    klog_core_item_t *items)
+{
+	int waits = 0;
+
+	for (uint32_t i = 0; i < req->count; i++) {
+		klog_produce_part_t pp = req->parts[i];
+		klog_produce_req_t one = { req->acks, req->timeout_ms, 1, &pp };
+		int16_t denied = produce_refusal(n, pp.topic);
+
+		if (denied == KLOG_WIRE_NONE) {
+			waits += klog_core_produce(n->core, &one, trusted, n,
+			    &items[i]);
+			continue;
+		}
+		(void)trusted(n, &pp);
+		items[i] = (klog_core_item_t){ .topic = pp.topic,
+		    .partition = pp.partition, .offset = -1, .target = -1,
+		    .staged = -1, .error = denied };
+	}
+	return waits;
+}
+
 static void
 handle_produce(klog_native_t *n, const klog_req_header_t *h,
     const uint8_t *body, size_t len)
@@ -371,7 +484,8 @@ handle_produce(klog_native_t *n, const klog_req_header_t *h,
 		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
-	waits = klog_core_produce(n->core, &req, trusted, n, items);
+	waits = n->cfg.authz == NULL ? klog_core_produce(n->core, &req,
+	    trusted, n, items) : produce_each(n, &req, items);
 	if (req.acks != KLOG_ACKS_NONE && waits == 0)
 		answer_produce(n, corr, items, req.count);
 	else if (req.acks != KLOG_ACKS_NONE &&
@@ -390,25 +504,47 @@ handle_fetch(klog_native_t *n, const klog_req_header_t *h,
 	klog_fetch_req_t req;
 	klog_core_item_t *items;
 	klog_core_park_t *pk;
+	uint32_t count;
+	int allowed, now;
 
 	if (klog_proto_decode_fetch_grow(body, len, &req, &n->s.parts) < 0) {
 		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
-	if ((items = scratch_items(n, req.count)) == NULL) {
+	if ((items = scratch_items(n, req.count)) == NULL ||
+	    (allowed = split_allowed(n, KLOG_ACL_READ, req.parts,
+	    sizeof(*req.parts), req.count)) < 0) {
 		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
-	if (klog_core_fetch(n->core, &req, items)) {
-		encode_fetch(n, n->q, corr, items, req.count);
+	/* The core sees the partitions allowed; the refused follow them. */
+	count = req.count;
+	req.count = (uint32_t)allowed;
+	now = klog_core_fetch(n->core, &req, items);
+	refused_items(items, req.count, count, req.parts, sizeof(*req.parts));
+	if (now) {
+		encode_fetch(n, n->q, corr, items, count);
 		return;
 	}
-	if ((pk = park(n, KLOG_CORE_FETCH, corr, items, req.count,
+	if ((pk = park(n, KLOG_CORE_FETCH, corr, items, count,
 	    1)) == NULL) {
 		out->failed = 1;
 		return;
 	}
 	klog_core_park_fetch(pk, req.min_bytes, req.max_wait_ms);
+}
+
+/* CLUSTER_ACTION, and the principal of the broker whose id it claims. */
+static int
+may_replicate(klog_native_t *n, int32_t replica_id)
+{
+	klog_connauth_t *a;
+
+	if (n->cfg.authz == NULL)
+		return 1;
+	a = klog_conn_auth(n->conn);
+	return klog_authz_replica(n->cfg.authz, klog_connauth_principal(a),
+	    klog_connauth_host(a), replica_id);
 }
 
 static void
@@ -426,6 +562,11 @@ handle_rfetch(klog_native_t *n, const klog_req_header_t *h,
 		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
+	if (!may_replicate(n, req.replica_id)) {
+		encode_error(n, out, corr,
+		    KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED);
+		return;
+	}
 	if ((it = scratch_items(n, 1)) == NULL) {
 		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
@@ -441,7 +582,7 @@ handle_rfetch(klog_native_t *n, const klog_req_header_t *h,
 	klog_core_park_fetch(pk, 1, req.max_wait_ms);
 }
 
-/* No response: a malformed one is dropped as a whole. */
+/* No response: a malformed or refused one is dropped as a whole. */
 static void
 handle_rpos(klog_native_t *n, const klog_req_header_t *h,
     const uint8_t *body, size_t len)
@@ -449,7 +590,8 @@ handle_rpos(klog_native_t *n, const klog_req_header_t *h,
 	klog_rfetch_req_t req;
 
 	(void)h;
-	if (klog_proto_decode_rpos(body, len, &req) == 0)
+	if (klog_proto_decode_rpos(body, len, &req) == 0 &&
+	    may_replicate(n, req.replica_id))
 		klog_core_rpos(n->core, &req);
 }
 
@@ -461,16 +603,22 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_core_item_t *items;
 	uint32_t got;
+	int allowed;
 
 	if (klog_proto_decode_offsets_grow(body, len, &n->s.parts, &got) < 0) {
 		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
-	if ((items = scratch_items(n, got)) == NULL) {
+	if ((items = scratch_items(n, got)) == NULL ||
+	    (allowed = split_allowed(n, KLOG_ACL_DESCRIBE, n->s.parts.p,
+	    sizeof(klog_offsets_part_t), got)) < 0) {
 		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
-	if (klog_core_offsets(n->core, n->s.parts.p, got, items) == 0)
+	refused_items(items, (uint32_t)allowed, got, n->s.parts.p,
+	    sizeof(klog_offsets_part_t));
+	if (klog_core_offsets(n->core, n->s.parts.p, (uint32_t)allowed,
+	    items) == 0)
 		encode_offsets(n, out, corr, items, got);
 	else if (park(n, KLOG_CORE_OFFSETS, corr, items, got, 0) == NULL)
 		out->failed = 1;
@@ -484,6 +632,10 @@ meta_topic(klog_native_t *n, klog_str_t name, klog_meta_topic_t *mt)
 	int parts;
 
 	*mt = (klog_meta_topic_t){ .topic = name, .broker_id = -1 };
+	if (!may(n, KLOG_ACL_DESCRIBE, KLOG_ACL_TOPIC, name)) {
+		mt->error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
+		return;
+	}
 	if ((mt->error = klog_core_topic_meta(n->core, name, &parts)) != 0)
 		return;
 	mt->partitions = parts;
@@ -502,8 +654,9 @@ handle_metadata(klog_native_t *n, const klog_req_header_t *h,
 	klog_metadata_t md = { .broker_id = n->cfg.broker_id, .nbrokers = 1,
 	    .brokers = &self };
 	klog_str_t *names;
+	klog_connauth_t *a = klog_conn_auth(n->conn);
 	uint32_t got;
-	size_t nt;
+	size_t nt, shown = 0;
 	int parts;
 
 	if (klog_proto_decode_metadata_grow(body, len, &n->s.parts, &got) < 0) {
@@ -521,18 +674,34 @@ handle_metadata(klog_native_t *n, const klog_req_header_t *h,
 		const char *name;
 
 		if (got > 0) {
-			meta_topic(n, names[i], &n->s.mtopics[i]);
+			meta_topic(n, names[i], &n->s.mtopics[shown++]);
 			continue;
 		}
 		name = klog_core_topic_at(n->core, i, &parts);
-		n->s.mtopics[i] = (klog_meta_topic_t){ KLOG_WIRE_NONE,
+		/* Of all topics, those it may not describe are left out. */
+		if (!klog_authz_visible(n->cfg.authz,
+		    klog_connauth_principal(a), klog_connauth_host(a), name,
+		    strlen(name)))
+			continue;
+		n->s.mtopics[shown++] = (klog_meta_topic_t){ KLOG_WIRE_NONE,
 		    { name, (uint16_t)strlen(name) }, parts,
 		    n->cfg.broker_id };
 	}
-	md.ntopics = (uint32_t)nt;
+	md.ntopics = (uint32_t)shown;
 	md.topics = n->s.mtopics;
 	if (klog_proto_encode_metadata_resp(out, corr, &md) < 0)
 		out->failed = 1;
+}
+
+/* CREATE_TOPIC needs CREATE on the cluster, else on the topic;
+ * ALTER_TOPIC ALTER and DELETE_TOPIC DELETE on the topic. */
+static int
+may_admin(klog_native_t *n, int16_t api, klog_str_t topic)
+{
+	if (api == KLOG_API_CREATE_TOPIC)
+		return may_create(n, topic);
+	return may(n, api == KLOG_API_ALTER_TOPIC ? KLOG_ACL_ALTER :
+	    KLOG_ACL_DELETE, KLOG_ACL_TOPIC, topic);
 }
 
 /* CREATE_TOPIC, ALTER_TOPIC, DELETE_TOPIC: answered now. */
@@ -551,7 +720,12 @@ handle_topic_admin(klog_native_t *n, const klog_req_header_t *h,
 		return;
 	}
 	res.topic = req.topic;
-	res.error = klog_core_topic_admin(n->core, api, &req, &res.partitions);
+	res.partitions = 0;
+	if (!may_admin(n, api, req.topic))
+		res.error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
+	else
+		res.error = klog_core_topic_admin(n->core, api, &req,
+		    &res.partitions);
 	note_error(n, res.error);
 	if (klog_proto_encode_topic_admin_resp(out, corr, &res) < 0)
 		out->failed = 1;

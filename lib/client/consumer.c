@@ -292,7 +292,7 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 	default:
 		return klog_err_set(err, klog_wire_error_to_klog(r->error),
 		    "topic \"%s\" partition %d: %s", c->topic, (int)p->index,
-		    klog_wire_error_name(r->error));
+		    klog_wire_error_text(r->error));
 	}
 }
 

@@ -143,7 +143,7 @@ topic_error(const char *topic, int error, klog_err_t *err)
 		return klog_err_set(err, -KLOG_ETOPIC,
 		    "topic \"%s\": invalid name", topic);
 	return klog_err_set(err, klog_wire_error_to_klog(error),
-	    "topic \"%s\": %s", topic, klog_wire_error_name(error));
+	    "topic \"%s\": %s", topic, klog_wire_error_text(error));
 }
 
 static int

@@ -119,10 +119,12 @@ complete(klog_producer_t *p, struct link *l, int16_t error, int64_t offset)
 		p->st.failed += r->records;
 		if (error == KLOG_WIRE_MESSAGE_TOO_LARGE)
 			p->st.too_large += r->records;
+		if (error == KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED)
+			p->st.denied += r->records;
 		if (p->error[0] == '\0')
 			snprintf(p->error, sizeof(p->error),
 			    "topic \"%s\" partition %d: %s", p->topic,
-			    r->index, klog_wire_error_name(error));
+			    r->index, klog_wire_error_text(error));
 	} else {
 		/* A request queued before the count shrank (0.7 refresh)
 		 * can carry an index past it. */

@@ -183,6 +183,16 @@ not_here(klog_kafka_t *k, klog_str_t group)
 	    KLOG_KERR_NOT_COORDINATOR;
 }
 
+/* GROUP_AUTHORIZATION_FAILED when the principal may not do op on group,
+ * else NOT_COORDINATOR when another broker coordinates it. */
+static int16_t
+refused_or_not_here(klog_kafka_t *k, klog_str_t group, klog_acl_op_t op)
+{
+	if (!kafka_may(k, op, KLOG_ACL_GROUP, group))
+		return KLOG_KERR_GROUP_AUTHORIZATION_FAILED;
+	return not_here(k, group);
+}
+
 void
 kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 {
@@ -191,6 +201,13 @@ kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 
 	if (klog_kwire_group_id(r, &group) < 0) {
 		k->bad = "a FindCoordinator request that does not parse";
+		return;
+	}
+	if (!kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, group)) {
+		node = (klog_kmeta_broker_t){ .id = -1,
+		    .host = { "", 0 }, .port = -1 };
+		klog_kwire_coordinator_resp(klog_outq_buf(k->q),
+		    r->correlation, KLOG_KERR_GROUP_AUTHORIZATION_FAILED, &node);
 		return;
 	}
 	klog_kwire_coordinator_resp(klog_outq_buf(k->q), r->correlation,
@@ -211,7 +228,8 @@ kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 		k->bad = "a JoinGroup request that does not parse";
 		return;
 	}
-	if ((error = not_here(k, j.group)) != KLOG_KERR_NONE) {
+	if ((error = refused_or_not_here(k, j.group, KLOG_ACL_READ)) !=
+	    KLOG_KERR_NONE) {
 		if ((gw = gwait_new(k, r)) == NULL)
 			klog_outq_buf(k->q)->failed = 1;
 		else
@@ -252,7 +270,8 @@ kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 		k->bad = "a SyncGroup request that does not parse";
 		return;
 	}
-	if ((error = not_here(k, s.group)) != KLOG_KERR_NONE) {
+	if ((error = refused_or_not_here(k, s.group, KLOG_ACL_READ)) !=
+	    KLOG_KERR_NONE) {
 		if ((gw = gwait_new(k, r)) == NULL)
 			klog_outq_buf(k->q)->failed = 1;
 		else
@@ -286,7 +305,7 @@ kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 		k->bad = "a Heartbeat request that does not parse";
 		return;
 	}
-	error = not_here(k, group);
+	error = refused_or_not_here(k, group, KLOG_ACL_READ);
 	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
 	    error : klog_coordinator_heartbeat(k->groups, group, generation,
 	    member));
@@ -302,7 +321,7 @@ kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
 		k->bad = "a LeaveGroup request that does not parse";
 		return;
 	}
-	error = not_here(k, group);
+	error = refused_or_not_here(k, group, KLOG_ACL_READ);
 	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
 	    error : klog_coordinator_leave(k->groups, group, member));
 }
@@ -387,11 +406,16 @@ kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 		return;
 	}
 	errors = k->parts2.p;
-	if ((gerr = not_here(k, c.group)) == KLOG_KERR_NONE)
+	/* READ on the group, then on each partition's topic (Kafka's
+	 * order). */
+	if ((gerr = refused_or_not_here(k, c.group, KLOG_ACL_READ)) ==
+	    KLOG_KERR_NONE)
 		gerr = klog_coordinator_commit_check(k->groups, c.group,
 		    c.generation, c.member_id);
 	for (uint32_t i = 0; i < c.count; i++)
 		errors[i] = gerr != KLOG_KERR_NONE ? gerr :
+		    !kafka_may(k, KLOG_ACL_READ, KLOG_ACL_TOPIC,
+		    c.parts[i].topic) ? KLOG_KERR_TOPIC_AUTHORIZATION_FAILED :
 		    put_commit(k, c.group, &c.parts[i]);
 	if (gerr == KLOG_KERR_NONE && c.count > 0 && !k->clustered &&
 	    klog_koffsets_save(k->offsets, c.group, &err) < 0) {
@@ -418,24 +442,34 @@ kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_kwire_topics_t t;
 	klog_kcommit_t c;
 	size_t start;
+	int16_t gerr;
 
 	if (klog_kwire_offset_fetch(r, &c, &k->parts) < 0) {
 		k->bad = "an OffsetFetch request that does not parse";
 		return;
 	}
+	/* DESCRIBE on the group, then on each partition's topic; a refused
+	 * partition shows no offset. */
+	gerr = kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, c.group) ?
+	    KLOG_KERR_NONE : KLOG_KERR_GROUP_AUTHORIZATION_FAILED;
 	start = klog_kwire_begin(out, r->correlation);
 	klog_kwire_topics_begin(out, &t);
 	for (uint32_t i = 0; i < c.count; i++) {
 		const klog_kcommit_part_t *p = &c.parts[i];
-		klog_str_t meta;
-		int64_t off;
+		klog_str_t meta = { "", 0 };
+		int64_t off = -1;
+		int16_t error = gerr;
 
-		get_commit(k, c.group, p, &off, &meta);
+		if (error == KLOG_KERR_NONE && !kafka_may(k, KLOG_ACL_DESCRIBE,
+		    KLOG_ACL_TOPIC, p->topic))
+			error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED;
+		if (error == KLOG_KERR_NONE)
+			get_commit(k, c.group, p, &off, &meta);
 		klog_kwire_topics_part(out, &t, p->topic);
 		klog_buf_put_i32(out, p->partition);
 		klog_buf_put_i64(out, off);
 		klog_kwire_put_str(out, meta);
-		klog_buf_put_i16(out, KLOG_KERR_NONE);
+		klog_buf_put_i16(out, error);
 	}
 	klog_kwire_topics_end(out, &t);
 	klog_kwire_end(out, start);

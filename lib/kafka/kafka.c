@@ -44,6 +44,54 @@ scratch_items(klog_kafka_t *k, uint32_t count)
 	return k->items;
 }
 
+/* ---- authorization ---- */
+
+/*
+ * The parts (n of size bytes, a topic first in each) of topics the
+ * principal may do op on, moved in front (authz.h); their count, or -1
+ * out of memory.
+ */
+static int
+split_allowed(klog_kafka_t *k, klog_acl_op_t op, void *parts, size_t size,
+    uint32_t n)
+{
+	klog_connauth_t *a;
+	int rc;
+
+	if (k->cfg.authz == NULL)
+		return (int)n;
+	a = klog_conn_auth(k->conn);
+	rc = klog_authz_split(k->cfg.authz, klog_connauth_principal(a),
+	    klog_connauth_host(a), op, parts, size, 0, n);
+	return rc < 0 ? -1 : rc;
+}
+
+/* The three kinds of parts split above start alike. */
+_Static_assert(offsetof(klog_fetch_part_t, partition) ==
+    offsetof(klog_offsets_part_t, partition) &&
+    offsetof(klog_fetch_part_t, partition) ==
+    offsetof(klog_produce_part_t, partition), "parts start alike");
+
+/* Items [from, n) answer TOPIC_AUTHORIZATION_FAILED for their parts,
+ * which the core never saw. */
+static void
+refused_items(klog_core_item_t *items, uint32_t from, uint32_t n,
+    const void *parts, size_t size)
+{
+	for (uint32_t i = from; i < n; i++) {
+		const uint8_t *p = (const uint8_t *)parts + (size_t)i * size;
+		klog_str_t topic;
+		int32_t partition;
+
+		memcpy(&topic, p, sizeof(topic));
+		memcpy(&partition, p + offsetof(klog_fetch_part_t, partition),
+		    sizeof(partition));
+		items[i] = (klog_core_item_t){ .topic = topic,
+		    .partition = partition, .offset = -1, .target = -1,
+		    .staged = -1, .error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED };
+	}
+}
+
 /* ---- produce ---- */
 
 static void
@@ -124,6 +172,22 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 	klog_kwire_produce_resp(out, corr, version, r, n, errpos);
 }
 
+/* Why a produce to topic is refused: WRITE on it, and CREATE when the
+ * produce would create it; KLOG_WIRE_NONE when it is not. */
+static int16_t
+produce_refusal(klog_kafka_t *k, klog_str_t topic)
+{
+	int parts;
+
+	if (k->cfg.authz == NULL)
+		return KLOG_WIRE_NONE;
+	if (!kafka_may(k, KLOG_ACL_WRITE, KLOG_ACL_TOPIC, topic) ||
+	    (klog_core_topic_meta(k->core, topic, &parts) ==
+	    KLOG_WIRE_UNKNOWN_TOPIC && !kafka_may_create(k, topic)))
+		return KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
+	return KLOG_WIRE_NONE;
+}
+
 static int16_t
 ingest_error(int rc)
 {
@@ -160,8 +224,15 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 		const klog_produce_part_t *kp = &req->parts[i];
 		klog_kmsg_in_info_t info;
 		size_t start = block->len;
+		int16_t denied = produce_refusal(k, kp->topic);
 		int rc;
 
+		if (denied != KLOG_WIRE_NONE) {
+			items[i] = (klog_core_item_t){ .topic = kp->topic,
+			    .partition = kp->partition, .staged = -1,
+			    .error = denied };
+			continue;
+		}
 		rc = k->ingested >= INGEST_MAX ? -KLOG_ETOOBIG :
 		    ingest(kp->set, kp->set_len,
 		    (size_t)k->cfg.max_message_bytes, INGEST_MAX - k->ingested <
@@ -406,16 +477,23 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_core_item_t *items;
 	klog_core_park_t *pk;
 	int32_t max_bytes;
-	int now;
+	uint32_t n;
+	int now, allowed;
 
 	if (klog_kwire_fetch(r, &req, &max_bytes, &k->parts) < 0) {
 		k->bad = "a Fetch request that does not parse";
 		return;
 	}
-	if ((items = scratch_items(k, req.count)) == NULL) {
+	if ((items = scratch_items(k, req.count)) == NULL ||
+	    (allowed = split_allowed(k, KLOG_ACL_READ, req.parts,
+	    sizeof(*req.parts), req.count)) < 0) {
 		out->failed = 1;
 		return;
 	}
+	/* The core sees only the partitions allowed; the others follow
+	 * them in the answer, refused. */
+	n = req.count;
+	req.count = (uint32_t)allowed;
 	/* Clients ask for up to their own limits; the log reads at most
 	 * the core's per partition. */
 	for (uint32_t i = 0; i < req.count; i++)
@@ -424,15 +502,16 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	if (max_bytes <= 0)
 		max_bytes = 1;
 	now = klog_core_fetch(k->core, &req, items);
-	for (uint32_t i = 0; i < req.count; i++)
+	refused_items(items, req.count, n, req.parts, sizeof(*req.parts));
+	for (uint32_t i = 0; i < n; i++)
 		items[i].align = 1;
 	if (now) {
 		encode_fetch(k, out, r->version, r->correlation, max_bytes,
-		    items, req.count);
+		    items, n);
 		return;
 	}
 	if ((pk = park(k, KLOG_CORE_FETCH, r->version, r->correlation, items,
-	    req.count, 1)) == NULL) {
+	    n, 1)) == NULL) {
 		out->failed = 1;
 		return;
 	}
@@ -492,16 +571,22 @@ handle_list_offsets(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_core_item_t *items;
 	uint32_t n;
+	int allowed;
 
 	if (klog_kwire_list_offsets(r, &k->parts, &n) < 0) {
 		k->bad = "a ListOffsets request that does not parse";
 		return;
 	}
-	if ((items = scratch_items(k, n)) == NULL) {
+	if ((items = scratch_items(k, n)) == NULL ||
+	    (allowed = split_allowed(k, KLOG_ACL_DESCRIBE, k->parts.p,
+	    sizeof(klog_offsets_part_t), n)) < 0) {
 		out->failed = 1;
 		return;
 	}
-	if (klog_core_offsets(k->core, k->parts.p, n, items) == 0)
+	refused_items(items, (uint32_t)allowed, n, k->parts.p,
+	    sizeof(klog_offsets_part_t));
+	if (klog_core_offsets(k->core, k->parts.p, (uint32_t)allowed,
+	    items) == 0)
 		encode_offsets(k, out, r->version, r->correlation, items, n);
 	else if (park(k, KLOG_CORE_OFFSETS, r->version, r->correlation, items,
 	    n, 0) == NULL)

@@ -1,8 +1,8 @@
 /*
  * What lib/kafka/kafka.c (framing, produce, fetch, offsets),
- * lib/kafka/kmetadata.c (Metadata), lib/kafka/groups.c (the group APIs)
- * and lib/kafka/ksasl.c (SASL) share: the front end's state.  Private to
- * those files.
+ * lib/kafka/kmetadata.c (Metadata), lib/kafka/groups.c (the group APIs),
+ * lib/kafka/ksasl.c (SASL) and lib/kafka/kauthz.c (authorization) share:
+ * the front end's state.  Private to those files.
  */
 #ifndef KLOG_KAFKA_IMPL_H
 #define KLOG_KAFKA_IMPL_H
@@ -65,6 +65,19 @@ struct klog_kafka {
 	int parked;
 	klog_promtext_reqs_t reqs;
 };
+
+/*
+ * (kauthz.c) Whether the connection's principal may do op on the resource named
+ * name (authz.h; always without ACLs).  A refusal is logged there.
+ */
+int kafka_may(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
+    klog_str_t name);
+
+/* Whether it may create the topic: CREATE on the cluster, else on it. */
+int kafka_may_create(klog_kafka_t *k, klog_str_t topic);
+
+/* Whether a Metadata of every topic shows it this one (not logged). */
+int kafka_sees(klog_kafka_t *k, klog_str_t topic);
 
 /* This broker as Metadata and FindCoordinator name it (groups.c). */
 klog_kmeta_broker_t kafka_self(const klog_kafka_t *k);

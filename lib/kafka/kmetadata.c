@@ -13,7 +13,8 @@
 
 /* A topic's entry: its partitions, each led by this broker; a topic asked
  * for by name that does not exist is created, as Kafka's
- * auto.create.topics.enable does, when auto-creation is on. */
+ * auto.create.topics.enable does, when auto-creation is on and the
+ * principal may create it (else TOPIC_AUTHORIZATION_FAILED, as Kafka). */
 static int
 meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
     size_t *np)
@@ -26,6 +27,10 @@ meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
 	mt->error = klog_kwire_error_from_wire(klog_core_topic_meta(k->core,
 	    name, &parts));
 	if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
+	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX &&
+	    !kafka_may_create(k, name))
+		mt->error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED;
+	else if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
 	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX) {
 		memcpy(topic, name.p, name.len);
 		topic[name.len] = '\0';
@@ -49,6 +54,18 @@ meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
 	mt->nparts = (uint32_t)parts;
 	*np += (size_t)parts;
 	return 0;
+}
+
+/* A topic named that the principal may not describe: its entry says
+ * TOPIC_AUTHORIZATION_FAILED, and 1. */
+static int
+refused(klog_kafka_t *k, klog_str_t name, klog_kmeta_topic_t *mt)
+{
+	if (kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_TOPIC, name))
+		return 0;
+	*mt = (klog_kmeta_topic_t){ .name = name,
+	    .error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED };
+	return 1;
 }
 
 static int16_t
@@ -83,7 +100,17 @@ cluster_topic(klog_kafka_t *k, klog_str_t name, int create,
 		return 0;
 	}
 	rc = k->cluster.topic(k->cluster.arg, topic, create &&
-	    k->cfg.auto_create, &parts, &n);
+	    k->cfg.auto_create && k->cfg.authz == NULL, &parts, &n);
+	/* With ACLs, a topic is created only once it is known missing and
+	 * the principal may create it. */
+	if (rc == -KLOG_ENOTOPIC && create && k->cfg.auto_create &&
+	    k->cfg.authz != NULL) {
+		if (!kafka_may_create(k, name)) {
+			mt->error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED;
+			return 0;
+		}
+		rc = k->cluster.topic(k->cluster.arg, topic, 1, &parts, &n);
+	}
 	if (rc < 0) {
 		mt->error = cluster_error(rc);
 		return 0;
@@ -107,7 +134,7 @@ cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
 	klog_kmeta_broker_t self = kafka_self(k);
 	const klog_kmeta_broker_t *brokers = &self;
 	char *const *tnames = NULL;
-	size_t nb = 1, nt = asked, np = 0, at = 0;
+	size_t nb = 1, nt = asked, np = 0, at = 0, shown = 0;
 
 	if (k->cluster.brokers(k->cluster.arg, &brokers, &nb) < 0 || nb == 0) {
 		brokers = &self;
@@ -124,11 +151,18 @@ cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
 		klog_str_t name = all ? (klog_str_t){ tnames[i],
 		    (uint16_t)strlen(tnames[i]) } : names[i];
 
-		if (cluster_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
+		if (all ? !kafka_sees(k, name) : refused(k, name, &k->mtopics[
+		    shown])) {
+			shown += !all;
+			continue;
+		}
+		if (cluster_topic(k, name, !all, &k->mtopics[shown++],
+		    &np) < 0) {
 			out->failed = 1;
 			return;
 		}
 	}
+	nt = shown;
 	if (klog_buf_grow((void **)&k->mparts, &k->mparts_cap,
 	    (np + 1) * sizeof(*k->mparts)) < 0) {
 		out->failed = 1;
@@ -157,7 +191,7 @@ kafka_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_kmeta_broker_t self = kafka_self(k);
 	klog_str_t *names;
 	uint32_t asked;
-	size_t nt, np = 0, at = 0;
+	size_t nt, np = 0, at = 0, shown = 0;
 	int all, parts;
 
 	if (klog_kwire_metadata(r, &k->parts, &asked, &all) < 0) {
@@ -184,11 +218,19 @@ kafka_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 
 			name = (klog_str_t){ s, (uint16_t)strlen(s) };
 		}
-		if (meta_topic(k, name, !all, &k->mtopics[i], &np) < 0) {
+		/* Of all topics, those it may not describe are left out;
+		 * one named is answered, refused. */
+		if (all ? !kafka_sees(k, name) : refused(k, name,
+		    &k->mtopics[shown])) {
+			shown += !all;
+			continue;
+		}
+		if (meta_topic(k, name, !all, &k->mtopics[shown++], &np) < 0) {
 			out->failed = 1;
 			return;
 		}
 	}
+	nt = shown;
 	/* The partitions' array may have moved as it grew: point each
 	 * topic at its share only now. */
 	for (size_t i = 0; i < nt; i++) {

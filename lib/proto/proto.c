@@ -61,6 +61,19 @@ static const char *const wire_names[KLOG_WIRE_ERROR_MAX] = {
 };
 
 const char *
+klog_wire_error_text(int code)
+{
+	switch (code) {
+	case KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED:
+		return "not authorized (TOPIC_AUTHORIZATION_FAILED)";
+	case KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED:
+		return "not authorized (CLUSTER_AUTHORIZATION_FAILED)";
+	default:
+		return klog_wire_error_name(code);
+	}
+}
+
+const char *
 klog_wire_error_name(int code)
 {
 	if (code < 0 || code >= KLOG_WIRE_ERROR_MAX || wire_names[code] == NULL)
@@ -121,6 +134,9 @@ klog_wire_error_to_klog(int code)
 	case KLOG_WIRE_UNSUPPORTED_MECHANISM:
 	case KLOG_WIRE_ILLEGAL_AUTH_STATE:
 		return -KLOG_EAUTH;
+	case KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED:
+	case KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED:
+		return -KLOG_EDENIED;
 	default:
 		return -KLOG_EBROKER;
 	}

@@ -42,8 +42,8 @@ enum klog_error {
 	                      until a restart recovers it (log.h) */
 	KLOG_EAUTH,        /* authentication failed: wrong credentials, or an
 	                      unknown user, which must look the same */
-	KLOG_EDENIED,      /* not authorized: who asked may not do that (a
-	                      ZooKeeper node's ACL) */
+	KLOG_EDENIED,      /* not authorized: who asked may not do that (the
+	                      broker's ACLs, a ZooKeeper node's ACL) */
 	KLOG_E_MAX
 };
 

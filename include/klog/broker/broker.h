@@ -83,6 +83,13 @@ typedef struct klog_broker_config {
 	int users_from_zk;             /* no file: a cluster's users come
 	                                  from ZooKeeper (zklogins.h) */
 	unsigned sasl_mechs;
+	/* Authorization (authz.h): with acl_file, every listener decides
+	 * each request by its ACLs, taken up again when the file changes;
+	 * NULL: everyone may do everything. */
+	const char *acl_file;
+	const char *super_users;       /* "User:a;User:b" */
+	int allow_everyone_if_no_acl;
+	const char *replica_principal; /* NULL: "User:CN=broker-{id}" */
 	int32_t broker_id;             /* reported by METADATA */
 	int default_partitions;        /* for auto-created topics */
 	int auto_create;               /* produce creates unknown topics */

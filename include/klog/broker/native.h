@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "klog/auth/authz.h"
 #include "klog/auth/sasl.h"
 #include "klog/auth/saslpool.h"
 #include "klog/base/error.h"
@@ -34,6 +35,8 @@ typedef struct klog_native_config {
 	/* A SASL_* listener's logins (nsasl.h); NULL without. */
 	const klog_sasl_config_t *sasl;
 	klog_saslpool_t *saslpool;
+	klog_authz_t *authz;           /* the broker's ACLs (authz.h), which
+	                                  outlive the front; NULL: none */
 	klog_logger_t log;
 } klog_native_config_t;
 

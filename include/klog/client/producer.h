@@ -110,6 +110,8 @@ typedef struct klog_producer_stats {
 	uint64_t failed;        /* refused by the broker */
 	uint64_t too_large;     /* of those, in requests refused for a
 	                           record over the broker's limit */
+	uint64_t denied;        /* of those, refused by the broker's ACLs
+	                           (TOPIC_AUTHORIZATION_FAILED) */
 	uint64_t bytes;         /* payload bytes acknowledged */
 	uint64_t requests;      /* requests acknowledged (acks 0: written) */
 	uint64_t resent;        /* requests sent again after a reconnect */

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "klog/auth/authz.h"
 #include "klog/auth/sasl.h"
 #include "klog/auth/saslpool.h"
 #include "klog/base/error.h"
@@ -46,6 +47,8 @@ typedef struct klog_kafka_config {
 	 * the front end's life), the thread PLAIN's checks run on. */
 	const klog_sasl_config_t *sasl;
 	klog_saslpool_t *saslpool;
+	klog_authz_t *authz;           /* the broker's ACLs (authz.h), which
+	                                  outlive the front; NULL: none */
 	klog_logger_t log;
 } klog_kafka_config_t;
 

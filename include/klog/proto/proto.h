@@ -146,6 +146,9 @@ enum klog_wire_error {
 
 /* "OFFSET_OUT_OF_RANGE" etc.; "UNKNOWN" for anything unlisted. */
 const char *klog_wire_error_name(int code);
+/* The same for a person: a refusal by the broker's ACLs reads "not
+ * authorized (TOPIC_AUTHORIZATION_FAILED)", the others their name. */
+const char *klog_wire_error_text(int code);
 /* Wire code <-> library code (-KLOG_E*). */
 int klog_wire_error_to_klog(int code);
 int klog_wire_error_from_klog(int err);

@@ -227,9 +227,9 @@ test_error_mapping(void **state)
 		{ KLOG_WIRE_AUTHENTICATION_REQUIRED, -KLOG_EAUTH },
 		{ KLOG_WIRE_UNSUPPORTED_MECHANISM, -KLOG_EAUTH },
 		{ KLOG_WIRE_ILLEGAL_AUTH_STATE, -KLOG_EAUTH },
-		/* Authorization's: named by the tools from the wire code. */
-		{ KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED, -KLOG_EBROKER },
-		{ KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED, -KLOG_EBROKER },
+		/* The ACLs' refusals: one code to the tools (exit 77). */
+		{ KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED, -KLOG_EDENIED },
+		{ KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED, -KLOG_EDENIED },
 		{ KLOG_WIRE_ERROR_MAX, -KLOG_EBROKER },
 		{ 1000, -KLOG_EBROKER },
 		{ -7, -KLOG_EBROKER },
@@ -259,6 +259,12 @@ test_error_mapping(void **state)
 	/* every non-zero wire code is an error to the library */
 	for (int c = 1; c < KLOG_WIRE_ERROR_MAX; c++)
 		assert_true(klog_wire_error_to_klog(c) < 0);
+	/* and a person reads the refusals as such */
+	assert_string_equal(klog_wire_error_text(
+	    KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED),
+	    "not authorized (TOPIC_AUTHORIZATION_FAILED)");
+	assert_string_equal(klog_wire_error_text(KLOG_WIRE_NOT_LEADER),
+	    "NOT_LEADER");
 	/* library codes with no wire meaning */
 	assert_int_equal(klog_wire_error_from_klog(-KLOG_EBROKER),
 	    KLOG_WIRE_UNKNOWN);
