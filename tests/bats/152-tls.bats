@@ -188,3 +188,19 @@ kcs() {
 	[[ $output == *'topic "t" with 1 partitions'* ]]
 	kill "$stall" 2>/dev/null || :
 }
+
+@test "tls: the TLS files given in a config file, other keys after them, are the ones read" {
+	KAFKA_PORT=$(free_port)
+	KAFKA="127.0.0.1:$KAFKA_PORT"
+	cat >"$TMP/serve.conf" <<-CONF
+	ssl-cert = $TMP/pki/server.pem
+	ssl-key = $TMP/pki/server.key
+	ssl-ca = $TMP/pki/ca.pem
+	kafka-listen = SSL://$KAFKA
+	broker-id = 3
+	CONF
+	start_broker -c "$TMP/serve.conf" --topic t:1
+	wait_port "$KAFKA_PORT" 5
+	run -0 kcs -L -t t
+	[[ $output == *'topic "t" with 1 partitions'* ]]
+}
