@@ -275,3 +275,28 @@ rfetch() {
 	run -0 klog-consume -t t -o beginning -e
 	[ "$output" = one ]
 }
+
+@test "acls: --acls, --super-users and --allow-everyone-if-no-acl-found as config-file keys" {
+	acls add --allow-principal "$ALICE" --operation read --topic t >/dev/null
+	cat >"$TMP/serve.conf" <<-CONF
+	acls = $ACLS
+	super-users = User:CN=admin,O=klog
+	allow-everyone-if-no-acl-found = yes
+	replica-principal = User:CN=broker-{id}
+	broker-id = 3
+	CONF
+	KAFKA_PORT=$(free_port)
+	KAFKA="127.0.0.1:$KAFKA_PORT"
+	start_broker -c "$TMP/serve.conf" --topic t:1 \
+		--kafka-listen "SSL://$KAFKA" --ssl-cert "$TMP/pki/server.pem" \
+		--ssl-key "$TMP/pki/server.key" --ssl-ca "$TMP/pki/ca.pem" \
+		--ssl-client-auth required
+	wait_port "$KAFKA_PORT" 5
+	# No ACL names "free": everyone; "t" is named: ANONYMOUS is not
+	# allowed, the super user is.
+	echo one | klog-produce -t free
+	run -77 klog-consume -t t -o beginning -e
+	echo two | as admin -q -P -t t
+	run -0 as alice -q -C -t t -o beginning -e
+	[ "$output" = two ]
+}
