@@ -133,7 +133,7 @@ wait_log() {
 
 @test "acls: a consumer group without READ on the group gets GROUP_AUTHORIZATION_FAILED (30)" {
 	acls add --allow-principal "$ALICE" --operation read --topic t >/dev/null
-	start_acl_broker --topic t:1
+	start_acl_broker --topic t:1 --super-users "User:CN=admin,O=klog"
 	cat >"$TMP/group.py" <<-PY
 	import sys, confluent_kafka as ck
 	c = ck.Consumer({"bootstrap.servers": "$KAFKA", "group.id": "g",
@@ -152,6 +152,33 @@ wait_log() {
 	run -0 timeout 60 "$PY" "$TMP/group.py"
 	[[ $output == *"Group authorization failed"* ]]
 	[[ $output == "30 "* ]]
+
+	# READ on the group too: the group reads and commits.
+	acls add --allow-principal "$ALICE" --operation read --group g \
+		>/dev/null
+	wait_log "ACLs: $ACLS: 2 ACLs in force" 2
+	echo one | as admin -q -P -t t
+	cat >"$TMP/read.py" <<-PY
+	import sys, confluent_kafka as ck
+	c = ck.Consumer({"bootstrap.servers": "$KAFKA", "group.id": "g",
+	    "security.protocol": "ssl", "ssl.ca.location": "$TMP/pki/ca.pem",
+	    "ssl.certificate.location": "$TMP/pki/alice.pem",
+	    "ssl.key.location": "$TMP/pki/alice.key",
+	    "auto.offset.reset": "earliest", "enable.auto.commit": False})
+	c.subscribe(["t"])
+	for _ in range(80):
+	    m = c.poll(0.25)
+	    if m is not None and not m.error():
+	        c.commit(message=m, asynchronous=False)
+	        print(m.value().decode(), c.committed(
+	            [ck.TopicPartition("t", 0)])[0].offset > 0)
+	        sys.exit(0)
+	    if m is not None:
+	        print(m.error().str())
+	sys.exit(1)
+	PY
+	run -0 timeout 60 "$PY" "$TMP/read.py"
+	[ "$output" = "one True" ]
 }
 
 @test "acls: the native tools refused print one line and exit 77; with ACLs for User:ANONYMOUS they work" {
