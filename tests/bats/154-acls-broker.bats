@@ -327,3 +327,35 @@ rfetch() {
 	run -0 as alice -q -C -t t -o beginning -e
 	[ "$output" = two ]
 }
+
+@test "acls: a SCRAM login is the principal User:NAME the ACLs decide by" {
+	printf 'alice-secret' | klog-group --users "$TMP/users" users add \
+		--mechanism SCRAM-SHA-256 alice >/dev/null
+	acls add --allow-principal User:alice --operation write --topic t \
+		>/dev/null
+	KAFKA_PORT=$(free_port)
+	KAFKA="127.0.0.1:$KAFKA_PORT"
+	start_broker --kafka-listen "SASL_SSL://$KAFKA" --users "$TMP/users" \
+		--ssl-cert "$TMP/pki/server.pem" --ssl-key "$TMP/pki/server.key" \
+		--acls "$ACLS" --topic t:1
+	wait_port "$KAFKA_PORT" 5
+	scram() {
+		timeout 20 kcat -b "$KAFKA" -X security.protocol=sasl_ssl \
+			-X ssl.ca.location="$TMP/pki/ca.pem" \
+			-X sasl.mechanisms=SCRAM-SHA-256 -X sasl.username=alice \
+			-X sasl.password=alice-secret "$@"
+	}
+	echo one | scram -q -P -t t
+	# WRITE implies DESCRIBE: the Metadata passes, the Fetch is refused.
+	run -1 scram -C -t t -o beginning -e
+	[[ $output == *"Topic t [0] error: Fetch from broker 0 failed: Broker: Topic authorization failed"* ]]
+	grep -q 'ACLs: User:alice from 127.0.0.1 denied READ on TOPIC t' \
+		"$TMP/broker.log"
+	# The password is in no log line.
+	! grep -q alice-secret "$TMP/broker.log"
+	acls add --allow-principal User:alice --operation read --topic t \
+		>/dev/null
+	wait_log "ACLs: $ACLS: 2 ACLs in force" 2
+	run -0 scram -q -C -t t -o beginning -e
+	[ "$output" = one ]
+}
