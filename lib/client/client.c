@@ -485,7 +485,7 @@ klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
 	}
 	if (error != KLOG_WIRE_NONE)
 		return answer_error(err, klog_wire_error_to_klog(error), what,
-		    topic, part, klog_wire_error_name(error));
+		    topic, part, klog_wire_error_text(error));
 	if (res.count < 1)
 		return answer_error(err, -KLOG_ENOENT, what, topic, part,
 		    "no offset that old");

@@ -126,7 +126,7 @@ scan_starts(klog_consumer_t *c, struct cpart *p, int64_t from, int64_t to,
 			return klog_err_set(err, klog_wire_error_to_klog(error),
 			    "topic \"%s\" partition %d: offset %lld: %s",
 			    c->topic, (int)p->index, (long long)from,
-			    klog_wire_error_name(error));
+			    klog_wire_error_text(error));
 		for (pos = 0; res.set_len - pos >= KLOG_LENGTH_SIZE;
 		    pos += KLOG_LENGTH_SIZE + n) {
 			n = klog_be32(res.set + pos);

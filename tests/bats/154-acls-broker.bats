@@ -193,10 +193,16 @@ wait_log() {
 	wait_log "ACLs: $ACLS: 2 ACLs in force" 2
 	run -77 --separate-stderr bash -c 'echo x | klog-produce -t t'
 	[[ $stderr == *'topic "t" partition 0: not authorized (TOPIC_AUTHORIZATION_FAILED)'* ]]
+	# WRITE but no READ: written, and the fetch refused per partition.
 	acls add --allow-principal User:ANONYMOUS --operation write \
-		--operation read --topic t >/dev/null
-	wait_log "ACLs: $ACLS: 4 ACLs in force" 2
+		--topic t >/dev/null
+	wait_log "ACLs: $ACLS: 3 ACLs in force" 2
 	echo hello | klog-produce -t t
+	run -77 --separate-stderr klog-consume -t t -o beginning -e
+	[ "$stderr" = 'klog-consume: topic "t" partition 0: not authorized (TOPIC_AUTHORIZATION_FAILED)' ]
+	acls add --allow-principal User:ANONYMOUS --operation read --topic t \
+		>/dev/null
+	wait_log "ACLs: $ACLS: 4 ACLs in force" 2
 	run -0 klog-consume -t t -o beginning -e
 	[ "$output" = hello ]
 }
