@@ -34,8 +34,6 @@ klog_exit_for(int err)
 	case KLOG_ENOTLEADER:   /* no leader, or too few replicas: given up */
 	case KLOG_ENOREPLICAS:
 		return KLOG_EXIT_UNAVAILABLE;
-	case KLOG_EDENIED:
-		return KLOG_EXIT_NOPERM;
 	case KLOG_EIO:
 	case KLOG_ENOSPC:
 	case KLOG_ESTORAGE:
