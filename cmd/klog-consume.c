@@ -68,7 +68,7 @@ typedef struct opts {
 	int commit_given;          /* --commit-interval */
 } opts_t;
 
-static const char optstring[] = ":b:c:D:ef:G:hJLm:o:p:qt:uvZ:";
+static const char optstring[] = ":b:c:D:ef:F:G:hJLm:o:p:qt:uvX:Z:";
 static const struct option longopts[] = {
 	{ "broker", required_argument, NULL, 'b' },
 	{ "commit-interval", required_argument, NULL, OPT_COMMIT_INTERVAL },
@@ -85,6 +85,8 @@ static const struct option longopts[] = {
 	{ "offset-file", required_argument, NULL, OPT_OFFSET_FILE },
 	{ "offsets-from", required_argument, NULL, OPT_OFFSETS_FROM },
 	{ "partition", required_argument, NULL, 'p' },
+	{ "property", required_argument, NULL, 'X' },
+	{ "property-file", required_argument, NULL, 'F' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "reset", required_argument, NULL, OPT_RESET },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -110,7 +112,7 @@ static const char *const usage_text[] = {
 	"[--fetch-size size] [--offset-file file]\n"
 	"                    [--offsets-from file] [--reset how] "
 	"[--progress] [--retry-for time] [--skip-corrupt]\n"
-	"                    -t topic\n"
+	"                    [-X key=value] [-F file] -t topic\n"
 	"       " PROG " -Z connect [-G group] [options] -t topic\n"
 	"       " PROG " -L [-b brokers | -Z connect] [-t topic]\n"
 	"Read a topic and write its messages to stdout.\n"
@@ -134,7 +136,16 @@ static const char *const usage_text[] = {
 	"timeout (default\n"
 	"                         6000ms)\n"
 	"      --zk-auth-file FILE  ZooKeeper digest identity: one line "
-	"user:password\n",
+	"user:password\n"
+	"  -X, --property KEY=VALUE  a security property, librdkafka's "
+	"name, as kcat -X:\n"
+	"                         security.protocol, ssl.ca.location, "
+	"sasl.mechanism, ...\n"
+	"                         (klog-security(7)); a password given "
+	"so shows in ps\n"
+	"  -F, --property-file FILE  KEY=VALUE lines of those (kcat -F); "
+	"the password may\n"
+	"                         also come from $KLOG_SASL_PASSWORD\n",
 	/* what to read, from where, until when */
 	"  -t, --topic TOPIC      the topic\n"
 	"  -p, --partition N      only partition N (repeatable; default: "
@@ -190,7 +201,8 @@ static const char *const usage_text[] = {
 	"Exit status: 0 ok, 1 failure, 64 usage, 65 corrupt data, "
 	"69 broker or ZooKeeper\n"
 	"unavailable, "
-	"74 I/O error, 77 not authorized, or ZooKeeper refused the identity.\n",
+	"74 I/O error, 77 authentication failed (a certificate, SASL "
+	"credentials or\nthe ZooKeeper identity refused) or not authorized.\n",
 };
 
 static void
@@ -446,6 +458,7 @@ compile_format(const opts_t *o)
 
 typedef struct run {
 	const opts_t *o;
+	cli_where_t *where;        /* o's, freed at the end */
 	klog_consumer_t *c;
 	klog_zk_t *zk;             /* cluster mode */
 	klog_discovery_t *d;
@@ -901,6 +914,7 @@ close_run(run_t *r, int status)
 	klog_outfmt_free(r->fmt);
 	klog_offsetfile_free(&r->of);
 	klog_buf_free(&r->out);
+	cli_where_close(r->where);
 	return status;
 }
 
@@ -921,6 +935,7 @@ main(int argc, char **argv)
 	cli_where_init(&o.where);
 	parse_args(argc, argv, &o);
 	r.o = &o;
+	r.where = &o.where;
 	r.topic_len = o.topic ? strlen(o.topic) : 0;
 	klog_buf_init(&r.out);
 	/* The first signal stops cleanly; the second one kills.  | head

@@ -84,11 +84,13 @@ typedef struct opts {
 	int nargs;
 } opts_t;
 
-static const char optstring[] = ":b:fg:hHJnt:T:Z:";
+static const char optstring[] = ":b:F:fg:hHJnt:T:X:Z:";
 static const struct option longopts[] = {
 	{ "broker", required_argument, NULL, 'b' },
 	{ "zookeeper", required_argument, NULL, 'Z' },
 	{ "zk-auth-file", required_argument, NULL, CLI_OPT_ZK_AUTH },
+	{ "property", required_argument, NULL, 'X' },
+	{ "property-file", required_argument, NULL, 'F' },
 	{ "timeout", required_argument, NULL, 'T' },
 	{ "group", required_argument, NULL, 'g' },
 	{ "topic", required_argument, NULL, 't' },
@@ -830,6 +832,7 @@ cmd_broker_topic(const char *cmd, const opts_t *o, cli_table_t *tab,
 
 	if (klog_client_parse_brokers(o->where.brokers, &addrs, &n, err) < 0)
 		cli_misuse("-b %s: %s", o->where.brokers, err->msg);
+	addrs[0].sec = o->where.sec;
 	rc = klog_client_open(&addrs[0], (int)o->timeout_ms, &c, err);
 	free(addrs);
 	if (rc < 0)
@@ -919,5 +922,6 @@ out:
 		status = fail(-KLOG_ENOMEM, NULL);
 	cli_table_free(&tab);
 	klog_zk_close(zk);
+	cli_where_close(&o.where);
 	return cli_stdout_check() != 0 ? KLOG_EXIT_IOERR : status;
 }

@@ -55,7 +55,7 @@ typedef struct opts {
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
-static const char optstring[] = ":0a:b:D:hJK:m:p:qt:vZ:z:";
+static const char optstring[] = ":0a:b:D:F:hJK:m:p:qt:vX:Z:z:";
 static const struct option longopts[] = {
 	{ "acks", required_argument, NULL, 'a' },
 	{ "batch", required_argument, NULL, OPT_BATCH },
@@ -69,6 +69,8 @@ static const struct option longopts[] = {
 	{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
 	{ "null", no_argument, NULL, '0' },
 	{ "partition", required_argument, NULL, 'p' },
+	{ "property", required_argument, NULL, 'X' },
+	{ "property-file", required_argument, NULL, 'F' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "retry-for", required_argument, NULL, OPT_RETRY_FOR },
 	{ "source-offset-file", required_argument, NULL,
@@ -93,6 +95,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers | -Z connect] "
 	    "[-D delim] [-K delim]\n"
+	    "                    [-X key=value] [-F file]\n"
 	    "                    [-m timeout]\n"
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
@@ -117,6 +120,15 @@ usage(FILE *f)
 	    "                         6000ms)\n"
 	    "      --zk-auth-file FILE  ZooKeeper digest identity: one line "
 	    "user:password\n"
+	    "  -X, --property KEY=VALUE  a security property, librdkafka's "
+	    "name, as kcat -X:\n"
+	    "                         security.protocol, ssl.ca.location, "
+	    "sasl.mechanism, ...\n"
+	    "                         (klog-security(7)); a password given "
+	    "so shows in ps\n"
+	    "  -F, --property-file FILE  KEY=VALUE lines of those (kcat -F); "
+	    "the password may\n"
+	    "                         also come from $KLOG_SASL_PASSWORD\n"
 	    "  -t, --topic TOPIC      the topic (created on first use)\n"
 	    "  -p, --partition N      only this partition (default: batches "
 	    "spread round robin)\n"
@@ -165,7 +177,9 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
 	    "65 bad -J input,\n69 broker or ZooKeeper unavailable, 74 I/O "
-	    "error, 77 not authorized, or\nZooKeeper refused the identity.\n");
+	    "error, 77 authentication failed\n(a certificate, SASL "
+	    "credentials or the ZooKeeper identity refused) or not "
+	    "authorized.\n");
 }
 
 /* A bare number is milliseconds. */
@@ -858,6 +872,7 @@ close_run(run_t *r, int status)
 	klog_buf_free(&r->payload);
 	klog_buf_free(&r->o->delim);
 	klog_buf_free(&r->o->keydelim);
+	cli_where_close(&r->o->where);
 	return status;
 }
 

@@ -122,7 +122,8 @@ cli_once(cli_seen_t *s, int ch, const struct option *longopts)
 {
 	const struct option *lo;
 
-	if (ch < 0 || ch >= CLI_OPT_MAX)
+	/* Properties are set one by one, the last setting winning. */
+	if (ch < 0 || ch >= CLI_OPT_MAX || ch == 'X' || ch == 'F')
 		return;
 	for (lo = longopts; lo->name != NULL && lo->val != ch; lo++)
 		;
@@ -206,11 +207,14 @@ cli_where_init(cli_where_t *w)
 		w->brokers = CLI_DEFAULT_BROKERS;
 	w->zookeeper = getenv("KLOG_ZOOKEEPER");
 	w->zk_session_ms = KLOG_ZK_DEFAULT_SESSION_MS;
+	klog_props_init(&w->props);
 }
 
 int
 cli_where_option(cli_where_t *w, int ch, const char *arg)
 {
+	klog_err_t err = { 0 };
+
 	switch (ch) {
 	case 'b':
 		w->brokers = arg;
@@ -228,9 +232,36 @@ cli_where_option(cli_where_t *w, int ch, const char *arg)
 	case CLI_OPT_ZK_AUTH:
 		w->zk_auth_file = arg;
 		return 1;
+	case 'X':
+		/* err never holds the value: it may be a password. */
+		if (klog_props_set(&w->props, arg, &err) < 0)
+			cli_misuse("-X %s", err.msg);
+		return 1;
+	case 'F':
+		if (klog_props_load(&w->props, arg, &err) < 0)
+			cli_misuse("-F %s", err.msg);
+		return 1;
 	default:
 		return 0;
 	}
+}
+
+/* The password from the environment, which ps does not show, when -X
+ * and -F gave none; then what connections need. */
+static void
+where_security(cli_where_t *w)
+{
+	const char *pw = getenv("KLOG_SASL_PASSWORD");
+	klog_err_t err = { 0 };
+	int rc;
+
+	if (w->props.password == NULL && pw != NULL &&
+	    klog_props_set_kv(&w->props, "sasl.password", pw, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		exit(KLOG_EXIT_FAIL);
+	}
+	if ((rc = klog_props_security(&w->props, &w->sec, &err)) < 0)
+		cli_misuse("%s", klog_err_text(&err, rc));
 }
 
 void
@@ -244,6 +275,14 @@ cli_where_check(cli_where_t *w)
 		w->zookeeper = NULL;
 	if (w->zk_auth_file != NULL && w->zookeeper == NULL)
 		cli_misuse("--zk-auth-file needs -Z");
+	where_security(w);
+}
+
+void
+cli_where_close(cli_where_t *w)
+{
+	klog_props_free(&w->props);
+	w->sec = NULL;
 }
 
 int
@@ -297,6 +336,7 @@ cli_where_open(const cli_where_t *w, int connect_timeout_ms, klog_zk_t **zk,
 		if (klog_discovery_open_static(w->brokers, connect_timeout_ms,
 		    d, &err) < 0)
 			cli_misuse("-b %s: %s", w->brokers, err.msg);
+		klog_discovery_set_security(*d, w->sec);
 		return 0;
 	}
 	if ((rc = cli_zk_open(w->zookeeper, w->zk_auth_file, w->zk_session_ms,
@@ -307,5 +347,6 @@ cli_where_open(const cli_where_t *w, int connect_timeout_ms, klog_zk_t **zk,
 		fprintf(stderr, "%s: %s\n", prog, klog_err_text(&err, rc));
 		return KLOG_EXIT_FAIL;
 	}
+	klog_discovery_set_security(*d, w->sec);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "klog/client/discovery.h"
+#include "klog/client/props.h"
 #include "klog/zk/zk.h"
 
 #define CLI_VERSION "0.1.0"
@@ -83,7 +84,11 @@ void cli_stdout_error(int errnum);
  * (default $KLOG_BROKERS, else CLI_DEFAULT_BROKERS), or -Z/--zookeeper
  * CONNECT (default $KLOG_ZOOKEEPER, unless -b is given) with
  * --zk-session-timeout and --zk-auth-file (ZooKeeper's digest identity,
- * zkacl.h).  A main calls cli_where_init() before its getopt
+ * zkacl.h); and how to speak to the brokers: librdkafka's security
+ * properties (props.h) from -X/--property KEY=VALUE and
+ * -F/--property-file FILE, as kcat takes them, in the order given, the
+ * SASL password from $KLOG_SASL_PASSWORD when neither set one.  A main
+ * calls cli_where_init() before its getopt
  * loop, offers every option to cli_where_option() first, and calls
  * cli_where_check() once after the loop, where its other conflicts are
  * checked.  A tool takes only the options its optstring and longopts name
@@ -100,7 +105,7 @@ void cli_stdout_error(int errnum);
  * ("-t given twice"), never a silent "the last one wins".  A main keeps a
  * zeroed cli_seen_t through its getopt_long() loop and offers it every
  * option it returns, except those the main takes as a list (klog-consume
- * -p, klog-serve --topic, klog-retain -t).  Options without a value (-v,
+ * -p, klog-serve --topic, klog-retain -t; -X and -F, skipped here).  Options without a value (-v,
  * -J) may repeat: saying a thing twice changes nothing.  longopts names
  * the long-only ones ("--batch given twice").
  */
@@ -112,6 +117,9 @@ struct option;
 void cli_once(cli_seen_t *s, int ch, const struct option *longopts);
 
 typedef struct cli_where {
+	klog_props_t props;        /* -X, -F */
+	const klog_client_sec_t *sec;  /* after cli_where_check(): NULL for
+	                              plaintext without SASL */
 	const char *brokers;
 	const char *zookeeper;     /* after cli_where_check(): NULL unless
 	                              cluster mode */
@@ -126,12 +134,17 @@ void cli_where_init(cli_where_t *w);
  * these (a bad value is a usage error), 0 if it is the main's. */
 int cli_where_option(cli_where_t *w, int ch, const char *arg);
 /* -b and -Z together is a usage error; -b wins over $KLOG_ZOOKEEPER; an
- * empty -Z is none; --zk-auth-file without ZooKeeper is a usage error. */
+ * empty -Z is none; --zk-auth-file without ZooKeeper is a usage error.
+ * The security properties are checked and their files read (a missing or
+ * bad one is a usage error naming it). */
 void cli_where_check(cli_where_t *w);
+/* Free what w holds (the password wiped). */
+void cli_where_close(cli_where_t *w);
 
 /*
  * Open what w names: the -b list when w->zookeeper is NULL (*zk stays
- * NULL), else a ZooKeeper session and the discovery over it.  Returns 0,
+ * NULL), else a ZooKeeper session and the discovery over it; the
+ * discovery's brokers are spoken to as w->sec says.  Returns 0,
  * or an exit status after saying why; a malformed -b or -Z is a usage
  * error.
  */

@@ -17,7 +17,8 @@ group_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: " PROG " [-HJ] [-b broker | -Z connect] [-T timeout] "
-	    "command [options]\n"
+	    "[-X key=value] [-F file]\n"
+	    "                  command [options]\n"
 	    "Administer consumer groups stored in ZooKeeper, topics, and "
 	    "a broker's users and ACLs.\n"
 	    "\n"
@@ -69,6 +70,16 @@ usage_options(FILE *f)
 	    "user:password:\n"
 	    "                           needed to change what brokers made "
 	    "with one\n"
+	    "  -X, --property KEY=VALUE a security property, librdkafka's "
+	    "name, as kcat -X:\n"
+	    "                           security.protocol, "
+	    "ssl.ca.location, sasl.mechanism,\n"
+	    "                           ... (klog-security(7)); a password "
+	    "given so shows in ps\n"
+	    "  -F, --property-file FILE KEY=VALUE lines of those (kcat -F); "
+	    "the password may\n"
+	    "                           also come from "
+	    "$KLOG_SASL_PASSWORD\n"
 	    "  -T, --timeout DURATION   wait this long for ZooKeeper and "
 	    "brokers (default 10s)\n"
 	    "  -g, --group GROUP        the consumer group\n"
@@ -105,7 +116,8 @@ usage_options(FILE *f)
 	    "broker; or no ACL\nto remove), 64 usage, 65 corrupt data (a "
 	    "malformed users or ACL file), 69\nZooKeeper or broker "
 	    "unavailable (or live brokers that did not finish a\n"
-	    "delete-topic in time), 74 I/O error, 77 not authorized (the "
-	    "broker's ACLs, or a\nZooKeeper node's ACL that wants "
-	    "--zk-auth-file's identity) or the identity refused.\n");
+	    "delete-topic in time), 74 I/O error, 77 authentication failed "
+	    "(a certificate,\nSASL credentials or the ZooKeeper identity "
+	    "refused) or not authorized (the\nbroker's ACLs, or a ZooKeeper "
+	    "node's ACL that wants --zk-auth-file's identity).\n");
 }

@@ -80,6 +80,10 @@ struct klog_broker {
 	 * timer that looks at their file. */
 	klog_authz_t *authz;
 	klog_timer_t authz_reload;
+	/* A follower's side when the native listener is TLS: its fetches
+	 * verify the leaders against --ssl-ca and present --ssl-cert. */
+	klog_tls_t *tls_client;
+	klog_client_sec_t peer_sec;
 };
 
 void
@@ -464,6 +468,25 @@ on_tls_reload(klog_loop_t *loop, klog_timer_t *t, void *arg)
 	else if (rc < 0)
 		klog_logger_say(&b->log, KLOG_LEVEL_WARN, "TLS: %s (keeping "
 		    "the files read before)", klog_err_text(&err, rc));
+	/* The same files, read again for the fetches; its own failure
+	 * was said just above. */
+	if (b->tls_client != NULL)
+		(void)klog_tls_reload(b->tls_client, NULL);
+}
+
+/* The fetches' side of the native listener's TLS: the same files. */
+static int
+open_tls_client(klog_broker_t *b, klog_err_t *err)
+{
+	klog_tls_client_config_t cc = { b->cfg.ssl_ca, b->cfg.ssl_cert,
+	    b->cfg.ssl_key };
+	int rc;
+
+	if ((rc = klog_tls_client_new(&cc, &b->tls_client, err)) < 0)
+		return rc;
+	b->peer_sec = (klog_client_sec_t){ .tls = b->tls_client,
+	    .verify_host = 1 };
+	return 0;
 }
 
 /* SASL_* listeners: the users, and the mechanisms they may offer. */
@@ -556,7 +579,9 @@ open_tls(klog_broker_t *b, klog_err_t *err)
 	}
 	if ((rc = open_logins(b, err)) < 0 || !any)
 		return rc;
-	if ((rc = klog_tls_new(&tc, &b->tls, err)) < 0)
+	if ((rc = klog_tls_new(&tc, &b->tls, err)) < 0 ||
+	    ((b->tls_on[0] & KLOG_SEC_TLS) &&
+	    (rc = open_tls_client(b, err)) < 0))
 		return rc;
 	klog_timer_init(&b->tls_reload, on_tls_reload, b);
 	return klog_loop_timer_start(b->loop, &b->tls_reload, TLS_RELOAD_MS,
@@ -685,6 +710,12 @@ klog_kafka_t *
 klog_broker_kafka(klog_broker_t *b)
 {
 	return b->kafka;
+}
+
+const klog_client_sec_t *
+klog_broker_peer_security(const klog_broker_t *b)
+{
+	return b->tls_client != NULL ? &b->peer_sec : NULL;
 }
 
 int
@@ -834,6 +865,7 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 		klog_loop_timer_stop(b->loop, &b->tls_reload);
 	/* After the connections: each holds a reference to its context. */
 	klog_tls_free(b->tls);
+	klog_tls_free(b->tls_client);
 	/* After the connections too: a login being checked is cancelled
 	 * with its connection's session. */
 	klog_logins_free(b->logins);

@@ -1,6 +1,7 @@
 /*
  * Followers' fetches from their leaders; see fetcher.h.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ struct klog_fetcher {
 	klog_loop_t *loop;
 	klog_core_t *core;
 	int32_t me;
+	const klog_client_sec_t *sec;  /* TLS to the leaders, or NULL */
 	klog_logger_t log;
 	struct follow *follows;
 	klog_fetcher_stats_t stats;
@@ -300,7 +302,16 @@ on_readable(klog_loop_t *loop, int fd, void *arg, int mask)
 	handle(fw, &r);
 }
 
-/* The connect under way is done, or failed, or moved on to the name's
+/* What the connect under way waits for, as the loop names it. */
+static int
+connect_mask(const struct follow *fw)
+{
+	return klog_client_wants(fw->cl) == POLLOUT ? KLOG_LOOP_WRITABLE :
+	    KLOG_LOOP_READABLE;
+}
+
+/* The connect under way (TCP's, then TLS's handshake, a step each time
+ * the socket is ready) is done, or failed, or moved on to the name's
  * next address (a new descriptor, so the watch is taken off first). */
 static void
 on_connected(klog_loop_t *loop, int fd, void *arg, int mask)
@@ -316,7 +327,7 @@ on_connected(klog_loop_t *loop, int fd, void *arg, int mask)
 		return;
 	}
 	if (klog_loop_watch(loop, klog_client_fd(fw->cl), rc == 0 ?
-	    KLOG_LOOP_WRITABLE : KLOG_LOOP_READABLE, rc == 0 ? on_connected :
+	    connect_mask(fw) : KLOG_LOOP_READABLE, rc == 0 ? on_connected :
 	    on_readable, fw) < 0) {
 		fail(fw, "watching the connection", NULL);
 		return;
@@ -421,7 +432,8 @@ send_pos(struct follow *fw)
 
 int
 klog_fetcher_new(klog_loop_t *loop, klog_core_t *core, int32_t me,
-    const klog_logger_t *log, klog_fetcher_t **out, klog_err_t *err)
+    const klog_client_sec_t *sec, const klog_logger_t *log,
+    klog_fetcher_t **out, klog_err_t *err)
 {
 	klog_fetcher_t *f = calloc(1, sizeof(*f));
 
@@ -431,6 +443,7 @@ klog_fetcher_new(klog_loop_t *loop, klog_core_t *core, int32_t me,
 	f->loop = loop;
 	f->core = core;
 	f->me = me;
+	f->sec = sec;
 	f->log = *log;
 	*out = f;
 	return 0;
@@ -460,9 +473,11 @@ klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p, int32_t leader,
     int32_t epoch, const klog_client_addr_t *addr)
 {
 	struct follow *fw = klog_core_part_follower(p);
+	klog_client_addr_t to = *addr;
 
+	to.sec = f->sec;
 	if (fw != NULL && fw->leader == leader && fw->epoch == epoch &&
-	    memcmp(&fw->addr, addr, sizeof(*addr)) == 0)
+	    memcmp(&fw->addr, &to, sizeof(to)) == 0)
 		return 0;
 	klog_fetcher_stop(f, p);
 	if ((fw = calloc(1, sizeof(*fw))) == NULL)
@@ -471,7 +486,7 @@ klog_fetcher_follow(klog_fetcher_t *f, klog_core_part_t *p, int32_t leader,
 	fw->p = p;
 	fw->leader = leader;
 	fw->epoch = epoch;
-	fw->addr = *addr;
+	fw->addr = to;
 	fw->max_bytes = FIRST_MAX;
 	klog_timer_init(&fw->timer, on_timer, fw);
 	klog_core_part_set_follower(p, fw);

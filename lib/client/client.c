@@ -9,12 +9,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "klog/auth/scram.h"
 #include "klog/base/clock.h"
 #include "klog/base/parse.h"
 #include "klog/client/client.h"
 #include "klog/storage/format.h"
 
 #define READ_CHUNK (256 * 1024)
+/* Iovecs written over TLS are gathered into one buffer of up to this
+ * much, so that small frames share records (Redis's writev does so
+ * below 64 KiB too). */
+#define GATHER_MAX (64 * 1024)
+/* The longest wait for a TLS 1.3 broker's verdict on our certificate:
+ * it comes a round trip after the handshake. */
+#define SETTLE_MS 1000
 
 struct klog_client {
 	int fd;
@@ -30,6 +38,14 @@ struct klog_client {
 	 * the error of the last that failed. */
 	struct addrinfo *addrs, *ai;
 	int soerr;
+	/* TLS, when addr->sec says so: the handshake is done once
+	 * handshaken; until then want is what it waits for. */
+	const klog_client_sec_t *sec;
+	char host[sizeof(((klog_client_addr_t *)0)->host)];
+	SSL *ssl;
+	int want;
+	int handshaken;
+	uint8_t *gather;     /* GATHER_MAX bytes, made on first use */
 };
 
 int
@@ -135,6 +151,8 @@ klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	c->fd = -1;
+	c->sec = addr->sec;
+	snprintf(c->host, sizeof(c->host), "%s", addr->host);
 	snprintf(c->name, sizeof(c->name), "%s:%s", addr->host, addr->port);
 	c->max_response = (size_t)KLOG_DEFAULT_MAX_REQUEST + 1024 * 1024;
 	klog_buf_init(&c->out);
@@ -156,6 +174,32 @@ klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
 	return 0;
 }
 
+/* A failed handshake as err says it, with the broker's name first. */
+static int
+tls_failed(klog_client_t *c, int rc, klog_err_t *err)
+{
+	char why[sizeof(err->msg)];
+
+	snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
+	return klog_err_set(err, rc, "%s: %s", c->name, why);
+}
+
+/* The TLS handshake, as far as the socket lets it go now. */
+static int
+handshake(klog_client_t *c, klog_err_t *err)
+{
+	int rc;
+
+	if (c->ssl == NULL && (c->ssl = klog_tls_connect(c->sec->tls, c->fd,
+	    c->host, c->sec->verify_host)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "%s: TLS: out of "
+		    "memory", c->name);
+	if ((rc = klog_tls_handshake(c->ssl, &c->want, err)) < 0)
+		return tls_failed(c, rc, err);
+	c->handshaken = rc;
+	return rc;
+}
+
 int
 klog_client_connected(klog_client_t *c, klog_err_t *err)
 {
@@ -164,7 +208,7 @@ klog_client_connected(klog_client_t *c, klog_err_t *err)
 	int one = 1, e;
 
 	if (c->addrs == NULL)
-		return 1;
+		return c->ssl == NULL || c->handshaken ? 1 : handshake(c, err);
 	/* Not writable yet (or poll interrupted): SO_ERROR would say 0. */
 	if (poll(&pfd, 1, 0) <= 0)
 		return 0;
@@ -183,7 +227,163 @@ klog_client_connected(klog_client_t *c, klog_err_t *err)
 	c->ai = NULL;
 	/* Requests are whole frames already: do not let Nagle hold them. */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return 1;
+	if (c->sec == NULL || c->sec->tls == NULL)
+		return 1;
+	return handshake(c, err);
+}
+
+short
+klog_client_wants(const klog_client_t *c)
+{
+	if (c->addrs != NULL)
+		return POLLOUT;
+	if (c->ssl != NULL && !c->handshaken)
+		return c->want == KLOG_TLS_WANT_WRITE ? POLLOUT : POLLIN;
+	return POLLIN;
+}
+
+/* One AUTHENTICATE round trip: msg out, the broker's answer in *ans. */
+static int
+auth_round(klog_client_t *c, const char *mech, const void *msg, size_t len,
+    int64_t deadline, const uint8_t **ans, uint32_t *alen, klog_err_t *err)
+{
+	klog_auth_req_t q = { { mech, (uint16_t)strlen(mech) }, msg,
+	    (uint32_t)len };
+	int64_t left = deadline - klog_clock_mono_ms();
+	int32_t id = klog_client_next_id(c);
+	const uint8_t *body;
+	size_t blen;
+	int16_t error;
+	int rc;
+
+	if ((rc = klog_proto_encode_auth(&c->out, id, &q)) < 0)
+		return klog_err_set(err, rc, "%s: authentication failed: %s",
+		    c->name, rc == -KLOG_EINVAL ? "user name or password too "
+		    "long" : klog_strerror(rc));
+	if ((rc = klog_client_call(c, id, left > 0 ? (int)left : 1, &error,
+	    &body, &blen, err)) < 0)
+		return rc;
+	switch (error) {
+	case KLOG_WIRE_NONE:
+		break;
+	case KLOG_WIRE_AUTHENTICATION_FAILED:
+		return klog_err_set(err, -KLOG_EAUTH, "%s: authentication "
+		    "failed", c->name);
+	case KLOG_WIRE_UNSUPPORTED_MECHANISM:
+		return klog_err_set(err, -KLOG_EAUTH, "%s: authentication "
+		    "failed: the broker does not offer %s", c->name, mech);
+	default:
+		/* A listener without SASL answers out of turn or not at all
+		 * (an older broker): say what it said. */
+		return klog_err_set(err, -KLOG_EAUTH, "%s: authentication "
+		    "failed: %s (is it a SASL listener?)", c->name,
+		    klog_wire_error_name(error));
+	}
+	if (klog_proto_decode_auth_resp(body, blen, ans, alen) < 0)
+		return klog_err_set(err, -KLOG_EPROTO, "%s: malformed "
+		    "AUTHENTICATE response", c->name);
+	return 0;
+}
+
+/* PLAIN (RFC 4616): "\0user\0password" in one round, no authzid. */
+static int
+auth_plain(klog_client_t *c, int64_t deadline, klog_err_t *err)
+{
+	const klog_client_sec_t *s = c->sec;
+	size_t ul = strlen(s->username), pl = strlen(s->password);
+	uint8_t msg[KLOG_AUTH_BYTES_MAX];
+	const uint8_t *ans;
+	uint32_t alen;
+	int rc;
+
+	if (ul + pl + 2 > sizeof(msg))
+		return klog_err_set(err, -KLOG_EINVAL, "%s: authentication "
+		    "failed: user name or password too long", c->name);
+	msg[0] = '\0';
+	memcpy(msg + 1, s->username, ul);
+	msg[1 + ul] = '\0';
+	memcpy(msg + 2 + ul, s->password, pl);
+	rc = auth_round(c, "PLAIN", msg, ul + pl + 2, deadline, &ans, &alen,
+	    err);
+	OPENSSL_cleanse(msg, sizeof(msg));
+	return rc;
+}
+
+/* SCRAM (RFC 5802) in two rounds; the server proves it holds our
+ * credential too. */
+static int
+auth_scram(klog_client_t *c, klog_scram_mech_t m, int64_t deadline,
+    klog_err_t *err)
+{
+	const klog_client_sec_t *s = c->sec;
+	const char *mech = klog_scram_mech_name(m), *out;
+	klog_scram_client_t *sc;
+	const uint8_t *ans;
+	uint32_t alen;
+	size_t olen;
+	int rc;
+
+	if ((rc = klog_scram_client_new(m, s->username, s->password,
+	    strlen(s->password), NULL, &sc, err)) < 0)
+		return klog_err_set(err, rc, "%s: authentication failed: %s",
+		    c->name, rc == -KLOG_EINVAL ? "not a user name or password "
+		    "SCRAM takes" : klog_strerror(rc));
+	if ((rc = klog_scram_client_first(sc, &out, &olen, err)) < 0 ||
+	    (rc = auth_round(c, mech, out, olen, deadline, &ans, &alen,
+	    err)) < 0)
+		goto out;
+	if ((rc = klog_scram_client_final(sc, ans, alen, &out, &olen,
+	    err)) < 0) {
+		rc = klog_err_set(err, rc, "%s: authentication failed: a "
+		    "malformed SCRAM challenge", c->name);
+		goto out;
+	}
+	if ((rc = auth_round(c, mech, out, olen, deadline, &ans, &alen,
+	    err)) < 0)
+		goto out;
+	if ((rc = klog_scram_client_verify(sc, ans, alen, err)) < 0)
+		rc = klog_err_set(err, -KLOG_EAUTH, "%s: authentication "
+		    "failed: the broker did not prove it knows the password",
+		    c->name);
+out:
+	klog_scram_client_free(sc);
+	return rc;
+}
+
+/* SASL's exchange, first thing on a new connection. */
+static int
+authenticate(klog_client_t *c, int64_t deadline, klog_err_t *err)
+{
+	klog_scram_mech_t m;
+
+	if (strcmp(c->sec->mechanism, "PLAIN") == 0)
+		return auth_plain(c, deadline, err);
+	if (klog_scram_mech_parse(c->sec->mechanism, &m) < 0)
+		return klog_err_set(err, -KLOG_EAUTH, "%s: authentication "
+		    "failed: no mechanism %s", c->name, c->sec->mechanism);
+	return auth_scram(c, m, deadline, err);
+}
+
+/*
+ * Before the first request over TLS 1.3 with a client certificate asked
+ * for: wait for the broker's verdict on it (klog_tls_settled()), so that
+ * a refusal is read as one rather than lost in a reset.  A broker that
+ * sends no ticket costs SETTLE_MS at most, and is not refused for it.
+ */
+static int
+settle(klog_client_t *c, int64_t deadline, klog_err_t *err)
+{
+	int64_t until = klog_clock_mono_ms() + SETTLE_MS;
+	int rc;
+
+	if (until > deadline)
+		until = deadline;
+	while (!klog_tls_settled(c->ssl))
+		if (wait_fd(c->fd, POLLIN, until) < 0)
+			return 0;
+		else if ((rc = klog_client_read(c, err)) < 0)
+			return rc;
+	return 0;
 }
 
 int
@@ -197,11 +397,16 @@ klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
 	if ((rc = klog_client_start(addr, &c, err)) < 0)
 		return rc;
 	while ((rc = klog_client_connected(c, err)) == 0)
-		if ((rc = wait_fd(c->fd, POLLOUT, deadline)) < 0) {
+		if ((rc = wait_fd(c->fd, klog_client_wants(c),
+		    deadline)) < 0) {
 			rc = connect_failed(c, rc == -KLOG_ETIMEDOUT ?
 			    ETIMEDOUT : EIO, err);
 			break;
 		}
+	if (rc > 0 && c->ssl != NULL)
+		rc = settle(c, deadline, err);
+	if (rc >= 0 && c->sec != NULL && c->sec->mechanism != NULL)
+		rc = authenticate(c, deadline, err);
 	if (rc < 0) {
 		klog_client_close(c);
 		return rc;
@@ -215,8 +420,10 @@ klog_client_close(klog_client_t *c)
 {
 	if (c == NULL)
 		return;
+	klog_tls_close(c->ssl);
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->gather);
 	if (c->addrs != NULL)
 		freeaddrinfo(c->addrs);
 	klog_buf_free(&c->out);
@@ -269,6 +476,32 @@ sock_error(klog_client_t *c, int errnum, klog_err_t *err)
 	    strerror(errnum));
 }
 
+/* Write up to len bytes of buf: the count (0 when the socket is full),
+ * or an error. */
+static ssize_t
+send_some(klog_client_t *c, const void *buf, size_t len, int more,
+    klog_err_t *err)
+{
+	ssize_t n;
+	int want;
+
+	if (c->ssl != NULL) {
+		if ((n = klog_tls_write(c->ssl, buf, len, &want, err)) >= 0)
+			return n;
+		return n == -1 ? 0 : tls_failed(c, err->code < 0 ? err->code :
+		    -KLOG_ECONN, err);
+	}
+	do
+		n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT |
+		    (more ? MSG_MORE : 0));
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n < 0)
+		return sock_error(c, errno, err);
+	return n;
+}
+
 int
 klog_client_write(klog_client_t *c, klog_err_t *err)
 {
@@ -277,18 +510,48 @@ klog_client_write(klog_client_t *c, klog_err_t *err)
 	if (c->out.failed)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	while (c->out_pos < c->out.len) {
-		n = send(c->fd, c->out.data + c->out_pos,
-		    c->out.len - c->out_pos, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if ((n = send_some(c, c->out.data + c->out_pos,
+		    c->out.len - c->out_pos, 0, err)) < 0)
+			return (int)n;
+		if (n == 0)
 			return 0;
-		if (n < 0)
-			return sock_error(c, errno, err);
 		c->out_pos += (size_t)n;
 	}
 	klog_buf_reset(&c->out);
 	c->out_pos = 0;
+	return 0;
+}
+
+/*
+ * TLS writes one buffer: the iovecs' first GATHER_MAX bytes are copied
+ * into one.  After a write that waited, the caller passes the same bytes
+ * again (it advances only by what was written), and so this gathers the
+ * same first bytes, as OpenSSL asks of a write tried again.
+ */
+static int
+writev_tls(klog_client_t *c, const struct iovec *iov, int n,
+    size_t *written, klog_err_t *err)
+{
+	size_t len = 0, k;
+	ssize_t w;
+
+	if (n == 1) {
+		w = send_some(c, iov[0].iov_base, iov[0].iov_len, 0, err);
+		goto out;
+	}
+	if (c->gather == NULL && (c->gather = malloc(GATHER_MAX)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	for (int i = 0; i < n && len < GATHER_MAX; i++) {
+		k = iov[i].iov_len < GATHER_MAX - len ? iov[i].iov_len :
+		    GATHER_MAX - len;
+		memcpy(c->gather + len, iov[i].iov_base, k);
+		len += k;
+	}
+	w = send_some(c, c->gather, len, 0, err);
+out:
+	if (w < 0)
+		return (int)w;
+	*written = (size_t)w;
 	return 0;
 }
 
@@ -301,6 +564,8 @@ klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
 	ssize_t w;
 
 	*written = 0;
+	if (c->ssl != NULL)
+		return writev_tls(c, iov, n, written, err);
 	do
 		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT |
 		    (more ? MSG_MORE : 0));
@@ -337,6 +602,37 @@ make_room(klog_client_t *c)
 	return klog_buf_reserve(&c->in, want);
 }
 
+/* One read of up to room bytes: the count, 0 when nothing is there
+ * now (over TLS: no whole record), or an error. */
+static ssize_t
+read_some(klog_client_t *c, void *buf, size_t room, klog_err_t *err)
+{
+	ssize_t n;
+	int want;
+
+	if (c->ssl != NULL) {
+		if ((n = klog_tls_read(c->ssl, buf, room, &want, err)) > 0)
+			return n;
+		if (n == -1)
+			return 0;
+		if (n == 0 || err->code == -KLOG_ECLOSED)
+			return klog_err_set(err, -KLOG_ECLOSED, "%s: the broker "
+			    "closed the connection", c->name);
+		return tls_failed(c, err->code, err);
+	}
+	do
+		n = read(c->fd, buf, room);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n < 0)
+		return sock_error(c, errno, err);
+	if (n == 0)
+		return klog_err_set(err, -KLOG_ECLOSED,
+		    "%s: the broker closed the connection", c->name);
+	return n;
+}
+
 int
 klog_client_read(klog_client_t *c, klog_err_t *err)
 {
@@ -347,18 +643,13 @@ klog_client_read(klog_client_t *c, klog_err_t *err)
 		if (make_room(c) < 0)
 			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		room = c->in.cap - c->in.len;
-		n = read(c->fd, c->in.data + c->in.len, room);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0)
-			return sock_error(c, errno, err);
-		if (n == 0)
-			return klog_err_set(err, -KLOG_ECLOSED,
-			    "%s: the broker closed the connection", c->name);
+		if ((n = read_some(c, c->in.data + c->in.len, room, err)) <= 0)
+			return (int)n;
 		c->in.len += (size_t)n;
-		if ((size_t)n < room)
+		/* A short read emptied the socket; over TLS it emptied one
+		 * record, and the next may be decrypted already, where poll
+		 * cannot see it: read on until OpenSSL wants the socket. */
+		if ((size_t)n < room && c->ssl == NULL)
 			return 0;
 	}
 }

@@ -57,8 +57,11 @@ ask_conn(struct static_disc *s, const char *topic, struct answer *a,
 	if ((rc = klog_client_call(s->conn, id, s->timeout_ms, &error, &body,
 	    &len, err)) < 0)
 		return rc;
+	/* A SASL listener asked without SASL refuses us: no other broker
+	 * of the cluster would do otherwise. */
 	if (error != KLOG_WIRE_NONE)
-		return klog_err_set(err, -KLOG_EPROTO, "%s: metadata: %s",
+		return klog_err_set(err, klog_wire_error_to_klog(error) ==
+		    -KLOG_EAUTH ? -KLOG_EAUTH : -KLOG_EPROTO, "%s: metadata: %s",
 		    klog_client_name(s->conn), klog_wire_error_name(error));
 	a->brokers = calloc(MAX_BROKERS, sizeof(*a->brokers));
 	for (;;) {
@@ -84,6 +87,7 @@ static int
 ask(struct static_disc *s, const char *topic, struct answer *a,
     klog_err_t *err)
 {
+	klog_client_addr_t to;
 	int rc = -KLOG_ECONN, stale;
 
 	memset(a, 0, sizeof(*a));
@@ -91,8 +95,13 @@ ask(struct static_disc *s, const char *topic, struct answer *a,
 		/* A kept connection may be to a broker that restarted since:
 		 * it gets one fresh retry before the next broker is tried. */
 		stale = s->conn != NULL;
-		if (s->conn == NULL && (rc = klog_client_open(&s->addrs[s->cur],
+		to = s->addrs[s->cur];
+		to.sec = s->base.sec;
+		/* Refused credentials are refused by every broker alike. */
+		if (s->conn == NULL && (rc = klog_client_open(&to,
 		    s->timeout_ms, &s->conn, err)) < 0) {
+			if (rc == -KLOG_EAUTH)
+				return rc;
 			s->cur = (s->cur + 1) % s->naddrs;
 			continue;
 		}
@@ -100,7 +109,7 @@ ask(struct static_disc *s, const char *topic, struct answer *a,
 			return 0;
 		answer_free(a);
 		memset(a, 0, sizeof(*a));
-		if (rc == -KLOG_ENOMEM)
+		if (rc == -KLOG_ENOMEM || rc == -KLOG_EAUTH)
 			return rc;
 		klog_client_close(s->conn);
 		s->conn = NULL;

@@ -272,6 +272,9 @@ link_service(klog_producer_t *p, struct link *l, int64_t now, klog_err_t *err)
 		    &l->c, &e) < 0) {
 			now = klog_clock_mono_ms();
 			link_lost(p, l, now, &e);
+			/* Refused credentials stay refused: no retry. */
+			if (e.code == -KLOG_EAUTH)
+				return klog_err_set(err, e.code, "%s", e.msg);
 			if (now - l->down_since >= p->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
 				    "%s; gave up after %lld ms", l->why,

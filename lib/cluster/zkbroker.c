@@ -273,8 +273,8 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	klog_core_t *core = klog_broker_core(zb->b);
 	int r;
 
-	if ((r = klog_fetcher_new(zb->loop, core, zb->cfg.broker_id, &log,
-	    &zb->fetcher, err)) < 0 ||
+	if ((r = klog_fetcher_new(zb->loop, core, zb->cfg.broker_id,
+	    klog_broker_peer_security(zb->b), &log, &zb->fetcher, err)) < 0 ||
 	    (r = klog_zkrepl_new(zb->zk, zb->loop, core, zb->fetcher, &rc,
 	    &zb->repl, err)) < 0)
 		return r;

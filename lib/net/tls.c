@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 
@@ -31,6 +32,7 @@ struct klog_tls {
 	int client_auth;
 	struct file_id ids[NFILES];
 	SSL_CTX *ctx;
+	BIO_METHOD *sock;          /* a client's: sockets without SIGPIPE */
 };
 
 /* OpenSSL's reason for the last failure, its queue emptied. */
@@ -140,6 +142,19 @@ use_files(const klog_tls_t *t, SSL_CTX *ctx, klog_err_t *err)
 	return 0;
 }
 
+/*
+ * A client's note that the server asked for its certificate (OpenSSL
+ * calls this on a CertificateRequest, nowhere else on a client): the
+ * SSL's app data, which nothing else of klog's uses.
+ */
+static int
+cert_asked(SSL *ssl, void *arg)
+{
+	(void)arg;
+	SSL_set_app_data(ssl, ssl);
+	return 1;
+}
+
 /* A server or client context from t's files into *out. */
 static int
 make_ctx(const klog_tls_t *t, SSL_CTX **out, klog_err_t *err)
@@ -164,6 +179,7 @@ make_ctx(const klog_tls_t *t, SSL_CTX **out, klog_err_t *err)
 		/* klog's frames carry their lengths: a close without
 		 * close_notify is a lost connection, not an attack. */
 		SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+		SSL_CTX_set_cert_cb(ctx, cert_asked, NULL);
 		mode = SSL_VERIFY_PEER;
 	} else if (t->client_auth == KLOG_TLS_AUTH_REQUESTED)
 		mode = SSL_VERIFY_PEER;
@@ -197,6 +213,47 @@ load(klog_tls_t *t, klog_err_t *err)
 	return 0;
 }
 
+/*
+ * A socket BIO whose writes cannot raise SIGPIPE: OpenSSL's write(2) to a
+ * broker that went away would kill a tool that leaves SIGPIPE at its
+ * default so that "| head" ends it quietly (klog-consume).  The rest is
+ * OpenSSL's own socket BIO.
+ */
+static int
+sock_write(BIO *b, const char *buf, int len)
+{
+	int fd = -1, r;
+
+	BIO_get_fd(b, &fd);
+	errno = 0;
+	r = (int)send(fd, buf, (size_t)len, MSG_NOSIGNAL);
+	BIO_clear_retry_flags(b);
+	if (r <= 0 && BIO_sock_should_retry(r))
+		BIO_set_retry_write(b);
+	return r;
+}
+
+static BIO_METHOD *
+sock_method(void)
+{
+	const BIO_METHOD *s = BIO_s_socket();
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK |
+	    BIO_TYPE_DESCRIPTOR, "klog socket");
+
+	if (m == NULL)
+		return NULL;
+	if (BIO_meth_set_write(m, sock_write) != 1 ||
+	    BIO_meth_set_read(m, BIO_meth_get_read(s)) != 1 ||
+	    BIO_meth_set_puts(m, BIO_meth_get_puts(s)) != 1 ||
+	    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(s)) != 1 ||
+	    BIO_meth_set_create(m, BIO_meth_get_create(s)) != 1 ||
+	    BIO_meth_set_destroy(m, BIO_meth_get_destroy(s)) != 1) {
+		BIO_meth_free(m);
+		return NULL;
+	}
+	return m;
+}
+
 /* A context of files (cert, key, ca; NULL for none), taking copies. */
 static int
 tls_make(const char *const files[NFILES], int client, int client_auth,
@@ -209,6 +266,10 @@ tls_make(const char *const files[NFILES], int client, int client_auth,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	t->client = client;
 	t->client_auth = client_auth;
+	if (client && (t->sock = sock_method()) == NULL) {
+		klog_tls_free(t);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
 	for (int i = 0; i < NFILES; i++)
 		if (files[i] != NULL && (t->files[i] = strdup(files[i])) ==
 		    NULL) {
@@ -258,6 +319,7 @@ klog_tls_free(klog_tls_t *t)
 	if (t == NULL)
 		return;
 	SSL_CTX_free(t->ctx);
+	BIO_meth_free(t->sock);
 	for (int i = 0; i < NFILES; i++)
 		free(t->files[i]);
 	free(t);
@@ -290,11 +352,14 @@ klog_tls_connect(klog_tls_t *t, int fd, const char *host, int verify_host)
 {
 	struct in6_addr ip;
 	SSL *ssl = SSL_new(t->ctx);
+	BIO *bio;
 
 	if (ssl == NULL)
 		return NULL;
-	if (SSL_set_fd(ssl, fd) != 1)
+	if ((bio = BIO_new(t->sock)) == NULL)
 		goto fail;
+	BIO_set_fd(bio, fd, BIO_NOCLOSE);
+	SSL_set_bio(ssl, bio, bio);
 	/* SNI takes names only; OpenSSL 3's SSL_set1_host() checks an IP
 	 * address against the certificate's IP entries, a name against its
 	 * DNS entries (the common name if it has none). */
@@ -355,7 +420,7 @@ cert_refused(unsigned long e)
 static ssize_t
 failed(SSL *ssl, int r, int *want, klog_err_t *err)
 {
-	int e = SSL_get_error(ssl, r);
+	int e = SSL_get_error(ssl, r), refused;
 	char why[256];
 
 	*want = 0;
@@ -386,9 +451,10 @@ failed(SSL *ssl, int r, int *want, klog_err_t *err)
 			    SSL_get_verify_result(ssl)));
 			return -2;
 		}
-		klog_err_set(err, cert_refused(ERR_peek_last_error()) ?
-		    -KLOG_EAUTH : -KLOG_EPROTO, "TLS: %s",
-		    ossl_reason(why, sizeof(why)));
+		/* Before ossl_reason() empties the queue. */
+		refused = cert_refused(ERR_peek_last_error());
+		klog_err_set(err, refused ? -KLOG_EAUTH : -KLOG_EPROTO,
+		    "TLS: %s", ossl_reason(why, sizeof(why)));
 		return -2;
 	}
 }
@@ -435,6 +501,16 @@ klog_tls_handshake(SSL *ssl, int *want, klog_err_t *err)
 	if (failed(ssl, r, want, err) == -1)
 		return 0;
 	return err != NULL ? err->code : -KLOG_EPROTO;
+}
+
+int
+klog_tls_settled(SSL *ssl)
+{
+	SSL_SESSION *sess = SSL_get_session(ssl);
+
+	return SSL_version(ssl) != TLS1_3_VERSION ||
+	    SSL_get_app_data(ssl) == NULL ||
+	    (sess != NULL && SSL_SESSION_has_ticket(sess));
 }
 
 int

@@ -14,8 +14,10 @@ enum klog_exit {
 	KLOG_EXIT_DATAERR = 65,    /* corrupt data */
 	KLOG_EXIT_UNAVAILABLE = 69,/* broker or ZooKeeper unavailable */
 	KLOG_EXIT_IOERR = 74,      /* I/O error (disk, stdout) */
-	KLOG_EXIT_NOPERM = 77      /* authentication failed, or not
-	                              authorized (sysexits' EX_NOPERM) */
+	KLOG_EXIT_NOPERM = 77      /* authentication failed (a certificate,
+	                              SASL credentials or a ZooKeeper identity
+	                              refused), or not authorized (sysexits'
+	                              EX_NOPERM) */
 };
 
 /* The exit status a main should use for a failed call that returned err. */

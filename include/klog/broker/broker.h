@@ -41,6 +41,7 @@
 #include "klog/base/logger.h"
 #include "klog/broker/logins.h"
 #include "klog/broker/metrics.h"
+#include "klog/client/client.h"
 #include "klog/core/core.h"
 #include "klog/kafka/kafka.h"
 #include "klog/net/loop.h"
@@ -176,6 +177,12 @@ int klog_broker_metrics_port(const klog_broker_t *b);
  * state); on the loop thread or before run.  fn NULL removes them. */
 void klog_broker_set_metrics(klog_broker_t *b, klog_metrics_more_fn *fn,
     void *arg);
+/* How this broker reaches other brokers' native listeners (a follower's
+ * fetches): TLS with its own --ssl-cert and --ssl-key as client
+ * certificate, the leader's checked against --ssl-ca and its host, when
+ * its own native listener is SSL://; NULL (plaintext) otherwise.  Valid
+ * until the broker is freed. */
+const klog_client_sec_t *klog_broker_peer_security(const klog_broker_t *b);
 /* Partitions of an auto-created topic. */
 int klog_broker_default_partitions(const klog_broker_t *b);
 const char *klog_broker_kafka_host(const klog_broker_t *b);

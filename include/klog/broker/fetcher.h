@@ -42,8 +42,11 @@
 
 typedef struct klog_fetcher klog_fetcher_t;
 
+/* sec: how to reach the leaders' native listeners (TLS with this
+ * broker's own certificate), or NULL for plaintext; it outlives f. */
 int klog_fetcher_new(klog_loop_t *loop, klog_core_t *core, int32_t me,
-    const klog_logger_t *log, klog_fetcher_t **out, klog_err_t *err);
+    const klog_client_sec_t *sec, const klog_logger_t *log,
+    klog_fetcher_t **out, klog_err_t *err);
 /* Stop every fetch and free f.  NULL is fine. */
 void klog_fetcher_free(klog_fetcher_t *f);
 

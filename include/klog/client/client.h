@@ -26,19 +26,41 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
+#include "klog/net/tls.h"
 #include "klog/proto/proto.h"
 
 typedef struct klog_client klog_client_t;
+
+/*
+ * How to reach a broker beyond its address (librdkafka's
+ * security.protocol and what goes with it; props.h makes one from those
+ * properties): TLS when tls is set, SASL when mechanism is.  Shared by
+ * every connection to the brokers of one cluster, so it is referenced,
+ * never copied, and must outlive them.
+ */
+typedef struct klog_client_sec {
+	klog_tls_t *tls;           /* a client context (tls.h), or NULL */
+	int verify_host;           /* the broker's certificate must name
+	                              the host dialled */
+	const char *mechanism;     /* "PLAIN", "SCRAM-SHA-256",
+	                              "SCRAM-SHA-512", or NULL: no SASL */
+	const char *username;
+	const char *password;
+} klog_client_sec_t;
 
 /* Every client's retry backoff (reconnects, relocations, rebalances):
  * from the minimum, doubled after each failure, up to the maximum. */
 #define KLOG_BACKOFF_MIN_MS 50
 #define KLOG_BACKOFF_MAX_MS 2000
 
-/* A broker address as given by the user ("host:port" parsed). */
+/* A broker address as given by the user ("host:port" parsed), and how
+ * to speak to it: sec NULL is plaintext without SASL.  An address found
+ * from another (a broker's metadata, ZooKeeper's registry) takes its
+ * sec. */
 typedef struct klog_client_addr {
 	char host[256];
 	char port[16];
+	const klog_client_sec_t *sec;
 } klog_client_addr_t;
 
 /*
@@ -51,9 +73,13 @@ int klog_client_parse_brokers(const char *list, klog_client_addr_t **out,
 
 /*
  * Connect to addr within timeout_ms (every address the name resolves to is
- * tried).  -KLOG_ECONN or -KLOG_ETIMEDOUT with err saying
- * "127.0.0.1:9092: Connection refused".  On success *out is owned by the
- * caller: klog_client_close().
+ * tried), then, as addr->sec says, take the TLS handshake and SASL's
+ * exchange (AUTHENTICATE) within the same time.  -KLOG_ECONN or
+ * -KLOG_ETIMEDOUT with err saying "127.0.0.1:9092: Connection refused";
+ * -KLOG_EAUTH when the broker's certificate is not trusted, ours is
+ * refused, or SASL fails ("127.0.0.1:9092: authentication failed"); a
+ * malformed answer -KLOG_EPROTO.  On success *out is owned by the caller:
+ * klog_client_close().
  */
 int klog_client_open(const klog_client_addr_t *addr, int timeout_ms,
     klog_client_t **out, klog_err_t *err);
@@ -64,9 +90,11 @@ void klog_client_close(klog_client_t *c);
  * client whose connect to the first of addr's addresses that did not
  * refuse at once is under way, owned by the caller (klog_client_close(),
  * which also abandons a connect).  Only the name's lookup may wait.  The
- * caller watches klog_client_fd() for writability, then asks
- * klog_client_connected(); a deadline is the caller's.  Errors as
- * klog_client_open()'s, when every address refused at once.
+ * caller watches klog_client_fd() for what klog_client_wants() says, then
+ * asks klog_client_connected(); a deadline is the caller's.  Errors as
+ * klog_client_open()'s, when every address refused at once.  TLS's
+ * handshake is part of the connect; SASL is not done here (a follower
+ * broker presents its certificate instead).
  */
 int klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
     klog_err_t *err);
@@ -79,6 +107,9 @@ int klog_client_start(const klog_client_addr_t *addr, klog_client_t **out,
  * address failed (c is then only for klog_client_close()).
  */
 int klog_client_connected(klog_client_t *c, klog_err_t *err);
+/* What a connect under way waits for: POLLOUT for TCP's, POLLIN or
+ * POLLOUT for TLS's handshake; POLLIN once connected. */
+short klog_client_wants(const klog_client_t *c);
 
 int klog_client_fd(const klog_client_t *c);
 /* "host:port", for messages. */
@@ -114,8 +145,10 @@ int klog_client_writev(klog_client_t *c, const struct iovec *iov, int n,
     int more, size_t *written, klog_err_t *err);
 
 /*
- * Read what the socket has now.  0; -KLOG_ECLOSED if the broker closed the
- * connection; -KLOG_ECONN on an error.
+ * Read what the socket has now (over TLS, every record it holds: bytes
+ * decrypted are not seen by poll).  0; -KLOG_ECLOSED if the broker closed
+ * the connection; -KLOG_ECONN on an error; -KLOG_EAUTH when the broker
+ * refused our certificate (TLS 1.3 says so after the handshake).
  */
 int klog_client_read(klog_client_t *c, klog_err_t *err);
 

@@ -61,7 +61,20 @@ typedef struct klog_discovery_ops {
 
 struct klog_discovery {
 	const klog_discovery_ops_t *ops;
+	const klog_client_sec_t *sec;  /* every address located gets it */
 };
+
+/*
+ * How to speak to the brokers found (TLS, SASL): sec is put in every
+ * address klog_discovery_locate() gives, and used for the discovery's
+ * own questions.  NULL (the default) is plaintext; sec outlives d.
+ */
+static inline void
+klog_discovery_set_security(klog_discovery_t *d,
+    const klog_client_sec_t *sec)
+{
+	d->sec = sec;
+}
 
 static inline int
 klog_discovery_partitions(klog_discovery_t *d, const char *topic,
@@ -74,7 +87,11 @@ static inline int
 klog_discovery_locate(klog_discovery_t *d, const char *topic, int index,
     klog_discovery_part_t *out, klog_err_t *err)
 {
-	return d->ops->locate(d, topic, index, out, err);
+	int rc = d->ops->locate(d, topic, index, out, err);
+
+	if (rc >= 0)
+		out->addr.sec = d->sec;
+	return rc;
 }
 
 static inline int

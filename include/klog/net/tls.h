@@ -91,7 +91,8 @@ SSL *klog_tls_accept(klog_tls_t *t, int fd);
 
 /*
  * A client-side TLS object for the connected socket fd to host (a name or
- * an IP address, as dialled), or NULL.  With verify_host the server's
+ * an IP address, as dialled), or NULL; t is a client's context.  Its
+ * writes never raise SIGPIPE.  With verify_host the server's
  * certificate must name host (librdkafka's
  * ssl.endpoint.identification.algorithm=https); its chain is checked
  * either way.  The handshake is klog_tls_handshake()'s.
@@ -133,6 +134,17 @@ ssize_t klog_tls_write(SSL *ssl, const void *buf, size_t len, int *want,
  * handshake (the server's alert about our certificate).
  */
 int klog_tls_handshake(SSL *ssl, int *want, klog_err_t *err);
+
+/*
+ * A client's: whether a server that may still refuse its certificate has
+ * had its say.  TLS 1.3 ends the client's handshake before the server
+ * has checked the certificate; its refusal is an alert after it, and a
+ * request sent meanwhile turns the server's close into a reset that may
+ * lose the alert.  1 when that cannot happen (TLS 1.2, no certificate
+ * asked for) or the server's session ticket came (a klog broker sends
+ * its tickets once the certificate passed); 0 while a read should wait.
+ */
+int klog_tls_settled(SSL *ssl);
 
 /* Whether the handshake is done. */
 int klog_tls_established(const SSL *ssl);

@@ -258,7 +258,7 @@ setup(void **state)
 	assert_int_equal(klog_loop_create(&f->loop), 0);
 	if ((rc = klog_core_new(f->loop, f->store, &cc, &f->core, &err)) < 0)
 		fail_msg("core: %s", klog_err_text(&err, rc));
-	assert_int_equal(klog_fetcher_new(f->loop, f->core, 1, &log,
+	assert_int_equal(klog_fetcher_new(f->loop, f->core, 1, NULL, &log,
 	    &f->fetcher, &err), 0);
 	klog_core_set_replication(f->core, LAG_MS, NULL, NULL,
 	    klog_fetcher_flushed, f->fetcher);

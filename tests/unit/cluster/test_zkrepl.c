@@ -199,7 +199,7 @@ setup(void **state)
 	assert_int_equal(klog_loop_create(&f->loop), 0);
 	assert_int_equal(klog_core_new(f->loop, f->store, &cc, &f->core, &err),
 	    0);
-	assert_int_equal(klog_fetcher_new(f->loop, f->core, 1, &cc.log,
+	assert_int_equal(klog_fetcher_new(f->loop, f->core, 1, NULL, &cc.log,
 	    &f->fetcher, &err), 0);
 	assert_int_equal(klog_zk_open(server.connect, SESSION_MS, 10000,
 	    &f->zk, &err), 0);
