@@ -638,13 +638,18 @@ klog_client_read(klog_client_t *c, klog_err_t *err)
 {
 	ssize_t n;
 	size_t room;
+	int got = 0;
 
 	for (;;) {
 		if (make_room(c) < 0)
 			return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 		room = c->in.cap - c->in.len;
+		/* An end or an error after bytes is told at the next call,
+		 * once the caller took the responses those bytes hold (a
+		 * refusal and the close that follows it). */
 		if ((n = read_some(c, c->in.data + c->in.len, room, err)) <= 0)
-			return (int)n;
+			return got ? 0 : (int)n;
+		got = 1;
 		c->in.len += (size_t)n;
 		/* A short read emptied the socket; over TLS it emptied one
 		 * record, and the next may be decrypted already, where poll

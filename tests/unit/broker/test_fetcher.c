@@ -291,7 +291,7 @@ teardown(void **state)
 static void
 follow(struct fx *f)
 {
-	klog_client_addr_t addr = { "127.0.0.1", "" };
+	klog_client_addr_t addr = { "127.0.0.1", "", NULL };
 	klog_err_t err = { 0 };
 	klog_core_part_t *p;
 

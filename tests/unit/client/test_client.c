@@ -57,7 +57,7 @@ test_parse_brokers(void **state)
 static void
 test_refused(void **state)
 {
-	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_client_addr_t a = { "127.0.0.1", "", NULL };
 	klog_client_t *c = NULL;
 	klog_err_t err = { 0 };
 	char want[64];
@@ -75,7 +75,7 @@ test_refused(void **state)
 static klog_client_t *
 connect_fake(fake_t *f)
 {
-	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_client_addr_t a = { "127.0.0.1", "", NULL };
 	klog_client_t *c = NULL;
 	klog_err_t err = { 0 };
 
@@ -269,7 +269,7 @@ static void
 test_query_offset_at(void **state)
 {
 	fake_t *f = fake_start(1, 0);
-	klog_client_addr_t a = { "127.0.0.1", "" };
+	klog_client_addr_t a = { "127.0.0.1", "", NULL };
 	klog_err_t err = { 0 };
 	int64_t off = -1;
 
