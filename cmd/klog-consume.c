@@ -137,15 +137,7 @@ static const char *const usage_text[] = {
 	"                         6000ms)\n"
 	"      --zk-auth-file FILE  ZooKeeper digest identity: one line "
 	"user:password\n"
-	"  -X, --property KEY=VALUE  a security property, librdkafka's "
-	"name, as kcat -X:\n"
-	"                         security.protocol, ssl.ca.location, "
-	"sasl.mechanism, ...\n"
-	"                         (klog-security(7)); a password given "
-	"so shows in ps\n"
-	"  -F, --property-file FILE  KEY=VALUE lines of those (kcat -F); "
-	"the password may\n"
-	"                         also come from $KLOG_SASL_PASSWORD\n",
+	CLI_WHERE_USAGE,
 	/* what to read, from where, until when */
 	"  -t, --topic TOPIC      the topic\n"
 	"  -p, --partition N      only partition N (repeatable; default: "

@@ -95,8 +95,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers | -Z connect] "
 	    "[-D delim] [-K delim]\n"
-	    "                    [-X key=value] [-F file]\n"
-	    "                    [-m timeout]\n"
+	    "                    [-X key=value] [-F file] [-m timeout]\n"
 	    "                    [-p partition] [-z codec] [--batch N] "
 	    "[--linger ms]\n"
 	    "                    [--max-message size] [--retry-for time] "
@@ -120,16 +119,9 @@ usage(FILE *f)
 	    "                         6000ms)\n"
 	    "      --zk-auth-file FILE  ZooKeeper digest identity: one line "
 	    "user:password\n"
-	    "  -X, --property KEY=VALUE  a security property, librdkafka's "
-	    "name, as kcat -X:\n"
-	    "                         security.protocol, ssl.ca.location, "
-	    "sasl.mechanism, ...\n"
-	    "                         (klog-security(7)); a password given "
-	    "so shows in ps\n"
-	    "  -F, --property-file FILE  KEY=VALUE lines of those (kcat -F); "
-	    "the password may\n"
-	    "                         also come from $KLOG_SASL_PASSWORD\n"
-	    "  -t, --topic TOPIC      the topic (created on first use)\n"
+	    "  -t, --topic TOPIC      the topic (created on first use)\n");
+	cli_where_usage(f);
+	fprintf(f,
 	    "  -p, --partition N      only this partition (default: batches "
 	    "spread round robin)\n"
 	    "  -K, --key-delimiter D  the text before D is a key: same key, "

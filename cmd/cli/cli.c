@@ -210,6 +210,12 @@ cli_where_init(cli_where_t *w)
 	klog_props_init(&w->props);
 }
 
+void
+cli_where_usage(FILE *f)
+{
+	fputs(CLI_WHERE_USAGE, f);
+}
+
 int
 cli_where_option(cli_where_t *w, int ch, const char *arg)
 {

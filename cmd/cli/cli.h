@@ -130,6 +130,19 @@ typedef struct cli_where {
 } cli_where_t;
 
 void cli_where_init(cli_where_t *w);
+/* The help text of -X and -F, in klog-produce's and klog-consume's
+ * columns. */
+#define CLI_WHERE_USAGE \
+	"  -X, --property KEY=VALUE  a security property, librdkafka's " \
+	"name, as kcat -X:\n" \
+	"                         security.protocol, ssl.ca.location, " \
+	"sasl.mechanism, ...\n" \
+	"                         (klog-security(7)); a password given " \
+	"so shows in ps\n" \
+	"  -F, --property-file FILE  KEY=VALUE lines of those (kcat -F); " \
+	"the password may\n" \
+	"                         also come from $KLOG_SASL_PASSWORD\n"
+void cli_where_usage(FILE *f);
 /* Take option ch of getopt_long() with its argument: 1 if it was one of
  * these (a bad value is a usage error), 0 if it is the main's. */
 int cli_where_option(cli_where_t *w, int ch, const char *arg);

@@ -425,10 +425,8 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 		    &l->c, &e) < 0) {
 			now = klog_clock_mono_ms();
 			link_lost(c, li, now, e.msg);
-			/* Refused credentials stay refused: no retry. */
-			if (e.code == -KLOG_EAUTH)
-				return klog_err_set(err, e.code, "%s", e.msg);
-			if (now - l->down_since >= c->cfg.retry_for_ms)
+			if (e.code == -KLOG_EAUTH ||  /* refused: no retry */
+			    now - l->down_since >= c->cfg.retry_for_ms)
 				return klog_err_set(err, e.code,
 				    "%s; gave up after %lld ms", l->why,
 				    (long long)(now - l->down_since));
