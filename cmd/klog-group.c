@@ -432,7 +432,7 @@ cmd_describe(klog_zk_t *zk, const opts_t *o, cli_table_t *tab,
 	int rc;
 
 	if ((rc = klog_lag_open(zk, o->group, o->topic, (int)o->timeout_ms,
-	    &lag, err)) < 0)
+	    o->where.sec, &lag, err)) < 0)
 		return rc;
 	cli_table_header(tab, head, 7);
 	while ((rc = klog_lag_next(lag, &r, err)) > 0) {
@@ -460,7 +460,7 @@ cmd_reset(klog_zk_t *zk, const opts_t *o, cli_table_t *tab, klog_err_t *err)
 	klog_reset_config_t rs = {
 		.group = o->group, .topic = o->topic, .to = o->to,
 		.value = o->to_value, .force = o->force,
-		.timeout_ms = (int)o->timeout_ms,
+		.timeout_ms = (int)o->timeout_ms, .sec = o->where.sec,
 	};
 	char name[KLOG_LAYOUT_PART_NAME_MAX];
 	klog_reset_row_t *rows;

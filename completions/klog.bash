@@ -21,6 +21,37 @@ _klog_files()
 	fi
 }
 
+# -X's librdkafka security properties (klog-security(7)): a key and its
+# '=', or a key's values once the '=' is typed.
+_klog_property()
+{
+	local cur=$1
+
+	compopt -o nospace 2>/dev/null
+	case $cur in
+	security.protocol=*)
+		COMPREPLY=( $(compgen -P security.protocol= -W "plaintext ssl
+			sasl_plaintext sasl_ssl" -- "${cur#*=}") )
+		;;
+	sasl.mechanism=*|sasl.mechanisms=*)
+		COMPREPLY=( $(compgen -P "${cur%%=*}=" -W "PLAIN SCRAM-SHA-256
+			SCRAM-SHA-512" -- "${cur#*=}") )
+		;;
+	ssl.endpoint.identification.algorithm=*)
+		COMPREPLY=( $(compgen -P "${cur%%=*}=" -W "https none" \
+			-- "${cur#*=}") )
+		;;
+	*=*)
+		;;
+	*)
+		COMPREPLY=( $(compgen -W "security.protocol= ssl.ca.location=
+			ssl.certificate.location= ssl.key.location=
+			ssl.endpoint.identification.algorithm= sasl.mechanism=
+			sasl.username= sasl.password=" -- "$cur") )
+		;;
+	esac
+}
+
 # --- klog-dump ---
 _klog_dump()
 {
@@ -72,6 +103,7 @@ _klog_group()
 		--execute --partitions --password-file --replication-factor
 		-T --timeout -t --topic --to-earliest --to-latest --to-offset
 		--to-time --users --version -Z --zookeeper --zk-auth-file
+		-X --property -F --property-file
 		--acls --allow-principal --deny-principal --operation --cluster
 		--prefixed --allow-host --deny-host'
 	local w acls=
@@ -90,8 +122,12 @@ _klog_group()
 	--min-insync-replicas|--iterations)
 		return 0	# a duration, a number or a time
 		;;
-	--users|--password-file|--zk-auth-file)
+	--users|--password-file|--zk-auth-file|-F|--property-file)
 		_klog_files "$cur"
+		return 0
+		;;
+	-X|--property)
+		_klog_property "$cur"
 		return 0
 		;;
 	--mechanism)
@@ -218,7 +254,8 @@ _klog_produce()
 		--max-message -p --partition -q --quiet --retry-for
 		--stop-on-oversize --strip-key --source-offset-file --progress --report
 		-t --topic -v --verbose --version -z --compression
-		-Z --zookeeper --zk-session-timeout --zk-auth-file'
+		-Z --zookeeper --zk-session-timeout --zk-auth-file -X --property
+		-F --property-file'
 
 	COMPREPLY=()
 	case $prev in
@@ -234,8 +271,12 @@ _klog_produce()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--source-offset-file|--report|--zk-auth-file)
+	--source-offset-file|--report|--zk-auth-file|-F|--property-file)
 		_klog_files "$cur"
+		return 0
+		;;
+	-X|--property)
+		_klog_property "$cur"
 		return 0
 		;;
 	-b|--broker|--batch|-D|--delimiter|-K|--key-delimiter|--linger|\
@@ -256,7 +297,7 @@ _klog_consume()
 		-p --partition -q --quiet
 		--reset --retry-for --skip-corrupt --progress -t --topic -u --unbuffered -v --verbose
 		--version -Z --zookeeper -G --group --commit-interval
-		--zk-session-timeout --zk-auth-file'
+		--zk-session-timeout --zk-auth-file -X --property -F --property-file'
 
 	COMPREPLY=()
 	case $prev in
@@ -276,8 +317,12 @@ _klog_consume()
 		COMPREPLY=( $(compgen -W "$(_klog_broker_topics)" -- "$cur") )
 		return 0
 		;;
-	--offset-file|--offsets-from|--zk-auth-file)
+	--offset-file|--offsets-from|--zk-auth-file|-F|--property-file)
 		_klog_files "$cur"
+		return 0
+		;;
+	-X|--property)
+		_klog_property "$cur"
 		return 0
 		;;
 	-G|--group)

@@ -40,7 +40,8 @@ group_exists(klog_zk_t *zk, const char *group, klog_err_t *err)
 
 int
 klog_lag_open(klog_zk_t *zk, const char *group, const char *topic,
-    int timeout_ms, klog_lag_t **out, klog_err_t *err)
+    int timeout_ms, const klog_client_sec_t *sec, klog_lag_t **out,
+    klog_err_t *err)
 {
 	klog_lag_t *l;
 	int rc;
@@ -53,6 +54,7 @@ klog_lag_open(klog_zk_t *zk, const char *group, const char *topic,
 	l->group = group;
 	l->one = topic;
 	l->timeout_ms = timeout_ms;
+	l->brs.sec = sec;
 	if ((rc = group_exists(zk, group, err)) < 0 ||
 	    (topic == NULL && (rc = klog_layout_group_topics(zk, group,
 	    &l->topics, err)) < 0) ||

@@ -177,6 +177,7 @@ klog_positions_ask_offset(klog_positions_brokers_t *b, const char *topic,
 		    "%s: broker %d: unavailable", topic, name, (int)id);
 	snprintf(addr.host, sizeof(addr.host), "%s", br->host);
 	snprintf(addr.port, sizeof(addr.port), "%d", br->port);
+	addr.sec = b->sec;
 	snprintf(what, sizeof(what), "%s:%d: %s %d", br->host, br->port, topic,
 	    (int)p->part);
 	rc = klog_client_query_offset_at(&addr, topic, p->part, time,

@@ -56,7 +56,7 @@ static int
 fill_rows(klog_zk_t *zk, const klog_reset_config_t *c, klog_reset_row_t *rows,
     size_t n, klog_err_t *err)
 {
-	klog_positions_brokers_t brs = { 0 };
+	klog_positions_brokers_t brs = { .sec = c->sec };
 	int rc;
 
 	if ((rc = klog_positions_brokers_load(zk, &brs, err)) < 0)

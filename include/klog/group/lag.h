@@ -37,11 +37,13 @@ typedef struct klog_lag_row {
  * Begin with group's topic, or with every topic the group has offsets or
  * owners for (topic NULL; names that are not valid topics skipped).
  * -KLOG_ENOENT if there is no such group.  group and topic must outlive
- * the iterator; each broker is asked within timeout_ms.  *out is the
+ * the iterator; each broker is asked within timeout_ms, as sec says (NULL:
+ * plaintext; it outlives the iterator).  *out is the
  * caller's: klog_lag_close().
  */
 int klog_lag_open(klog_zk_t *zk, const char *group, const char *topic,
-    int timeout_ms, klog_lag_t **out, klog_err_t *err);
+    int timeout_ms, const klog_client_sec_t *sec, klog_lag_t **out,
+    klog_err_t *err);
 /* The next partition into *row: 1, 0 after the last, or an error of
  * ZooKeeper's (the walk is then over). */
 int klog_lag_next(klog_lag_t *l, klog_lag_row_t *row, klog_err_t *err);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "klog/base/error.h"
+#include "klog/client/client.h"
 #include "klog/zk/layout.h"
 #include "klog/zk/zk.h"
 
@@ -37,6 +38,9 @@ typedef struct klog_positions_brokers {
 	klog_layout_broker_t *v;
 	size_t n;
 	int *dead;
+	const klog_client_sec_t *sec;  /* how to speak to them (TLS, SASL):
+	                                  the caller's, NULL for plaintext;
+	                                  load leaves it as it was */
 } klog_positions_brokers_t;
 
 int klog_positions_brokers_load(klog_zk_t *zk, klog_positions_brokers_t *b,

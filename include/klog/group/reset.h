@@ -37,6 +37,8 @@ typedef struct klog_reset_config {
 	int64_t value;             /* KLOG_RESET_OFFSET's, KLOG_RESET_TIME's */
 	int force;                 /* even while the group has live members */
 	int timeout_ms;            /* for each broker asked */
+	const klog_client_sec_t *sec;  /* how to speak to them; NULL:
+	                                  plaintext */
 } klog_reset_config_t;
 
 /* One partition of the plan. */

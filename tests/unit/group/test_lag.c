@@ -69,7 +69,7 @@ test_one_topic(void **state)
 	(void)state;
 	NEED_SERVER();
 	env_start(&e, "/l1");
-	assert_int_equal(klog_lag_open(e.zk, "g", "t", 2000, &l, &err), 0);
+	assert_int_equal(klog_lag_open(e.zk, "g", "t", 2000, NULL, &l, &err), 0);
 	assert_int_equal(klog_lag_next(l, &r, &err), 1);
 	assert_string_equal(r.topic, "t");
 	assert_int_equal(r.part.broker, 1);
@@ -104,7 +104,7 @@ test_every_topic(void **state)
 	env_start(&e, "/l2");
 	assert_int_equal(klog_layout_offset_commit(e.zk, "g", "s", 1, 4, 9,
 	    &err), 0);
-	assert_int_equal(klog_lag_open(e.zk, "g", NULL, 2000, &l, &err), 0);
+	assert_int_equal(klog_lag_open(e.zk, "g", NULL, 2000, NULL, &l, &err), 0);
 	assert_int_equal(klog_lag_next(l, &r, &err), 1);
 	assert_string_equal(r.topic, "s");
 	assert_int_equal(r.part.part, 4);
@@ -128,7 +128,7 @@ test_no_such_group(void **state)
 	(void)state;
 	NEED_SERVER();
 	env_start(&e, "/l3");
-	assert_int_equal(klog_lag_open(e.zk, "nope", NULL, 2000, &l, &err),
+	assert_int_equal(klog_lag_open(e.zk, "nope", NULL, 2000, NULL, &l, &err),
 	    -KLOG_ENOENT);
 	assert_string_equal(err.msg, "group \"nope\": no such group");
 	assert_null(l);
@@ -149,7 +149,7 @@ test_broker_down_leaves_ends_unknown(void **state)
 	env_start(&e, "/l4");
 	fake_stop(e.f);
 	e.f = NULL;
-	assert_int_equal(klog_lag_open(e.zk, "g", "t", 2000, &l, &err), 0);
+	assert_int_equal(klog_lag_open(e.zk, "g", "t", 2000, NULL, &l, &err), 0);
 	assert_int_equal(klog_lag_next(l, &r, &err), 1);
 	assert_int_equal(r.current, 3);
 	assert_false(r.has_end);
