@@ -1,0 +1,284 @@
+#!/usr/bin/env bats
+# klog's own tools over TLS (klog-security(7)): klog-produce, klog-consume
+# and klog-group with librdkafka's properties from -X and -F (the file
+# kcat -F reads too), the refusals with exit status 77, a client
+# certificate required, plaintext to a TLS port; and a replicated cluster
+# whose brokers all listen SSL:// and require client certificates, so that
+# followers fetch over TLS with their own, through a leader's kill -9.
+# Certificates are made here by openssl.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+	start_zk
+}
+
+teardown_file() {
+	stop_zk
+}
+
+setup() {
+	common_setup
+	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR KLOG_SASL_PASSWORD
+	make_pki
+}
+
+teardown() {
+	common_teardown
+}
+
+# cert NAME CN CA [SAN]: a key and a certificate NAME.pem signed by CA,
+# naming 127.0.0.1 and localhost unless SAN says otherwise.
+cert() {
+	local d=$TMP/pki
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$d/$1.key" -out "$d/$1.csr" \
+		-subj "/O=klog tests/CN=$2" 2>/dev/null &&
+	printf 'subjectAltName=%s\n' "${4:-IP:127.0.0.1,DNS:localhost}" \
+		>"$d/ext" &&
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/$3.pem" -CAkey "$d/$3.key" \
+		-CAcreateserial -out "$d/$1.pem" -days 2 -extfile "$d/ext" \
+		2>/dev/null
+}
+
+# ca NAME: a self-signed CA.
+ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$TMP/pki/$1.key" -out "$TMP/pki/$1.pem" -days 2 \
+		-subj "/CN=$1" 2>/dev/null
+}
+
+make_pki() {
+	mkdir -p "$TMP/pki"
+	ca ca && ca other &&
+	cert server localhost ca && cert writer writer ca &&
+	cert stranger stranger other &&
+	cert nameonly localhost ca DNS:localhost
+	P=$TMP/pki
+	# The properties file, for klog's tools and kcat alike.
+	printf '%s\n' '# TLS to the test brokers' '' \
+		'security.protocol=SSL' "ssl.ca.location=$P/ca.pem" \
+		"ssl.certificate.location=$P/writer.pem" \
+		"ssl.key.location=$P/writer.key" >"$TMP/client.properties"
+}
+
+# tls_broker [options]: a standalone broker whose native listener is
+# SSL:// (KLOG_BROKERS, BROKER_PORT), its Kafka listener too (KAFKA).
+tls_broker() {
+	BROKER_PORT=$(free_port)
+	KAFKA="127.0.0.1:$(free_port)"
+	export KLOG_BROKERS="127.0.0.1:$BROKER_PORT"
+	klog-serve -d "$TMP/broker-data" -l "SSL://$KLOG_BROKERS" \
+		--kafka-listen "SSL://$KAFKA" --ssl-cert "${CERT:-$P/server.pem}" \
+		--ssl-key "${KEY:-$P/server.key}" --ssl-ca "$P/ca.pem" "$@" \
+		2>>"$TMP/broker.log" &
+	BROKER_PID=$!
+	PIDS+=("$BROKER_PID")
+	wait_port "$BROKER_PORT" 5 && wait_port "${KAFKA#*:}" 5 || {
+		cat "$TMP/broker.log" >&2
+		return 1
+	}
+}
+
+# The -X words of TLS trusting the test CA.
+SSL=(-X security.protocol=ssl)
+
+@test "tls clients: produce, consume and group over SSL:// with -X and -F; kcat -F reads the same file" {
+	tls_broker
+	run -0 klog-group -b "$KLOG_BROKERS" "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem" create-topic -t t --partitions 2
+	seq 20000 | sed 's/$/ a line long enough to span many TLS records/' \
+		>"$TMP/in"
+	run -0 klog-produce -t t -a all "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem" <"$TMP/in"
+	klog-consume -t t -o beginning -e -F "$TMP/client.properties" |
+		sort -n >"$TMP/out"
+	cmp "$TMP/in" "$TMP/out"
+	# The same file, as kcat takes it, on the Kafka listener.
+	run -0 --separate-stderr timeout 60 kcat -b "$KAFKA" \
+		-F "$TMP/client.properties" -q -C -t t -o beginning -e
+	[ "${#lines[@]}" -eq 20000 ]
+	# klog-consume -L and klog-group over the same file.
+	run -0 klog-consume -L -F "$TMP/client.properties"
+	[[ $output == *t* ]]
+	run -0 klog-group -b "$KLOG_BROKERS" -F "$TMP/client.properties" \
+		delete-topic -t t
+}
+
+@test "tls clients: a CA not trusted, or a certificate not naming the host, is one line and exit 77" {
+	tls_broker --topic t:1
+	for tool in consume produce group; do
+		case $tool in
+		consume) cmd=(klog-consume -t t -e) ;;
+		produce) cmd=(klog-produce -t t) ;;
+		group) cmd=(klog-group -b "$KLOG_BROKERS" create-topic -t u
+		    --partitions 1) ;;
+		esac
+		run -77 --separate-stderr "${cmd[@]}" "${SSL[@]}" \
+			-X "ssl.ca.location=$P/other.pem" </dev/null
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "klog-$tool: 127.0.0.1:$BROKER_PORT: TLS: certificate verify failed: "* ]]
+	done
+	# A certificate for localhost only, dialled as 127.0.0.1: refused
+	# unless ssl.endpoint.identification.algorithm=none; as localhost,
+	# let in.
+	common_teardown
+	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/klog.XXXXXX")
+	PIDS=()
+	make_pki
+	CERT=$P/nameonly.pem KEY=$P/nameonly.key tls_broker --topic t:1
+	run -77 --separate-stderr klog-consume -t t -e "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem"
+	[[ $stderr == *"certificate verify failed: IP address mismatch"* ]]
+	run -0 klog-consume -t t -e "${SSL[@]}" -X "ssl.ca.location=$P/ca.pem" \
+		-X ssl.endpoint.identification.algorithm=none
+	run -0 klog-consume -b "localhost:$BROKER_PORT" -t t -e "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem"
+}
+
+@test "tls clients: --ssl-client-auth required: no certificate or a foreign one exits 77, the CA's is let in" {
+	tls_broker --ssl-client-auth required --topic t:1
+	run -77 --separate-stderr klog-consume -t t -e "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == *"certificate required"* ]]
+	run -77 --separate-stderr klog-produce -t t "${SSL[@]}" \
+		-X "ssl.ca.location=$P/ca.pem" \
+		-X "ssl.certificate.location=$P/stranger.pem" \
+		-X "ssl.key.location=$P/stranger.key" <<<"x"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == *"unknown ca"* ]]
+	run -0 klog-produce -t t -F "$TMP/client.properties" <<<"signed"
+	run -0 klog-consume -t t -o beginning -e -F "$TMP/client.properties"
+	[ "$output" = signed ]
+}
+
+@test "tls clients: plaintext to a TLS port, and TLS to a plaintext one, fail in one line" {
+	tls_broker --topic t:1
+	run ! --separate-stderr timeout 30 klog-consume -t t -e -m 2s
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "klog-consume: 127.0.0.1:$BROKER_PORT: "* ]]
+	# A TLS client to a plaintext listener.
+	port=$(free_port)
+	klog-serve -d "$TMP/plain-data" -l "127.0.0.1:$port" --topic t:1 \
+		2>>"$TMP/plain.log" &
+	PIDS+=("$!")
+	wait_port "$port" 5
+	run ! --separate-stderr timeout 30 klog-consume -b "127.0.0.1:$port" \
+		-t t -e -m 2s -F "$TMP/client.properties"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "klog-consume: 127.0.0.1:$port: TLS: "* ]]
+	# The broker is still there for a plaintext client.
+	run -0 klog-consume -b "127.0.0.1:$port" -t t -e
+}
+
+@test "tls clients: properties refused in one line, exit 64, never echoing a password" {
+	run -64 --separate-stderr klog-produce -t t -X bootstrap.servers=h:1
+	[[ ${stderr_lines[0]} == "klog-produce: -X bootstrap.servers: unknown property"* ]]
+	[ "${stderr_lines[1]}" = "Try 'klog-produce -h'" ]
+	run -64 --separate-stderr klog-consume -t t -X sasl.passwd=hunter2
+	[[ $stderr != *hunter2* ]]
+	run -64 --separate-stderr klog-group -b 127.0.0.1:1 \
+		-X security.protocol=gss create-topic -t t --partitions 1
+	[[ ${stderr_lines[0]} == *"want plaintext, ssl, sasl_plaintext or sasl_ssl"* ]]
+	printf 'security.protocol=ssl\nlinger.ms=5\n' >"$TMP/bad.properties"
+	run -64 --separate-stderr klog-consume -t t -F "$TMP/bad.properties"
+	[[ ${stderr_lines[0]} == "klog-consume: -F $TMP/bad.properties:2: linger.ms: unknown property"* ]]
+	run -64 --separate-stderr klog-consume -t t -F "$TMP/none.properties"
+	[[ ${stderr_lines[0]} == *"none.properties"* ]]
+	# SASL needs a password, which the environment may give.
+	run -64 --separate-stderr klog-consume -t t \
+		-X security.protocol=sasl_plaintext -X sasl.mechanism=PLAIN \
+		-X sasl.username=alice
+	[[ ${stderr_lines[0]} == *"needs sasl.password"* ]]
+	run -64 --separate-stderr klog-consume -t t \
+		-X security.protocol=ssl -X ssl.ca.location=/nonexistent/ca.pem
+	[[ ${stderr_lines[0]} == *"/nonexistent/ca.pem"* ]]
+}
+
+@test "tls clients: SASL from \$KLOG_SASL_PASSWORD; a listener without SASL refuses AUTHENTICATE, exit 77" {
+	tls_broker --topic t:1
+	export KLOG_SASL_PASSWORD=alice-secret
+	run -77 --separate-stderr klog-consume -t t -e -F "$TMP/client.properties" \
+		-X security.protocol=sasl_ssl -X sasl.mechanisms=SCRAM-SHA-256 \
+		-X sasl.username=alice
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "klog-consume: 127.0.0.1:$BROKER_PORT: authentication failed: "* ]]
+	[[ $stderr != *alice-secret* ]]
+}
+
+# A cluster broker whose native listener is SSL://, requiring client
+# certificates: start_zk_broker's, with -l of its own.
+tls_zk_broker() {
+	local id=$1 n=200
+	BROKER_PORTS[$id]=${BROKER_PORTS[$id]:-$(free_port)}
+	klog-serve -Z "$ZKC" --broker-id "$id" \
+		-l "SSL://127.0.0.1:${BROKER_PORTS[$id]}" -d "$TMP/broker-$id" \
+		--ssl-cert "$P/server.pem" --ssl-key "$P/server.key" \
+		--ssl-ca "$P/ca.pem" --ssl-client-auth required \
+		--zk-session-timeout 2000 --replica-lag-time 3s \
+		2>>"$TMP/broker-$id.log" &
+	BROKER_PIDS[$id]=$!
+	PIDS+=("$!")
+	until klog-group -Z "$ZKC" -H brokers 2>/dev/null |
+	    grep -q "^$id	127.0.0.1	${BROKER_PORTS[$id]}\$"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] && kill -0 "${BROKER_PIDS[$id]}" || {
+			cat "$TMP/broker-$id.log" >&2
+			return 1
+		}
+		sleep 0.1
+	done
+}
+
+# topic_field FIELD: the jq FIELD of partition 0 of topic r.
+topic_field() {
+	klog-group -Z "$ZKC" -H -J topics -t r 2>/dev/null | jq -c "$1"
+}
+
+# wait_for SECONDS CMD...: until CMD succeeds.
+wait_for() {
+	local n=$(( $1 * 5 ))
+	shift
+	until "$@"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
+
+isr_full() { [ "$(topic_field '.isr | length')" = 3 ]; }
+led_by_other() {
+	local l
+	l=$(topic_field .leader)
+	[ -n "$l" ] && [ "$l" != -1 ] && [ "$l" != "$1" ]
+}
+
+@test "tls clients: followers fetch over TLS with their own certificates; acks=all records survive the leader's kill -9" {
+	ZKC="$ZK/tlsrep"
+	tls_zk_broker 1 && tls_zk_broker 2 && tls_zk_broker 3
+	run -0 klog-group -Z "$ZKC" create-topic -t r --partitions 1 \
+		--replication-factor 3 --min-insync-replicas 2
+	# acks=all with two in-sync replicas at least: a follower fetched
+	# over TLS, its certificate taken by a leader that requires one.
+	seq 3000 >"$TMP/in"
+	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$TMP/client.properties" \
+		<"$TMP/in"
+	# Both followers still in the ISR past --replica-lag-time: both
+	# fetch.
+	sleep 4
+	wait_for 30 isr_full
+	leader=$(topic_field .leader)
+	kill -KILL "${BROKER_PIDS[$leader]}"
+	wait "${BROKER_PIDS[$leader]}" 2>/dev/null || :
+	wait_for 30 led_by_other "$leader"
+	run -0 klog-consume -Z "$ZKC" -t r -o beginning -e \
+		-F "$TMP/client.properties"
+	diff <(printf '%s\n' "${lines[@]}") "$TMP/in"
+	# And the new leader takes acks=all writes with the one follower left.
+	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$TMP/client.properties" \
+		<<<"after"
+	# No follower was refused for its certificate.
+	! grep -h "certificate\|TLS:" "$TMP"/broker-*.log
+}
