@@ -5,10 +5,11 @@
 # certificate required, plaintext to a TLS port; and a replicated cluster
 # whose brokers all listen SSL:// and require client certificates, so that
 # followers fetch over TLS with their own, through a leader's kill -9.
-# Certificates are made here by openssl.
+# Certificates are made here by openssl (pki.bash).
 
 bats_require_minimum_version 1.5.0
 load helpers
+load pki
 
 setup_file() {
 	start_zk
@@ -21,42 +22,26 @@ teardown_file() {
 setup() {
 	common_setup
 	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR KLOG_SASL_PASSWORD
-	make_pki
+	make_client_pki
 }
 
 teardown() {
 	common_teardown
 }
 
-# cert NAME CN CA [SAN]: a key and a certificate NAME.pem signed by CA,
-# naming 127.0.0.1 and localhost unless SAN says otherwise.
-cert() {
-	local d=$TMP/pki
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$d/$1.key" -out "$d/$1.csr" \
-		-subj "/O=klog tests/CN=$2" 2>/dev/null &&
-	printf 'subjectAltName=%s\n' "${4:-IP:127.0.0.1,DNS:localhost}" \
-		>"$d/ext" &&
-	openssl x509 -req -in "$d/$1.csr" -CA "$d/$3.pem" -CAkey "$d/$3.key" \
-		-CAcreateserial -out "$d/$1.pem" -days 2 -extfile "$d/ext" \
-		2>/dev/null
-}
-
-# ca NAME: a self-signed CA.
-ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$TMP/pki/$1.key" -out "$TMP/pki/$1.pem" -days 2 \
-		-subj "/CN=$1" 2>/dev/null
-}
-
-make_pki() {
-	mkdir -p "$TMP/pki"
-	ca ca && ca other &&
-	cert server localhost ca && cert writer writer ca &&
-	cert stranger stranger other &&
-	cert nameonly localhost ca DNS:localhost
+# pki's certificates, a server certificate naming localhost alone, and
+# the properties file of the writer's certificate, for klog's tools and
+# kcat alike.
+make_client_pki() {
+	make_pki &&
+	openssl req -newkey rsa:2048 -nodes -keyout "$TMP/pki/nameonly.key" \
+		-out "$TMP/pki/nameonly.csr" -subj "/CN=localhost" 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost\n' >"$TMP/pki/ext-dns" &&
+	openssl x509 -req -in "$TMP/pki/nameonly.csr" -CA "$TMP/pki/ca.pem" \
+		-CAkey "$TMP/pki/ca.key" -CAcreateserial -days 2 \
+		-extfile "$TMP/pki/ext-dns" -out "$TMP/pki/nameonly.pem" \
+		2>/dev/null || return 1
 	P=$TMP/pki
-	# The properties file, for klog's tools and kcat alike.
 	printf '%s\n' '# TLS to the test brokers' '' \
 		'security.protocol=SSL' "ssl.ca.location=$P/ca.pem" \
 		"ssl.certificate.location=$P/writer.pem" \
@@ -126,7 +111,7 @@ SSL=(-X security.protocol=ssl)
 	common_teardown
 	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/klog.XXXXXX")
 	PIDS=()
-	make_pki
+	make_client_pki
 	CERT=$P/nameonly.pem KEY=$P/nameonly.key tls_broker --topic t:1
 	run -77 --separate-stderr klog-consume -t t -e "${SSL[@]}" \
 		-X "ssl.ca.location=$P/ca.pem"
