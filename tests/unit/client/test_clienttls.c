@@ -55,7 +55,7 @@ struct fx {
 	size_t plain_len;
 };
 
-enum mode { DRAIN, SASL };
+enum mode { DRAIN, SASL, HANGUP };
 
 static EVP_PKEY *
 new_key(void)
@@ -356,7 +356,7 @@ server(void *arg)
 	}
 	if (f->mode == DRAIN)
 		serve_drain(&p);
-	else
+	else if (f->mode == SASL)
 		serve_sasl(f, &p);
 out:
 	klog_tls_close(p.ssl);
@@ -441,6 +441,38 @@ test_read_drains_records(void **state)
 	klog_client_close(c);
 	pthread_join(f->thread, NULL);
 	klog_tls_free(t);
+}
+
+/*
+ * A broker that went away: writes to its socket fail with an error, never
+ * SIGPIPE (klog-consume leaves SIGPIPE at its default, for | head), also
+ * over TLS, where OpenSSL's own socket writes would raise it.
+ */
+static void
+test_write_after_hangup(void **state)
+{
+	struct fx *f = *state;
+	klog_tls_t *t = client_ctx(f->ca);
+	klog_client_sec_t sec = { .tls = t, .verify_host = 1 };
+	klog_client_addr_t a;
+	klog_client_t *c;
+	klog_err_t err;
+	int rc = 0;
+
+	signal(SIGPIPE, SIG_DFL);
+	start_server(f, 1, HANGUP);
+	client_addr(f, &sec, &a);
+	assert_int_equal(klog_client_open(&a, 5000, &c, &err), 0);
+	pthread_join(f->thread, NULL);
+	for (int i = 0; i < 50 && rc == 0; i++) {
+		klog_buf_put(klog_client_out(c), "0123456789", 10);
+		rc = klog_client_write(c, &err);
+		usleep(20 * 1000);
+	}
+	assert_true(rc < 0);
+	klog_client_close(c);
+	klog_tls_free(t);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /* A server certificate from a CA not trusted, or not naming the host
@@ -592,6 +624,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_drains_records),
+		cmocka_unit_test(test_write_after_hangup),
 		cmocka_unit_test(test_untrusted),
 		cmocka_unit_test(test_start_steps),
 		cmocka_unit_test(test_sasl_scram),
