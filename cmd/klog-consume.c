@@ -135,8 +135,6 @@ static const char *const usage_text[] = {
 	"      --zk-session-timeout TIME  requested ZooKeeper session "
 	"timeout (default\n"
 	"                         6000ms)\n"
-	"      --zk-auth-file FILE  ZooKeeper digest identity: one line "
-	"user:password\n"
 	CLI_WHERE_USAGE,
 	/* what to read, from where, until when */
 	"  -t, --topic TOPIC      the topic\n"

@@ -116,12 +116,10 @@ usage(FILE *f)
 	    "                         unless -b is given)\n"
 	    "      --zk-session-timeout TIME  requested ZooKeeper session "
 	    "timeout (default\n"
-	    "                         6000ms)\n"
-	    "      --zk-auth-file FILE  ZooKeeper digest identity: one line "
-	    "user:password\n"
-	    "  -t, --topic TOPIC      the topic (created on first use)\n");
+	    "                         6000ms)\n");
 	cli_where_usage(f);
 	fprintf(f,
+	    "  -t, --topic TOPIC      the topic (created on first use)\n"
 	    "  -p, --partition N      only this partition (default: batches "
 	    "spread round robin)\n"
 	    "  -K, --key-delimiter D  the text before D is a key: same key, "

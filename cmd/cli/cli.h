@@ -130,9 +130,11 @@ typedef struct cli_where {
 } cli_where_t;
 
 void cli_where_init(cli_where_t *w);
-/* The help text of -X and -F, in klog-produce's and klog-consume's
- * columns. */
+/* The help text of --zk-auth-file, -X and -F, in klog-produce's and
+ * klog-consume's columns. */
 #define CLI_WHERE_USAGE \
+	"      --zk-auth-file FILE  ZooKeeper digest identity: one line " \
+	"user:password\n" \
 	"  -X, --property KEY=VALUE  a security property, librdkafka's " \
 	"name, as kcat -X:\n" \
 	"                         security.protocol, ssl.ca.location, " \
