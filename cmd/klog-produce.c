@@ -167,9 +167,8 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
 	    "65 bad -J input,\n69 broker or ZooKeeper unavailable, 74 I/O "
-	    "error, 77 authentication failed\n(a certificate, SASL "
-	    "credentials or the ZooKeeper identity refused) or not "
-	    "authorized.\n");
+	    "error, 77 authentication failed\n(certificate, SASL or "
+	    "ZooKeeper identity refused) or not authorized.\n");
 }
 
 /* A bare number is milliseconds. */
