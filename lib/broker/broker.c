@@ -337,7 +337,8 @@ open_conns(klog_broker_t *b)
 	b->lfd = -1;
 	return klog_conns_listen(b->conns, fd, klog_native_front(), b->native,
 	    (b->tls_on[0] & KLOG_SEC_TLS) ? b->tls : NULL,
-	    (b->tls_on[0] & KLOG_SEC_SASL) != 0);
+	    (b->tls_on[0] & KLOG_SEC_SASL) ? KLOG_CONN_SASL_OR_CERT :
+	    KLOG_CONN_NO_SASL);
 }
 
 /* The Kafka front end, and its listener beside the native one. */
@@ -370,7 +371,8 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 	b->kfd = -1;
 	if ((rc = klog_conns_listen(b->conns, fd, klog_kafka_front(),
 	    b->kafka, (b->tls_on[1] & KLOG_SEC_TLS) ? b->tls : NULL,
-	    (b->tls_on[1] & KLOG_SEC_SASL) != 0)) < 0)
+	    (b->tls_on[1] & KLOG_SEC_SASL) ? KLOG_CONN_SASL :
+	    KLOG_CONN_NO_SASL)) < 0)
 		return klog_err_set(err, rc, "Kafka listener: %s",
 		    klog_strerror(rc));
 	return 0;

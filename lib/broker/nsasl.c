@@ -124,7 +124,7 @@ klog_nsasl_request(const klog_sasl_config_t *sasl, klog_saslpool_t *pool,
 	if (h->api != KLOG_API_AUTHENTICATE)
 		return refuse(c, h->correlation,
 		    KLOG_WIRE_AUTHENTICATION_REQUIRED);
-	if (sasl == NULL || !klog_connauth_pending(klog_conn_auth(c)))
+	if (sasl == NULL || !klog_connauth_may_login(klog_conn_auth(c)))
 		return refuse(c, h->correlation, KLOG_WIRE_ILLEGAL_AUTH_STATE);
 	if (h->version != KLOG_PROTO_VERSION ||
 	    klog_proto_decode_auth(body, len, &req) < 0)

@@ -50,7 +50,7 @@ struct listener {
 	const klog_conn_front_t *front;
 	void *arg;
 	klog_tls_t *tls;           /* NULL: plaintext */
-	int sasl;                  /* SASL_*: authenticate first */
+	int sasl;                  /* enum klog_conn_sasl */
 	klog_timer_t pause;        /* accept paused: out of descriptors */
 	struct listener *next;
 };
@@ -504,7 +504,7 @@ conn_name_peer(klog_conn_t *c)
 		return -1;
 	}
 	if (strcmp(principal, KLOG_PRINCIPAL_ANONYMOUS) != 0 &&
-	    klog_connauth_set_principal(&c->auth, principal) < 0) {
+	    klog_connauth_certificate(&c->auth, principal) < 0) {
 		conn_close(c, KLOG_LEVEL_WARN, "out of memory");
 		return -1;
 	}

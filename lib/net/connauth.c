@@ -39,8 +39,28 @@ klog_connauth_succeed(klog_connauth_t *a, const char *principal)
 {
 	int rc = klog_connauth_set_principal(a, principal);
 
-	if (rc == 0)
+	if (rc == 0) {
 		a->authenticated = 1;
+		a->by_certificate = 0;
+	}
+	return rc;
+}
+
+int
+klog_connauth_may_login(const klog_connauth_t *a)
+{
+	return a->sasl && (!a->authenticated || a->by_certificate);
+}
+
+int
+klog_connauth_certificate(klog_connauth_t *a, const char *principal)
+{
+	int rc = klog_connauth_set_principal(a, principal);
+
+	if (rc == 0 && a->sasl == KLOG_CONN_SASL_OR_CERT) {
+		a->authenticated = 1;
+		a->by_certificate = 1;
+	}
 	return rc;
 }
 

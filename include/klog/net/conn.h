@@ -69,9 +69,9 @@ int klog_conns_new(klog_loop_t *loop, klog_prefetch_t *pf,
 
 /* Accept on fd (listening; now cs's) with front and its arg; over TLS
  * with tls's context (tls.h; NULL: plaintext), which must outlive cs.  A
- * TLS client whose handshake is not done in 10 seconds is closed.  sasl:
- * its clients must authenticate first (connauth.h), which the front end
- * does; one not authenticated 10 seconds after it connected is closed. */
+ * TLS client whose handshake is not done in 10 seconds is closed.  sasl
+ * (connauth.h's enum klog_conn_sasl): a client not logged in 10 seconds after it
+ * connected is closed. */
 int klog_conns_listen(klog_conns_t *cs, int fd, const klog_conn_front_t *front,
     void *arg, klog_tls_t *tls, int sasl);
 

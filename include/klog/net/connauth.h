@@ -13,12 +13,22 @@
 #define KLOG_CONNAUTH_H
 
 #define KLOG_PRINCIPAL_ANONYMOUS "User:ANONYMOUS"
+
+/* What a listener asks of its clients before their requests. */
+enum klog_conn_sasl {
+	KLOG_CONN_NO_SASL,
+	KLOG_CONN_SASL,            /* a SASL login, which the front end runs */
+	KLOG_CONN_SASL_OR_CERT,    /* that, or a verified client certificate,
+	                              which logs in by itself */
+};
 #define KLOG_CONNAUTH_HOST_MAX 46   /* INET6_ADDRSTRLEN */
 
 typedef struct klog_connauth {
 	char *principal;           /* NULL: User:ANONYMOUS */
-	int sasl;                  /* the listener asks for SASL */
-	int authenticated;         /* its exchange succeeded */
+	int sasl;                  /* the listener's enum klog_conn_sasl */
+	int authenticated;         /* its exchange succeeded, or ... */
+	int by_certificate;        /* ... its certificate logged it in (a
+	                              SASL login may still follow) */
 	void *session;             /* the front end's exchange state */
 	void (*session_free)(void *session);
 	char host[KLOG_CONNAUTH_HOST_MAX]; /* the peer's address, as
@@ -40,6 +50,14 @@ int klog_connauth_set_principal(klog_connauth_t *a, const char *principal);
 /* The SASL exchange succeeded for principal: requests may come.  0, or
  * -KLOG_ENOMEM. */
 int klog_connauth_succeed(klog_connauth_t *a, const char *principal);
+
+/* Whether a SASL exchange may run now: before any login, or after a
+ * certificate's. */
+int klog_connauth_may_login(const klog_connauth_t *a);
+
+/* A verified client certificate logs in principal (the listener takes
+ * one for a login).  0, or -KLOG_ENOMEM. */
+int klog_connauth_certificate(klog_connauth_t *a, const char *principal);
 
 /* Keep session (freed with session_free when replaced or at the end);
  * NULL frees the one kept. */
