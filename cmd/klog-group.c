@@ -860,7 +860,8 @@ cmd_acls(const opts_t *o)
 		.args = o->args, .nargs = o->nargs, .topic = o->topic,
 		.group = o->group, .force = o->force, .json = o->json,
 		.brokers_given = o->where.brokers_given,
-		.zk_given = o->where.zk_given,
+		.zk_given = o->where.zk_given, .where = &o->where,
+		.timeout_ms = (int)o->timeout_ms,
 	};
 	int status = group_acls_main(&o->acls, &c);
 

@@ -1,7 +1,10 @@
 /*
  * klog-group acls add|remove|list: see acls.h and klog-group(1).  Every
- * ACL a command line stands for is checked before the file is touched, so
- * a mistake in the middle changes nothing.
+ * ACL a command line stands for is checked before the file or ZooKeeper is
+ * touched, so a mistake in the middle changes nothing.  In ZooKeeper each
+ * resource's node is edited on its own (Kafka keeps one per resource
+ * pattern): an add over -t and -g that fails on the second leaves the
+ * first done, and says so.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include "group/acls.h"
 #include "klog/auth/aclfile.h"
 #include "klog/base/exit.h"
+#include "klog/cluster/zkacls.h"
 #include "klog/storage/names.h"
 #include "klog/zk/layout.h"
 
@@ -140,8 +144,8 @@ void
 group_acls_usage(FILE *f)
 {
 	fprintf(f,
-	    "  with --acls FILE, a standalone broker's ACLs (Kafka's "
-	    "kafka-acls):\n"
+	    "  with --acls FILE a standalone broker's ACLs, with -Z a "
+	    "cluster's (kafka-acls):\n"
 	    "  acls add (--allow-principal P | --deny-principal P)... "
 	    "--operation OP...\n"
 	    "        (-t topic | -g group | --cluster)... [--prefixed]\n"
@@ -158,8 +162,8 @@ group_acls_usage(FILE *f)
 	    "  acls list [-t topic | -g group | --cluster]... [--prefixed]\n"
 	    "                              the ACLs, as kafka-acls --list "
 	    "prints them\n"
-	    "      --acls FILE          the ACL file (required: -Z holds no "
-	    "ACLs yet)\n"
+	    "      --acls FILE          the ACL file (or -Z: add and remove "
+	    "need --zk-auth-file)\n"
 	    "      --allow-principal P  User:NAME allowed (User:* is "
 	    "everyone)\n"
 	    "      --deny-principal P   User:NAME denied\n"
@@ -378,38 +382,126 @@ check_edit(const char *verb, const group_acls_t *a, const group_acls_ctx_t *c,
 
 /* add and remove: the file locked, loaded, changed and saved. */
 static int
-edit(const char *verb, const group_acls_t *a, const resource_t *rs,
-    size_t nrs)
+edit_file(int add, const group_acls_t *a, walk_t *w, klog_err_t *err)
+{
+	struct removing rm = { NULL, 0 };
+	struct adding ad;
+	klog_aclfile_t *f;
+	klog_acl_set_t *set;
+	int rc;
+
+	if ((rc = klog_aclfile_open(a->file, add, &f, &set, err)) < 0)
+		goto out;
+	ad = (struct adding){ set, err };
+	rm.set = set;
+	w->fn = add ? add_one : remove_one;
+	w->arg = add ? (void *)&ad : (void *)&rm;
+	if ((rc = walk(w)) < 0)
+		goto out;
+	if (!add && rm.n == 0) {
+		rc = klog_err_set(err, -KLOG_ENOENT, "acls remove: no ACL "
+		    "matches; nothing removed");
+		goto out;
+	}
+	rc = klog_aclfile_save(f, err);
+out:
+	klog_aclfile_close(f);
+	return rc;
+}
+
+/* One resource's node in ZooKeeper, as an edit's try sees it: the count
+ * is of this try, the one written when the edit ends. */
+struct zkedit {
+	walk_t w;                     /* over this resource alone */
+	klog_zkacls_node_t *node;
+	klog_err_t *err;
+	size_t n;
+};
+
+static int
+zk_add_one(const klog_acl_filter_t *f, void *arg)
+{
+	struct zkedit *ze = arg;
+	klog_acl_t acl;
+	int rc;
+
+	to_acl(f, &acl);
+	if ((rc = klog_zkacls_node_add(ze->node, &acl, ze->err)) > 0)
+		ze->n++;
+	return rc < 0 ? rc : 0;
+}
+
+static int
+zk_remove_one(const klog_acl_filter_t *f, void *arg)
+{
+	struct zkedit *ze = arg;
+
+	ze->n += klog_zkacls_node_remove(ze->node, f);
+	return 0;
+}
+
+static int
+zk_edit_node(klog_zkacls_node_t *node, void *arg, klog_err_t *err)
+{
+	struct zkedit *ze = arg;
+	int rc;
+
+	ze->node = node;
+	ze->err = err;
+	ze->n = 0;
+	if ((rc = walk(&ze->w)) < 0)
+		return rc;
+	return ze->n > 0;   /* nothing changed: nothing written */
+}
+
+/* add and remove in ZooKeeper: each resource's node read, changed and
+ * written at the version read. */
+static int
+edit_zk(int add, klog_zk_t *zk, const walk_t *w, klog_err_t *err)
+{
+	struct zkedit ze;
+	size_t total = 0;
+	int rc;
+
+	for (size_t i = 0; i < w->nrs; i++) {
+		ze = (struct zkedit){ .w = *w };
+		ze.w.rs = &w->rs[i];
+		ze.w.nrs = 1;
+		ze.w.fn = add ? zk_add_one : zk_remove_one;
+		ze.w.arg = &ze;
+		if ((rc = klog_zkacls_edit(zk, w->rs[i].res, w->rs[i].pattern,
+		    w->rs[i].name, zk_edit_node, &ze, err)) < 0) {
+			/* Said before the error, which main prints. */
+			for (size_t j = 0; j < i; j++)
+				fprintf(stderr, "%s: acls %s: %s %s: done\n",
+				    cli_prog(), add ? "add" : "remove",
+				    klog_acl_res_name(w->rs[j].res),
+				    w->rs[j].name);
+			return rc;
+		}
+		total += ze.n;
+	}
+	if (!add && total == 0)
+		return klog_err_set(err, -KLOG_ENOENT, "acls remove: no ACL "
+		    "matches; nothing removed");
+	return 0;
+}
+
+static int
+edit(const char *verb, const group_acls_t *a, klog_zk_t *zk,
+    const resource_t *rs, size_t nrs)
 {
 	int add = strcmp(verb, "add") == 0;
 	walk_t w = { .a = a, .rs = rs, .nrs = nrs, .fn = check_one };
-	struct removing rm = { NULL, 0 };
-	struct adding ad;
 	klog_err_t err = { 0, "" };
-	klog_aclfile_t *f;
-	klog_acl_set_t *set;
 	int rc;
 
 	if (add) {
 		w.host = KLOG_ACL_WILDCARD;
 		(void)walk(&w);   /* a bad one is a usage error */
 	}
-	if ((rc = klog_aclfile_open(a->file, add, &f, &set, &err)) < 0)
-		goto out;
-	ad = (struct adding){ set, &err };
-	rm.set = set;
-	w.fn = add ? add_one : remove_one;
-	w.arg = add ? (void *)&ad : (void *)&rm;
-	if ((rc = walk(&w)) < 0)
-		goto out;
-	if (!add && rm.n == 0) {
-		rc = klog_err_set(&err, -KLOG_ENOENT, "acls remove: no ACL "
-		    "matches; nothing removed");
-		goto out;
-	}
-	rc = klog_aclfile_save(f, &err);
-out:
-	klog_aclfile_close(f);
+	rc = zk != NULL ? edit_zk(add, zk, &w, &err) :
+	    edit_file(add, a, &w, &err);
 	return rc < 0 ? fail(rc, &err) : KLOG_EXIT_OK;
 }
 
@@ -461,8 +553,8 @@ asked(const klog_acl_t *acl, const resource_t *rs, size_t nrs)
 }
 
 static int
-list(const group_acls_t *a, const group_acls_ctx_t *c, const resource_t *rs,
-    size_t nrs)
+list(const group_acls_t *a, const group_acls_ctx_t *c, klog_zk_t *zk,
+    const resource_t *rs, size_t nrs)
 {
 	const klog_acl_t *acl, *prev = NULL;
 	klog_err_t err = { 0, "" };
@@ -470,13 +562,11 @@ list(const group_acls_t *a, const group_acls_ctx_t *c, const resource_t *rs,
 	cli_table_t tab;
 	int rc;
 
-	if (a->allow.n > 0 || a->deny.n > 0 || a->ops != 0 ||
-	    a->allow_hosts.n > 0 || a->deny_hosts.n > 0 || c->force)
-		cli_misuse("acls list takes only --acls, -t, -g, --cluster, "
-		    "--prefixed and -J");
 	if (klog_acl_set_new(&set) < 0)
 		return fail(-KLOG_ENOMEM, NULL);
-	if ((rc = klog_aclfile_load(a->file, set, &err)) < 0) {
+	/* In ZooKeeper, entries klog has no word for are not shown. */
+	if ((rc = zk != NULL ? klog_zkacls_load(zk, 0, set, NULL, &err) :
+	    klog_aclfile_load(a->file, set, &err)) < 0) {
 		klog_acl_set_free(set);
 		return fail(rc, &err);
 	}
@@ -499,11 +589,32 @@ list(const group_acls_t *a, const group_acls_ctx_t *c, const resource_t *rs,
 	return rc;
 }
 
+/* The file or ZooKeeper, and what each needs. */
+static void
+check_where(const char *verb, const group_acls_t *a,
+    const group_acls_ctx_t *c)
+{
+	if (c->zk_given && a->file != NULL)
+		cli_misuse("acls -Z keeps the ACLs in ZooKeeper: --acls FILE "
+		    "is a standalone broker's");
+	if (!c->zk_given && a->file == NULL)
+		cli_misuse("acls needs --acls FILE or -Z");
+	if (!c->zk_given && c->where->zk_auth_file != NULL)
+		cli_misuse("acls --acls FILE does not take --zk-auth-file");
+	/* Without an identity the nodes would be made open to all. */
+	if (c->zk_given && strcmp(verb, "list") != 0 &&
+	    c->where->zk_auth_file == NULL)
+		cli_misuse("acls %s -Z needs --zk-auth-file: the ACL nodes are "
+		    "made writable by that identity alone", verb);
+}
+
 int
 group_acls_main(const group_acls_t *a, const group_acls_ctx_t *c)
 {
 	resource_t rs[RESOURCES_MAX];
+	klog_zk_t *zk = NULL;
 	const char *verb;
+	int rc, status;
 	size_t nrs;
 
 	if (c->nargs == 0)
@@ -515,16 +626,25 @@ group_acls_main(const group_acls_t *a, const group_acls_ctx_t *c)
 	    strcmp(verb, "list") != 0)
 		cli_misuse("acls %s: unknown; want add, remove or list", verb);
 	if (c->brokers_given)
-		cli_misuse("acls edits a file (--acls FILE), not a broker (-b)");
-	if (c->zk_given)
-		cli_misuse("acls -Z: ACLs in ZooKeeper are not supported yet; "
-		    "use --acls FILE");
-	if (a->file == NULL)
-		cli_misuse("acls needs --acls FILE (ACLs in ZooKeeper, -Z, are "
-		    "not supported yet)");
+		cli_misuse("acls edits a file (--acls FILE) or ZooKeeper (-Z), "
+		    "not a broker (-b)");
+	if (strcmp(verb, "list") == 0 && (a->allow.n > 0 || a->deny.n > 0 ||
+	    a->ops != 0 || a->allow_hosts.n > 0 || a->deny_hosts.n > 0 ||
+	    c->force))
+		cli_misuse("acls list takes only --acls or -Z, -t, -g, "
+		    "--cluster, --prefixed and -J");
+	check_where(verb, a, c);
 	nrs = resources(a, c, rs);
-	if (strcmp(verb, "list") == 0)
-		return list(a, c, rs, nrs);
-	check_edit(verb, a, c, nrs);
-	return edit(verb, a, rs, nrs);
+	if (strcmp(verb, "list") != 0)
+		check_edit(verb, a, c, nrs);
+	if (!c->zk_given)
+		return strcmp(verb, "list") == 0 ? list(a, c, NULL, rs, nrs) :
+		    edit(verb, a, NULL, rs, nrs);
+	if ((rc = cli_zk_open(c->where->zookeeper, c->where->zk_auth_file,
+	    c->where->zk_session_ms, c->timeout_ms, &zk)) < 0)
+		return klog_exit_for(rc);
+	status = strcmp(verb, "list") == 0 ? list(a, c, zk, rs, nrs) :
+	    edit(verb, a, zk, rs, nrs);
+	klog_zk_close(zk);
+	return status;
 }

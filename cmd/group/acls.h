@@ -1,7 +1,8 @@
 /*
  * klog-group acls add|remove|list: a standalone broker's ACL file
- * (aclfile.h), edited with the flags of Kafka's kafka-acls and listed as it
- * lists them.  klog-group's main offers every option to
+ * (aclfile.h), or with -Z a cluster's ACLs in ZooKeeper where Kafka keeps
+ * them (cluster/zkacls.h), edited with the flags of Kafka's kafka-acls and
+ * listed as it lists them.  klog-group's main offers every option to
  * group_acls_option() (its long options are GROUP_ACLS_LONGOPTS in its
  * table), refuses them to its other commands through group_acls_given(),
  * and hands the acls command to group_acls_main(), with what its own
@@ -13,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/cli.h"
 #include "klog/auth/acl.h"
 
 /* getopt_long()'s values of the options below: above klog-group's own,
@@ -69,6 +71,8 @@ typedef struct group_acls_ctx {
 	const char *topic, *group;    /* -t, -g */
 	int force, json;              /* -f, -J */
 	int brokers_given, zk_given;  /* -b, -Z */
+	const cli_where_t *where;     /* -Z's connect and --zk-auth-file */
+	int timeout_ms;               /* -T, ZooKeeper's connect */
 } group_acls_ctx_t;
 
 /* Take option ch with its argument: 1 if it was one of these (a bad value

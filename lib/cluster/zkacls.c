@@ -453,8 +453,10 @@ klog_zkacls_read(klog_zk_t *zk, klog_zkacls_node_t *n, int watch,
 	    (rc = klog_zk_get(zk, path, watch, &data, &len, &st, err)) < 0)
 		return rc;
 	n->version = st.version;
+	/* A bad node is corrupt data, as a bad line of an ACL file. */
 	if ((rc = klog_zkacls_parse(data, len, n, &why)) < 0)
-		klog_err_set(err, rc, "%s: %s", path, why.msg);
+		rc = klog_err_set(err, rc == -KLOG_EINVAL ? -KLOG_ECORRUPT :
+		    rc, "%s: %s", path, why.msg);
 	free(data);
 	return rc;
 }

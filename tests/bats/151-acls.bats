@@ -223,16 +223,16 @@ $T(principal=User:broker, host=*, operation=CLUSTER_ACTION, permissionType=ALLOW
 		acls add --allow-principal User:a --operation read -t t -f
 	refused 64 "klog-group: acls remove without --allow-principal or --deny-principal removes every ACL of the resource: give -f" \
 		acls remove -t t
-	refused 64 "klog-group: acls list takes only --acls, -t, -g, --cluster, --prefixed and -J" \
+	refused 64 "klog-group: acls list takes only --acls or -Z, -t, -g, --cluster, --prefixed and -J" \
 		acls list --operation read
 	refused 64 "klog-group: acls needs add, remove or list" acls
 	refused 64 "klog-group: acls frob: unknown; want add, remove or list" acls frob
 	refused 64 "klog-group: extra: unexpected argument" acls list extra
-	refused 64 "klog-group: acls needs --acls FILE (ACLs in ZooKeeper, -Z, are not supported yet)" \
+	refused 64 "klog-group: acls needs --acls FILE or -Z" \
 		klog-group acls list
-	refused 64 "klog-group: acls -Z: ACLs in ZooKeeper are not supported yet; use --acls FILE" \
+	refused 64 "klog-group: acls -Z keeps the ACLs in ZooKeeper: --acls FILE is a standalone broker's" \
 		klog-group -Z 127.0.0.1:1 --acls "$ACLS" acls list
-	refused 64 "klog-group: acls edits a file (--acls FILE), not a broker (-b)" \
+	refused 64 "klog-group: acls edits a file (--acls FILE) or ZooKeeper (-Z), not a broker (-b)" \
 		klog-group -b 127.0.0.1:1 --acls "$ACLS" acls list
 	refused 64 "klog-group: acls does not take --partitions" \
 		acls list --partitions 2

@@ -110,8 +110,8 @@ int klog_zkacls_parse(const char *s, size_t len, klog_zkacls_node_t *n,
 
 /*
  * Read n's node (n initialised with its pattern; watched if watch):
- * 0, -KLOG_ENOENT (none: n empty, version -1), -KLOG_EINVAL (not Kafka's
- * JSON: err names the path).
+ * 0, -KLOG_ENOENT (none: n empty, version -1), -KLOG_ECORRUPT (not
+ * Kafka's JSON: err names the path and says why).
  */
 int klog_zkacls_read(klog_zk_t *zk, klog_zkacls_node_t *n, int watch,
     klog_err_t *err);
@@ -146,7 +146,7 @@ int klog_zkacls_mkdirs(klog_zk_t *zk, klog_err_t *err);
  * Every known ACL of every node into s (added to what it holds); with
  * watch, the type nodes' children and each node's data are watched.
  * *foreign (may be NULL) counts the entries left out.  A missing type
- * node has no ACLs.  0, or -KLOG_EINVAL for a node that is not Kafka's
+ * node has no ACLs.  0, or -KLOG_ECORRUPT for a node that is not Kafka's
  * (err names it), -KLOG_EDENIED, -KLOG_ENOMEM...
  */
 int klog_zkacls_load(klog_zk_t *zk, int watch, klog_acl_set_t *s,

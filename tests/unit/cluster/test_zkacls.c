@@ -334,7 +334,7 @@ test_nodes(void **state)
 	    &err), 0);
 	assert_int_equal(klog_acl_set_new(&s), 0);
 	assert_int_equal(klog_zkacls_load(anon, 0, s, &foreign, &err),
-	    -KLOG_EINVAL);
+	    -KLOG_ECORRUPT);
 	assert_non_null(strstr(err.msg, "/kafka-acl/Topic/bad"));
 	klog_acl_set_free(s);
 
