@@ -26,6 +26,7 @@
 #include "klog/storage/log.h"
 #include "klog/zk/zk.h"
 #include "klog/zk/zkacl.h"
+#include "serve/usage.h"
 
 #define PROG "klog-serve"
 #define MAX_PARTITIONS 1024
@@ -156,172 +157,6 @@ typedef struct opts {
 static klog_broker_t *volatile broker;
 static volatile sig_atomic_t stop_asked;
 
-/* The help text, in sections printed in order. */
-static const char *const usage_text[] = {
-	/* synopsis; where the data and the listener are */
-	"usage: " PROG " [-hqv] [-c file] [-d dir] [-l host:port] "
-	"[--topic name:N ...] [options]\n"
-	"Serve topics over the klog protocol from a data directory.\n"
-	"\n"
-	"  -d, --data-dir DIR         data directory (default: "
-	"$KLOG_DATA_DIR or\n"
-	"                             " KLOG_BROKER_DEFAULT_DATA_DIR ")\n"
-	"  -l, --listen [SSL://]HOST:PORT  address to listen on (default "
-	KLOG_BROKER_DEFAULT_LISTEN ")\n"
-	"  -c, --config FILE          read \"key = value\" lines, keys "
-	"named as the long\n"
-	"                             options (the command line wins)\n",
-	/* topics and their logs: segments, flushes, retention */
-	"      --topic NAME[:N]       create a topic with N partitions "
-	"(repeatable)\n"
-	"      --partitions N         partitions of auto-created topics "
-	"(default 1)\n"
-	"      --no-auto-create       refuse produce requests for unknown "
-	"topics\n"
-	"      --segment-bytes SIZE   roll segments at this size "
-	"(default 1G)\n"
-	"      --flush-messages N     fsync after N unflushed messages "
-	"(default 0: off)\n"
-	"      --flush-ms TIME        fsync TIME after the last one "
-	"(default 0: off);\n"
-	"                             with both off, fsync eagerly\n"
-	"      --retention-hours TIME delete segments older than this "
-	"(default 168h;\n"
-	"                             a bare number is hours; off to "
-	"keep all)\n"
-	"      --retention-bytes SIZE keep each partition under SIZE "
-	"(default off)\n"
-	"      --cleanup-interval TIME  how often retention runs "
-	"(default 5m)\n",
-	/* limits on clients and requests; reads and CRC checks */
-	"      --max-request-bytes SIZE largest request (default 100M)\n"
-	"      --max-message-bytes SIZE largest message payload "
-	"(default 1000000)\n"
-	"      --max-connections N    refuse clients past N "
-	"(default 10000)\n"
-	"      --max-connections-per-address N  refuse one client "
-	"address past N\n"
-	"                             (default: --max-connections less "
-	"a tenth)\n"
-	"      --idle-timeout TIME    close a client that asks and is "
-	"owed nothing\n"
-	"                             for TIME (default 10m; off)\n"
-	"      --request-timeout TIME close a client whose request "
-	"stops arriving\n"
-	"                             for TIME (default 30s; off)\n"
-	"      --max-pending-bytes SIZE  bytes of unfinished requests "
-	"over all\n"
-	"                             clients; past it the one reading "
-	"is closed\n"
-	"                             (default 256M; off)\n"
-	"      --max-open-segments N  keep at most N older segments "
-	"open for reads,\n"
-	"                             closing the least recently used "
-	"(default 256;\n"
-	"                             0: no bound)\n"
-	"      --cold-read-rate SIZE  while producers write, read at most "
-	"SIZE a second\n"
-	"                             from the disk for consumers behind "
-	"the page\n"
-	"                             cache (default 32M; off: no cap)\n"
-	"      --crc-threads N        threads besides the event loop that "
-	"check the\n"
-	"                             CRCs of produce requests read "
-	"together\n"
-	"                             (default auto: one fewer than the "
-	"CPUs it may\n"
-	"                             run on, at most 3; 0: the loop "
-	"alone)\n",
-	/* what metadata reports, and the other listeners */
-	"      --broker-id N          the id metadata reports (default 0)\n"
-	"      --advertise HOST[:PORT]  the address metadata reports "
-	"(default: the\n"
-	"                             listen address)\n"
-	"      --kafka-listen [SSL://]HOST[:PORT]  also serve the Kafka "
-	"protocol there (port\n"
-	"                             default " KLOG_KAFKA_DEFAULT_PORT
-	"; klog-kafka(7))\n"
-	"      --kafka-advertise HOST[:PORT]  the address the Kafka "
-	"listener's metadata\n"
-	"                             reports (default: its listen "
-	"address)\n"
-	"      --metrics-listen [https://]HOST[:PORT]  answer Prometheus "
-	"scrapes of\n"
-	"                             /metrics there (port default 9644; "
-	"off by default)\n",
-	/* TLS, for the listeners named SSL:// or https:// */
-	"      --ssl-cert FILE        PEM certificate chain of the TLS "
-	"listeners\n"
-	"      --ssl-key FILE         its PEM private key\n"
-	"      --ssl-ca FILE          PEM CAs that client certificates "
-	"must chain to\n"
-	"      --ssl-client-auth none|requested|required  ask TLS clients "
-	"for a\n"
-	"                             certificate (default none)\n"
-	/* SASL, for the Kafka listener named SASL_SSL:// or SASL_PLAINTEXT:// */
-	"      --users FILE           SCRAM users the SASL listeners log in "
-	"(klog-group\n"
-	"                             users writes it; read again when it "
-	"changes)\n"
-	"      --sasl-mechanisms LIST  the mechanisms offered, of PLAIN and "
-	"the two\n"
-	"                             SCRAMs (default: the SCRAMs; PLAIN only "
-	"over TLS)\n",
-	/* authorization: Kafka's ACLs */
-	"      --acls FILE            decide every request by the ACLs of "
-	"FILE (klog-group\n"
-	"                             --acls FILE acls), read again when "
-	"it changes\n"
-	"      --super-users 'User:A;User:B'  principals allowed "
-	"everything (with --acls)\n"
-	"      --allow-everyone-if-no-acl-found  allow what no ACL names "
-	"(default: deny)\n"
-	"      --replica-principal PATTERN  the principal of replica "
-	"{id}'s fetches\n"
-	"                             (default User:CN=broker-{id})\n",
-	/* cluster mode */
-	"  -Z, --zookeeper CONNECT    cluster mode: register in ZooKeeper "
-	"at\n"
-	"                             host:port[,...][/chroot] (default: "
-	"$KLOG_ZOOKEEPER;\n"
-	"                             without either, standalone)\n"
-	"      --zk-session-timeout TIME  requested session timeout "
-	"(default 6000ms)\n"
-	"      --zk-connect-timeout TIME  give up reaching ZooKeeper at "
-	"start after\n"
-	"                             TIME (default 30s)\n"
-	"      --zk-auth-file FILE    ZooKeeper digest identity (one line "
-	"user:password):\n"
-	"                             klog's nodes then get ACLs, "
-	"writable by it alone\n"
-	"      --replica-lag-time TIME  a follower not caught up for TIME "
-	"leaves the\n"
-	"                             ISR (default 10s)\n"
-	"      --unclean-leader-election  elect a replica outside the ISR "
-	"when no\n"
-	"                             ISR member lives (may lose "
-	"acknowledged records)\n",
-	/* logging; the exit status */
-	"  -q, --quiet                log only warnings and errors\n"
-	"  -v, --verbose              log debugging detail too\n"
-	"  -h, --help                 print this help\n"
-	"      --version              print the version\n"
-	"\n"
-	"Exit status: 0 clean shutdown, 1 failure, 64 usage, 65 corrupt "
-	"data,\n"
-	"69 cannot listen, the data directory is in use, ZooKeeper is "
-	"unavailable\n"
-	"or another broker has the id, 74 I/O error, 77 ZooKeeper refused "
-	"the\n"
-	"identity or a node's ACL refused a change.\n",
-};
-
-static void
-usage(FILE *f)
-{
-	for (size_t i = 0; i < sizeof(usage_text) / sizeof(usage_text[0]); i++)
-		fputs(usage_text[i], f);
-}
 
 static int
 is_off(const char *s)
@@ -711,7 +546,7 @@ parse_args(opts_t *o, int argc, char **argv)
 			o->config = optarg;
 			break;
 		case 'h':
-			cli_help(usage);
+			cli_help(serve_usage);
 		case OPT_VERSION:
 			cli_version();
 		case ':':
