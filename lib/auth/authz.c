@@ -66,7 +66,21 @@ stamp_eq(const struct filestamp *a, const struct filestamp *b)
 	    a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-/* A set from the file with the broker's super users and default. */
+/* The broker's super users and default, on a set. */
+static int
+broker_rules(const klog_authz_t *a, klog_acl_set_t *s, klog_err_t *err)
+{
+	int rc;
+
+	if (a->super_users != NULL &&
+	    (rc = klog_acl_super_users(s, a->super_users, err)) < 0)
+		return rc;
+	klog_acl_allow_everyone_if_no_acl(s, a->allow_everyone);
+	return 0;
+}
+
+/* A set from the file (none: empty) with the broker's super users and
+ * default. */
 static int
 load_set(const klog_authz_t *a, klog_acl_set_t **out, klog_err_t *err)
 {
@@ -76,13 +90,11 @@ load_set(const klog_authz_t *a, klog_acl_set_t **out, klog_err_t *err)
 	*out = NULL;
 	if ((rc = klog_acl_set_new(&s)) < 0)
 		return klog_err_set(err, rc, "out of memory");
-	if ((a->super_users != NULL &&
-	    (rc = klog_acl_super_users(s, a->super_users, err)) < 0) ||
-	    (rc = klog_aclfile_load(a->file, s, err)) < 0) {
+	if ((rc = broker_rules(a, s, err)) < 0 || (a->file != NULL &&
+	    (rc = klog_aclfile_load(a->file, s, err)) < 0)) {
 		klog_acl_set_free(s);
 		return rc;
 	}
-	klog_acl_allow_everyone_if_no_acl(s, a->allow_everyone);
 	*out = s;
 	return 0;
 }
@@ -144,14 +156,16 @@ klog_authz_new(const klog_authz_config_t *cfg, klog_authz_t **out,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	a->allow_everyone = cfg->allow_everyone_if_no_acl;
 	a->log = cfg->log;
-	if ((a->file = strdup(cfg->acl_file)) == NULL ||
+	if ((cfg->acl_file != NULL &&
+	    (a->file = strdup(cfg->acl_file)) == NULL) ||
 	    (a->replica = strdup(rp)) == NULL ||
 	    (cfg->super_users != NULL &&
 	    (a->super_users = strdup(cfg->super_users)) == NULL)) {
 		klog_authz_free(a);
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
-	stamp_of(a->file, &a->loaded);
+	if (a->file != NULL)
+		stamp_of(a->file, &a->loaded);
 	if ((rc = load_set(a, &a->set, err)) < 0) {
 		klog_authz_free(a);
 		return rc;
@@ -181,6 +195,8 @@ klog_authz_reload(klog_authz_t *a)
 	klog_err_t err = { 0 };
 	int rc;
 
+	if (a->file == NULL)
+		return 0;   /* the caller's ACLs: klog_authz_replace() */
 	stamp_of(a->file, &now);
 	if (stamp_eq(&now, &a->loaded) ||
 	    (a->failed_valid && stamp_eq(&now, &a->failed)))
@@ -205,6 +221,26 @@ klog_authz_reload(klog_authz_t *a)
 	klog_logger_say(&a->log, KLOG_LEVEL_INFO, "ACLs: %s: %zu ACLs in force",
 	    a->file, klog_acl_count(s));
 	return 1;
+}
+
+int
+klog_authz_has_file(const klog_authz_t *a)
+{
+	return a != NULL && a->file != NULL;
+}
+
+int
+klog_authz_replace(klog_authz_t *a, klog_acl_set_t *s, klog_err_t *err)
+{
+	int rc;
+
+	if ((rc = broker_rules(a, s, err)) < 0) {
+		klog_acl_set_free(s);
+		return rc;
+	}
+	klog_acl_set_free(a->set);
+	a->set = s;
+	return 0;
 }
 
 const klog_acl_set_t *

@@ -7,6 +7,11 @@
  * A broker without --acls has no authorizer: the fronts hold NULL, and
  * every klog_authz_*() check of NULL allows, so nothing changes for it.
  *
+ * A cluster broker with --zk-acls has one without a file: it starts with
+ * no ACL (everyone but super users refused), and cluster/zkauthz.c puts
+ * the ACLs it reads from ZooKeeper in force with klog_authz_replace(),
+ * whole, at start and at each change.
+ *
  * The file is loaded whole at klog_authz_new() (a bad line fails the
  * start with "FILE:LINE: why").  klog_authz_reload(), which the broker
  * calls once a second on its loop, stats it and loads it again when its
@@ -50,7 +55,10 @@
 typedef struct klog_authz klog_authz_t;
 
 typedef struct klog_authz_config {
-	const char *acl_file;          /* required */
+	const char *acl_file;          /* NULL: the caller's ACLs, given by
+	                                  klog_authz_replace() (a cluster's,
+	                                  from ZooKeeper: zkauthz.h); none
+	                                  until then */
 	const char *super_users;       /* Kafka's super.users; NULL: none */
 	int allow_everyone_if_no_acl;  /* Kafka's
 	                                  allow.everyone.if.no.acl.found */
@@ -76,10 +84,22 @@ void klog_authz_free(klog_authz_t *a);
 
 /*
  * Take the file up again if it changed: 1 when a new set is in force
- * (logged at info), 0 when nothing changed, -KLOG_E* when the new file
- * did not load and the old set stays (logged once at warn).
+ * (logged at info), 0 when nothing changed (or there is no file),
+ * -KLOG_E* when the new file did not load and the old set stays (logged
+ * once at warn).
  */
 int klog_authz_reload(klog_authz_t *a);
+
+/* Whether the ACLs come from a file (0 for NULL a). */
+int klog_authz_has_file(const klog_authz_t *a);
+
+/*
+ * Put s in force instead of the set, whole, with the broker's super users
+ * and default: for an authorizer without a file, whose ACLs the caller
+ * reads (zkauthz.h).  s is taken, and freed on failure (-KLOG_ENOMEM; the
+ * old set stays).
+ */
+int klog_authz_replace(klog_authz_t *a, klog_acl_set_t *s, klog_err_t *err);
 
 /* The set in force (for tests and the log lines); NULL for NULL. */
 const klog_acl_set_t *klog_authz_set(const klog_authz_t *a);

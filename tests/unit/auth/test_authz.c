@@ -3,7 +3,9 @@
  * line named), decisions with super users, deny wins and the default;
  * the file taken up again when it changes, a bad new one keeping the old
  * set and reported once; a request's partitions split in order; a
- * replica bound to its principal; refusals logged a line a second.
+ * replica bound to its principal; refusals logged a line a second; an
+ * authorizer without a file (a cluster's ACLs from ZooKeeper) denying all
+ * but super users until its caller puts a set in force.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -318,11 +320,48 @@ test_quiet_listing(void **state)
 	klog_authz_free(a);
 }
 
+/* No file (--zk-acls): nothing but super users until a set is put in
+ * force, which keeps the broker's super users and default. */
+static void
+test_replace(void **state)
+{
+	klog_authz_config_t cfg = { NULL, "User:admin", 0, NULL,
+	    { NULL, NULL, 0 } };
+	klog_acl_t acl = { .perm = KLOG_ACL_ALLOW, .op = KLOG_ACL_READ,
+	    .res = KLOG_ACL_TOPIC, .pattern = KLOG_ACL_LITERAL, .name = "t",
+	    .host = "*", .principal = BOB };
+	klog_acl_set_t *s;
+	klog_authz_t *a = NULL;
+	klog_err_t err = { 0 };
+
+	(void)state;
+	assert_int_equal(klog_authz_new(&cfg, &a, &err), 0);
+	assert_false(klog_authz_has_file(a));
+	assert_int_equal(klog_acl_count(klog_authz_set(a)), 0);
+	assert_false(check(a, BOB, KLOG_ACL_READ, "t"));
+	assert_true(check(a, "User:admin", KLOG_ACL_DELETE, "t"));
+	assert_int_equal(klog_authz_reload(a), 0);
+	assert_int_equal(klog_acl_set_new(&s), 0);
+	assert_int_equal(klog_acl_add(s, &acl, &err), 0);
+	assert_int_equal(klog_authz_replace(a, s, &err), 0);
+	assert_int_equal(klog_acl_count(klog_authz_set(a)), 1);
+	assert_true(check(a, BOB, KLOG_ACL_READ, "t"));
+	assert_false(check(a, BOB, KLOG_ACL_WRITE, "t"));
+	assert_true(check(a, "User:admin", KLOG_ACL_WRITE, "t"));
+	/* Whole: an empty set takes every ACL away. */
+	assert_int_equal(klog_acl_set_new(&s), 0);
+	assert_int_equal(klog_authz_replace(a, s, &err), 0);
+	assert_false(check(a, BOB, KLOG_ACL_READ, "t"));
+	assert_true(check(a, "User:admin", KLOG_ACL_READ, "t"));
+	klog_authz_free(a);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decide, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split, setup, teardown),
