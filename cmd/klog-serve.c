@@ -71,6 +71,7 @@ enum {
 	OPT_UNCLEAN,
 	OPT_USERS,
 	OPT_VERSION,
+	OPT_ZK_ACLS,
 	OPT_ZK_AUTH,
 	OPT_ZK_CONNECT,
 	OPT_ZK_SESSION,
@@ -125,6 +126,7 @@ static const struct option longopts[] = {
 	{ "users", required_argument, NULL, OPT_USERS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "zk-acls", no_argument, NULL, OPT_ZK_ACLS },
 	{ "zk-auth-file", required_argument, NULL, OPT_ZK_AUTH },
 	{ "zk-connect-timeout", required_argument, NULL, OPT_ZK_CONNECT },
 	{ "zk-session-timeout", required_argument, NULL, OPT_ZK_SESSION },
@@ -444,6 +446,9 @@ apply_authz(opts_t *o, int id, const char *v, const char *what, int b)
 	case OPT_ALLOW_EVERYONE:
 		c->allow_everyone_if_no_acl = b;
 		return 1;
+	case OPT_ZK_ACLS:
+		c->acls_from_zk = b;
+		return 1;
 	case OPT_REPLICA_PRINCIPAL:
 		if (klog_authz_replica_pattern_check(v, &err) < 0)
 			cli_misuse("%s %s", what, err.msg);
@@ -466,7 +471,7 @@ apply(opts_t *o, int id, const char *v, const char *what, int from_file)
 	int b = 1;
 
 	if (v != NULL && (id == OPT_NO_AUTO_CREATE || id == OPT_UNCLEAN ||
-	    id == OPT_ALLOW_EVERYONE || id == 'q' ||
+	    id == OPT_ALLOW_EVERYONE || id == OPT_ZK_ACLS || id == 'q' ||
 	    id == 'v') && klog_parse_bool(v, &b, &why) < 0)
 		cli_misuse("%s %s: %s", what, v, why);
 	if (from_file && (id == 'd' || id == 'l' || id == 'Z' ||
@@ -717,11 +722,20 @@ check_opts(const opts_t *o)
 {
 	if (o->quiet && o->verbose)
 		cli_misuse("-q and -v cannot be used together");
-	if (o->cfg.acl_file == NULL && (o->cfg.super_users != NULL ||
-	    o->cfg.allow_everyone_if_no_acl ||
+	if (o->cfg.acl_file == NULL && !o->cfg.acls_from_zk &&
+	    (o->cfg.super_users != NULL || o->cfg.allow_everyone_if_no_acl ||
 	    o->cfg.replica_principal != NULL))
 		cli_misuse("--super-users, --allow-everyone-if-no-acl-found "
-		    "and --replica-principal need --acls");
+		    "and --replica-principal need --acls or --zk-acls");
+	if (o->cfg.acls_from_zk && o->cfg.acl_file != NULL)
+		cli_misuse("--zk-acls and --acls cannot be used together");
+	if (o->cfg.acls_from_zk && o->zookeeper == NULL)
+		cli_misuse("--zk-acls needs -Z");
+	/* Without an identity whoever reaches ZooKeeper could write them. */
+	if (o->cfg.acls_from_zk && o->zk_auth_file == NULL)
+		cli_misuse("--zk-acls needs --zk-auth-file: without an "
+		    "identity anyone who reaches ZooKeeper could write the "
+		    "ACLs");
 	if (o->zk_auth_file != NULL && o->zookeeper == NULL)
 		cli_misuse("--zk-auth-file needs -Z");
 }

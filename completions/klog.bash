@@ -355,7 +355,7 @@ _klog_serve()
 		--ssl-ca --ssl-cert --ssl-client-auth --ssl-key --super-users --topic
 		--unclean-leader-election --users
 		-v --verbose --version
-		-Z --zookeeper --zk-auth-file --zk-connect-timeout --zk-session-timeout'
+		-Z --zookeeper --zk-acls --zk-auth-file --zk-connect-timeout --zk-session-timeout'
 
 	COMPREPLY=()
 	case $prev in

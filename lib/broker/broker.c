@@ -536,10 +536,12 @@ open_authz(klog_broker_t *b, klog_err_t *err)
 	    b->log };
 	int rc;
 
-	if (b->cfg.acl_file == NULL)
+	if (b->cfg.acl_file == NULL && !b->cfg.acls_from_zk)
 		return 0;
 	if ((rc = klog_authz_new(&ac, &b->authz, err)) < 0)
 		return rc;
+	if (b->cfg.acl_file == NULL)
+		return 0;   /* no file to look at: zkauthz hands them over */
 	klog_logger_say(&b->log, KLOG_LEVEL_INFO, "ACLs: %s: %zu ACLs in "
 	    "force", b->cfg.acl_file, klog_acl_count(klog_authz_set(b->authz)));
 	klog_timer_init(&b->authz_reload, on_authz_reload, b);
@@ -749,6 +751,12 @@ klog_loop_t *
 klog_broker_loop(klog_broker_t *b)
 {
 	return b->loop;
+}
+
+klog_authz_t *
+klog_broker_authz(klog_broker_t *b)
+{
+	return b->authz;
 }
 
 klog_logins_t *

@@ -6,6 +6,7 @@
 #include "klog/base/promtext.h"
 #include "klog/broker/fetcher.h"
 #include "klog/cluster/zkbroker.h"
+#include "klog/cluster/zkauthz.h"
 #include "klog/cluster/zklogins.h"
 #include "klog/cluster/zkkafka.h"
 #include "klog/cluster/zkrepl.h"
@@ -34,6 +35,7 @@ struct klog_zkbroker {
 	klog_zkrepl_t *repl;
 	klog_zkkafka_t *kafka;     /* the Kafka listener's, if any */
 	klog_zklogins_t *logins;   /* SASL users from ZooKeeper, if so */
+	klog_zkauthz_t *acls;      /* ACLs from ZooKeeper, if so */
 };
 
 static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
@@ -140,7 +142,8 @@ on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
 	if (klog_zkkafka_event(zb->kafka, ev) ||
 	    klog_zkrepl_event(zb->repl, ev) ||
-	    klog_zklogins_event(zb->logins, ev))
+	    klog_zklogins_event(zb->logins, ev) ||
+	    klog_zkauthz_event(zb->acls, ev))
 		return;
 	if (ev->type == KLOG_ZK_EVENT_DISCONNECTED ||
 	    ev->type == KLOG_ZK_EVENT_EXPIRED)
@@ -365,6 +368,25 @@ open_logins(klog_zkbroker_t *zb, klog_err_t *err)
 	return 0;
 }
 
+/* An authorizer without a file: the ACLs in ZooKeeper (--zk-acls). */
+static int
+open_acls(klog_zkbroker_t *zb, klog_err_t *err)
+{
+	klog_authz_t *a = klog_broker_authz(zb->b);
+	klog_logger_t log = { zb->cfg.log, zb->cfg.log_arg,
+	    zb->cfg.log_level };
+	klog_err_t why = { 0 };
+	int rc;
+
+	if (a == NULL || klog_authz_has_file(a))
+		return 0;
+	/* why, not err: err->msg cannot be formatted into itself. */
+	if ((rc = klog_zkauthz_new(zb->zk, a, log, &zb->acls, &why)) < 0)
+		return klog_err_set(err, rc, "ACLs in ZooKeeper: %s",
+		    klog_err_text(&why, rc));
+	return 0;
+}
+
 int
 klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
     klog_zkbroker_t **out, klog_err_t *err)
@@ -395,7 +417,7 @@ klog_zkbroker_open(klog_broker_t *b, const klog_zkbroker_config_t *cfg,
 	    ZOMBIE_SLACK_MS, err)) < 0)
 		goto fail;
 	if ((rc = open_repl(zb, err)) < 0 || (rc = open_kafka(zb, err)) < 0 ||
-	    (rc = open_logins(zb, err)) < 0)
+	    (rc = open_logins(zb, err)) < 0 || (rc = open_acls(zb, err)) < 0)
 		goto fail;
 	/* A topic that fails here is retried like any other. */
 	(void)klog_broker_topics(b, topic_one, zb);
@@ -434,6 +456,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	}
 	klog_zkkafka_free(zb->kafka);
 	klog_zklogins_free(zb->logins);
+	klog_zkauthz_free(zb->acls);
 	klog_zkrepl_free(zb->repl);
 	klog_fetcher_free(zb->fetcher);
 	if (zb->watching)

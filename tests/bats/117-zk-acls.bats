@@ -5,8 +5,11 @@
 # /kafka-acl-extended/prefixed/<Type>/<name>, its JSON and words), read
 # here with ZooKeeper's own CLI; anyone reads them, only the identity
 # writes; a node Kafka wrote is read, its entries klog has no word for
-# kept by an edit; a node that is not Kafka's is refused by name.  One
-# ZooKeeper, a chroot per test.
+# kept by an edit; a node that is not Kafka's is refused by name.  A
+# cluster broker with --zk-acls decides by them: kcat (SCRAM users from
+# /config/users) is refused, then allowed, then refused again as
+# klog-group -Z changes the ACLs, without a restart.  One ZooKeeper, a
+# chroot per test.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -147,4 +150,124 @@ $T(principal=User:CN=broker-1,O=klog, host=*, operation=CLUSTER_ACTION, permissi
 	[[ $stderr != *wrong* ]]
 	run -0 klog-group -Z "$ZKC" -H -J acls list
 	[ "$output" = '{"resource_type":"TOPIC","name":"t","pattern_type":"LITERAL","principal":"User:a","host":"*","operation":"READ","permission_type":"ALLOW"}' ]
+}
+
+# wait_broker_log TEXT COUNT SECONDS: until broker 1's log has COUNT lines
+# with TEXT.
+wait_broker_log() {
+	local n=$(( $3 * 10 ))
+	until [ "$(grep -cF -- "$1" "$TMP/broker-1.log")" -ge "$2" ]; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# ksp USER PASSWORD KCAT-ARGS...: kcat logged in by SCRAM-SHA-512 on the
+# broker's Kafka listener.
+ksp() {
+	local u=$1 p=$2
+	shift 2
+	timeout 20 kcat -b "127.0.0.1:$KP" -X security.protocol=sasl_plaintext \
+		-X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username="$u" \
+		-X sasl.password="$p" "$@"
+}
+
+# zk_set PATH DATA: set a node's data as klog's identity, with ZooKeeper's
+# own CLI.
+zk_set() {
+	printf "addauth digest klog:%s\nset %s '%s'\n" "$SECRET" "$1" "$2" |
+		"$ZKCLI" -server "$ZKC" >"$TMP/zk_set.out" 2>&1
+	! grep -q 'Insufficient\|Exception\|does not exist' "$TMP/zk_set.out"
+}
+
+# acl_broker [klog-serve options...]: broker 1 with the identity, a SASL
+# Kafka listener on $KP, ACLs from ZooKeeper; users alice and admin.
+acl_broker() {
+	local u
+	for u in alice admin; do
+		printf '%s-secret\n' "$u" | klog-group -Z "$ZKC" \
+			--zk-auth-file "$AUTH" users add "$u" >/dev/null
+	done
+	KP=$(free_port)
+	start_zk_broker 1 --zk-auth-file "$AUTH" --zk-acls \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:$KP" "$@"
+	wait_port "$KP" 5
+}
+
+@test "a cluster broker with --zk-acls refuses kcat until klog-group -Z acls add allows it, and again once removed, without a restart" {
+	local pid
+	local n=100
+	acl_broker --super-users User:admin
+	pid=${BROKER_PIDS[1]}
+	wait_broker_log 'ACLs: 0 from ZooKeeper in force' 1 5
+	# The Kafka listener of a cluster serves its replicated topics.
+	klog-group -Z "$ZKC" --zk-auth-file "$AUTH" create-topic -t t \
+		--partitions 1 --replication-factor 1 >/dev/null
+	until ksp admin admin-secret -L -t t 2>&1 | grep -q 'leader 1,'; do
+		n=$((n - 1)); [ "$n" -gt 0 ]; sleep 0.1
+	done
+	echo one | ksp admin admin-secret -q -P -t t
+	run -1 ksp alice alice-secret -C -t t -o beginning -e
+	[[ $output == *"Topic t error: Broker: Topic authorization failed"* ]]
+	grep -q 'ACLs: User:alice from 127.0.0.1 denied DESCRIBE on TOPIC t' \
+		"$TMP/broker-1.log"
+	acls add --allow-principal User:alice --operation Read -t t
+	wait_broker_log 'ACLs: 1 from ZooKeeper in force' 1 5
+	run -0 ksp alice alice-secret -q -C -t t -o beginning -e
+	[ "$output" = one ]
+	# Read does not give Write.
+	run -1 ksp alice alice-secret -P -t t <<<two
+	[[ $output == *"Delivery failed for message: Broker: Topic authorization failed"* ]]
+	# A prefixed ACL, on a node of its own.
+	acls add --allow-principal User:alice --operation Write -t t --prefixed
+	wait_broker_log 'ACLs: 2 from ZooKeeper in force' 1 5
+	echo two | ksp alice alice-secret -q -P -t t
+	acls remove -f -t t
+	acls remove -f -t t --prefixed
+	wait_broker_log 'ACLs: 0 from ZooKeeper in force' 2 5
+	run -1 ksp alice alice-secret -C -t t -o beginning -e
+	[[ $output == *"Topic authorization failed"* ]]
+	# The same broker all along.
+	[ "${BROKER_PIDS[1]}" = "$pid" ] && kill -0 "$pid"
+}
+
+@test "klog-serve --zk-acls: a node that is not Kafka's stops the start (65), and later keeps the ACLs in force; its options' refusals (64)" {
+	local n=100
+	acls add --allow-principal User:alice --operation Read -t t
+	acls add --allow-principal User:alice --operation Read -t t --prefixed
+	zk_set /kafka-acl-extended/prefixed/Topic/t '{"version":2,"acls":[]}'
+	run -65 klog-serve -Z "$ZKC" --broker-id 1 -l 127.0.0.1:0 \
+		-d "$TMP/d" --zk-auth-file "$AUTH" --zk-acls
+	[[ $output == *"klog-serve: ACLs in ZooKeeper: /kafka-acl-extended/prefixed/Topic/t: ACL JSON: version: 2 out of range [1, 1]"* ]]
+	zk_set /kafka-acl-extended/prefixed/Topic/t '{"version":1,"acls":[]}'
+	acl_broker --super-users User:admin
+	wait_broker_log 'ACLs: 1 from ZooKeeper in force' 1 5
+	klog-group -Z "$ZKC" --zk-auth-file "$AUTH" create-topic -t t \
+		--partitions 1 --replication-factor 1 >/dev/null
+	until echo one | ksp admin admin-secret -q -P -t t 2>/dev/null; do
+		n=$((n - 1)); [ "$n" -gt 0 ]; sleep 0.1
+	done
+	run -0 ksp alice alice-secret -q -C -t t -o beginning -e
+	[ "$output" = one ]
+	# A node spoiled while it runs: said, the ACL in force kept; mended,
+	# taken up.
+	zk_set /kafka-acl-extended/prefixed/Topic/t '{"version":1}'
+	wait_broker_log "ACLs: reading ZooKeeper's: /kafka-acl-extended/prefixed/Topic/t: ACL JSON: no acls (keeping the 1 ACLs in force)" 1 5
+	run -0 ksp alice alice-secret -q -C -t t -o beginning -e
+	[ "$output" = one ]
+	zk_set /kafka-acl-extended/prefixed/Topic/t '{"version":1,"acls":[{"principal":"User:alice","permissionType":"Deny","operation":"Read","host":"*"}]}'
+	wait_broker_log 'ACLs: 2 from ZooKeeper in force' 1 5
+	run -1 ksp alice alice-secret -C -t t -o beginning -e
+	[[ $output == *"Topic authorization failed"* ]]
+
+	run -64 klog-serve -Z "$ZKC" --broker-id 2 -l 127.0.0.1:0 \
+		-d "$TMP/d2" --zk-acls
+	[[ $output == *"--zk-acls needs --zk-auth-file: without an identity anyone who reaches ZooKeeper could write the ACLs"* ]]
+	run -64 klog-serve -l 127.0.0.1:0 -d "$TMP/d2" --zk-acls
+	[[ $output == *"--zk-acls needs -Z"* ]]
+	run -64 klog-serve -Z "$ZKC" --broker-id 2 -l 127.0.0.1:0 \
+		-d "$TMP/d2" --zk-auth-file "$AUTH" --zk-acls --acls "$TMP/acls"
+	[[ $output == *"--zk-acls and --acls cannot be used together"* ]]
+	[ ! -e "$TMP/d2" ]
 }

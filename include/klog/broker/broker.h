@@ -88,6 +88,9 @@ typedef struct klog_broker_config {
 	 * each request by its ACLs, taken up again when the file changes;
 	 * NULL: everyone may do everything. */
 	const char *acl_file;
+	/* Or, in a cluster, the ACLs the ZooKeeper side hands over
+	 * (klog_broker_authz(), cluster/zkauthz.h): none until then. */
+	int acls_from_zk;
 	const char *super_users;       /* "User:a;User:b" */
 	int allow_everyone_if_no_acl;
 	const char *replica_principal; /* NULL: "User:CN=broker-{id}" */
@@ -208,6 +211,9 @@ klog_core_t *klog_broker_core(klog_broker_t *b);
 
 /* The SASL logins of its SASL_* listeners, or NULL without one. */
 klog_logins_t *klog_broker_logins(klog_broker_t *b);
+
+/* The authorizer, or NULL when the broker has none (authz.h). */
+klog_authz_t *klog_broker_authz(klog_broker_t *b);
 
 /*
  * Serve until klog_broker_stop(); then stop accepting and reading, answer
