@@ -266,6 +266,13 @@ acl_broker() {
 	[[ $output == *"--zk-acls needs --zk-auth-file: without an identity anyone who reaches ZooKeeper could write the ACLs"* ]]
 	run -64 klog-serve -l 127.0.0.1:0 -d "$TMP/d2" --zk-acls
 	[[ $output == *"--zk-acls needs -Z"* ]]
+	# The same as a config-file key.
+	printf 'zk-acls = yes\n' >"$TMP/conf"
+	run -64 klog-serve -c "$TMP/conf" -l 127.0.0.1:0 -d "$TMP/d2"
+	[[ $output == *"--zk-acls needs -Z"* ]]
+	printf 'zk-acls = maybe\n' >"$TMP/conf"
+	run -64 klog-serve -c "$TMP/conf" -l 127.0.0.1:0 -d "$TMP/d2"
+	[[ $output == *"zk-acls maybe"* ]]
 	run -64 klog-serve -Z "$ZKC" --broker-id 2 -l 127.0.0.1:0 \
 		-d "$TMP/d2" --zk-auth-file "$AUTH" --zk-acls --acls "$TMP/acls"
 	[[ $output == *"--zk-acls and --acls cannot be used together"* ]]
