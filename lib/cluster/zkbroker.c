@@ -356,13 +356,15 @@ open_logins(klog_zkbroker_t *zb, klog_err_t *err)
 	klog_logins_t *l = klog_broker_logins(zb->b);
 	klog_logger_t log = { zb->cfg.log, zb->cfg.log_arg,
 	    zb->cfg.log_level };
+	klog_err_t why = { 0 };
 	int rc;
 
 	if (l == NULL || klog_logins_from_file(l))
 		return 0;
-	if ((rc = klog_zklogins_new(zb->zk, l, log, &zb->logins, err)) < 0)
+	/* why, not err: err->msg cannot be formatted into itself. */
+	if ((rc = klog_zklogins_new(zb->zk, l, log, &zb->logins, &why)) < 0)
 		return klog_err_set(err, rc, "users in ZooKeeper: %s",
-		    err->msg);
+		    klog_err_text(&why, rc));
 	zlog(zb, KLOG_LEVEL_INFO, "users: %zu credentials from ZooKeeper",
 	    klog_logins_count(l));
 	return 0;

@@ -358,3 +358,19 @@ ls /config/users"
 		-d "$TMP/b2" --kafka-listen "SASL_PLAINTEXT://127.0.0.1:0"
 	[[ $output == *"--zk-auth-file for ZooKeeper's /config/users"* ]]
 }
+
+@test "a broker whose identity may not read /config/users exits 77, saying so in one clear line" {
+	# Roots made open by a broker without an identity, the users secret
+	# to this test's identity: another identity gets as far as reading
+	# them.
+	start_zk_broker 9
+	kill "${BROKER_PIDS[9]}"
+	wait "${BROKER_PIDS[9]}" 2>/dev/null || :
+	printf 'alice-secret\n' | klog-group -Z "$ZKC" --zk-auth-file "$AUTH" \
+		users add alice >/dev/null
+	(umask 077 && printf 'other:%s\n' "$SECRET" >"$TMP/other-auth")
+	run -77 klog-serve -Z "$ZKC" --broker-id 1 -l 127.0.0.1:0 \
+		-d "$TMP/b1" --zk-auth-file "$TMP/other-auth" \
+		--kafka-listen "SASL_PLAINTEXT://127.0.0.1:0"
+	[[ $output == *"klog-serve: users in ZooKeeper: /config/users: not authorized"* ]]
+}
