@@ -524,15 +524,23 @@ conn_recv(klog_conn_t *c, uint8_t *buf, size_t len)
 	int want;
 
 	if (c->ssl != NULL) {
-		c->tls_read_wants_write = 0;
-		n = klog_tls_read(c->ssl, buf, len, &want, &err);
+		/* A call gives one record (16 KiB): read on while there is
+		 * room, so that a large request is whole in one pass rather
+		 * than kept and copied again after each record. */
+		size_t got = 0;
+
+		while ((n = klog_tls_read(c->ssl, buf + got, len - got, &want,
+		    &err)) > 0 && (got += (size_t)n) < len)
+			;
 		c->tls_read_wants_write = n == -1 &&
 		    want == KLOG_TLS_WANT_WRITE;
+		/* An end or error after bytes is met again at the next call. */
+		if (got > 0)
+			return !c->tls_named && conn_name_peer(c) < 0 ? -2 :
+			    (ssize_t)got;
 		if (n == -2)
 			conn_close(c, KLOG_LEVEL_DEBUG, klog_err_text(&err,
 			    -KLOG_EPROTO));
-		if (n > 0 && !c->tls_named && conn_name_peer(c) < 0)
-			return -2;
 		return n;
 	}
 	while ((n = read(c->fd, buf, len)) < 0 && errno == EINTR)
@@ -604,7 +612,7 @@ conn_read_once(klog_conn_t *c)
 	}
 	if (conn_write(c) < 0)
 		return 0;
-	return c->ssl != NULL && SSL_pending(c->ssl) > 0 && !c->paused &&
+	return c->ssl != NULL && SSL_has_pending(c->ssl) && !c->paused &&
 	    !c->closing && !c->eof;
 }
 
@@ -650,7 +658,7 @@ conn_write(klog_conn_t *c)
 			break;
 		c->paused = 0;
 		/* What TLS decrypted already, epoll cannot announce. */
-		if (c->ssl != NULL && SSL_pending(c->ssl) > 0) {
+		if (c->ssl != NULL && SSL_has_pending(c->ssl)) {
 			c->tls_unread = 1;
 			klog_conn_want_write(c);
 		}

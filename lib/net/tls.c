@@ -19,6 +19,7 @@
 #include "klog/net/tls.h"
 
 #define NFILES 3
+#define READ_AHEAD (64 * 1024)     /* a server's read buffer: records read ahead */
 
 struct file_id {
 	struct timespec mtime;
@@ -173,6 +174,13 @@ make_ctx(const klog_tls_t *t, SSL_CTX **out, klog_err_t *err)
 	 * give idle connections' buffers back. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+	/* A server reads ahead, several records a read(2) rather than two
+	 * reads a record (header, then body); what it holds undecrypted
+	 * SSL_has_pending() tells. */
+	if (!t->client) {
+		SSL_CTX_set_read_ahead(ctx, 1);
+		SSL_CTX_set_default_read_buffer_len(ctx, READ_AHEAD);
+	}
 	if ((rc = use_files(t, ctx, err)) < 0)
 		goto fail;
 	if (t->client) {
