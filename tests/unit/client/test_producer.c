@@ -685,7 +685,7 @@ static const klog_discovery_ops_t shrink_ops = {
 static void
 test_refresh_shrinks(void **state)
 {
-	shrink_t sh = { .base = { &shrink_ops } };
+	shrink_t sh = { .base = { .ops = &shrink_ops } };
 	klog_producer_config_t cfg;
 	klog_producer_stats_t st;
 	klog_producer_t *p = NULL;
