@@ -526,7 +526,7 @@ test_start_steps(void **state)
 	struct pollfd pfd;
 	klog_client_t *c;
 	klog_err_t err;
-	int rc, steps = 0, reads = 0;
+	int rc;
 
 	start_server(f, 1, DRAIN);
 	client_addr(f, &sec, &a);
@@ -535,14 +535,12 @@ test_start_steps(void **state)
 		assert_true(klog_clock_mono_ms() < deadline);
 		pfd = (struct pollfd){ .fd = klog_client_fd(c),
 		    .events = klog_client_wants(c) };
-		reads += pfd.events == POLLIN;
+		assert_true(pfd.events == POLLIN || pfd.events == POLLOUT);
 		assert_true(poll(&pfd, 1, 1000) >= 0);
-		steps++;
 	}
+	/* How many steps it took depends on how fast the server thread
+	 * answers: a loaded machine has seen none. */
 	assert_int_equal(rc, 1);
-	/* At least the server's hello to wait for. */
-	assert_true(steps >= 1);
-	assert_true(reads >= 1);
 	assert_int_equal(klog_client_connected(c, &err), 1);
 	assert_int_equal(klog_client_wants(c), POLLIN);
 	klog_client_close(c);
