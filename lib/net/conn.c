@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +18,7 @@
 
 #include "klog/base/error.h"
 #include "klog/net/conn.h"
+#include "klog/net/connaddr.h"
 #include "klog/net/connauth.h"
 #include "klog/net/socket.h"
 #include "klog/net/tls.h"
@@ -31,18 +31,10 @@
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 100
 #define SWEEP_MS 1000                   /* idle and request timeouts */
-#define ADDR_BUCKETS 4096
 #define TLS_HANDSHAKE_MS 10000          /* a TLS client silent this long
                                            before its handshake is done */
 #define AUTH_MS 10000                   /* and a SASL client not
                                            authenticated this long */
-
-/* How many connections one client address holds. */
-struct addr_count {
-	uint8_t key[17];           /* family byte, then 4 or 16 address bytes */
-	uint32_t n;
-	struct addr_count *next;
-};
 
 struct listener {
 	klog_conns_t *cs;
@@ -81,7 +73,7 @@ struct klog_conn {
 	klog_timer_t deadline;     /* the front end's deadline_ms */
 	int64_t last_read_ms;      /* the last byte in */
 	int64_t last_active_ms;    /* the last byte in or out */
-	struct addr_count *addr;   /* its client address's count, or NULL */
+	klog_connaddr_t *addr;     /* its client address's count, or NULL */
 	uint64_t id;               /* the prefetch token */
 	int prefetching;           /* out.cold is being read in */
 	klog_conn_t *prev, *next;            /* cs->conns */
@@ -108,7 +100,7 @@ struct klog_conns {
 	uint64_t bad_suppressed;
 	size_t held;               /* bytes of unprocessed input, all conns */
 	klog_timer_t sweep;
-	struct addr_count *addrs[ADDR_BUCKETS];
+	klog_connaddrs_t addrs;
 	int64_t limit_logged_ms;   /* the last line about a limit */
 };
 
@@ -233,78 +225,6 @@ klog_conns_on_wake(klog_conns_t *cs)
 		}
 }
 
-/* ---- client addresses ---- */
-
-/* The key of fd's peer address; 0 for none (not an IP socket). */
-static int
-addr_key(int fd, uint8_t key[17])
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	memset(key, 0, 17);
-	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
-		return 0;
-	key[0] = (uint8_t)ss.ss_family;
-	if (ss.ss_family == AF_INET)
-		memcpy(key + 1, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-	else if (ss.ss_family == AF_INET6)
-		memcpy(key + 1, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
-	else
-		return 0;
-	return 1;
-}
-
-static struct addr_count **
-addr_slot(klog_conns_t *cs, const uint8_t key[17])
-{
-	uint32_t h = 2166136261u;
-
-	for (int i = 0; i < 17; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return &cs->addrs[h % ADDR_BUCKETS];
-}
-
-/* One more connection from key's address: its count, or NULL when the
- * address is at its limit (or memory is short: then it is not counted). */
-static struct addr_count *
-addr_take(klog_conns_t *cs, const uint8_t key[17], int *full)
-{
-	struct addr_count **slot = addr_slot(cs, key), *a;
-
-	*full = 0;
-	for (a = *slot; a != NULL; a = a->next)
-		if (memcmp(a->key, key, 17) == 0)
-			break;
-	if (a == NULL) {
-		if ((a = calloc(1, sizeof(*a))) == NULL)
-			return NULL;
-		memcpy(a->key, key, 17);
-		a->next = *slot;
-		*slot = a;
-	}
-	if (cs->cfg.max_per_address > 0 &&
-	    a->n >= (uint32_t)cs->cfg.max_per_address) {
-		*full = 1;
-		return NULL;
-	}
-	a->n++;
-	return a;
-}
-
-static void
-addr_drop(klog_conns_t *cs, struct addr_count *a)
-{
-	struct addr_count **pp;
-
-	if (a == NULL || --a->n > 0)
-		return;
-	for (pp = addr_slot(cs, a->key); *pp != a; pp = &(*pp)->next)
-		;
-	*pp = a->next;
-	free(a);
-}
-
 /* A limit turned a client away: one line a second at most. */
 static void
 limit_say(klog_conns_t *cs, const char *what)
@@ -352,7 +272,7 @@ conn_close(klog_conn_t *c, int level, const char *why)
 		c->next->prev = c->prev;
 	cs->nconns--;
 	cs->held -= c->rlen;
-	addr_drop(cs, c->addr);
+	klog_connaddr_drop(&cs->addrs, c->addr);
 	klog_outq_free(&c->out);
 	free(c->rbuf);
 	free(c);
@@ -715,20 +635,21 @@ conn_new(struct listener *l, int fd)
 {
 	klog_conns_t *cs = l->cs;
 	klog_conn_t *c;
-	struct addr_count *a = NULL;
-	uint8_t key[17];
+	klog_connaddr_t *a = NULL;
+	uint8_t key[KLOG_CONNADDR_KEY];
+	char host[KLOG_CONNAUTH_HOST_MAX];
 	int one = 1, full = 0;
 
-	int known = addr_key(fd, key);
-
-	if (known && (a = addr_take(cs, key, &full)) == NULL && full) {
+	if (klog_connaddr_key(fd, key, host, sizeof(host)) &&
+	    (a = klog_connaddr_take(&cs->addrs, key, cs->cfg.max_per_address,
+	    &full)) == NULL && full) {
 		close(fd);
 		limit_say(cs, "refusing connections from one address "
 		    "(--max-connections-per-address)");
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		addr_drop(cs, a);
+		klog_connaddr_drop(&cs->addrs, a);
 		close(fd);
 		return;
 	}
@@ -740,10 +661,9 @@ conn_new(struct listener *l, int fd)
 	c->fd = fd;
 	c->accepted_ms = c->last_read_ms;
 	c->auth.sasl = l->sasl;
-	if (known)
-		inet_ntop(key[0], key + 1, c->auth.host, sizeof(c->auth.host));
+	memcpy(c->auth.host, host, sizeof(host));
 	if (l->tls != NULL && (c->ssl = klog_tls_accept(l->tls, fd)) == NULL) {
-		addr_drop(cs, a);
+		klog_connaddr_drop(&cs->addrs, a);
 		close(fd);
 		free(c);
 		return;
@@ -759,7 +679,7 @@ conn_new(struct listener *l, int fd)
 		klog_loop_watch(cs->loop, fd, 0, NULL, NULL);
 		klog_tls_close(c->ssl);
 		close(fd);
-		addr_drop(cs, a);
+		klog_connaddr_drop(&cs->addrs, a);
 		free(c);
 		return;
 	}
