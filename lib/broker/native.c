@@ -329,30 +329,6 @@ split_allowed(klog_native_t *n, klog_acl_op_t op, void *parts, size_t size,
 	return rc < 0 ? -1 : rc;
 }
 
-/* The fetch and offsets parts split above start alike. */
-_Static_assert(offsetof(klog_fetch_part_t, partition) ==
-    offsetof(klog_offsets_part_t, partition), "parts start alike");
-
-/* Items [from, count) answer TOPIC_AUTHORIZATION_FAILED for their parts,
- * which the core never saw. */
-static void
-refused_items(klog_core_item_t *items, uint32_t from, uint32_t count,
-    const void *parts, size_t size)
-{
-	for (uint32_t i = from; i < count; i++) {
-		const uint8_t *p = (const uint8_t *)parts + (size_t)i * size;
-		klog_str_t topic;
-		int32_t partition;
-
-		memcpy(&topic, p, sizeof(topic));
-		memcpy(&partition, p + offsetof(klog_fetch_part_t, partition),
-		    sizeof(partition));
-		items[i] = (klog_core_item_t){ .topic = topic,
-		    .partition = partition, .offset = -1, .target = -1,
-		    .staged = -1, .error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED };
-	}
-}
-
 /* Why a produce to topic is refused: WRITE on it, and CREATE when the
  * produce would create it; KLOG_WIRE_NONE when it is not. */
 static int16_t
@@ -521,7 +497,8 @@ handle_fetch(klog_native_t *n, const klog_req_header_t *h,
 	count = req.count;
 	req.count = (uint32_t)allowed;
 	now = klog_core_fetch(n->core, &req, items);
-	refused_items(items, req.count, count, req.parts, sizeof(*req.parts));
+	klog_core_refuse_items(items, req.count, count, req.parts,
+	    sizeof(*req.parts), KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED);
 	if (now) {
 		encode_fetch(n, n->q, corr, items, count);
 		return;
@@ -615,8 +592,8 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
-	refused_items(items, (uint32_t)allowed, got, n->s.parts.p,
-	    sizeof(klog_offsets_part_t));
+	klog_core_refuse_items(items, (uint32_t)allowed, got, n->s.parts.p,
+	    sizeof(klog_offsets_part_t), KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED);
 	if (klog_core_offsets(n->core, n->s.parts.p, (uint32_t)allowed,
 	    items) == 0)
 		encode_offsets(n, out, corr, items, got);

@@ -3,6 +3,7 @@
  * resolved to file ranges, OFFSETS answered from the log's segments.
  * Decoded requests in, items out; the front ends encode the answers.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,29 @@
 #include "core_impl.h"
 
 #define MAX_OFFSETS 1024                /* offsets per OFFSETS partition */
+
+_Static_assert(offsetof(klog_fetch_part_t, partition) ==
+    offsetof(klog_offsets_part_t, partition) &&
+    offsetof(klog_fetch_part_t, partition) ==
+    offsetof(klog_produce_part_t, partition), "parts start alike");
+
+void
+klog_core_refuse_items(klog_core_item_t *items, uint32_t from, uint32_t n,
+    const void *parts, size_t size, int16_t error)
+{
+	for (uint32_t i = from; i < n; i++) {
+		const uint8_t *p = (const uint8_t *)parts + (size_t)i * size;
+		klog_str_t topic;
+		int32_t partition;
+
+		memcpy(&topic, p, sizeof(topic));
+		memcpy(&partition, p + offsetof(klog_fetch_part_t, partition),
+		    sizeof(partition));
+		items[i] = (klog_core_item_t){ .topic = topic,
+		    .partition = partition, .offset = -1, .target = -1,
+		    .staged = -1, .error = error };
+	}
+}
 
 /* ---- requests ---- */
 

@@ -66,32 +66,6 @@ split_allowed(klog_kafka_t *k, klog_acl_op_t op, void *parts, size_t size,
 	return rc < 0 ? -1 : rc;
 }
 
-/* The three kinds of parts split above start alike. */
-_Static_assert(offsetof(klog_fetch_part_t, partition) ==
-    offsetof(klog_offsets_part_t, partition) &&
-    offsetof(klog_fetch_part_t, partition) ==
-    offsetof(klog_produce_part_t, partition), "parts start alike");
-
-/* Items [from, n) answer TOPIC_AUTHORIZATION_FAILED for their parts,
- * which the core never saw. */
-static void
-refused_items(klog_core_item_t *items, uint32_t from, uint32_t n,
-    const void *parts, size_t size)
-{
-	for (uint32_t i = from; i < n; i++) {
-		const uint8_t *p = (const uint8_t *)parts + (size_t)i * size;
-		klog_str_t topic;
-		int32_t partition;
-
-		memcpy(&topic, p, sizeof(topic));
-		memcpy(&partition, p + offsetof(klog_fetch_part_t, partition),
-		    sizeof(partition));
-		items[i] = (klog_core_item_t){ .topic = topic,
-		    .partition = partition, .offset = -1, .target = -1,
-		    .staged = -1, .error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED };
-	}
-}
-
 /* ---- produce ---- */
 
 static void
@@ -502,7 +476,8 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	if (max_bytes <= 0)
 		max_bytes = 1;
 	now = klog_core_fetch(k->core, &req, items);
-	refused_items(items, req.count, n, req.parts, sizeof(*req.parts));
+	klog_core_refuse_items(items, req.count, n, req.parts,
+	    sizeof(*req.parts), KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED);
 	for (uint32_t i = 0; i < n; i++)
 		items[i].align = 1;
 	if (now) {
@@ -583,8 +558,8 @@ handle_list_offsets(klog_kafka_t *k, const klog_kreq_t *r)
 		out->failed = 1;
 		return;
 	}
-	refused_items(items, (uint32_t)allowed, n, k->parts.p,
-	    sizeof(klog_offsets_part_t));
+	klog_core_refuse_items(items, (uint32_t)allowed, n, k->parts.p,
+	    sizeof(klog_offsets_part_t), KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED);
 	if (klog_core_offsets(k->core, k->parts.p, (uint32_t)allowed,
 	    items) == 0)
 		encode_offsets(k, out, r->version, r->correlation, items, n);

@@ -99,6 +99,8 @@ access_line() {
 	# Files the examples make (the mirror's bookmark) go in $TMP.
 	cd "$TMP"
 	while IFS= read -r cmd; do
+		# The TLS example speaks to a host of its own, with its files.
+		case $cmd in *broker1:*|*client.properties*) continue ;; esac
 		n=$((n + 1))
 		cmd=${cmd//tail -F \/var\/log\/nginx\/access.log/cat $TMP/access.log}
 		cmd=${cmd//find \/etc/find $KLOG_ROOT/man}
@@ -115,7 +117,8 @@ access_line() {
 	[ -s nginx.mirror ]
 	[ "$(klog-consume -t numbers -o beginning -e | tail -n 1)" = 1000000 ]
 
-	examples "$KLOG_ROOT/man/klog-consume.1" >"$TMP/ex"
+	# Less the TLS examples, which speak to a host of their own.
+	examples "$KLOG_ROOT/man/klog-consume.1" | grep -v 'broker1:' >"$TMP/ex"
 	[ "$(wc -l <"$TMP/ex")" -eq 8 ]
 	# 1: status counts.
 	run -0 bash -c "$(sed -n 1p "$TMP/ex")"

@@ -83,8 +83,8 @@ local_cmd() {
 		echo "${COMPREPLY[*]}"
 		COMP_WORDS=(klog-serve --zk-); COMP_CWORD=1; _klog_serve
 		echo "${COMPREPLY[*]}"' _ "$KLOG_ROOT"
-	[ "${lines[0]}" = "--zk-session-timeout" ]
+	[ "${lines[0]}" = "--zk-session-timeout --zk-auth-file" ]
 	[ "${lines[1]}" = "--group" ]
 	[ "${lines[2]}" = "--zookeeper" ]
-	[ "${lines[3]}" = "--zk-connect-timeout --zk-session-timeout" ]
+	[ "${lines[3]}" = "--zk-acls --zk-auth-file --zk-connect-timeout --zk-session-timeout" ]
 }

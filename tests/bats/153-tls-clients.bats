@@ -2,22 +2,14 @@
 # klog's own tools over TLS (klog-security(7)): klog-produce, klog-consume
 # and klog-group with librdkafka's properties from -X and -F (the file
 # kcat -F reads too), the refusals with exit status 77, a client
-# certificate required, plaintext to a TLS port; and a replicated cluster
-# whose brokers all listen SSL:// and require client certificates, so that
-# followers fetch over TLS with their own, through a leader's kill -9.
-# Certificates are made here by openssl (pki.bash).
+# certificate required, plaintext to a TLS port.  A replicated cluster
+# whose followers fetch over TLS with their own certificates is in
+# 157-secure-cluster.bats.  Certificates are made here by openssl
+# (pki.bash).
 
 bats_require_minimum_version 1.5.0
 load helpers
 load pki
-
-setup_file() {
-	start_zk
-}
-
-teardown_file() {
-	stop_zk
-}
 
 setup() {
 	common_setup
@@ -191,88 +183,4 @@ SSL=(-X security.protocol=ssl)
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ $stderr == "klog-consume: 127.0.0.1:$BROKER_PORT: authentication failed: "* ]]
 	[[ $stderr != *alice-secret* ]]
-}
-
-# A cluster broker whose native listener is SSL://, requiring client
-# certificates: start_zk_broker's, with -l of its own.
-tls_zk_broker() {
-	local id=$1 n=200
-	BROKER_PORTS[$id]=${BROKER_PORTS[$id]:-$(free_port)}
-	klog-serve -Z "$ZKC" --broker-id "$id" \
-		-l "SSL://127.0.0.1:${BROKER_PORTS[$id]}" -d "$TMP/broker-$id" \
-		--ssl-cert "$P/server.pem" --ssl-key "$P/server.key" \
-		--ssl-ca "$P/ca.pem" --ssl-client-auth required \
-		--zk-session-timeout 2000 --replica-lag-time 3s \
-		2>>"$TMP/broker-$id.log" &
-	BROKER_PIDS[$id]=$!
-	PIDS+=("$!")
-	until klog-group -Z "$ZKC" -H brokers 2>/dev/null |
-	    grep -q "^$id	127.0.0.1	${BROKER_PORTS[$id]}\$"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] && kill -0 "${BROKER_PIDS[$id]}" || {
-			cat "$TMP/broker-$id.log" >&2
-			return 1
-		}
-		sleep 0.1
-	done
-}
-
-# topic_field FIELD: the jq FIELD of partition 0 of topic r.
-topic_field() {
-	klog-group -Z "$ZKC" -H -J topics -t r 2>/dev/null | jq -c "$1"
-}
-
-# wait_for SECONDS CMD...: until CMD succeeds.
-wait_for() {
-	local n=$(( $1 * 5 ))
-	shift
-	until "$@"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.2
-	done
-}
-
-isr_full() { [ "$(topic_field '.isr | length')" = 3 ]; }
-led_by_other() {
-	local l
-	l=$(topic_field .leader)
-	[ -n "$l" ] && [ "$l" != -1 ] && [ "$l" != "$1" ]
-}
-
-@test "tls clients: followers fetch over TLS with their own certificates; acks=all records survive the leader's kill -9" {
-	ZKC="$ZK/tlsrep"
-	tls_zk_broker 1 && tls_zk_broker 2 && tls_zk_broker 3
-	run -0 klog-group -Z "$ZKC" create-topic -t r --partitions 1 \
-		--replication-factor 3 --min-insync-replicas 2
-	# acks=all with two in-sync replicas at least: a follower fetched
-	# over TLS, its certificate taken by a leader that requires one.
-	seq 3000 >"$TMP/in"
-	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$TMP/client.properties" \
-		<"$TMP/in"
-	# Both followers still in the ISR past --replica-lag-time: both
-	# fetch.
-	sleep 4
-	wait_for 30 isr_full
-	# klog-group asks the leader for the end over TLS as well: a group
-	# moved to it has no lag (a plaintext question would get '-').
-	run -0 klog-group -Z "$ZKC" -F "$TMP/client.properties" reset -g g \
-		-t r --to-latest --execute
-	run -0 klog-group -Z "$ZKC" -H -F "$TMP/client.properties" \
-		describe -g g -t r
-	[[ $(cut -f5,6 <<<"$output") =~ ^[1-9][0-9]*$'\t'0$ ]]
-	run -0 klog-group -Z "$ZKC" -H describe -g g -t r
-	[ "$(cut -f5 <<<"$output")" = - ]
-	leader=$(topic_field .leader)
-	kill -KILL "${BROKER_PIDS[$leader]}"
-	wait "${BROKER_PIDS[$leader]}" 2>/dev/null || :
-	wait_for 30 led_by_other "$leader"
-	run -0 klog-consume -Z "$ZKC" -t r -o beginning -e \
-		-F "$TMP/client.properties"
-	diff <(printf '%s\n' "${lines[@]}") "$TMP/in"
-	# And the new leader takes acks=all writes with the one follower left.
-	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$TMP/client.properties" \
-		<<<"after"
-	# No follower was refused for its certificate.
-	! grep -h "certificate\|TLS:" "$TMP"/broker-*.log
 }

@@ -11,6 +11,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 load pki
+load replication
 
 setup_file() {
 	start_zk
@@ -44,6 +45,7 @@ setup() {
 }
 
 teardown() {
+	rep_teardown
 	common_teardown
 }
 
@@ -57,72 +59,51 @@ props() {
 	echo "$TMP/$1-$2.properties"
 }
 
+# secure_broker ID: broker ID (as start_zk_broker makes one) with -l
+# SASL_SSL:// and every guard on, its own certificate its identity;
+# returns once it is registered.
 secure_broker() {
-	local id=$1 n=200
+	local id=$1
 	BROKER_PORTS[$id]=${BROKER_PORTS[$id]:-$(free_port)}
-	klog-serve -Z "$ZKC" --broker-id "$id" \
+	klog-serve -Z "$ZKC" --broker-id "$id" -d "$TMP/broker-$id" \
 		-l "SASL_SSL://127.0.0.1:${BROKER_PORTS[$id]}" \
-		-d "$TMP/broker-$id" --ssl-cert "$P/broker-$id.pem" \
-		--ssl-key "$P/broker-$id.key" --ssl-ca "$P/ca.pem" \
-		--ssl-client-auth required --users "$TMP/users" --acls "$ACLS" \
-		--zk-session-timeout 2000 --replica-lag-time 3s \
+		--ssl-cert "$P/broker-$id.pem" --ssl-key "$P/broker-$id.key" \
+		--ssl-ca "$P/ca.pem" --ssl-client-auth required \
+		--users "$TMP/users" --acls "$ACLS" \
+		--zk-session-timeout "$REP_ZKS" --replica-lag-time "$REP_LAG" \
 		2>>"$TMP/broker-$id.log" &
 	BROKER_PIDS[$id]=$!
 	PIDS+=("$!")
-	until klog-group -Z "$ZKC" -H brokers 2>/dev/null |
-	    grep -q "^$id	127.0.0.1	${BROKER_PORTS[$id]}\$"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] && kill -0 "${BROKER_PIDS[$id]}" || {
-			cat "$TMP/broker-$id.log" >&2
-			return 1
-		}
-		sleep 0.1
-	done
-}
-
-topic_field() {
-	klog-group -Z "$ZKC" -H -J topics -t r 2>/dev/null | jq -c "$1"
-}
-
-wait_for() {
-	local n=$(( $1 * 5 ))
-	shift
-	until "$@"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.2
-	done
-}
-
-isr_full() { [ "$(topic_field '.isr | length')" = 3 ]; }
-led_by_other() {
-	local l
-	l=$(topic_field .leader)
-	[ -n "$l" ] && [ "$l" != -1 ] && [ "$l" != "$1" ]
+	rep_wait 20 rep_registered "$id"
 }
 
 @test "secure cluster: SASL_SSL://, client certificates and ACLs on every broker; followers log in by certificate; acks=all records survive the leader's kill -9" {
 	local alice bob leader
 	secure_broker 1 && secure_broker 2 && secure_broker 3
-	run -0 klog-group -Z "$ZKC" create-topic -t r --partitions 1 \
-		--replication-factor 3 --min-insync-replicas 2
+	# The ISR full: both followers fetch, by their certificates, under
+	# the ACLs; and still full past --replica-lag-time.
+	rep_create r 1
 	alice=$(props alice alice-secret)
 	bob=$(props bob bob-secret)
 	seq 3000 >"$TMP/in"
 	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$alice" <"$TMP/in"
-	# Both followers fetch, by their certificates, under the ACLs.
 	sleep 4
-	wait_for 30 isr_full
+	rep_wait_full r 1
+	# klog-group asks the leader for the end over TLS, logged in, as
+	# well: a group moved to it has no lag.
+	run -0 klog-group -Z "$ZKC" -F "$alice" reset -g g -t r --to-latest \
+		--execute
+	run -0 klog-group -Z "$ZKC" -H -F "$alice" describe -g g -t r
+	[[ $(cut -f5,6 <<<"$output") =~ ^[1-9][0-9]*$'\t'0$ ]]
 	# Logged in, but no ACL for bob; a wrong password for alice.
 	run -77 klog-produce -Z "$ZKC" -t r -a all -F "$bob" <<<"bob"
 	[[ $output == *"not authorized (TOPIC_AUTHORIZATION_FAILED)"* ]]
 	run -77 klog-consume -Z "$ZKC" -t r -o beginning -e \
 		-F "$(props alice wrong)"
 	[[ $output == *"authentication failed"* ]]
-	leader=$(topic_field .leader)
-	kill -KILL "${BROKER_PIDS[$leader]}"
-	wait "${BROKER_PIDS[$leader]}" 2>/dev/null || :
-	wait_for 30 led_by_other "$leader"
+	leader=$(rep_leader r 0)
+	rep_kill "$leader"
+	rep_wait_new_leader r 0 "$leader"
 	run -0 klog-consume -Z "$ZKC" -t r -o beginning -e -F "$alice"
 	diff <(printf '%s\n' "${lines[@]}") "$TMP/in"
 	run -0 klog-produce -Z "$ZKC" -t r -a all -F "$alice" <<<"after"

@@ -201,6 +201,15 @@ int klog_core_topics(klog_core_t *c, klog_core_topic_fn *fn, void *arg);
 int klog_core_produce(klog_core_t *c, const klog_produce_req_t *req,
     klog_core_trust_fn *trust, void *arg, klog_core_item_t *items);
 
+/*
+ * Items [from, n) answer error for parts that never reach the core (a
+ * front end's refusal, such as the ACLs'): parts is the request's array
+ * of produce, fetch or offsets parts (each size bytes), which start
+ * alike, a topic then a partition.
+ */
+void klog_core_refuse_items(klog_core_item_t *items, uint32_t from,
+    uint32_t n, const void *parts, size_t size, int16_t error);
+
 /* A produce response encoded now: the result of it (staged) is at pos,
  * SIZE_MAX for none (acks 0). */
 void klog_core_note_result(klog_core_item_t *it, size_t pos);
