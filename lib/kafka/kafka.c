@@ -651,7 +651,7 @@ static const struct kafka_api {
 	{ { KLOG_KAPI_LEAVE_GROUP, 0, 0 }, kafka_leave },
 	{ { KLOG_KAPI_SYNC_GROUP, 0, 0 }, kafka_sync },
 	{ { KLOG_KAPI_SASL_HANDSHAKE, 0, 1 }, kafka_sasl_misplaced },
-	{ { KLOG_KAPI_API_VERSIONS, 0, 2 }, handle_api_versions },
+	{ { KLOG_KAPI_API_VERSIONS, 0, 3 }, handle_api_versions },
 	{ { KLOG_KAPI_SASL_AUTHENTICATE, 0, 1 }, kafka_sasl_misplaced },
 };
 #define NAPIS (sizeof(apis) / sizeof(apis[0]))
@@ -687,7 +687,64 @@ answer_versions(klog_kafka_t *k, int32_t corr, int16_t version,
 static void
 handle_api_versions(klog_kafka_t *k, const klog_kreq_t *r)
 {
+	klog_str_t name, version;
+
+	if (klog_kwire_api_versions_req(r, &name, &version) < 0) {
+		k->bad = "an ApiVersions request that does not parse";
+		return;
+	}
+	if (r->version >= 3)
+		klog_connauth_set_software(klog_conn_auth(k->conn), name.p,
+		    name.len, version.p, version.len);
 	answer_versions(k, r->correlation, r->version, KLOG_KERR_NONE);
+}
+
+/* What a client of this kind sets so that it asks for versions the
+ * listener speaks. */
+static const char *
+version_hint(const char *software, klog_str_t client_id)
+{
+	char id[64];
+
+	if (klog_str_cstr(client_id, id, sizeof(id)) < 0)
+		id[0] = '\0';
+	if (strstr(software, "librdkafka") != NULL || strstr(id, "rdkafka"))
+		return "keep api.version.request=true (librdkafka's default) "
+		    "and it picks versions klog speaks";
+	if (strstr(software, "java") != NULL)
+		return "Kafka's Java client picks versions itself from "
+		    "ApiVersions: one this old is not known to klog";
+	if (strstr(id, "sarama") != NULL)
+		return "set sarama's Config.Version to V2_1_0_0 or older";
+	if (strstr(id, "kafka-python") != NULL)
+		return "set kafka-python's api_version to (2, 1, 0) or older, "
+		    "or leave it None";
+	return "let the client ask ApiVersions and use the versions listed, "
+	    "or set it for Kafka 2.1";
+}
+
+/* Close the connection of a request whose API or version the listener
+ * does not speak, as Kafka does, saying who sent it and what to set. */
+static void
+refuse_version(klog_kafka_t *k, const klog_kreq_t *r,
+    const struct kafka_api *a)
+{
+	const char *sw = klog_conn_auth(k->conn)->software;
+	const char *name = klog_kwire_api_name(r->api);
+	char id[64], what[96];
+
+	if (klog_str_cstr(r->client_id, id, sizeof(id)) < 0)
+		snprintf(id, sizeof(id), "?");
+	if (a != NULL)
+		snprintf(what, sizeof(what), "%s v%d, past the v%d-%d klog "
+		    "speaks", name, r->version, a->v.min, a->v.max);
+	else
+		snprintf(what, sizeof(what), "API %d v%d, which klog does not "
+		    "speak", r->api, r->version);
+	snprintf(k->badbuf, sizeof(k->badbuf), "%s from client id \"%s\"%s%s%s "
+	    "(UNSUPPORTED_VERSION): closed; %s", what, id, sw[0] ? " (" : "",
+	    sw, sw[0] ? ")" : "", version_hint(sw, r->client_id));
+	k->bad = k->badbuf;
 }
 
 static void
@@ -697,8 +754,7 @@ dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 
 	if (!supported(a, r->version)) {
 		if (r->api != KLOG_KAPI_API_VERSIONS) {
-			k->bad = "an API or version the listener does not "
-			    "speak";
+			refuse_version(k, r, a);
 			return;
 		}
 		/* Above v2 the answer is v0's, which tells the client to
@@ -719,10 +775,10 @@ dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 static void
 refuse(klog_kafka_t *k, klog_conn_t *c, const klog_kreq_t *r, const char *what)
 {
-	char why[160];
+	char why[sizeof(k->badbuf) + 64];
 
 	commit(k);
-	if (r != NULL)
+	if (r != NULL && what != k->badbuf)
 		snprintf(why, sizeof(why), "Kafka listener: %s (api %d "
 		    "version %d)", what, r->api, r->version);
 	else

@@ -55,6 +55,7 @@ struct klog_kafka {
 	/* The connection process() works for, and its output queue. */
 	klog_conn_t *conn;
 	klog_outq_t *q;
+	char badbuf[512];          /* room for a bad's words made up */
 	const char *bad;           /* set by a handler: close the connection
 	                              after what is queued, saying this */
 	/* The request being handled: when it came in, the first error of

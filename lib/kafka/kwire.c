@@ -11,91 +11,47 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
+#include "klog/kafka/kprim.h"
 #include "klog/kafka/kwire.h"
 #include "klog/storage/format.h"
 
 /* ---- reading ---- */
 
-/* A nullable string: length -1 is {NULL, 0}. */
-static klog_str_t
-rd_nstr(klog_rd_t *r)
-{
-	int16_t n = klog_rd_i16(r);
-	klog_str_t s = { NULL, 0 };
+#define done klog_kprim_done
 
-	if (n < -1) {
-		r->failed = 1;
-		return s;
+int16_t
+klog_kwire_first_flexible(int api)
+{
+	/* Kafka's message schemas' "flexibleVersions" (KIP-482). */
+	switch (api) {
+	case KLOG_KAPI_PRODUCE: return 9;
+	case KLOG_KAPI_FETCH: return 12;
+	case KLOG_KAPI_LIST_OFFSETS: return 6;
+	case KLOG_KAPI_METADATA: return 9;
+	case KLOG_KAPI_OFFSET_COMMIT: return 8;
+	case KLOG_KAPI_OFFSET_FETCH: return 6;
+	case KLOG_KAPI_FIND_COORDINATOR: return 3;
+	case KLOG_KAPI_JOIN_GROUP: return 6;
+	case KLOG_KAPI_HEARTBEAT: return 4;
+	case KLOG_KAPI_LEAVE_GROUP: return 4;
+	case KLOG_KAPI_SYNC_GROUP: return 4;
+	case KLOG_KAPI_DESCRIBE_GROUPS: return 5;
+	case KLOG_KAPI_LIST_GROUPS: return 3;
+	case KLOG_KAPI_API_VERSIONS: return 3;
+	case KLOG_KAPI_CREATE_TOPICS: return 5;
+	case KLOG_KAPI_DELETE_TOPICS: return 4;
+	case KLOG_KAPI_INIT_PRODUCER_ID: return 2;
+	case KLOG_KAPI_DESCRIBE_CONFIGS: return 4;
+	case KLOG_KAPI_SASL_AUTHENTICATE: return 2;
+	case KLOG_KAPI_CREATE_PARTITIONS: return 2;
+	default: return INT16_MAX;  /* SaslHandshake: never */
 	}
-	if (n > 0) {
-		s.p = (const char *)klog_rd_bytes(r, (size_t)n);
-		s.len = s.p != NULL ? (uint16_t)n : 0;
-	} else if (n == 0) {
-		s.p = "";
-	}
-	return s;
-}
-
-/* A string that may not be null. */
-static klog_str_t
-rd_str(klog_rd_t *r)
-{
-	klog_str_t s = rd_nstr(r);
-
-	if (s.p == NULL)
-		r->failed = 1;
-	return s;
-}
-
-/* Nullable bytes: a view and its length (0 for null). */
-static const uint8_t *
-rd_bytes(klog_rd_t *r, uint32_t *len)
-{
-	int32_t n = klog_rd_i32(r);
-
-	*len = 0;
-	if (n < -1 || (n > 0 && (size_t)n > klog_rd_left(r))) {
-		r->failed = 1;
-		return NULL;
-	}
-	if (n <= 0)
-		return (const uint8_t *)"";
-	*len = (uint32_t)n;
-	return klog_rd_bytes(r, (size_t)n);
-}
-
-/* An array count that the rest of the body can hold at min bytes each. */
-static int32_t
-rd_count(klog_rd_t *r, size_t min)
-{
-	int32_t n = klog_rd_i32(r);
-
-	if (n < 0 || (size_t)n > klog_rd_left(r) / min) {
-		r->failed = 1;
-		return 0;
-	}
-	return n;
-}
-
-/* Room for one more element of size sz at index i of a. */
-static void *
-slot(klog_proto_array_t *a, size_t i, size_t sz)
-{
-	if (klog_buf_grow(&a->p, &a->cap, (i + 1) * sz) < 0)
-		return NULL;
-	return (uint8_t *)a->p + i * sz;
-}
-
-static int
-done(const klog_rd_t *r)
-{
-	return r->failed ? -KLOG_EPROTO : 0;
 }
 
 int
 klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
 	memset(r, 0, sizeof(*r));
 	if (len < 4)
@@ -107,20 +63,25 @@ klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r)
 		return -KLOG_ETOOBIG;
 	if (len - 4 < r->size)
 		return -KLOG_EPARTIAL;
-	klog_rd_init(&rd, p + 4, r->size);
-	r->api = klog_rd_i16(&rd);
-	r->version = klog_rd_i16(&rd);
-	r->correlation = klog_rd_i32(&rd);
-	if (r->api == KLOG_KAPI_API_VERSIONS && r->version >= 3) {
-		r->body = p + 4 + rd.pos;
-		r->body_len = 0;
-		return 0;
+	/* The header's client id is a classic string in every version
+	 * (header v1 and v2); v2, a flexible request's, adds tags. */
+	klog_kprim_rd_init(&rd, p + 4, r->size, 0);
+	r->api = klog_rd_i16(&rd.rd);
+	r->version = klog_rd_i16(&rd.rd);
+	r->correlation = klog_rd_i32(&rd.rd);
+	r->flexible = r->version >= klog_kwire_first_flexible(r->api);
+	r->client_id = klog_kprim_nstr(&rd);
+	rd.flex = r->flexible;
+	klog_kprim_tags(&rd);
+	if (rd.rd.failed) {
+		/* An ApiVersions the listener cannot read is still answered,
+		 * in the v0 layout that tells the client what to send. */
+		if (r->api != KLOG_KAPI_API_VERSIONS)
+			return -KLOG_EPROTO;
+		rd.rd.pos = rd.rd.len;
 	}
-	r->client_id = rd_nstr(&rd);
-	if (rd.failed)
-		return -KLOG_EPROTO;
-	r->body = p + 4 + rd.pos;
-	r->body_len = r->size - rd.pos;
+	r->body = p + 4 + rd.rd.pos;
+	r->body_len = r->size - rd.rd.pos;
 	return 0;
 }
 
@@ -130,29 +91,29 @@ int
 klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
     klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 	int32_t nt;
 	uint32_t k = 0;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(req, 0, sizeof(*req));
 	if (r->version >= 3)
-		(void)rd_nstr(&rd);  /* transactional id: none is granted */
-	req->acks = klog_rd_i16(&rd);
-	req->timeout_ms = klog_rd_i32(&rd);
-	nt = rd_count(&rd, 6);
-	for (int32_t i = 0; i < nt && !rd.failed; i++) {
-		klog_str_t topic = rd_str(&rd);
-		int32_t np = rd_count(&rd, 8);
+		(void)klog_kprim_nstr(&rd);  /* transactional id: none is granted */
+	req->acks = klog_rd_i16(&rd.rd);
+	req->timeout_ms = klog_rd_i32(&rd.rd);
+	nt = klog_kprim_count(&rd, 6, 0);
+	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
+		klog_str_t topic = klog_kprim_str(&rd);
+		int32_t np = klog_kprim_count(&rd, 8, 0);
 
-		for (int32_t j = 0; j < np && !rd.failed; j++) {
-			klog_produce_part_t *pp = slot(a, k, sizeof(*pp));
+		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
+			klog_produce_part_t *pp = klog_kprim_slot(a, k, sizeof(*pp));
 
 			if (pp == NULL)
 				return -KLOG_ENOMEM;
 			pp->topic = topic;
-			pp->partition = klog_rd_i32(&rd);
-			pp->set = rd_bytes(&rd, &pp->set_len);
+			pp->partition = klog_rd_i32(&rd.rd);
+			pp->set = klog_kprim_bytes(&rd, &pp->set_len);
 			k++;
 		}
 	}
@@ -165,32 +126,32 @@ int
 klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
     int32_t *max_bytes, klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 	int32_t nt;
 	uint32_t k = 0;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(req, 0, sizeof(*req));
-	(void)klog_rd_i32(&rd);   /* replica id: -1 from clients */
-	req->max_wait_ms = klog_rd_i32(&rd);
-	req->min_bytes = klog_rd_i32(&rd);
-	*max_bytes = r->version >= 3 ? klog_rd_i32(&rd) : INT32_MAX;
+	(void)klog_rd_i32(&rd.rd);   /* replica id: -1 from clients */
+	req->max_wait_ms = klog_rd_i32(&rd.rd);
+	req->min_bytes = klog_rd_i32(&rd.rd);
+	*max_bytes = r->version >= 3 ? klog_rd_i32(&rd.rd) : INT32_MAX;
 	if (r->version >= 4)
-		(void)klog_rd_i8(&rd);  /* isolation level: no transactions */
-	nt = rd_count(&rd, 6);
-	for (int32_t i = 0; i < nt && !rd.failed; i++) {
-		klog_str_t topic = rd_str(&rd);
-		int32_t np = rd_count(&rd, 16);
+		(void)klog_rd_i8(&rd.rd);  /* isolation level: no transactions */
+	nt = klog_kprim_count(&rd, 6, 0);
+	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
+		klog_str_t topic = klog_kprim_str(&rd);
+		int32_t np = klog_kprim_count(&rd, 16, 0);
 
-		for (int32_t j = 0; j < np && !rd.failed; j++) {
-			klog_fetch_part_t *fp = slot(a, k, sizeof(*fp));
+		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
+			klog_fetch_part_t *fp = klog_kprim_slot(a, k, sizeof(*fp));
 
 			if (fp == NULL)
 				return -KLOG_ENOMEM;
 			fp->topic = topic;
-			fp->partition = klog_rd_i32(&rd);
-			fp->offset = klog_rd_i64(&rd);
-			fp->max_bytes = klog_rd_i32(&rd);
+			fp->partition = klog_rd_i32(&rd.rd);
+			fp->offset = klog_rd_i64(&rd.rd);
+			fp->max_bytes = klog_rd_i32(&rd.rd);
 			k++;
 		}
 	}
@@ -203,26 +164,26 @@ int
 klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
     uint32_t *n)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 	int32_t nt;
 	uint32_t k = 0;
 
-	klog_rd_init(&rd, r->body, r->body_len);
-	(void)klog_rd_i32(&rd);   /* replica id */
-	nt = rd_count(&rd, 6);
-	for (int32_t i = 0; i < nt && !rd.failed; i++) {
-		klog_str_t topic = rd_str(&rd);
-		int32_t np = rd_count(&rd, 12);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	(void)klog_rd_i32(&rd.rd);   /* replica id */
+	nt = klog_kprim_count(&rd, 6, 0);
+	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
+		klog_str_t topic = klog_kprim_str(&rd);
+		int32_t np = klog_kprim_count(&rd, 12, 0);
 
-		for (int32_t j = 0; j < np && !rd.failed; j++) {
-			klog_offsets_part_t *op = slot(a, k, sizeof(*op));
+		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
+			klog_offsets_part_t *op = klog_kprim_slot(a, k, sizeof(*op));
 
 			if (op == NULL)
 				return -KLOG_ENOMEM;
 			op->topic = topic;
-			op->partition = klog_rd_i32(&rd);
-			op->time = klog_rd_i64(&rd);
-			op->max = r->version == 0 ? klog_rd_i32(&rd) : 1;
+			op->partition = klog_rd_i32(&rd.rd);
+			op->time = klog_rd_i64(&rd.rd);
+			op->max = r->version == 0 ? klog_rd_i32(&rd.rd) : 1;
 			k++;
 		}
 	}
@@ -234,23 +195,23 @@ int
 klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a, uint32_t *n,
     int *all)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 	int32_t nt;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	*n = 0;
-	nt = klog_rd_i32(&rd);
+	nt = klog_rd_i32(&rd.rd);
 	*all = r->version == 0 ? nt == 0 : nt == -1;
 	if (nt == -1 && r->version >= 1)
 		return done(&rd);
-	if (nt < 0 || (size_t)nt > klog_rd_left(&rd) / 2)
+	if (nt < 0 || (size_t)nt > klog_rd_left(&rd.rd) / 2)
 		return -KLOG_EPROTO;
-	for (int32_t i = 0; i < nt && !rd.failed; i++) {
-		klog_str_t *s = slot(a, (size_t)i, sizeof(*s));
+	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
+		klog_str_t *s = klog_kprim_slot(a, (size_t)i, sizeof(*s));
 
 		if (s == NULL)
 			return -KLOG_ENOMEM;
-		*s = rd_str(&rd);
+		*s = klog_kprim_str(&rd);
 	}
 	*n = (uint32_t)nt;
 	return done(&rd);
@@ -259,10 +220,10 @@ klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a, uint32_t *n,
 int
 klog_kwire_group_id(const klog_kreq_t *r, klog_str_t *group)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
-	*group = rd_str(&rd);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	*group = klog_kprim_str(&rd);
 	return done(&rd);
 }
 
@@ -270,39 +231,39 @@ int
 klog_kwire_heartbeat(const klog_kreq_t *r, klog_str_t *group,
     int32_t *generation, klog_str_t *member)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
-	*group = rd_str(&rd);
-	*generation = klog_rd_i32(&rd);
-	*member = rd_str(&rd);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	*group = klog_kprim_str(&rd);
+	*generation = klog_rd_i32(&rd.rd);
+	*member = klog_kprim_str(&rd);
 	return done(&rd);
 }
 
 int
 klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group, klog_str_t *member)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
-	*group = rd_str(&rd);
-	*member = rd_str(&rd);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	*group = klog_kprim_str(&rd);
+	*member = klog_kprim_str(&rd);
 	return done(&rd);
 }
 
 /* An array of names and their bytes, into a; its count to *n. */
 static int
-rd_pairs(klog_rd_t *rd, klog_proto_array_t *a, uint32_t *n)
+rd_pairs(klog_kprim_rd_t *rd, klog_proto_array_t *a, uint32_t *n)
 {
-	int32_t count = rd_count(rd, 6);
+	int32_t count = klog_kprim_count(rd, 6, 0);
 
-	for (int32_t i = 0; i < count && !rd->failed; i++) {
-		klog_kpair_t *p = slot(a, (size_t)i, sizeof(*p));
+	for (int32_t i = 0; i < count && !rd->rd.failed; i++) {
+		klog_kpair_t *p = klog_kprim_slot(a, (size_t)i, sizeof(*p));
 
 		if (p == NULL)
 			return -KLOG_ENOMEM;
-		p->name = rd_str(rd);
-		p->data = rd_bytes(rd, &p->len);
+		p->name = klog_kprim_str(rd);
+		p->data = klog_kprim_bytes(rd, &p->len);
 	}
 	*n = (uint32_t)count;
 	return 0;
@@ -311,14 +272,14 @@ rd_pairs(klog_rd_t *rd, klog_proto_array_t *a, uint32_t *n)
 int
 klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(j, 0, sizeof(*j));
-	j->group = rd_str(&rd);
-	j->session_timeout_ms = klog_rd_i32(&rd);
-	j->member_id = rd_str(&rd);
-	j->protocol_type = rd_str(&rd);
+	j->group = klog_kprim_str(&rd);
+	j->session_timeout_ms = klog_rd_i32(&rd.rd);
+	j->member_id = klog_kprim_str(&rd);
+	j->protocol_type = klog_kprim_str(&rd);
 	if (rd_pairs(&rd, a, &j->nprotocols) < 0)
 		return -KLOG_ENOMEM;
 	j->protocols = a->p;
@@ -328,13 +289,13 @@ klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 int
 klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(s, 0, sizeof(*s));
-	s->group = rd_str(&rd);
-	s->generation = klog_rd_i32(&rd);
-	s->member_id = rd_str(&rd);
+	s->group = klog_kprim_str(&rd);
+	s->generation = klog_rd_i32(&rd.rd);
+	s->member_id = klog_kprim_str(&rd);
 	if (rd_pairs(&rd, a, &s->nassign) < 0)
 		return -KLOG_ENOMEM;
 	s->assign = a->p;
@@ -343,30 +304,30 @@ klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
 
 /* The topics and partitions of OffsetCommit (with) or OffsetFetch. */
 static int
-commit_parts(klog_rd_t *rd, int16_t version, int with, klog_kcommit_t *c,
+commit_parts(klog_kprim_rd_t *rd, int16_t version, int with, klog_kcommit_t *c,
     klog_proto_array_t *a)
 {
-	int32_t nt = rd_count(rd, 6);
+	int32_t nt = klog_kprim_count(rd, 6, 0);
 	uint32_t k = 0;
 
-	for (int32_t i = 0; i < nt && !rd->failed; i++) {
-		klog_str_t topic = rd_str(rd);
-		int32_t np = rd_count(rd, 4);
+	for (int32_t i = 0; i < nt && !rd->rd.failed; i++) {
+		klog_str_t topic = klog_kprim_str(rd);
+		int32_t np = klog_kprim_count(rd, 4, 0);
 
-		for (int32_t j = 0; j < np && !rd->failed; j++) {
-			klog_kcommit_part_t *p = slot(a, k, sizeof(*p));
+		for (int32_t j = 0; j < np && !rd->rd.failed; j++) {
+			klog_kcommit_part_t *p = klog_kprim_slot(a, k, sizeof(*p));
 
 			if (p == NULL)
 				return -KLOG_ENOMEM;
 			p->topic = topic;
-			p->partition = klog_rd_i32(rd);
+			p->partition = klog_rd_i32(&rd->rd);
 			p->offset = -1;
 			p->metadata = (klog_str_t){ "", 0 };
 			if (with) {
-				p->offset = klog_rd_i64(rd);
+				p->offset = klog_rd_i64(&rd->rd);
 				if (version == 1)
-					(void)klog_rd_i64(rd);  /* timestamp */
-				p->metadata = rd_nstr(rd);
+					(void)klog_rd_i64(&rd->rd);  /* timestamp */
+				p->metadata = klog_kprim_nstr(rd);
 				if (p->metadata.p == NULL)
 					p->metadata = (klog_str_t){ "", 0 };
 			}
@@ -382,20 +343,20 @@ int
 klog_kwire_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
     klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(c, 0, sizeof(*c));
-	c->group = rd_str(&rd);
+	c->group = klog_kprim_str(&rd);
 	c->generation = -1;
 	c->member_id = (klog_str_t){ "", 0 };
 	if (r->version >= 1) {
-		c->generation = klog_rd_i32(&rd);
-		c->member_id = rd_str(&rd);
+		c->generation = klog_rd_i32(&rd.rd);
+		c->member_id = klog_kprim_str(&rd);
 	}
 	if (r->version >= 2)
-		(void)klog_rd_i64(&rd);  /* retention time */
-	if (rd.failed)
+		(void)klog_rd_i64(&rd.rd);  /* retention time */
+	if (rd.rd.failed)
 		return -KLOG_EPROTO;
 	return commit_parts(&rd, r->version, 1, c, a);
 }
@@ -404,13 +365,13 @@ int
 klog_kwire_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
     klog_proto_array_t *a)
 {
-	klog_rd_t rd;
+	klog_kprim_rd_t rd;
 
-	klog_rd_init(&rd, r->body, r->body_len);
+	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
 	memset(c, 0, sizeof(*c));
-	c->group = rd_str(&rd);
+	c->group = klog_kprim_str(&rd);
 	c->generation = -1;
-	if (rd.failed)
+	if (rd.rd.failed)
 		return -KLOG_EPROTO;
 	return commit_parts(&rd, r->version, 0, c, a);
 }
@@ -424,6 +385,16 @@ klog_kwire_begin(klog_buf_t *b, int32_t correlation)
 
 	klog_buf_put_i32(b, 0);
 	klog_buf_put_i32(b, correlation);
+	return start;
+}
+
+size_t
+klog_kwire_begin_resp(klog_buf_t *b, const klog_kreq_t *r)
+{
+	size_t start = klog_kwire_begin(b, r->correlation);
+
+	klog_kprim_put_tags(b, r->flexible &&
+	    r->api != KLOG_KAPI_API_VERSIONS);
 	return start;
 }
 
@@ -495,21 +466,40 @@ klog_kwire_topics_end(klog_buf_t *b, klog_kwire_topics_t *t)
 	klog_buf_patch_i32(b, t->count_pos, t->ntopics);
 }
 
+int
+klog_kwire_api_versions_req(const klog_kreq_t *r, klog_str_t *name,
+    klog_str_t *version)
+{
+	klog_kprim_rd_t rd;
+
+	*name = *version = (klog_str_t){ "", 0 };
+	if (r->version < 3)
+		return 0;
+	klog_kprim_rd_init(&rd, r->body, r->body_len, 1);
+	*name = klog_kprim_str(&rd);
+	*version = klog_kprim_str(&rd);
+	klog_kprim_tags(&rd);
+	return done(&rd);
+}
+
 void
 klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
     int16_t error, const klog_kapi_range_t *apis, size_t n)
 {
 	size_t start = klog_kwire_begin(b, corr);
+	int flex = version >= 3;
 
 	klog_buf_put_i16(b, error);
-	klog_buf_put_i32(b, (int32_t)n);
+	klog_kprim_put_count(b, (int32_t)n, flex);
 	for (size_t i = 0; i < n; i++) {
 		klog_buf_put_i16(b, apis[i].api);
 		klog_buf_put_i16(b, apis[i].min);
 		klog_buf_put_i16(b, apis[i].max);
+		klog_kprim_put_tags(b, flex);
 	}
-	if (version >= 1 && error == KLOG_KERR_NONE)
+	if (version >= 1)
 		klog_buf_put_i32(b, 0);  /* throttle time */
+	klog_kprim_put_tags(b, flex);
 	klog_kwire_end(b, start);
 }
 
@@ -676,9 +666,16 @@ klog_kwire_api_name(int api)
 		[KLOG_KAPI_HEARTBEAT] = "heartbeat",
 		[KLOG_KAPI_LEAVE_GROUP] = "leave_group",
 		[KLOG_KAPI_SYNC_GROUP] = "sync_group",
+		[KLOG_KAPI_DESCRIBE_GROUPS] = "describe_groups",
+		[KLOG_KAPI_LIST_GROUPS] = "list_groups",
 		[KLOG_KAPI_SASL_HANDSHAKE] = "sasl_handshake",
 		[KLOG_KAPI_API_VERSIONS] = "api_versions",
+		[KLOG_KAPI_CREATE_TOPICS] = "create_topics",
+		[KLOG_KAPI_DELETE_TOPICS] = "delete_topics",
+		[KLOG_KAPI_INIT_PRODUCER_ID] = "init_producer_id",
+		[KLOG_KAPI_DESCRIBE_CONFIGS] = "describe_configs",
 		[KLOG_KAPI_SASL_AUTHENTICATE] = "sasl_authenticate",
+		[KLOG_KAPI_CREATE_PARTITIONS] = "create_partitions",
 	};
 
 	return api >= 0 && (size_t)api < sizeof(names) / sizeof(names[0]) ?
@@ -731,12 +728,29 @@ klog_kwire_error_name(int error)
 		    "UNSUPPORTED_SASL_MECHANISM",
 		[KLOG_KERR_ILLEGAL_SASL_STATE] = "ILLEGAL_SASL_STATE",
 		[KLOG_KERR_UNSUPPORTED_VERSION] = "UNSUPPORTED_VERSION",
+		[KLOG_KERR_TOPIC_ALREADY_EXISTS] = "TOPIC_ALREADY_EXISTS",
+		[KLOG_KERR_INVALID_PARTITIONS] = "INVALID_PARTITIONS",
+		[KLOG_KERR_INVALID_REPLICATION_FACTOR] =
+		    "INVALID_REPLICATION_FACTOR",
+		[KLOG_KERR_INVALID_REPLICA_ASSIGNMENT] =
+		    "INVALID_REPLICA_ASSIGNMENT",
+		[KLOG_KERR_INVALID_CONFIG] = "INVALID_CONFIG",
+		[KLOG_KERR_NOT_CONTROLLER] = "NOT_CONTROLLER",
 		[KLOG_KERR_INVALID_REQUEST] = "INVALID_REQUEST",
 		[KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT] =
 		    "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+		[KLOG_KERR_POLICY_VIOLATION] = "POLICY_VIOLATION",
+		[KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED] =
+		    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
 		[KLOG_KERR_KAFKA_STORAGE_ERROR] = "KAFKA_STORAGE_ERROR",
 		[KLOG_KERR_SASL_AUTHENTICATION_FAILED] =
 		    "SASL_AUTHENTICATION_FAILED",
+		[KLOG_KERR_NON_EMPTY_GROUP] = "NON_EMPTY_GROUP",
+		[KLOG_KERR_GROUP_ID_NOT_FOUND] = "GROUP_ID_NOT_FOUND",
+		[KLOG_KERR_TOPIC_DELETION_DISABLED] = "TOPIC_DELETION_DISABLED",
+		[KLOG_KERR_UNSUPPORTED_COMPRESSION_TYPE] =
+		    "UNSUPPORTED_COMPRESSION_TYPE",
+		[KLOG_KERR_MEMBER_ID_REQUIRED] = "MEMBER_ID_REQUIRED",
 	};
 
 	if (error < 0 || (size_t)error >= sizeof(names) / sizeof(names[0]) ||

@@ -74,6 +74,26 @@ klog_connauth_set_session(klog_connauth_t *a, void *session,
 	a->session_free = session_free;
 }
 
+/* p[0..n) onto out at *pos (cap bytes in all), unprintable bytes as '?'. */
+static void
+put_printable(char *out, size_t cap, size_t *pos, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n && *pos + 1 < cap; i++)
+		out[(*pos)++] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
+	out[*pos] = '\0';
+}
+
+void
+klog_connauth_set_software(klog_connauth_t *a, const char *n, size_t nlen,
+    const char *v, size_t vlen)
+{
+	size_t pos = 0;
+
+	put_printable(a->software, sizeof(a->software), &pos, n, nlen);
+	put_printable(a->software, sizeof(a->software), &pos, " ", 1);
+	put_printable(a->software, sizeof(a->software), &pos, v, vlen);
+}
+
 void
 klog_connauth_clear(klog_connauth_t *a)
 {

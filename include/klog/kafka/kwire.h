@@ -26,9 +26,16 @@ enum klog_kapi {
 	KLOG_KAPI_HEARTBEAT = 12,
 	KLOG_KAPI_LEAVE_GROUP = 13,
 	KLOG_KAPI_SYNC_GROUP = 14,
+	KLOG_KAPI_DESCRIBE_GROUPS = 15,
+	KLOG_KAPI_LIST_GROUPS = 16,
 	KLOG_KAPI_SASL_HANDSHAKE = 17,
 	KLOG_KAPI_API_VERSIONS = 18,
+	KLOG_KAPI_CREATE_TOPICS = 19,
+	KLOG_KAPI_DELETE_TOPICS = 20,
+	KLOG_KAPI_INIT_PRODUCER_ID = 22,
+	KLOG_KAPI_DESCRIBE_CONFIGS = 32,
 	KLOG_KAPI_SASL_AUTHENTICATE = 36,
+	KLOG_KAPI_CREATE_PARTITIONS = 37,
 };
 
 /* Error codes (Kafka's). */
@@ -64,10 +71,23 @@ enum klog_kerr {
 	KLOG_KERR_UNSUPPORTED_SASL_MECHANISM = 33,
 	KLOG_KERR_ILLEGAL_SASL_STATE = 34,
 	KLOG_KERR_UNSUPPORTED_VERSION = 35,
+	KLOG_KERR_TOPIC_ALREADY_EXISTS = 36,
+	KLOG_KERR_INVALID_PARTITIONS = 37,
+	KLOG_KERR_INVALID_REPLICATION_FACTOR = 38,
+	KLOG_KERR_INVALID_REPLICA_ASSIGNMENT = 39,
+	KLOG_KERR_INVALID_CONFIG = 40,
+	KLOG_KERR_NOT_CONTROLLER = 41,
 	KLOG_KERR_INVALID_REQUEST = 42,
 	KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT = 43,
+	KLOG_KERR_POLICY_VIOLATION = 44,
+	KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
 	KLOG_KERR_KAFKA_STORAGE_ERROR = 56,
 	KLOG_KERR_SASL_AUTHENTICATION_FAILED = 58,
+	KLOG_KERR_NON_EMPTY_GROUP = 68,
+	KLOG_KERR_GROUP_ID_NOT_FOUND = 69,
+	KLOG_KERR_TOPIC_DELETION_DISABLED = 73,
+	KLOG_KERR_UNSUPPORTED_COMPRESSION_TYPE = 76,
+	KLOG_KERR_MEMBER_ID_REQUIRED = 79,
 };
 
 /* An API key's name in snake case ("list_offsets"), NULL for a key the
@@ -77,7 +97,10 @@ const char *klog_kwire_api_name(int api);
 const char *klog_kwire_error_name(int error);
 
 
-/* A frame (size:4) of at most this is read whole before it is parsed. */
+/* The first version of api in the flexible encoding (KIP-482; its body
+ * and header then carry tagged fields); INT16_MAX for none. */
+int16_t klog_kwire_first_flexible(int api);
+
 #define KLOG_KWIRE_HEADER_MIN 12   /* size, api, version, correlation */
 
 /*
@@ -88,6 +111,8 @@ typedef struct klog_kreq {
 	uint32_t size;             /* the frame's, without its size field */
 	int16_t api, version;
 	int32_t correlation;
+	int flexible;              /* body (and header) in the flexible
+	                              encoding, by the API's version */
 	klog_str_t client_id;
 	const uint8_t *body;
 	size_t body_len;
@@ -97,8 +122,9 @@ typedef struct klog_kreq {
  * The request frame at the start of p[0..len): 0 when it is whole;
  * -KLOG_EPARTIAL when more is needed (r->size is set once the size field
  * is in); -KLOG_ETOOBIG for a size over max; -KLOG_EPROTO for a size that
- * cannot hold a header.  The header's client id is parsed for every API
- * but ApiVersions v3+ (flexible: its header is answered by version alone).
+ * cannot hold a header.  A flexible request's header tags are skipped;
+ * an ApiVersions whose header does not parse is taken with an empty body
+ * (it is answered by its version alone).
  */
 int klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r);
 
@@ -180,6 +206,10 @@ int klog_kwire_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
 
 /* A response frame: size (patched by end) and correlation id. */
 size_t klog_kwire_begin(klog_buf_t *b, int32_t correlation);
+/* The same for r's answer: a flexible request's response header has tags
+ * (v1), but ApiVersions' (v0 always, which a client reads before it knows
+ * the versions). */
+size_t klog_kwire_begin_resp(klog_buf_t *b, const klog_kreq_t *r);
 void klog_kwire_end(klog_buf_t *b, size_t start);
 
 /* A nullable string or bytes (NULL: length -1). */
@@ -206,8 +236,12 @@ typedef struct klog_kapi_range {
 	int16_t api, min, max;
 } klog_kapi_range_t;
 
-/* ApiVersions, answered in the v0 layout to any version above max_v0
- * (Kafka's downgrade: error 35 and the list), else at version. */
+/* ApiVersions v3's client software name and version (empty before v3). */
+int klog_kwire_api_versions_req(const klog_kreq_t *r, klog_str_t *name,
+    klog_str_t *version);
+
+/* ApiVersions at version (0-3); the caller answers a version it does not
+ * speak at 0 with error 35 and the list (Kafka's downgrade). */
 void klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
     int16_t error, const klog_kapi_range_t *apis, size_t n);
 

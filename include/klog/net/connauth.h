@@ -22,6 +22,7 @@ enum klog_conn_sasl {
 	                              which logs in by itself */
 };
 #define KLOG_CONNAUTH_HOST_MAX 46   /* INET6_ADDRSTRLEN */
+#define KLOG_CONNAUTH_SOFTWARE_MAX 80
 
 typedef struct klog_connauth {
 	char *principal;           /* NULL: User:ANONYMOUS */
@@ -33,6 +34,9 @@ typedef struct klog_connauth {
 	void (*session_free)(void *session);
 	char host[KLOG_CONNAUTH_HOST_MAX]; /* the peer's address, as
 	                              inet_ntop(3) writes it ("" unknown) */
+	char software[KLOG_CONNAUTH_SOFTWARE_MAX]; /* "name version" as the
+	                              client named itself (Kafka's ApiVersions
+	                              v3), for the logs; "" unknown */
 } klog_connauth_t;
 
 /* The principal: never NULL. */
@@ -65,6 +69,11 @@ void klog_connauth_set_session(klog_connauth_t *a, void *session,
     void (*session_free)(void *));
 
 /* Free what a holds. */
+/* The client's software name and version (n, v of nlen, vlen bytes, not
+ * NUL-terminated), kept printable and cut to fit. */
+void klog_connauth_set_software(klog_connauth_t *a, const char *n,
+    size_t nlen, const char *v, size_t vlen);
+
 void klog_connauth_clear(klog_connauth_t *a);
 
 #endif
