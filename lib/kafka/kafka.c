@@ -736,13 +736,13 @@ refuse_version(klog_kafka_t *k, const klog_kreq_t *r,
 	if (klog_str_cstr(r->client_id, id, sizeof(id)) < 0)
 		snprintf(id, sizeof(id), "?");
 	if (a != NULL)
-		snprintf(what, sizeof(what), "%s v%d, past the v%d-%d klog "
-		    "speaks", name, r->version, a->v.min, a->v.max);
+		snprintf(what, sizeof(what), "%s v%d (klog speaks v%d-%d)",
+		    name, r->version, a->v.min, a->v.max);
 	else
-		snprintf(what, sizeof(what), "API %d v%d, which klog does not "
-		    "speak", r->api, r->version);
-	snprintf(k->badbuf, sizeof(k->badbuf), "%s from client id \"%s\"%s%s%s "
-	    "(UNSUPPORTED_VERSION): closed; %s", what, id, sw[0] ? " (" : "",
+		snprintf(what, sizeof(what), "API %d v%d (not one klog "
+		    "speaks)", r->api, r->version);
+	snprintf(k->badbuf, sizeof(k->badbuf), "%s from client id \"%s\"%s%s%s: "
+	    "UNSUPPORTED_VERSION, closed; %s", what, id, sw[0] ? " (" : "",
 	    sw, sw[0] ? ")" : "", version_hint(sw, r->client_id));
 	k->bad = k->badbuf;
 }

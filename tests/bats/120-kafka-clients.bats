@@ -278,7 +278,7 @@ teardown() {
 	[[ $output == *"Idempotent producer not supported"* ]]
 }
 
-@test "kafka: garbage, absurd sizes and unknown APIs close the connection; the broker serves on" {
+@test "kafka: garbage, absurd sizes, unknown APIs and versions close the connection, logged with the client's software; the broker serves on" {
 	start_kafka_broker
 	"$PY" - "$KAFKA_PORT" <<-'EOF2'
 	import os, socket, struct, sys
@@ -291,6 +291,19 @@ teardown() {
 	        return s.recv(1 << 16) == b"" or s.recv(1 << 16) == b""
 	    except ConnectionResetError:
 	        return True
+	# First (one refusal a second is logged): ApiVersions v3 (flexible:
+	# header v2, compact strings) names the client's software; a Fetch at
+	# v99 on that connection is closed.
+	s = conn()
+	body = b"\x0aklog-test" + b"\x049.9" + b"\x00"
+	hdr = struct.pack(">hhih", 18, 3, 7, 2) + b"kc" + b"\x00"
+	s.sendall(struct.pack(">i", len(hdr) + len(body)) + hdr + body)
+	size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+	resp = s.recv(size, socket.MSG_WAITALL)
+	corr, err, n = struct.unpack(">ihB", resp[:7])
+	assert (corr, err) == (7, 0) and n > 10, resp
+	s.sendall(struct.pack(">ihhih", 13, 1, 99, 8, 2) + b"kc\x00")
+	assert closed(s)
 	# An absurd size.
 	s = conn(); s.sendall(struct.pack(">i", 0x7fffffff)); assert closed(s)
 	# A negative one.
@@ -305,6 +318,8 @@ teardown() {
 	for _ in range(20):
 	    s = conn(); s.sendall(os.urandom(4096)); s.close()
 	EOF2
+	wait_log 'Kafka listener: fetch v99 (klog speaks v0-' 5
+	grep -F 'from client id "kc" (klog-test 9.9): UNSUPPORTED_VERSION, closed; ' "$TMP/broker.log"
 	kill -0 "$BROKER_PID"
 	echo still | kc -P -t after
 	run -0 kc -C -t after -o beginning -e
