@@ -101,7 +101,9 @@ struct offset_time {
 /*
  * Kafka 0.7's Log.getOffsetsBefore, with one difference: a segment that
  * starts past the flushed end (rolled, not yet flushed) is left out, so that
- * no returned offset is beyond what a reader may fetch.
+ * no returned offset is beyond what a reader may fetch; but when every
+ * segment up to the flushed end was deleted, the first one left is the
+ * answer, and the rescan that follows moves the flushed end up to it.
  */
 int
 klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
@@ -121,7 +123,11 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 		snapshot_free(sn, count);
 		return -KLOG_ENOMEM;
 	}
-	for (size_t i = 0; i < count && sn[i].base <= flushed; i++) {
+	/* Past the flushed end only when every segment up to it is gone
+	 * (klog-retain beside a producer the flusher lags): the first one
+	 * left is then where the log starts and, until the flush, ends. */
+	for (size_t i = 0; i < count && (sn[i].base <= flushed || k == 0);
+	    i++) {
 		if ((r = snap_mtime(log, &sn[i], &ms)) == -KLOG_ENOENT) {
 			gone = 1;
 			continue;
@@ -130,6 +136,8 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 			goto out;
 		ot[k].offset = sn[i].base;
 		ot[k++].ms = ms;
+		if (sn[i].base > flushed)
+			break;
 	}
 	r = 0;
 	if (k > 0 && flushed > ot[k - 1].offset) {

@@ -107,6 +107,42 @@ test_offsets_before(void **state)
 	}
 }
 
+/*
+ * Every segment holding the flushed end deleted behind the log
+ * (klog-retain) while the newest one is not flushed yet: the start is the
+ * newest segment's, for the
+ * earliest and the latest offset alike, not "no offset" (which failed
+ * klog-consume -L beside a busy producer).
+ */
+static void
+test_offsets_all_flushed_gone(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	int64_t offs[8];
+	klog_log_t *log = open_log(f->dir, 1000, 0);
+	int n;
+
+	for (uint32_t i = 0; i < 5; i++)
+		append(log, i * 5, 5, 91);
+	flush(log);
+	/* 2000 grows to 2900 and 2900 starts, neither flushed. */
+	append(log, 25, 4, 91);
+	append(log, 29, 5, 91);
+	assert_int_equal(klog_log_segment_count(log), 4);
+	for (int i = 0; i < 3; i++) {
+		seg_file(path, sizeof(path), f->dir, i * 1000, ".klog");
+		assert_int_equal(unlink(path), 0);
+	}
+	for (int64_t t = -2; t <= -1; t++) {
+		assert_int_equal(klog_log_offsets_before(log, t, offs, 8, &n),
+		    0);
+		assert_int_equal(n, 1);
+		assert_int_equal(offs[0], 2900);
+	}
+	klog_log_close(log);
+}
+
 /* ---- retention ---- */
 
 /* A log of nseg full segments of 1000 bytes and a last of 500. */
@@ -342,6 +378,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_offsets_before),
+		T(test_offsets_all_flushed_gone),
 		T(test_retain_age),
 		T(test_retain_size),
 		T(test_retain_with_slice),
