@@ -120,7 +120,7 @@ deps:
 
 # The builds on every core; the plain and ASan unit suites side by side
 # (each one program at a time: 33-42 s for both, against 54-69 s one after
-# the other, in 8 runs here); the bats tests one after another.
+# the other, in 8 runs here); the bats files two at a time (run-bats.sh).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	$(MAKE) -j$(JOBS) all $(UNIT_BINS) $(ASAN_UNIT_BINS) $(FUZZ_BINS)

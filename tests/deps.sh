@@ -19,6 +19,7 @@ need curl /usr/bin/curl
 need zookeeper /usr/share/zookeeper/bin/zkServer.sh
 need libcmocka-dev /usr/include/cmocka.h
 need bats /usr/bin/bats
+need parallel /usr/bin/parallel
 need mandoc /usr/bin/mandoc
 need jq /usr/bin/jq
 need clang /usr/bin/clang
