@@ -154,7 +154,7 @@ _klog_group()
 		;;
 	--operation)
 		COMPREPLY=( $(compgen -W "Read Write Create Delete Alter
-			Describe ClusterAction All" -- "$cur") )
+			Describe ClusterAction DescribeConfigs All" -- "$cur") )
 		return 0
 		;;
 	--allow-principal|--deny-principal)

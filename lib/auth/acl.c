@@ -30,7 +30,7 @@ struct klog_acl_set {
 
 static const char *const op_names[KLOG_ACL_OP_COUNT] = {
 	"READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
-	"CLUSTER_ACTION", "ALL",
+	"CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALL",
 };
 static const char *const perm_names[KLOG_ACL_PERM_COUNT] = {
 	"ALLOW", "DENY",
@@ -46,12 +46,13 @@ static const char *const pattern_names[KLOG_ACL_PATTERN_COUNT] = {
 static const unsigned res_ops[KLOG_ACL_RES_COUNT] = {
 	[KLOG_ACL_TOPIC] = OP(KLOG_ACL_READ) | OP(KLOG_ACL_WRITE) |
 	    OP(KLOG_ACL_CREATE) | OP(KLOG_ACL_DELETE) | OP(KLOG_ACL_ALTER) |
-	    OP(KLOG_ACL_DESCRIBE) | OP(KLOG_ACL_ALL),
+	    OP(KLOG_ACL_DESCRIBE) | OP(KLOG_ACL_DESCRIBE_CONFIGS) |
+	    OP(KLOG_ACL_ALL),
 	[KLOG_ACL_GROUP] = OP(KLOG_ACL_READ) | OP(KLOG_ACL_DELETE) |
 	    OP(KLOG_ACL_DESCRIBE) | OP(KLOG_ACL_ALL),
 	[KLOG_ACL_CLUSTER] = OP(KLOG_ACL_CREATE) | OP(KLOG_ACL_ALTER) |
 	    OP(KLOG_ACL_DESCRIBE) | OP(KLOG_ACL_CLUSTER_ACTION) |
-	    OP(KLOG_ACL_ALL),
+	    OP(KLOG_ACL_DESCRIBE_CONFIGS) | OP(KLOG_ACL_ALL),
 };
 
 /* ---- names ---- */

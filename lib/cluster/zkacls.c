@@ -19,7 +19,7 @@ static const char *const res_names[KLOG_ACL_RES_COUNT] = {
 };
 static const char *const op_names[KLOG_ACL_OP_COUNT] = {
 	"Read", "Write", "Create", "Delete", "Alter", "Describe",
-	"ClusterAction", "All",
+	"ClusterAction", "DescribeConfigs", "All",
 };
 static const char *const perm_names[KLOG_ACL_PERM_COUNT] = {
 	"Allow", "Deny",
@@ -28,7 +28,7 @@ static const char *const perm_names[KLOG_ACL_PERM_COUNT] = {
 /* Kafka's operations that no request of klog's needs: an entry of one is
  * kept but never decides (zkacls.h). */
 static const char *const foreign_ops[] = {
-	"DescribeConfigs", "AlterConfigs", "IdempotentWrite", "CreateTokens",
+	"AlterConfigs", "IdempotentWrite", "CreateTokens",
 	"DescribeTokens",
 };
 

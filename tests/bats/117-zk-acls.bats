@@ -109,19 +109,19 @@ $T(principal=User:CN=broker-1,O=klog, host=*, operation=CLUSTER_ACTION, permissi
 	# checks and a principal of another type.
 	klog-group -Z "$ZKC" acls list	# (klog makes the chroot)
 	zk_nodes "$ZKC" <<-'EOF'
-	/kafka-acl/Topic/orders {"version": 1, "acls": [ {"host":"*", "permissionType": "Deny", "operation": "Read", "principal": "User:alice"}, {"host":"*", "permissionType": "Allow", "operation": "DescribeConfigs", "principal": "User:ops"}, {"host":"*", "permissionType": "Allow", "operation": "Read", "principal": "Group:readers"} ] }
+	/kafka-acl/Topic/orders {"version": 1, "acls": [ {"host":"*", "permissionType": "Deny", "operation": "Read", "principal": "User:alice"}, {"host":"*", "permissionType": "Allow", "operation": "AlterConfigs", "principal": "User:ops"}, {"host":"*", "permissionType": "Allow", "operation": "Read", "principal": "Group:readers"} ] }
 	EOF
 	run -0 klog-group -Z "$ZKC" -H -J acls list
 	[ "$output" = '{"resource_type":"TOPIC","name":"orders","pattern_type":"LITERAL","principal":"User:alice","host":"*","operation":"READ","permission_type":"DENY"}' ]
 	acls add --allow-principal User:bob --operation Write -t orders
 	run -0 zkcli get /kafka-acl/Topic/orders
-	[[ $output == *'"principal":"User:ops","permissionType":"Allow","operation":"DescribeConfigs","host":"*"'* ]]
+	[[ $output == *'"principal":"User:ops","permissionType":"Allow","operation":"AlterConfigs","host":"*"'* ]]
 	[[ $output == *'"principal":"Group:readers","permissionType":"Allow","operation":"Read","host":"*"'* ]]
 	[[ $output == *'"principal":"User:bob","permissionType":"Allow","operation":"Write","host":"*"'* ]]
 	# Removing every ACL klog knows there keeps the node for the others.
 	acls remove -f -t orders
 	run -0 zkcli get /kafka-acl/Topic/orders
-	[[ $output == *'"operation":"DescribeConfigs"'* ]]
+	[[ $output == *'"operation":"AlterConfigs"'* ]]
 	[[ $output != *'User:bob'* ]]
 	[[ $output != *'User:alice'* ]]
 	# Not Kafka's: refused, naming the node and why.

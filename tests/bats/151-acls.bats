@@ -151,9 +151,9 @@ $T(principal=User:broker, host=*, operation=CLUSTER_ACTION, permissionType=ALLOW
 	chmod 600 "$ACLS"
 	local before
 	before=$(cat "$ACLS")
-	refused 65 "klog-group: $ACLS:2: operation \"reed\": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, ALL" \
+	refused 65 "klog-group: $ACLS:2: operation \"reed\": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL" \
 		acls list
-	refused 65 "klog-group: $ACLS:2: operation \"reed\": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, ALL" \
+	refused 65 "klog-group: $ACLS:2: operation \"reed\": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL" \
 		acls add --allow-principal User:b --operation read -t t
 	[ "$(cat "$ACLS")" = "$before" ]
 	printf 'allow write group literal g User:a\n' >"$ACLS"
@@ -194,12 +194,12 @@ $T(principal=User:broker, host=*, operation=CLUSTER_ACTION, permissionType=ALLOW
 	before=$(cat "$ACLS")
 	refused 64 'klog-group: --allow-principal: principal "alice": want User:NAME (Kafka'"'"'s principal type, as written)' \
 		acls add --allow-principal alice --operation read -t t
-	refused 64 'klog-group: --operation: operation "reed": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, ALL' \
+	refused 64 'klog-group: --operation: operation "reed": not one of READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL' \
 		acls add --allow-principal User:a --operation reed -t t
 	# One ACL of many that cannot be: none is added.
 	refused 64 "klog-group: acls add: operation WRITE does not apply to a GROUP (its operations: READ, DELETE, DESCRIBE, ALL)" \
 		acls add --allow-principal User:z --operation read --operation write -t t -g g
-	refused 64 "klog-group: acls add: operation READ does not apply to a CLUSTER (its operations: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, ALL)" \
+	refused 64 "klog-group: acls add: operation READ does not apply to a CLUSTER (its operations: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL)" \
 		acls add --allow-principal User:z --operation read --cluster
 	refused 64 'klog-group: topic "a/b": byte 0x2f not allowed (only A-Z a-z 0-9 . _ -)' \
 		acls add --allow-principal User:a --operation read -t a/b

@@ -53,6 +53,9 @@
  *   CREATE_TOPIC     (CreateTopics)      CREATE          CLUSTER, else TOPIC t
  *   ALTER_TOPIC      (CreatePartitions)  ALTER           TOPIC t
  *   DELETE_TOPIC     (DeleteTopics)      DELETE          TOPIC t
+ *   -                DescribeConfigs     DESCRIBE_CONFIGS TOPIC t, or CLUSTER
+ *                                        (a broker's)
+ *   -                InitProducerId      refused (no producer ids)
  *   -                OffsetCommit        READ            GROUP g, then TOPIC t
  *   -                OffsetFetch         DESCRIBE        GROUP g, then TOPIC t
  *   -                FindCoordinator     DESCRIBE        GROUP g
@@ -95,6 +98,7 @@ typedef enum klog_acl_op {
 	KLOG_ACL_ALTER,
 	KLOG_ACL_DESCRIBE,
 	KLOG_ACL_CLUSTER_ACTION,
+	KLOG_ACL_DESCRIBE_CONFIGS,
 	KLOG_ACL_ALL,
 	KLOG_ACL_OP_COUNT
 } klog_acl_op_t;

@@ -16,8 +16,8 @@
  *
  * An entry klog has no word for is kept as it is, written back unchanged
  * by an edit, and left out of the set klog decides by: an operation klog
- * never checks (DescribeConfigs, AlterConfigs, IdempotentWrite,
- * CreateTokens, DescribeTokens), a principal of another type than User
+ * never checks (AlterConfigs, IdempotentWrite, CreateTokens,
+ * DescribeTokens), a principal of another type than User
  * (klog's principals are all User:, so it could never match one), a host
  * that is no address (Kafka compares hosts as text with the client's
  * address, so it never matches either).  Leaving such an entry out can

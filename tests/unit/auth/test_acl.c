@@ -86,6 +86,8 @@ test_names(void **state)
 	assert_int_equal(op, KLOG_ACL_CLUSTER_ACTION);
 	assert_int_equal(klog_acl_op_parse("cluster_action", &op, NULL), 0);
 	assert_int_equal(klog_acl_op_parse("CLUSTERACTION", &op, NULL), 0);
+	assert_int_equal(klog_acl_op_parse("DescribeConfigs", &op, NULL), 0);
+	assert_int_equal(op, KLOG_ACL_DESCRIBE_CONFIGS);
 	assert_int_equal(klog_acl_op_parse("all", &op, NULL), 0);
 	assert_int_equal(op, KLOG_ACL_ALL);
 	assert_int_equal(klog_acl_op_parse("Describe_", &op, NULL),
@@ -96,7 +98,8 @@ test_names(void **state)
 	assert_int_equal(klog_acl_op_parse("reed\x01", &op, &err),
 	    -KLOG_EINVAL);
 	assert_string_equal(err.msg, "operation \"reed?\": not one of READ, "
-	    "WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, ALL");
+	    "WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, "
+	    "DESCRIBE_CONFIGS, ALL");
 	assert_int_equal(klog_acl_perm_parse("Deny", &perm, NULL), 0);
 	assert_int_equal(perm, KLOG_ACL_DENY);
 	assert_int_equal(klog_acl_res_parse("cluster", &res, NULL), 0);
@@ -191,7 +194,7 @@ test_validate(void **state)
 	assert_int_equal(klog_acl_validate(&a, &err), -KLOG_EINVAL);
 	assert_string_equal(err.msg, "operation READ does not apply to a "
 	    "CLUSTER (its operations: CREATE, ALTER, DESCRIBE, "
-	    "CLUSTER_ACTION, ALL)");
+	    "CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL)");
 	a.op = KLOG_ACL_CLUSTER_ACTION;
 	assert_int_equal(klog_acl_validate(&a, NULL), 0);
 	snprintf(a.name, sizeof(a.name), "*");

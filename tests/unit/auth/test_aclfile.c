@@ -198,7 +198,7 @@ test_bad_lines(void **state)
 	    "\"permit\": not one of ALLOW, DENY");
 	bad("allow reed topic literal t User:a\n", "acls:1: operation "
 	    "\"reed\": not one of READ, WRITE, CREATE, DELETE, ALTER, "
-	    "DESCRIBE, CLUSTER_ACTION, ALL");
+	    "DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALL");
 	bad("allow read queue literal t User:a\n", "acls:1: resource type "
 	    "\"queue\": not one of TOPIC, GROUP, CLUSTER");
 	bad("allow read topic match t User:a\n", "acls:1: pattern type "

@@ -85,7 +85,7 @@ test_round_trip(void **state)
 {
 	static const char with_foreign[] = "{\"version\":1,\"acls\":["
 	    "{\"principal\":\"User:bob\",\"permissionType\":\"Allow\","
-	    "\"operation\":\"DescribeConfigs\",\"host\":\"*\"},"
+	    "\"operation\":\"AlterConfigs\",\"host\":\"*\"},"
 	    "{\"principal\":\"Group:ops\",\"permissionType\":\"Allow\","
 	    "\"operation\":\"Read\",\"host\":\"*\"}]}";
 	klog_zkacls_node_t n, m;
@@ -122,7 +122,7 @@ test_round_trip(void **state)
 	    "\"host\":\"*\"}"));
 	assert_non_null(strstr((char *)b.data, "\"permissionType\":\"Deny\","
 	    "\"operation\":\"Write\",\"host\":\"10.0.0.1\""));
-	assert_non_null(strstr((char *)b.data, "\"DescribeConfigs\""));
+	assert_non_null(strstr((char *)b.data, "\"AlterConfigs\""));
 	assert_memory_equal(b.data, "{\"version\":1,\"acls\":[", 21);
 	klog_zkacls_node_init(&m, KLOG_ACL_TOPIC, KLOG_ACL_PREFIXED, "app-");
 	assert_int_equal(klog_zkacls_parse((char *)b.data, b.len - 1, &m,
@@ -138,7 +138,7 @@ test_round_trip(void **state)
 	klog_acl_filter_any(&f);
 	assert_int_equal(klog_zkacls_node_remove(&m, &f), 2);
 	assert_int_equal(m.n, 2);
-	assert_string_equal(m.e[0].op, "DescribeConfigs");
+	assert_string_equal(m.e[0].op, "AlterConfigs");
 	assert_string_equal(m.e[1].principal, "Group:ops");
 	klog_zkacls_node_clear(&m);
 	klog_zkacls_node_clear(&n);
