@@ -189,19 +189,24 @@ refuse_replicated(const char *name, klog_err_t *err)
 	    "administered in ZooKeeper (-Z), not by a broker", name);
 }
 
+/* dry: every check, nothing done (a Kafka validate-only request). */
 static int
-admin_create(klog_core_t *c, const char *name, int32_t n, klog_err_t *err)
+admin_create(klog_core_t *c, const char *name, int32_t n, int dry,
+    klog_err_t *err)
 {
 	if (klog_store_partitions(c->store, name) >= 0)
 		return klog_err_set(err, -KLOG_EEXIST, "topic \"%s\" exists",
 		    name);
 	if (replicated(c, name))
 		return refuse_replicated(name, err);
+	if (dry)
+		return klog_store_check_partitions(c->store, name, n, err);
 	return klog_core_create_topic(c, name, n, err);
 }
 
 static int
-admin_alter(klog_core_t *c, const char *name, int32_t n, klog_err_t *err)
+admin_alter(klog_core_t *c, const char *name, int32_t n, int dry,
+    klog_err_t *err)
 {
 	int have = klog_store_partitions(c->store, name);
 
@@ -214,7 +219,9 @@ admin_alter(klog_core_t *c, const char *name, int32_t n, klog_err_t *err)
 		return klog_err_set(err, -KLOG_EINVAL, "topic \"%s\" has %d "
 		    "partitions: partitions are added, never removed", name,
 		    have);
-	return n == have ? 0 : klog_core_create_topic(c, name, n, err);
+	if (dry || n == have)
+		return klog_store_check_partitions(c->store, name, n, err);
+	return klog_core_create_topic(c, name, n, err);
 }
 
 /* The store hands the logs over; those the core made a part for go with
@@ -285,35 +292,54 @@ wire_admin(int rc)
 }
 
 int16_t
-klog_core_topic_admin(klog_core_t *c, int16_t api,
-    const klog_topic_admin_t *req, int32_t *partitions)
+klog_core_topic_try(klog_core_t *c, int16_t api, const klog_topic_admin_t *req,
+    int dry, int32_t *partitions, klog_err_t *err)
 {
 	char name[KLOG_TOPIC_MAX + 1];
-	klog_err_t err = { 0, "" };
 	int16_t werr;
 	int had, rc;
 
 	*partitions = 0;
-	if (core_topic_cstr(req->topic, name) < 0)
+	if (core_topic_cstr(req->topic, name) < 0) {
+		/* Why, in klog_topic_validate()'s words when it has some. */
+		if (klog_str_cstr(req->topic, name, sizeof(name)) < 0 ||
+		    klog_topic_validate(name, err) == 0)
+			klog_err_set(err, -KLOG_ETOPIC, "a topic name is at "
+			    "most %d bytes, without NUL", KLOG_TOPIC_MAX);
 		return KLOG_WIRE_INVALID_TOPIC;
-	if (c->storage_failed)   /* nothing is written after it (offline.h) */
+	}
+	if (c->storage_failed) {  /* nothing is written after it (offline.h) */
+		klog_err_set(err, -KLOG_EIO, "the broker's storage failed");
 		return KLOG_WIRE_STORAGE_ERROR;
+	}
 	had = klog_store_partitions(c->store, name);
 	if (api == KLOG_API_CREATE_TOPIC)
-		rc = admin_create(c, name, req->partitions, &err);
+		rc = admin_create(c, name, req->partitions, dry, err);
 	else if (api == KLOG_API_ALTER_TOPIC)
-		rc = admin_alter(c, name, req->partitions, &err);
+		rc = admin_alter(c, name, req->partitions, dry, err);
 	else if (had < 0)
-		rc = klog_err_set(&err, -KLOG_ENOTOPIC, "unknown topic");
+		rc = klog_err_set(err, -KLOG_ENOTOPIC, "topic \"%s\": unknown "
+		    "topic", name);
+	else if (dry)
+		rc = replicated(c, name) ? refuse_replicated(name, err) : 0;
 	else
-		rc = admin_delete(c, name, &err);
+		rc = admin_delete(c, name, err);
 	werr = wire_admin(rc);
 	if (werr == KLOG_WIRE_STORAGE_ERROR || werr == KLOG_WIRE_DISK_FULL)
 		klog_logger_say(&c->cfg.log, KLOG_LEVEL_ERROR, "topic \"%s\": "
 		    "%s: %s", name, klog_proto_api_name(api),
-		    klog_err_text(&err, rc));
+		    klog_err_text(err, rc));
 	if (api != KLOG_API_DELETE_TOPIC)
 		had = klog_store_partitions(c->store, name);
 	*partitions = had > 0 ? had : 0;
 	return werr;
+}
+
+int16_t
+klog_core_topic_admin(klog_core_t *c, int16_t api,
+    const klog_topic_admin_t *req, int32_t *partitions)
+{
+	klog_err_t err = { 0, "" };
+
+	return klog_core_topic_try(c, api, req, 0, partitions, &err);
 }

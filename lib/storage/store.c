@@ -372,9 +372,9 @@ grow_topic(klog_store_t *s, struct topic *t, int n, int recover,
 	return 0;
 }
 
-static int
-check_count(const klog_store_t *s, const char *topic, int partitions,
-    klog_err_t *err)
+int
+klog_store_check_partitions(const klog_store_t *s, const char *topic,
+    int partitions, klog_err_t *err)
 {
 	if (partitions < 1 || partitions > s->cfg.max_partitions)
 		return klog_err_set(err, -KLOG_EINVAL,
@@ -404,7 +404,8 @@ klog_store_create_topic(klog_store_t *s, const char *topic, int partitions,
 	int r;
 
 	if ((r = klog_topic_validate(topic, err)) < 0 ||
-	    (r = check_count(s, topic, partitions, err)) < 0)
+	    (r = klog_store_check_partitions(s, topic, partitions,
+	    err)) < 0)
 		return r;
 	return open_topic(s, topic, partitions, 0, err);
 }

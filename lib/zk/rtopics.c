@@ -601,25 +601,15 @@ multi_bytes(const klog_zk_op_t *ops, int n)
 	return sum;
 }
 
-int
-klog_rtopics_create(klog_zk_t *zk, const char *topic,
-    const klog_rtopic_t *t, klog_err_t *err)
+/* The checks of klog_rtopics_can_create() but the replicated topic's own
+ * node (klog_rtopics_create()'s multi meets that one). */
+static int
+can_create(klog_zk_t *zk, const char *topic, klog_err_t *err)
 {
-	char tpath[PATH_LEN], parts[PATH_LEN], old[PATH_LEN];
-	klog_rtopics_newparts_t np = { 0 };
-	klog_zk_op_t *ops = NULL;
-	klog_buf_t tjson;
-	int rc, nops = 0;
+	char old[PATH_LEN];
+	int rc;
 
-	if ((rc = topic_ok(topic, err)) < 0)
-		return rc;
-	if (!rtopic_ok(t))
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "topic \"%s\": invalid assignment", topic);
-	if (klog_rtopics_topic_path(tpath, sizeof(tpath), topic) < 0 ||
-	    klog_layout_topic_path(old, sizeof(old), topic) < 0 ||
-	    (size_t)snprintf(parts, sizeof(parts), "%s/partitions", tpath) >=
-	    sizeof(parts))
+	if (klog_layout_topic_path(old, sizeof(old), topic) < 0)
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "topic \"%s\": path too long", topic);
 	/* A topic lives in one layout only: brokers would otherwise serve
@@ -641,7 +631,50 @@ klog_rtopics_create(klog_zk_t *zk, const char *topic,
 		return klog_err_set(err, -KLOG_EEXIST, "topic \"%s\" is still "
 		    "being deleted (%s): brokers that hold a copy have not all "
 		    "removed it yet", topic, old);
+	return rc == -KLOG_ENOENT ? 0 : rc;
+}
+
+int
+klog_rtopics_can_create(klog_zk_t *zk, const char *topic, klog_err_t *err)
+{
+	char tpath[PATH_LEN];
+	int rc;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (klog_rtopics_topic_path(tpath, sizeof(tpath), topic) < 0)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": path too long", topic);
+	rc = klog_zk_exists(zk, tpath, 0, NULL, err);
+	if (rc == 0)
+		return klog_err_set(err, -KLOG_EEXIST, "topic \"%s\" exists "
+		    "(%s)", topic, tpath);
 	if (rc != -KLOG_ENOENT)
+		return rc;
+	return can_create(zk, topic, err);
+}
+
+int
+klog_rtopics_create(klog_zk_t *zk, const char *topic,
+    const klog_rtopic_t *t, klog_err_t *err)
+{
+	char tpath[PATH_LEN], parts[PATH_LEN];
+	klog_rtopics_newparts_t np = { 0 };
+	klog_zk_op_t *ops = NULL;
+	klog_buf_t tjson;
+	int rc, nops = 0;
+
+	if ((rc = topic_ok(topic, err)) < 0)
+		return rc;
+	if (!rtopic_ok(t))
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": invalid assignment", topic);
+	if (klog_rtopics_topic_path(tpath, sizeof(tpath), topic) < 0 ||
+	    (size_t)snprintf(parts, sizeof(parts), "%s/partitions", tpath) >=
+	    sizeof(parts))
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "topic \"%s\": path too long", topic);
+	if ((rc = can_create(zk, topic, err)) < 0)
 		return rc;
 	if ((rc = klog_zk_mkdirs(zk, KLOG_RTOPICS_ROOT, err)) < 0)
 		return rc;

@@ -37,6 +37,15 @@ int16_t klog_core_topic_admin(klog_core_t *c, int16_t api,
     const klog_topic_admin_t *req, int32_t *partitions);
 
 /*
+ * The same, with err saying why it was refused; dry: every check made,
+ * nothing changed (the error it would answer now: a Kafka validate-only
+ * request).
+ */
+int16_t klog_core_topic_try(klog_core_t *c, int16_t api,
+    const klog_topic_admin_t *req, int dry, int32_t *partitions,
+    klog_err_t *err);
+
+/*
  * Delete this broker's copy of topic, replicated or not, as DELETE_TOPIC
  * does: parked requests answered UNKNOWN_TOPIC, descriptors closed (once
  * the flusher lets go), directories removed.  The caller stops the

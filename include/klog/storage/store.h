@@ -110,6 +110,11 @@ int klog_store_delete_topic(klog_store_t *s, const char *topic,
 klog_log_t *klog_store_drop_partition(klog_store_t *s, const char *topic,
     int partition);
 
+/* 0 if a topic may have partitions partitions (in [1, max_partitions]);
+ * else -KLOG_EINVAL with err saying so. */
+int klog_store_check_partitions(const klog_store_t *s, const char *topic,
+    int partitions, klog_err_t *err);
+
 /* Partition count of topic, or -KLOG_ENOTOPIC. */
 int klog_store_partitions(klog_store_t *s, const char *topic);
 

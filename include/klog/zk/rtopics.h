@@ -113,6 +113,15 @@ int klog_rtopics_create(klog_zk_t *zk, const char *topic,
     const klog_rtopic_t *t, klog_err_t *err);
 
 /*
+ * 0 if topic could be created now, as klog_rtopics_create() would find it:
+ * -KLOG_EEXIST (err saying why) if it exists, replicated or in the 0.7
+ * layout, or is still being deleted.  Writes nothing (a Kafka validate-only
+ * CreateTopics).
+ */
+int klog_rtopics_can_create(klog_zk_t *zk, const char *topic,
+    klog_err_t *err);
+
+/*
  * Create topic over the brokers live now (/brokers/ids, as
  * klog_layout_brokers() reads them): klog_rtopic_assign() over their ids,
  * then klog_rtopics_create().  The assignment made goes to *out (owned by

@@ -258,6 +258,54 @@ test_create_and_alter(void **state)
 	assert_int_equal(klog_store_partitions(f->store, "b"), -KLOG_ENOTOPIC);
 }
 
+/* A dry run (a Kafka validate-only request) answers as the operation
+ * would, with the reason, and changes nothing. */
+static void
+test_dry_run(void **state)
+{
+	struct fx *f = *state;
+	klog_err_t err = { 0, "" };
+	klog_topic_admin_t req;
+	int32_t n;
+
+	req = (klog_topic_admin_t){ str("a"), 3 };
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_CREATE_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_NONE);
+	assert_int_equal(n, 0);
+	assert_int_equal(klog_store_partitions(f->store, "a"), -KLOG_ENOTOPIC);
+	assert_false(part_dir_exists(f, "a"));
+	req.partitions = 5000;
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_CREATE_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_INVALID_PARTITIONS);
+	assert_string_equal(err.msg, "topic \"a\": 5000 partitions: not in "
+	    "[1, 1024]");
+	req = (klog_topic_admin_t){ str("a b"), 1 };
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_CREATE_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_INVALID_TOPIC);
+	assert_string_equal(err.msg, "topic \"a b\": byte 0x20 not allowed "
+	    "(only A-Z a-z 0-9 . _ -)");
+
+	assert_int_equal(admin(f, KLOG_API_CREATE_TOPIC, "a", 2, &n),
+	    KLOG_WIRE_NONE);
+	req = (klog_topic_admin_t){ str("a"), 2 };
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_CREATE_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_TOPIC_EXISTS);
+	assert_string_equal(err.msg, "topic \"a\" exists");
+	req.partitions = 4;
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_ALTER_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_NONE);
+	assert_int_equal(n, 2);
+	assert_int_equal(klog_store_partitions(f->store, "a"), 2);
+	req.partitions = 1;
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_ALTER_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_INVALID_PARTITIONS);
+	req.partitions = 0;
+	assert_int_equal(klog_core_topic_try(f->core, KLOG_API_DELETE_TOPIC,
+	    &req, 1, &n, &err), KLOG_WIRE_NONE);
+	assert_int_equal(klog_store_partitions(f->store, "a"), 2);
+	assert_true(part_dir_exists(f, "a"));
+}
+
 /* A long poll on the topic is answered UNKNOWN_TOPIC by the delete,
  * before its minute is up; the directory goes; a produce makes the topic
  * afresh, from offset 0. */
@@ -380,6 +428,7 @@ main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_create_and_alter),
+		T(test_dry_run),
 		T(test_delete_answers_long_poll),
 		T(test_delete_with_flush_in_flight),
 		T(test_replicated_refused),

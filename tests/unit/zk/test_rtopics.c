@@ -486,9 +486,16 @@ test_create_and_read(void **state)
 	assert_int_equal(klog_rtopics_state(zk, "orders", 3, 0, &s, &err),
 	    -KLOG_ENOENT);
 
-	/* EEXIST against itself and against the 0.7 layout. */
+	/* EEXIST against itself and against the 0.7 layout, the same
+	 * asked beforehand (can_create, which writes nothing). */
 	{
 		static const int32_t b[] = { 1, 2, 3 };
+		assert_int_equal(klog_rtopics_can_create(zk, "orders", &err),
+		    -KLOG_EEXIST);
+		assert_non_null(strstr(err.msg, "exists"));
+		assert_int_equal(klog_rtopics_can_create(zk, "fresh", &err), 0);
+		assert_int_equal(klog_rtopics_read(zk, "fresh", 0, &t, &err),
+		    -KLOG_ENOENT);
 		assert_int_equal(klog_rtopic_assign(b, 3, 2, 1, 1, 0, &t,
 		    &err), 0);
 		assert_int_equal(klog_rtopics_create(zk, "orders", &t, &err),
@@ -499,6 +506,11 @@ test_create_and_read(void **state)
 		assert_int_equal(klog_rtopics_create(zk, "old", &t, &err),
 		    -KLOG_EEXIST);
 		assert_non_null(strstr(err.msg, "unreplicated"));
+		assert_int_equal(klog_rtopics_can_create(zk, "old", &err),
+		    -KLOG_EEXIST);
+		assert_non_null(strstr(err.msg, "unreplicated"));
+		assert_int_equal(klog_rtopics_can_create(zk, "bad/name", &err),
+		    -KLOG_ETOPIC);
 		assert_int_equal(klog_rtopics_create(zk, "bad/name", &t, &err),
 		    -KLOG_ETOPIC);
 		klog_rtopic_free(&t);
