@@ -354,6 +354,9 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 		.advertised_port = klog_broker_kafka_advertised_port(b),
 		.auto_create = b->cfg.auto_create,
 		.default_partitions = b->cfg.default_partitions,
+		.segment_bytes = b->cfg.segment_bytes,
+		.retention_ms = b->cfg.retention_ms,
+		.retention_bytes = b->cfg.retention_bytes,
 		.authz = b->authz,
 		.log = b->log,
 	};

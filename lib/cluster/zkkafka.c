@@ -9,6 +9,7 @@
 #include "klog/cluster/zkkafka.h"
 #include "klog/kafka/kwire.h"
 #include "klog/zk/layout.h"
+#include "klog/zk/rtadmin.h"
 #include "klog/zk/rtopics.h"
 
 struct klog_zkkafka {
@@ -265,6 +266,180 @@ committed(void *arg, const char *group, const char *topic_name,
 	    KLOG_LAYOUT_NUMBERED, partition, offset, &err);
 }
 
+/* ---- topic administration (kafka.h's hooks) ---- */
+
+/* A ZooKeeper operation's failure as Kafka's error. */
+static int16_t
+admin_error(int rc)
+{
+	switch (rc) {
+	case -KLOG_ENOTOPIC:
+	case -KLOG_ENOENT:
+		return KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	case -KLOG_ETOPIC:
+		return KLOG_KERR_INVALID_TOPIC;
+	case -KLOG_EEXIST:
+		return KLOG_KERR_TOPIC_ALREADY_EXISTS;
+	case -KLOG_EINVAL:
+	case -KLOG_ETOOBIG:
+		return KLOG_KERR_INVALID_PARTITIONS;
+	case -KLOG_ECONN:
+	case -KLOG_ETIMEDOUT:
+		return KLOG_KERR_REQUEST_TIMED_OUT;
+	default:
+		return KLOG_KERR_UNKNOWN;
+	}
+}
+
+/* The live brokers' ids, ascending (as klog-group -Z create-topic places
+ * replicas over them); *ids the caller's to free. */
+static int
+live_ids(klog_zkkafka_t *zkk, int32_t **ids, size_t *n, klog_err_t *err)
+{
+	klog_layout_broker_t *brs = NULL;
+	int rc;
+
+	*ids = NULL;
+	if ((rc = klog_layout_brokers(zkk->zk, 0, &brs, n, err)) < 0)
+		return rc;
+	if ((*ids = calloc(*n + 1, sizeof(**ids))) == NULL) {
+		free(brs);
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < *n; i++)
+		(*ids)[i] = brs[i].id;
+	free(brs);
+	return 0;
+}
+
+/* Whether rf replicas fit the live brokers: Kafka's error if not. */
+static int16_t
+check_rf(klog_zkkafka_t *zkk, int rf, int32_t **ids, size_t *n,
+    klog_err_t *err)
+{
+	int rc;
+
+	if ((rc = live_ids(zkk, ids, n, err)) < 0)
+		return admin_error(rc);
+	if (rf >= 1 && (size_t)rf <= *n && rf <= KLOG_RTOPICS_MAX_REPLICAS)
+		return KLOG_KERR_NONE;
+	klog_err_set(err, -KLOG_EINVAL, "Replication factor: %d larger than "
+	    "available brokers: %zu.", rf, *n);
+	return KLOG_KERR_INVALID_REPLICATION_FACTOR;
+}
+
+static int16_t
+create_topic(void *arg, const char *name, int nparts, int rf, int min_insync,
+    int dry, klog_err_t *err)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_rtopic_t t = { 0 };
+	int32_t *ids = NULL;
+	size_t n = 0;
+	int16_t e;
+	int rc;
+
+	if (nparts < 1 || nparts > KLOG_RTOPICS_MAX_PARTITIONS) {
+		klog_err_set(err, -KLOG_EINVAL, "partitions: %d not in [1, %d]",
+		    nparts, KLOG_RTOPICS_MAX_PARTITIONS);
+		return KLOG_KERR_INVALID_PARTITIONS;
+	}
+	if ((e = check_rf(zkk, rf, &ids, &n, err)) != KLOG_KERR_NONE)
+		goto out;
+	if (min_insync > rf) {
+		klog_err_set(err, -KLOG_EINVAL, "min.insync.replicas: %d "
+		    "is more than the replication factor, %d", min_insync, rf);
+		e = KLOG_KERR_INVALID_CONFIG;
+		goto out;
+	}
+	rc = klog_rtopic_assign(ids, n, nparts, rf, min_insync, zkk->seed++,
+	    &t, err);
+	if (rc == 0)
+		rc = dry ? klog_rtopics_can_create(zkk->zk, name, err) :
+		    klog_rtopics_create(zkk->zk, name, &t, err);
+	e = rc < 0 ? admin_error(rc) : KLOG_KERR_NONE;
+	if (rc == 0 && !dry)
+		klog_logger_say(&zkk->cfg.log, KLOG_LEVEL_INFO, "Kafka listener: "
+		    "created replicated topic \"%s\": %d partitions, %d "
+		    "replicas each", name, nparts, rf);
+out:
+	klog_rtopic_free(&t);
+	free(ids);
+	return e;
+}
+
+static int16_t
+grow_topic(void *arg, const char *name, int nparts, int dry, klog_err_t *err)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_rtopic_t t = { 0 }, grown = { 0 };
+	int32_t *ids = NULL;
+	size_t n = 0;
+	int16_t e;
+	int rc;
+
+	if ((rc = klog_rtopics_read(zkk->zk, name, 0, &t, err)) < 0)
+		return admin_error(rc);
+	e = KLOG_KERR_INVALID_PARTITIONS;
+	if (nparts == t.nparts) {
+		klog_err_set(err, -KLOG_EINVAL, "Topic already has %d "
+		    "partitions.", t.nparts);
+		goto out;
+	}
+	if (nparts < t.nparts) {
+		klog_err_set(err, -KLOG_EINVAL, "Topic currently has %d "
+		    "partitions, which is higher than the requested %d.",
+		    t.nparts, nparts);
+		goto out;
+	}
+	if ((rc = klog_rtadmin_is_marked(zkk->zk, name, err)) != 0) {
+		e = rc < 0 ? admin_error(rc) : KLOG_KERR_INVALID_TOPIC;
+		if (rc > 0)
+			klog_err_set(err, -KLOG_EBUSY, "topic \"%s\" is marked "
+			    "for deletion", name);
+		goto out;
+	}
+	if ((e = check_rf(zkk, t.rf, &ids, &n, err)) != KLOG_KERR_NONE)
+		goto out;
+	rc = dry ? klog_rtadmin_grow(&t, ids, n, nparts, &grown, err) :
+	    klog_rtadmin_alter(zkk->zk, name, nparts, &grown, err);
+	e = rc < 0 ? admin_error(rc) : KLOG_KERR_NONE;
+out:
+	klog_rtopic_free(&t);
+	klog_rtopic_free(&grown);
+	free(ids);
+	return e;
+}
+
+static int16_t
+delete_topic(void *arg, const char *name, klog_err_t *err)
+{
+	klog_zkkafka_t *zkk = arg;
+	int already, rc;
+
+	if ((rc = klog_rtadmin_delete(zkk->zk, name, &already, err)) < 0)
+		return admin_error(rc);
+	if (!already)
+		klog_logger_say(&zkk->cfg.log, KLOG_LEVEL_INFO, "Kafka listener: "
+		    "topic \"%s\" marked for deletion", name);
+	return KLOG_KERR_NONE;
+}
+
+static int16_t
+topic_conf(void *arg, const char *name, klog_kafka_tconf_t *out,
+    klog_err_t *err)
+{
+	klog_zkkafka_t *zkk = arg;
+	klog_rtopic_t t;
+	int rc;
+
+	if ((rc = klog_rtopics_read(zkk->zk, name, 0, &t, err)) < 0)
+		return admin_error(rc);
+	*out = (klog_kafka_tconf_t){ t.nparts, t.rf, t.min_insync };
+	klog_rtopic_free(&t);
+	return KLOG_KERR_NONE;
+}
+
 int
 klog_zkkafka_register(klog_zkkafka_t *zkk, int wait_ms, klog_err_t *err)
 {
@@ -321,7 +496,8 @@ klog_zkkafka_new(klog_zk_t *zk, klog_kafka_t *kafka,
 	zkk->stale = 1;
 	zkk->seed = (uint32_t)cfg->broker_id * 2654435761u;
 	hooks = (klog_kafka_cluster_t){ zkk, brokers, topics, topic,
-	    coordinator, commit, committed };
+	    coordinator, commit, committed, create_topic, grow_topic,
+	    delete_topic, topic_conf };
 	klog_kafka_set_cluster(kafka, &hooks);
 	*out = zkk;
 	return 0;

@@ -653,6 +653,11 @@ static const struct kafka_api {
 	{ { KLOG_KAPI_SASL_HANDSHAKE, 0, 1 }, kafka_sasl_misplaced },
 	{ { KLOG_KAPI_API_VERSIONS, 0, 3 }, handle_api_versions },
 	{ { KLOG_KAPI_SASL_AUTHENTICATE, 0, 1 }, kafka_sasl_misplaced },
+	{ { KLOG_KAPI_CREATE_TOPICS, 0, 4 }, kafka_create_topics },
+	{ { KLOG_KAPI_DELETE_TOPICS, 0, 3 }, kafka_delete_topics },
+	{ { KLOG_KAPI_INIT_PRODUCER_ID, 0, 4 }, kafka_init_producer_id },
+	{ { KLOG_KAPI_DESCRIBE_CONFIGS, 0, 2 }, kafka_describe_configs },
+	{ { KLOG_KAPI_CREATE_PARTITIONS, 0, 1 }, kafka_create_partitions },
 };
 #define NAPIS (sizeof(apis) / sizeof(apis[0]))
 

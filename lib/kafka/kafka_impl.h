@@ -1,7 +1,8 @@
 /*
  * What lib/kafka/kafka.c (framing, produce, fetch, offsets),
  * lib/kafka/kmetadata.c (Metadata), lib/kafka/groups.c (the group APIs),
- * lib/kafka/ksasl.c (SASL) and lib/kafka/kauthz.c (authorization) share:
+ * lib/kafka/ksasl.c (SASL), lib/kafka/kauthz.c (authorization) and
+ * lib/kafka/kadmin.c (the admin APIs, InitProducerId) share:
  * the front end's state.  Private to those files.
  */
 #ifndef KLOG_KAFKA_IMPL_H
@@ -65,6 +66,8 @@ struct klog_kafka {
 	int16_t err;
 	int parked;
 	klog_promtext_reqs_t reqs;
+	int64_t pid_said_ns;       /* when an InitProducerId refusal was last
+	                              logged (a line a second at most) */
 };
 
 /*
@@ -105,6 +108,14 @@ void kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_leave(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r);
+
+/* The admin APIs and InitProducerId (kadmin.c); each answers r onto
+ * k->q. */
+void kafka_create_topics(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_delete_topics(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_create_partitions(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_describe_configs(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_init_producer_id(klog_kafka_t *k, const klog_kreq_t *r);
 
 /* The group coordinator and offset store, for klog_kafka_new/free. */
 int kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,

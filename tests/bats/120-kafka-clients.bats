@@ -263,21 +263,6 @@ teardown() {
 	[ "$output" = "$(printf 'first\nkept\ntoo')" ]
 }
 
-@test "kafka: an idempotent producer is refused at once, as by a Kafka broker before 0.11" {
-	start_kafka_broker
-	# librdkafka sees no InitProducerId among the APIs and stops with a
-	# fatal error at once: no hang until a timeout.
-	run timeout 30 "$PY" - "$KAFKA" <<-'EOF2'
-	import sys
-	from confluent_kafka import Producer
-	p = Producer({"bootstrap.servers": sys.argv[1], "enable.idempotence": True})
-	p.produce("idem", b"x")
-	p.flush(20)
-	EOF2
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
-	[[ $output == *"Idempotent producer not supported"* ]]
-}
-
 @test "kafka: garbage, absurd sizes, unknown APIs and versions close the connection, logged with the client's software; the broker serves on" {
 	start_kafka_broker
 	"$PY" - "$KAFKA_PORT" <<-'EOF2'

@@ -17,9 +17,14 @@
  * the group's ZooKeeper offsets (/consumers/<g>/offsets/<t>/<p>), which
  * klog-group describe reads.
  *
+ * The admin requests (CreateTopics, CreatePartitions, DeleteTopics,
+ * DescribeConfigs) do what klog-group -Z does (rtopics.h, rtadmin.h), but
+ * never wait: a deletion is marked, and the brokers finish it.
+ *
  * ZooKeeper's calls are synchronous, on the loop thread, as zkbroker's:
- * Metadata, FindCoordinator and the group requests wait for them; the
- * listener list is kept and read again only when it changes.
+ * Metadata, FindCoordinator, the group and the admin requests wait for
+ * them, a few round trips each; the listener list is kept and read again
+ * only when it changes.
  */
 #ifndef KLOG_ZKKAFKA_H
 #define KLOG_ZKKAFKA_H

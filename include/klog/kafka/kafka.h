@@ -43,6 +43,11 @@ typedef struct klog_kafka_config {
 	int auto_create;               /* Metadata for an unknown topic
 	                                  creates it, as Kafka does */
 	int default_partitions;        /* of such a topic */
+	/* The broker's log settings, which every topic has (DescribeConfigs
+	 * shows them; CreateTopics takes a config only at these values). */
+	int64_t segment_bytes;
+	int64_t retention_ms;          /* -1: off */
+	int64_t retention_bytes;       /* -1: off */
 	/* SASL_* listeners: the mechanisms and users (the caller's, for
 	 * the front end's life), the thread PLAIN's checks run on. */
 	const klog_sasl_config_t *sasl;
@@ -51,6 +56,11 @@ typedef struct klog_kafka_config {
 	                                  outlive the front; NULL: none */
 	klog_logger_t log;
 } klog_kafka_config_t;
+
+/* A replicated topic's settings, for DescribeConfigs. */
+typedef struct klog_kafka_tconf {
+	int partitions, rf, min_insync;
+} klog_kafka_tconf_t;
 
 /* A partition as a cluster names it to Metadata. */
 #define KLOG_KAFKA_MAX_REPLICAS 16
@@ -88,6 +98,20 @@ typedef struct klog_kafka_cluster {
 	    int32_t partition, int64_t offset);
 	int (*committed)(void *arg, const char *group, const char *topic,
 	    int32_t partition, int64_t *offset);
+	/*
+	 * Replicated topics administered as klog-group -Z does it (rtopics.h,
+	 * rtadmin.h), a few ZooKeeper calls each and never a wait: a deletion
+	 * is marked, and the brokers holding a copy finish it.  Each returns
+	 * a Kafka error (KLOG_KERR_*), with err saying why; dry: every check
+	 * made, nothing written (validate_only).
+	 */
+	int16_t (*create_topic)(void *arg, const char *topic, int partitions,
+	    int rf, int min_insync, int dry, klog_err_t *err);
+	int16_t (*grow_topic)(void *arg, const char *topic, int partitions,
+	    int dry, klog_err_t *err);
+	int16_t (*delete_topic)(void *arg, const char *topic, klog_err_t *err);
+	int16_t (*topic_conf)(void *arg, const char *topic,
+	    klog_kafka_tconf_t *out, klog_err_t *err);
 } klog_kafka_cluster_t;
 
 /* A front end over core (the caller's, outliving it) with its group
