@@ -327,6 +327,15 @@ klog_authz_check(klog_authz_t *a, const char *principal, const char *host,
 }
 
 int
+klog_authz_allowed(klog_authz_t *a, const char *principal, const char *host,
+    klog_acl_op_t op, klog_acl_res_t res, const char *name, size_t len)
+{
+	klog_acl_verdict_t v;
+
+	return a == NULL || decide(a, principal, host, op, res, name, len, &v);
+}
+
+int
 klog_authz_visible(klog_authz_t *a, const char *principal, const char *host,
     const char *topic, size_t len)
 {

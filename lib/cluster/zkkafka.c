@@ -440,6 +440,67 @@ topic_conf(void *arg, const char *name, klog_kafka_tconf_t *out,
 	return KLOG_KERR_NONE;
 }
 
+/* ---- a group's offsets ---- */
+
+/* One topic's committed offsets under /consumers/<group>/offsets: the
+ * numbered partitions Kafka groups commit (klog's own groups' <b>-<p>
+ * are not theirs). */
+static int
+topic_offsets(klog_zkkafka_t *zkk, const char *group, const char *topic,
+    klog_kafka_offset_fn *fn, void *fnarg, klog_err_t *err)
+{
+	char path[KLOG_ZK_PATH_MAX];
+	klog_zk_list_t parts = { 0 };
+	int32_t b, p;
+	int64_t off;
+	int rc;
+
+	if ((rc = klog_layout_offset_path(path, sizeof(path), group, topic,
+	    -1, -1)) < 0 || (rc = klog_zk_children(zkk->zk, path, 0, &parts,
+	    err)) < 0)
+		return rc == -KLOG_ENOENT ? 0 : rc;
+	klog_layout_sort_names(parts.names, parts.n);
+	for (size_t i = 0; i < parts.n && rc >= 0; i++) {
+		if (klog_layout_part_parse(parts.names[i], &b, &p) < 0 ||
+		    b != KLOG_LAYOUT_NUMBERED)
+			continue;
+		rc = klog_layout_offset_read(zkk->zk, group, topic,
+		    KLOG_LAYOUT_NUMBERED, p, &off, err);
+		if (rc == 0)
+			fn(fnarg, topic, p, off);
+		else if (rc == -KLOG_ENOENT)
+			rc = 0;
+	}
+	klog_zk_list_free(&parts);
+	return rc < 0 ? rc : 0;
+}
+
+static int
+committed_all(void *arg, const char *group, klog_kafka_offset_fn *fn,
+    void *fnarg)
+{
+	klog_zkkafka_t *zkk = arg;
+	char path[KLOG_ZK_PATH_MAX];
+	klog_zk_list_t topics = { 0 };
+	klog_err_t err = { 0 };
+	int rc;
+
+	if ((rc = klog_layout_offset_path(path, sizeof(path), group, NULL,
+	    -1, -1)) < 0)
+		return rc;
+	if ((rc = klog_zk_children(zkk->zk, path, 0, &topics, &err)) < 0)
+		return rc == -KLOG_ENOENT ? 0 : rc;
+	klog_layout_sort_names(topics.names, topics.n);
+	for (size_t i = 0; i < topics.n && rc >= 0; i++)
+		rc = topic_offsets(zkk, group, topics.names[i], fn, fnarg,
+		    &err);
+	if (rc < 0)
+		say(zkk, KLOG_LEVEL_WARN, "reading a group's offsets", &err,
+		    rc);
+	klog_zk_list_free(&topics);
+	return rc;
+}
+
 int
 klog_zkkafka_register(klog_zkkafka_t *zkk, int wait_ms, klog_err_t *err)
 {
@@ -496,8 +557,8 @@ klog_zkkafka_new(klog_zk_t *zk, klog_kafka_t *kafka,
 	zkk->stale = 1;
 	zkk->seed = (uint32_t)cfg->broker_id * 2654435761u;
 	hooks = (klog_kafka_cluster_t){ zkk, brokers, topics, topic,
-	    coordinator, commit, committed, create_topic, grow_topic,
-	    delete_topic, topic_conf };
+	    coordinator, commit, committed, committed_all, create_topic,
+	    grow_topic, delete_topic, topic_conf };
 	klog_kafka_set_cluster(kafka, &hooks);
 	*out = zkk;
 	return 0;

@@ -1,7 +1,8 @@
 /*
  * The Kafka listener's group APIs (kafka_impl.h): FindCoordinator, the
- * membership requests handed to the coordinator (coordinator.h), and the
- * committed offsets (koffsets.h).
+ * membership requests handed to the coordinator (coordinator.h), the
+ * committed offsets (koffsets.h, or the cluster's), and the views of
+ * DescribeGroups and ListGroups; their wire in kwgroup.h.
  *
  * A JoinGroup or SyncGroup may be answered long after it came (when the
  * rest of the group has joined, or the leader has synced): its place on
@@ -9,8 +10,10 @@
  * callback fills it.  A connection that goes first cancels it.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kafka_impl.h"
 
@@ -20,6 +23,9 @@
 #define MAX_MEMBERS 1000
 #define MAX_GROUPS 10000
 #define GROUP_MAX 256              /* bytes of a group id, as a C string */
+#define HOST_MAX 64                /* "/" and an address */
+
+#define EMPTY ((klog_str_t){ "", 0 })
 
 /* A join or sync waiting for its answer, in line on its connection. */
 struct gwait {
@@ -27,7 +33,7 @@ struct gwait {
 	klog_coordinator_wait_t w;
 	klog_kafka_t *k;
 	klog_conn_t *conn;
-	int32_t corr;
+	klog_kreq_t req;           /* its header, for the answer's version */
 	int answered;
 };
 
@@ -69,7 +75,10 @@ gwait_new(klog_kafka_t *k, const klog_kreq_t *r)
 	gw->hold.done = gwait_done;
 	gw->k = k;
 	gw->conn = k->conn;
-	gw->corr = r->correlation;
+	gw->req = *r;
+	gw->req.body = NULL;
+	gw->req.body_len = 0;
+	gw->req.client_id = EMPTY;
 	if (klog_outq_hold(k->q, &gw->hold) < 0) {
 		klog_outq_free(&gw->hold.q);
 		free(gw);
@@ -86,45 +95,23 @@ gwait_ready(struct gwait *gw)
 	klog_conn_want_write(gw->conn);
 }
 
-/* JoinGroup v0's answer. */
 static void
-join_done(klog_coordinator_wait_t *w, const klog_coordinator_join_resp_t *jr)
+join_done(klog_coordinator_wait_t *w, const klog_kjoin_resp_t *jr)
 {
 	struct gwait *gw = gwait_of(w);
-	klog_buf_t *out = klog_outq_buf(&gw->hold.q);
-	size_t start = klog_kwire_begin(out, gw->corr);
 
-	klog_buf_put_i16(out, jr->error);
-	klog_buf_put_i32(out, jr->generation);
-	klog_kwire_put_str(out, jr->protocol.p ? jr->protocol :
-	    (klog_str_t){ "", 0 });
-	klog_kwire_put_str(out, jr->leader_id.p ? jr->leader_id :
-	    (klog_str_t){ "", 0 });
-	klog_kwire_put_str(out, jr->member_id.p ? jr->member_id :
-	    (klog_str_t){ "", 0 });
-	klog_buf_put_i32(out, (int32_t)jr->nmembers);
-	for (uint32_t i = 0; i < jr->nmembers; i++) {
-		klog_kwire_put_str(out, jr->members[i].member_id);
-		klog_kwire_put_bytes(out, jr->members[i].meta,
-		    (int32_t)jr->members[i].meta_len);
-	}
-	klog_kwire_end(out, start);
+	klog_kwgroup_join_resp(klog_outq_buf(&gw->hold.q), &gw->req, jr);
 	gwait_ready(gw);
 }
 
-/* SyncGroup v0's answer. */
 static void
 sync_done(klog_coordinator_wait_t *w, int16_t error, const uint8_t *assignment,
     uint32_t len)
 {
 	struct gwait *gw = gwait_of(w);
-	klog_buf_t *out = klog_outq_buf(&gw->hold.q);
-	size_t start = klog_kwire_begin(out, gw->corr);
 
-	klog_buf_put_i16(out, error);
-	klog_kwire_put_bytes(out, assignment != NULL ? assignment :
-	    (const uint8_t *)"", (int32_t)len);
-	klog_kwire_end(out, start);
+	klog_kwgroup_sync_resp(klog_outq_buf(&gw->hold.q), &gw->req, error,
+	    assignment, len);
 	gwait_ready(gw);
 }
 
@@ -196,63 +183,81 @@ refused_or_not_here(klog_kafka_t *k, klog_str_t group, klog_acl_op_t op)
 void
 kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 {
+	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_kmeta_broker_t node;
-	klog_str_t group;
+	klog_str_t key;
+	int8_t type;
+	int16_t error;
 
-	if (klog_kwire_group_id(r, &group) < 0) {
+	if (klog_kwgroup_find(r, &key, &type) < 0) {
 		k->bad = "a FindCoordinator request that does not parse";
 		return;
 	}
-	if (!kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, group)) {
-		node = (klog_kmeta_broker_t){ .id = -1,
-		    .host = { "", 0 }, .port = -1 };
-		klog_kwire_coordinator_resp(klog_outq_buf(k->q),
-		    r->correlation, KLOG_KERR_GROUP_AUTHORIZATION_FAILED, &node);
+	/* Kafka's order: the key type's ACL, then the coordinator.  klog
+	 * has no transactions, so no transaction coordinator: the refusal
+	 * a producer takes as final, not one it retries for ever. */
+	if (type == KLOG_KWGROUP_KEY_TRANSACTION) {
+		klog_kwgroup_find_resp(out, r,
+		    KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+		    "klog has no transactions", -1, EMPTY, -1);
 		return;
 	}
-	klog_kwire_coordinator_resp(klog_outq_buf(k->q), r->correlation,
-	    coordinator(k, group, &node), &node);
+	if (type != KLOG_KWGROUP_KEY_GROUP) {
+		klog_kwgroup_find_resp(out, r, KLOG_KERR_INVALID_REQUEST,
+		    "unknown coordinator type", -1, EMPTY, -1);
+		return;
+	}
+	if (!kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, key)) {
+		klog_kwgroup_find_resp(out, r,
+		    KLOG_KERR_GROUP_AUTHORIZATION_FAILED, "not authorized",
+		    -1, EMPTY, -1);
+		return;
+	}
+	error = coordinator(k, key, &node);
+	klog_kwgroup_find_resp(out, r, error, klog_kwire_error_name(error),
+	    node.id, node.host, node.port);
+}
+
+/* The client's host as Kafka's DescribeGroups shows it ("/127.0.0.1"). */
+static klog_str_t
+client_host(klog_kafka_t *k, char *buf)
+{
+	const char *h = klog_connauth_host(klog_conn_auth(k->conn));
+	int n = snprintf(buf, HOST_MAX, "/%s", h != NULL ? h : "");
+
+	return (klog_str_t){ buf, (uint16_t)(n < HOST_MAX ? n : HOST_MAX - 1) };
 }
 
 void
 kafka_join(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_coordinator_join_req_t req;
-	klog_coordinator_proto_t *protos;
 	struct gwait *gw;
+	char host[HOST_MAX];
 	klog_kjoin_t j;
-
 	int16_t error;
 
-	if (klog_kwire_join(r, &j, &k->parts) < 0) {
+	if (klog_kwgroup_join(r, &j, &k->parts) < 0) {
 		k->bad = "a JoinGroup request that does not parse";
+		return;
+	}
+	if ((gw = gwait_new(k, r)) == NULL) {
+		klog_outq_buf(k->q)->failed = 1;
 		return;
 	}
 	if ((error = refused_or_not_here(k, j.group, KLOG_ACL_READ)) !=
 	    KLOG_KERR_NONE) {
-		if ((gw = gwait_new(k, r)) == NULL)
-			klog_outq_buf(k->q)->failed = 1;
-		else
-			join_done(&gw->w, &(klog_coordinator_join_resp_t){
-			    .error = error, .generation = -1 });
+		join_done(&gw->w, &(klog_kjoin_resp_t){ .error = error,
+		    .generation = -1 });
 		return;
 	}
-	if (klog_buf_grow(&k->parts2.p, &k->parts2.cap,
-	    ((size_t)j.nprotocols + 1) * sizeof(*protos)) < 0 ||
-	    (gw = gwait_new(k, r)) == NULL) {
-		klog_outq_buf(k->q)->failed = 1;
-		return;
-	}
-	protos = k->parts2.p;
-	for (uint32_t i = 0; i < j.nprotocols; i++)
-		protos[i] = (klog_coordinator_proto_t){ j.protocols[i].name,
-		    j.protocols[i].data, j.protocols[i].len };
 	req = (klog_coordinator_join_req_t){ j.group, j.member_id,
-	    r->client_id.p ? r->client_id : (klog_str_t){ "", 0 },
-	    j.protocol_type, j.session_timeout_ms, j.session_timeout_ms,
-	    j.nprotocols, protos };
+	    j.protocol_type, r->version >= 4, { r->client_id.p ?
+	    r->client_id : EMPTY, client_host(k, host), j.instance_id,
+	    j.session_timeout_ms, j.rebalance_timeout_ms, j.nprotocols,
+	    j.protocols } };
 	if (klog_coordinator_join(k->groups, &req, &gw->w) < 0)
-		join_done(&gw->w, &(klog_coordinator_join_resp_t){
+		join_done(&gw->w, &(klog_kjoin_resp_t){
 		    .error = KLOG_KERR_UNKNOWN, .generation = -1 });
 }
 
@@ -260,36 +265,25 @@ void
 kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_coordinator_sync_req_t req;
-	klog_coordinator_assign_t *as;
 	struct gwait *gw;
 	klog_ksync_t s;
-
 	int16_t error;
 
-	if (klog_kwire_sync(r, &s, &k->parts) < 0) {
+	if (klog_kwgroup_sync(r, &s, &k->parts) < 0) {
 		k->bad = "a SyncGroup request that does not parse";
+		return;
+	}
+	if ((gw = gwait_new(k, r)) == NULL) {
+		klog_outq_buf(k->q)->failed = 1;
 		return;
 	}
 	if ((error = refused_or_not_here(k, s.group, KLOG_ACL_READ)) !=
 	    KLOG_KERR_NONE) {
-		if ((gw = gwait_new(k, r)) == NULL)
-			klog_outq_buf(k->q)->failed = 1;
-		else
-			sync_done(&gw->w, error, NULL, 0);
+		sync_done(&gw->w, error, NULL, 0);
 		return;
 	}
-	if (klog_buf_grow(&k->parts2.p, &k->parts2.cap,
-	    ((size_t)s.nassign + 1) * sizeof(*as)) < 0 ||
-	    (gw = gwait_new(k, r)) == NULL) {
-		klog_outq_buf(k->q)->failed = 1;
-		return;
-	}
-	as = k->parts2.p;
-	for (uint32_t i = 0; i < s.nassign; i++)
-		as[i] = (klog_coordinator_assign_t){ s.assign[i].name,
-		    s.assign[i].data, s.assign[i].len };
-	req = (klog_coordinator_sync_req_t){ s.group, s.generation, s.member_id,
-	    s.nassign, as };
+	req = (klog_coordinator_sync_req_t){ s.group, s.generation,
+	    s.member_id, s.nassign, s.assign };
 	if (klog_coordinator_sync(k->groups, &req, &gw->w) < 0)
 		sync_done(&gw->w, KLOG_KERR_UNKNOWN, NULL, 0);
 }
@@ -297,34 +291,44 @@ kafka_sync(klog_kafka_t *k, const klog_kreq_t *r)
 void
 kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_str_t group, member;
-	int32_t generation;
+	klog_kbeat_t h;
 	int16_t error;
 
-	if (klog_kwire_heartbeat(r, &group, &generation, &member) < 0) {
+	if (klog_kwgroup_heartbeat(r, &h) < 0) {
 		k->bad = "a Heartbeat request that does not parse";
 		return;
 	}
-	error = refused_or_not_here(k, group, KLOG_ACL_READ);
-	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
-	    error : klog_coordinator_heartbeat(k->groups, group, generation,
-	    member));
+	error = refused_or_not_here(k, h.group, KLOG_ACL_READ);
+	klog_kwgroup_error_resp(klog_outq_buf(k->q), r, error ? error :
+	    klog_coordinator_heartbeat(k->groups, h.group, h.generation,
+	    h.member_id));
 }
 
 void
 kafka_leave(klog_kafka_t *k, const klog_kreq_t *r)
 {
-	klog_str_t group, member;
+	klog_kleave_t l;
 	int16_t error;
 
-	if (klog_kwire_leave(r, &group, &member) < 0) {
+	if (klog_kwgroup_leave(r, &l, &k->parts) < 0) {
 		k->bad = "a LeaveGroup request that does not parse";
 		return;
 	}
-	error = refused_or_not_here(k, group, KLOG_ACL_READ);
-	klog_kwire_error_resp(klog_outq_buf(k->q), r->correlation, error ?
-	    error : klog_coordinator_leave(k->groups, group, member));
+	/* A group's error is the answer's alone (v3: no members listed);
+	 * else v0-2's one member's error is the answer's, v3 gives each
+	 * its own. */
+	if ((error = refused_or_not_here(k, l.group, KLOG_ACL_READ)) !=
+	    KLOG_KERR_NONE)
+		l.count = 0;
+	for (uint32_t i = 0; i < l.count; i++)
+		l.members[i].error = klog_coordinator_leave(k->groups, l.group,
+		    l.members[i].member_id);
+	if (r->version < 3 && l.count == 1)
+		error = l.members[0].error;
+	klog_kwgroup_leave_resp(klog_outq_buf(k->q), r, error, &l);
 }
+
+/* ---- committed offsets ---- */
 
 static int16_t
 put_error(int rc)
@@ -370,12 +374,12 @@ get_commit(klog_kafka_t *k, klog_str_t group, const klog_kcommit_part_t *p,
 	char g[GROUP_MAX], topic[KLOG_TOPIC_MAX + 1];
 
 	*off = -1;
-	*meta = (klog_str_t){ "", 0 };
+	*meta = EMPTY;
 	if (!k->clustered) {
 		if (klog_koffsets_get(k->offsets, group, p->topic,
 		    p->partition, off, meta) != 1) {
 			*off = -1;
-			*meta = (klog_str_t){ "", 0 };
+			*meta = EMPTY;
 		}
 		return;
 	}
@@ -390,13 +394,12 @@ void
 kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kwire_topics_t t;
+	klog_kwgroup_parts_t w;
 	klog_kcommit_t c;
 	klog_err_t err;
 	int16_t *errors, gerr, serr = KLOG_KERR_NONE;
-	size_t start;
 
-	if (klog_kwire_offset_commit(r, &c, &k->parts) < 0) {
+	if (klog_kwgroup_offset_commit(r, &c, &k->parts) < 0) {
 		k->bad = "an OffsetCommit request that does not parse";
 		return;
 	}
@@ -424,39 +427,82 @@ kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r)
 		/* Retriable: the client commits again. */
 		serr = KLOG_KERR_COORDINATOR_NOT_AVAILABLE;
 	}
-	start = klog_kwire_begin(out, r->correlation);
-	klog_kwire_topics_begin(out, &t);
-	for (uint32_t i = 0; i < c.count; i++) {
-		klog_kwire_topics_part(out, &t, c.parts[i].topic);
-		klog_buf_put_i32(out, c.parts[i].partition);
-		klog_buf_put_i16(out, errors[i] ? errors[i] : serr);
-	}
-	klog_kwire_topics_end(out, &t);
-	klog_kwire_end(out, start);
+	klog_kwgroup_parts_begin(out, r, &w);
+	for (uint32_t i = 0; i < c.count; i++)
+		klog_kwgroup_commit_part(out, &w, c.parts[i].topic,
+		    c.parts[i].partition, errors[i] ? errors[i] : serr);
+	klog_kwgroup_parts_end(out, &w, KLOG_KERR_NONE);
+}
+
+/* A cluster's committed offset, for fetch_all. */
+struct all_arg {
+	klog_kafka_t *k;
+	klog_buf_t *out;
+	klog_kwgroup_parts_t *w;
+};
+
+static void
+one_offset(void *arg, const char *topic, int32_t partition, int64_t offset)
+{
+	struct all_arg *a = arg;
+	klog_str_t t = { topic, (uint16_t)strlen(topic) };
+
+	if (kafka_allowed(a->k, KLOG_ACL_DESCRIBE, KLOG_ACL_TOPIC, t))
+		klog_kwgroup_fetch_part(a->out, a->w, t, partition, offset,
+		    EMPTY, KLOG_KERR_NONE);
+}
+
+/* Every offset the group committed, of the topics the principal may
+ * describe (Kafka leaves the others out); a cluster that cannot say gets
+ * the retriable COORDINATOR_NOT_AVAILABLE. */
+static int16_t
+fetch_all(klog_kafka_t *k, klog_buf_t *out, klog_kwgroup_parts_t *w,
+    klog_str_t group)
+{
+	struct all_arg a = { k, out, w };
+	char g[GROUP_MAX];
+	klog_str_t topic, meta;
+	int32_t part;
+	int64_t off;
+
+	if (k->clustered)
+		return klog_str_cstr(group, g, sizeof(g)) < 0 ?
+		    KLOG_KERR_INVALID_GROUP_ID : k->cluster.committed_all(
+		    k->cluster.arg, g, one_offset, &a) < 0 ?
+		    KLOG_KERR_COORDINATOR_NOT_AVAILABLE : KLOG_KERR_NONE;
+	for (size_t i = 0; klog_koffsets_at(k->offsets, group, i, &topic,
+	    &part, &off, &meta); i++)
+		if (kafka_allowed(k, KLOG_ACL_DESCRIBE, KLOG_ACL_TOPIC, topic))
+			klog_kwgroup_fetch_part(out, w, topic, part, off, meta,
+			    KLOG_KERR_NONE);
+	return KLOG_KERR_NONE;
 }
 
 void
 kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
-	klog_kwire_topics_t t;
+	klog_kwgroup_parts_t w;
 	klog_kcommit_t c;
-	size_t start;
 	int16_t gerr;
 
-	if (klog_kwire_offset_fetch(r, &c, &k->parts) < 0) {
+	if (klog_kwgroup_offset_fetch(r, &c, &k->parts) < 0) {
 		k->bad = "an OffsetFetch request that does not parse";
 		return;
 	}
 	/* DESCRIBE on the group, then on each partition's topic; a refused
-	 * partition shows no offset. */
+	 * partition shows no offset.  A group's error is the answer's from
+	 * v2 (no partitions then), each partition's before. */
 	gerr = kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, c.group) ?
 	    KLOG_KERR_NONE : KLOG_KERR_GROUP_AUTHORIZATION_FAILED;
-	start = klog_kwire_begin(out, r->correlation);
-	klog_kwire_topics_begin(out, &t);
+	klog_kwgroup_parts_begin(out, r, &w);
+	if (gerr != KLOG_KERR_NONE && r->version >= 2)
+		c.count = 0;
+	else if (c.all)
+		gerr = fetch_all(k, out, &w, c.group);
 	for (uint32_t i = 0; i < c.count; i++) {
 		const klog_kcommit_part_t *p = &c.parts[i];
-		klog_str_t meta = { "", 0 };
+		klog_str_t meta = EMPTY;
 		int64_t off = -1;
 		int16_t error = gerr;
 
@@ -465,12 +511,142 @@ kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 			error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED;
 		if (error == KLOG_KERR_NONE)
 			get_commit(k, c.group, p, &off, &meta);
-		klog_kwire_topics_part(out, &t, p->topic);
-		klog_buf_put_i32(out, p->partition);
-		klog_buf_put_i64(out, off);
-		klog_kwire_put_str(out, meta);
-		klog_buf_put_i16(out, error);
+		klog_kwgroup_fetch_part(out, &w, p->topic, p->partition, off,
+		    meta, error);
 	}
-	klog_kwire_topics_end(out, &t);
-	klog_kwire_end(out, start);
+	klog_kwgroup_parts_end(out, &w, gerr);
+}
+
+/* ---- DescribeGroups and ListGroups ---- */
+
+/* Whether the group has committed offsets here (an Empty group to
+ * Kafka, which keeps a group while it has offsets). */
+static int
+has_offsets(klog_kafka_t *k, klog_str_t group)
+{
+	klog_str_t topic, meta;
+	int32_t part;
+	int64_t off;
+
+	return !k->clustered && klog_koffsets_at(k->offsets, group, 0, &topic,
+	    &part, &off, &meta);
+}
+
+/* Kafka's authorized operations of a group: a bit for each of READ (3),
+ * DELETE (6) and DESCRIBE (8), Kafka's codes, that the principal may. */
+static int32_t
+group_ops(klog_kafka_t *k, klog_str_t group)
+{
+	static const struct { klog_acl_op_t op; int bit; } ops[] = {
+		{ KLOG_ACL_READ, 3 }, { KLOG_ACL_DELETE, 6 },
+		{ KLOG_ACL_DESCRIBE, 8 },
+	};
+	int32_t bits = 0;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (kafka_allowed(k, ops[i].op, KLOG_ACL_GROUP, group))
+			bits |= (int32_t)1 << ops[i].bit;
+	return bits;
+}
+
+/* One group of a DescribeGroups answer. */
+static void
+describe_one(klog_kafka_t *k, klog_buf_t *out, klog_kwgroup_list_t *w,
+    klog_str_t id, int with_ops, klog_kdmember_t *members)
+{
+	const klog_kgroup_t *grp;
+	klog_kdgroup_t d = { .id = id, .authorized_ops =
+	    KLOG_KWGROUP_OPS_NONE };
+
+	if (!kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, id)) {
+		d.error = KLOG_KERR_GROUP_AUTHORIZATION_FAILED;
+	} else if ((d.error = not_here(k, id)) == KLOG_KERR_NONE) {
+		grp = klog_kgtable_find(klog_coordinator_table(k->groups), id);
+		if (grp != NULL)
+			klog_kgtable_describe(grp, &d, members);
+		else
+			d.state = has_offsets(k, id) ?
+			    (klog_str_t){ "Empty", 5 } : (klog_str_t){ "Dead",
+			    4 };
+		if (with_ops)
+			d.authorized_ops = group_ops(k, id);
+	}
+	klog_kwgroup_describe_group(out, w, &d);
+}
+
+void
+kafka_describe_groups(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_kwgroup_list_t w;
+	klog_kdmember_t *members;
+	klog_str_t *ids;
+	uint32_t n;
+	int with_ops;
+
+	if (klog_kwgroup_describe(r, &k->parts, &n, &with_ops) < 0) {
+		k->bad = "a DescribeGroups request that does not parse";
+		return;
+	}
+	if (klog_buf_grow(&k->parts2.p, &k->parts2.cap, MAX_MEMBERS *
+	    sizeof(*members)) < 0) {
+		out->failed = 1;
+		return;
+	}
+	ids = k->parts.p;
+	members = k->parts2.p;
+	klog_kwgroup_describe_begin(out, r, &w);
+	for (uint32_t i = 0; i < n; i++)
+		describe_one(k, out, &w, ids[i], with_ops, members);
+	klog_kwgroup_list_end(out, &w);
+}
+
+/* Whether state is one of v4's filter (none: every state). */
+static int
+wanted(klog_str_t state, const klog_str_t *states, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (states[i].len == state.len &&
+		    strncasecmp(states[i].p, state.p, state.len) == 0)
+			return 1;
+	return n == 0;
+}
+
+void
+kafka_list_groups(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	const klog_kgtable_t *t = klog_coordinator_table(k->groups);
+	klog_buf_t *out = klog_outq_buf(k->q);
+	const klog_kgroup_t *grp = NULL;
+	const void *cursor = NULL;
+	klog_kwgroup_list_t w;
+	klog_str_t id, empty = { "Empty", 5 };
+	size_t bucket = 0;
+	uint32_t nstates;
+	int all;
+
+	if (klog_kwgroup_list(r, &k->parts, &nstates) < 0) {
+		k->bad = "a ListGroups request that does not parse";
+		return;
+	}
+	/* Kafka's rule: DESCRIBE on the cluster lists every group, else
+	 * those the principal may describe. */
+	all = kafka_allowed(k, KLOG_ACL_DESCRIBE, KLOG_ACL_CLUSTER, EMPTY);
+	klog_kwgroup_list_begin(out, r, KLOG_KERR_NONE, &w);
+	while ((grp = klog_kgtable_next(t, &bucket, grp)) != NULL) {
+		id = (klog_str_t){ grp->id, grp->id_len };
+		if (wanted(klog_kgtable_state_name(grp), k->parts.p, nstates) &&
+		    (all || kafka_allowed(k, KLOG_ACL_DESCRIBE,
+		    KLOG_ACL_GROUP, id)))
+			klog_kwgroup_list_group(out, &w, id, grp->ptype,
+			    klog_kgtable_state_name(grp));
+	}
+	/* Groups with offsets and no members (a standalone broker's). */
+	while (!k->clustered &&
+	    klog_koffsets_next_group(k->offsets, &cursor, &id))
+		if (klog_kgtable_find(t, id) == NULL &&
+		    wanted(empty, k->parts.p, nstates) && (all ||
+		    kafka_allowed(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, id)))
+			klog_kwgroup_list_group(out, &w, id, EMPTY, empty);
+	klog_kwgroup_list_end(out, &w);
 }

@@ -16,6 +16,7 @@
 #include "klog/kafka/coordinator.h"
 #include "klog/kafka/kafka.h"
 #include "klog/kafka/koffsets.h"
+#include "klog/kafka/kwgroup.h"
 #include "klog/kafka/kwire.h"
 #include "klog/net/conn.h"
 #include "klog/proto/proto.h"
@@ -77,6 +78,11 @@ struct klog_kafka {
 int kafka_may(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
     klog_str_t name);
 
+/* The same, never logged: what a listing shows, what a description
+ * reports. */
+int kafka_allowed(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
+    klog_str_t name);
+
 /* Whether it may create the topic: CREATE on the cluster, else on it. */
 int kafka_may_create(klog_kafka_t *k, klog_str_t topic);
 
@@ -108,6 +114,8 @@ void kafka_heartbeat(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_leave(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_offset_commit(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_offset_fetch(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_describe_groups(klog_kafka_t *k, const klog_kreq_t *r);
+void kafka_list_groups(klog_kafka_t *k, const klog_kreq_t *r);
 
 /* The admin APIs and InitProducerId (kadmin.c); each answers r onto
  * k->q. */

@@ -20,6 +20,19 @@ kafka_may(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
 }
 
 int
+kafka_allowed(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
+    klog_str_t name)
+{
+	klog_connauth_t *a;
+
+	if (k->cfg.authz == NULL)
+		return 1;
+	a = klog_conn_auth(k->conn);
+	return klog_authz_allowed(k->cfg.authz, klog_connauth_principal(a),
+	    klog_connauth_host(a), op, res, name.p, name.len);
+}
+
+int
 kafka_may_create(klog_kafka_t *k, klog_str_t topic)
 {
 	klog_connauth_t *a;

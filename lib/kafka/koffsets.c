@@ -552,3 +552,38 @@ klog_koffsets_get(const klog_koffsets_t *o, klog_str_t group,
 	metadata->len = g->e[i].meta_len;
 	return 1;
 }
+
+int
+klog_koffsets_at(const klog_koffsets_t *o, klog_str_t group, size_t i,
+    klog_str_t *topic, int32_t *partition, int64_t *offset,
+    klog_str_t *metadata)
+{
+	const struct kgroup_offsets *g = group_find(o, group);
+
+	if (g == NULL || i >= g->n)
+		return 0;
+	topic->p = g->e[i].topic;
+	topic->len = (uint16_t)strlen(g->e[i].topic);
+	*partition = g->e[i].partition;
+	*offset = g->e[i].offset;
+	metadata->p = g->e[i].meta != NULL ? g->e[i].meta : "";
+	metadata->len = g->e[i].meta_len;
+	return 1;
+}
+
+int
+klog_koffsets_next_group(const klog_koffsets_t *o, const void **cursor,
+    klog_str_t *id)
+{
+	const struct kgroup_offsets *g = *cursor == NULL ? o->groups :
+	    ((const struct kgroup_offsets *)*cursor)->next;
+
+	while (g != NULL && g->n == 0)
+		g = g->next;
+	*cursor = g;
+	if (g == NULL)
+		return 0;
+	id->p = g->id;
+	id->len = g->id_len;
+	return 1;
+}

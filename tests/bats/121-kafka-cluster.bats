@@ -4,7 +4,7 @@
 # listener and each replicated partition's leader; kcat moves to the new
 # leader when one is killed; a Kafka group's coordinator is the same from
 # every broker and its commits are the group's ZooKeeper offsets, which
-# klog-group describe shows.
+# klog-group describe shows and OffsetFetch of every partition reads.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -133,4 +133,15 @@ wait_leaders() {
 	[ "$(echo "$output" | awk '$1 == "billing" && $2 == "gq"' | wc -l)" -eq 2 ]
 	echo "$output" | awk '$2 == "gq" { if ($4 != $5 || $6 != 0) exit 1 }'
 	echo "$output" | awk '$2 == "gq" { s += $4 } END { exit !(s == 11893) }'
+	# Every offset of the group (OffsetFetch with null topics) read from
+	# ZooKeeper, from any broker.
+	"$PY" - "127.0.0.1:${KPORTS[2]}" <<-'EOF2'
+	import sys
+	from kafka import KafkaAdminClient
+	a = KafkaAdminClient(bootstrap_servers=sys.argv[1])
+	o = a.list_consumer_group_offsets("billing")
+	assert sorted((tp.topic, tp.partition) for tp in o) == [("gq", 0), ("gq", 1)], o
+	assert sum(v.offset for v in o.values()) == 11893, o
+	a.close()
+	EOF2
 }

@@ -10,10 +10,10 @@
  * decoder its api names, whatever the version; each view a decoder
  * returns must lie inside the frame and each count must fit the array
  * it came in.  What decoded is encoded back as the responses the listener
- * writes (Produce from the parts, Metadata from the topics, ApiVersions,
- * the coordinator and error answers), each parsed here to check that its
- * size field is its length and that its counts are what was put in.  A
- * broken invariant aborts.
+ * writes (Produce from the parts, Metadata from the topics, ApiVersions),
+ * each parsed here to check that its size field is its length and that
+ * its counts are what was put in.  A broken invariant aborts.  The group
+ * APIs' frames are fuzz_kwgroup's.
  *
  * The seeds in corpus/fuzz_kwire are real request frames, one per API and
  * version the listener speaks (Produce v2 once per codec), captured by a
@@ -318,135 +318,6 @@ metadata(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 }
 
 static void
-small_resps(klog_buf_t *b, const klog_kreq_t *r, klog_str_t host)
-{
-	klog_kmeta_broker_t node = { 7, host, 9092 };
-	klog_rd_t rd;
-
-	klog_buf_reset(b);
-	klog_kwire_coordinator_resp(b, r->correlation, KLOG_KERR_NONE, &node);
-	frame_back(b, 0, r->correlation, &rd);
-	CHECK(klog_rd_i16(&rd) == 0 && klog_rd_i32(&rd) == 7);
-	rd_str_back(&rd, 1);
-	CHECK(klog_rd_i32(&rd) == 9092);
-	end_back(&rd);
-	klog_buf_reset(b);
-	klog_kwire_coordinator_resp(b, r->correlation,
-	    KLOG_KERR_COORDINATOR_NOT_AVAILABLE, &node);
-	frame_back(b, 0, r->correlation, &rd);
-	CHECK(klog_rd_i16(&rd) == KLOG_KERR_COORDINATOR_NOT_AVAILABLE);
-	CHECK(klog_rd_i32(&rd) == -1);
-	rd_str_back(&rd, 0);
-	CHECK(klog_rd_i32(&rd) == -1);
-	end_back(&rd);
-	klog_buf_reset(b);
-	klog_kwire_error_resp(b, r->correlation, KLOG_KERR_UNKNOWN_MEMBER_ID);
-	frame_back(b, 0, r->correlation, &rd);
-	CHECK(klog_rd_i16(&rd) == KLOG_KERR_UNKNOWN_MEMBER_ID);
-	end_back(&rd);
-}
-
-static void
-groups(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
-{
-	klog_proto_array_t a = { NULL, 0 };
-	klog_str_t g, m;
-	int32_t gen;
-	int rc;
-
-	switch (r->api) {
-	case KLOG_KAPI_FIND_COORDINATOR:
-		rc = klog_kwire_group_id(r, &g);
-		check_rc(rc);
-		if (rc == 0) {
-			check_str(f, g);
-			CHECK(g.p != NULL);
-			small_resps(b, r, g);
-		}
-		break;
-	case KLOG_KAPI_HEARTBEAT:
-		rc = klog_kwire_heartbeat(r, &g, &gen, &m);
-		check_rc(rc);
-		if (rc == 0) {
-			check_str(f, g);
-			check_str(f, m);
-			CHECK(g.p != NULL && m.p != NULL);
-		}
-		break;
-	case KLOG_KAPI_LEAVE_GROUP:
-		rc = klog_kwire_leave(r, &g, &m);
-		check_rc(rc);
-		if (rc == 0) {
-			check_str(f, g);
-			check_str(f, m);
-			CHECK(g.p != NULL && m.p != NULL);
-		}
-		break;
-	case KLOG_KAPI_JOIN_GROUP: {
-		klog_kjoin_t j;
-
-		rc = klog_kwire_join(r, &j, &a);
-		check_rc(rc);
-		if (rc != 0)
-			break;
-		check_str(f, j.group);
-		check_str(f, j.member_id);
-		check_str(f, j.protocol_type);
-		check_count(&a, j.protocols, j.nprotocols,
-		    sizeof(*j.protocols));
-		for (uint32_t i = 0; i < j.nprotocols; i++) {
-			check_str(f, j.protocols[i].name);
-			check_view(f, j.protocols[i].data,
-			    j.protocols[i].len);
-		}
-		break;
-	}
-	case KLOG_KAPI_SYNC_GROUP: {
-		klog_ksync_t s;
-
-		rc = klog_kwire_sync(r, &s, &a);
-		check_rc(rc);
-		if (rc != 0)
-			break;
-		check_str(f, s.group);
-		check_str(f, s.member_id);
-		check_count(&a, s.assign, s.nassign, sizeof(*s.assign));
-		for (uint32_t i = 0; i < s.nassign; i++) {
-			check_str(f, s.assign[i].name);
-			check_view(f, s.assign[i].data, s.assign[i].len);
-		}
-		break;
-	}
-	case KLOG_KAPI_OFFSET_COMMIT:
-	case KLOG_KAPI_OFFSET_FETCH: {
-		klog_kcommit_t c;
-		int commit = r->api == KLOG_KAPI_OFFSET_COMMIT;
-
-		rc = commit ? klog_kwire_offset_commit(r, &c, &a) :
-		    klog_kwire_offset_fetch(r, &c, &a);
-		check_rc(rc);
-		if (rc != 0)
-			break;
-		check_str(f, c.group);
-		check_str(f, c.member_id);
-		CHECK(c.group.p != NULL);
-		if (!commit || r->version < 1)
-			CHECK(c.generation == -1);
-		check_count(&a, c.parts, c.count, sizeof(*c.parts));
-		for (uint32_t i = 0; i < c.count; i++) {
-			check_str(f, c.parts[i].topic);
-			check_str(f, c.parts[i].metadata);
-			CHECK(c.parts[i].metadata.p != NULL);
-			if (!commit)
-				CHECK(c.parts[i].offset == -1);
-		}
-		break;
-	}
-	}
-	free(a.p);
-}
-
-static void
 api_versions(const klog_kreq_t *r, klog_buf_t *b)
 {
 	static const klog_kapi_range_t apis[] = {
@@ -517,8 +388,7 @@ decode(const uint8_t *p, size_t len, klog_buf_t *b)
 		api_versions(&r, b);
 		break;
 	default:
-		groups(f, &r, b);
-		break;
+		break;  /* the group APIs: fuzz_kwgroup */
 	}
 	free(copy);
 }

@@ -115,6 +115,15 @@ int klog_authz_check(klog_authz_t *a, const char *principal,
     size_t len);
 
 /*
+ * The same decision, never logged: for what a listing shows or a
+ * description reports (ListGroups' groups, DescribeGroups' authorized
+ * operations), which is no refusal.  NULL a allows everything.
+ */
+int klog_authz_allowed(klog_authz_t *a, const char *principal,
+    const char *host, klog_acl_op_t op, klog_acl_res_t res, const char *name,
+    size_t len);
+
+/*
  * Whether a listing of every topic shows this one to principal: DESCRIBE
  * on it, decided as above but never logged (a listing hides topics as a
  * matter of course).  NULL a shows all.

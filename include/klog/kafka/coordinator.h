@@ -1,19 +1,24 @@
 /*
  * Kafka consumer groups coordinated by the broker, for the Kafka listener
- * (klog-kafka(7)): Kafka's eager group protocol at JoinGroup, SyncGroup,
- * Heartbeat and LeaveGroup v0.  The broker only keeps membership and
- * generations: it collects the joins, chooses a protocol every member
- * lists, hands the members' metadata to the leader it elects and the
- * leader's assignment to each member; the assignment itself runs in the
- * clients.  No I/O: requests in, answers through the config's callbacks
- * (at once, inside the call, or later from a timer or another member's
- * request), timers on the loop.  Everything runs on the loop's thread.
+ * (klog-kafka(7)): Kafka's eager group protocol (JoinGroup, SyncGroup,
+ * Heartbeat, LeaveGroup) with Kafka 2.x's rules: a rebalance timeout of
+ * each member's own for the join phase, and KIP-394's member id required
+ * of a new member before it joins.  The broker only keeps membership and
+ * generations (in its table, kgtable.h): it collects the joins, chooses a
+ * protocol every member lists, hands the members' metadata to the leader
+ * it elects and the leader's assignment to each member; the assignment
+ * itself runs in the clients.  No I/O: requests in, answers through the
+ * config's callbacks (at once, inside the call, or later from a timer or
+ * another member's request), timers on the loop.  Everything runs on the
+ * loop's thread.
  *
  * States, per group: empty; preparing a rebalance (joins are held until
- * every known member has joined again or the rebalance timeout passes, and
- * those that did not are dropped); awaiting the leader's SyncGroup
- * (members' syncs held); stable.  A member whose session passes without a
- * heartbeat (or join or sync) is dropped, and the rest rebalance.
+ * every known member has joined again or the largest of the members'
+ * rebalance timeouts passes, and those that did not are dropped); awaiting
+ * the leader's SyncGroup (members' syncs held); stable.  A member whose
+ * session passes without a heartbeat (or join or sync) is dropped, and
+ * the rest rebalance.  A group instance id (KIP-345's static membership)
+ * is kept and shown, but the member is a dynamic one all the same.
  */
 #ifndef KLOG_COORDINATOR_H
 #define KLOG_COORDINATOR_H
@@ -22,60 +27,27 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/logger.h"
+#include "klog/kafka/kgtable.h"
+#include "klog/kafka/kwgroup.h"
 #include "klog/net/loop.h"
 
 typedef struct klog_coordinator klog_coordinator_t;
 
-/* One protocol a joining member supports, with its opaque metadata. */
-typedef struct klog_coordinator_proto {
-	klog_str_t name;
-	const uint8_t *meta;
-	uint32_t meta_len;
-} klog_coordinator_proto_t;
-
 typedef struct klog_coordinator_join_req {
 	klog_str_t group;
 	klog_str_t member_id;        /* empty on a first join */
-	klog_str_t client_id;        /* the new member id starts with it */
 	klog_str_t protocol_type;    /* "consumer" */
-	int32_t session_timeout_ms;
-	int32_t rebalance_timeout_ms; /* v0: the session timeout */
-	uint32_t nprotocols;
-	const klog_coordinator_proto_t *protocols;
+	int require_member_id;       /* JoinGroup v4+: a new member first
+	                                gets MEMBER_ID_REQUIRED with its id */
+	klog_kmember_spec_t member;  /* rebalance_ms: v0's is the session */
 } klog_coordinator_join_req_t;
-
-/* A member and its metadata for the chosen protocol, for the leader. */
-typedef struct klog_coordinator_member {
-	klog_str_t member_id;
-	const uint8_t *meta;
-	uint32_t meta_len;
-} klog_coordinator_member_t;
-
-/* A JoinGroup answer; views valid during the callback only. */
-typedef struct klog_coordinator_join_resp {
-	int16_t error;               /* KLOG_KERR_* (kwire.h) */
-	int32_t generation;          /* -1 with an error */
-	klog_str_t protocol;
-	klog_str_t leader_id;
-	klog_str_t member_id;        /* this member's (empty with an error,
-	                                unless it is known) */
-	uint32_t nmembers;           /* the leader's answer only; else 0 */
-	const klog_coordinator_member_t *members;
-} klog_coordinator_join_resp_t;
-
-/* A member's share of the leader's SyncGroup. */
-typedef struct klog_coordinator_assign {
-	klog_str_t member_id;
-	const uint8_t *data;
-	uint32_t len;
-} klog_coordinator_assign_t;
 
 typedef struct klog_coordinator_sync_req {
 	klog_str_t group;
 	int32_t generation;
 	klog_str_t member_id;
 	uint32_t nassign;            /* the leader's; 0 for the others */
-	const klog_coordinator_assign_t *assign;
+	const klog_kpair_t *assign;  /* member id and its share */
 } klog_coordinator_sync_req_t;
 
 /*
@@ -95,8 +67,11 @@ struct klog_coordinator_wait {
 	int kind;
 };
 
+/* A JoinGroup answer; views valid during the callback only.  With an
+ * error the member id is empty unless the member is known (or, with
+ * MEMBER_ID_REQUIRED, the id to join with). */
 typedef void klog_coordinator_join_fn(klog_coordinator_wait_t *w,
-    const klog_coordinator_join_resp_t *r);
+    const klog_kjoin_resp_t *r);
 /* A SyncGroup answer: error, and this member's assignment (a view valid
  * during the call; len 0 with an error). */
 typedef void klog_coordinator_sync_fn(klog_coordinator_wait_t *w, int16_t error,
@@ -107,9 +82,9 @@ typedef void klog_coordinator_sync_fn(klog_coordinator_wait_t *w, int16_t error,
 typedef struct klog_coordinator_config {
 	int32_t min_session_ms;      /* Kafka's group.min.session.timeout.ms */
 	int32_t max_session_ms;      /* group.max.session.timeout.ms */
-	uint32_t max_members;        /* per group; a join past it, or a new
-	                                group past max_groups, gets
-	                                KLOG_KERR_UNKNOWN (-1) */
+	uint32_t max_members;        /* per group, pending ids counted; a
+	                                join past it, or a new group past
+	                                max_groups, gets KLOG_KERR_UNKNOWN */
 	uint32_t max_groups;
 	klog_coordinator_join_fn *join_done;
 	klog_coordinator_sync_fn *sync_done;
@@ -126,11 +101,15 @@ int klog_coordinator_new(klog_loop_t *loop, const klog_coordinator_config_t *cfg
  * (never answered).  NULL is fine. */
 void klog_coordinator_free(klog_coordinator_t *g);
 
+/* The groups and members, for the describe and list views (kgtable.h). */
+const klog_kgtable_t *klog_coordinator_table(const klog_coordinator_t *g);
+
 /*
  * A JoinGroup: w is answered through join_done, now or later.  Returns 0,
- * or -KLOG_ENOMEM when nothing was done and w will not be answered.  A new
- * member's id is "<client id, cut at 255 bytes>-<n>-<16 hex digits>": n
- * counts this coordinator's members, the digits differ from run to run.
+ * or -KLOG_ENOMEM when nothing was done and w will not be answered.  A
+ * new member's id is kgtable.h's.  With require_member_id, a join without
+ * a member id is answered MEMBER_ID_REQUIRED with one, kept pending for a
+ * session timeout; a join with it then makes the member.
  */
 int klog_coordinator_join(klog_coordinator_t *g, const klog_coordinator_join_req_t *req,
     klog_coordinator_wait_t *w);
@@ -147,7 +126,8 @@ void klog_coordinator_cancel(klog_coordinator_t *g, klog_coordinator_wait_t *w);
 
 /* Heartbeat and LeaveGroup, answered at once: a KLOG_KERR_* code.  A
  * heartbeat is REBALANCE_IN_PROGRESS only while a rebalance is being
- * prepared (Kafka 0.10 said so while awaiting the leader's sync too). */
+ * prepared (Kafka 0.10 said so while awaiting the leader's sync too).  A
+ * member id still pending may leave too (it then never joins). */
 int16_t klog_coordinator_heartbeat(klog_coordinator_t *g, klog_str_t group,
     int32_t generation, klog_str_t member_id);
 int16_t klog_coordinator_leave(klog_coordinator_t *g, klog_str_t group,

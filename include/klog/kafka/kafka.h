@@ -4,8 +4,8 @@
  * kcat and log shippers, kafka-python) produce to and consume from klog's
  * logs.  It speaks the classic, non-flexible versions Debian's clients
  * settle on (ApiVersions 0-2, Metadata 0-1, Produce 0-2, Fetch 0-3,
- * ListOffsets 0-1, the group APIs at v0, OffsetCommit 0-2, OffsetFetch
- * 0-1) with MessageSet v0/v1, transcoded to and from klog's 0.7 sets
+ * ListOffsets 0-1, the group APIs as kwgroup.h has them) with MessageSet
+ * v0/v1, transcoded to and from klog's 0.7 sets
  * (kmsg.h).  A message's Kafka offset is the byte offset of the next one,
  * less one; consumer groups are coordinated here (coordinator.h), their offsets
  * kept under the data directory (koffsets.h).  Hand klog_kafka_front() and
@@ -74,6 +74,10 @@ typedef struct klog_kafka_pmeta {
 	int32_t isr[KLOG_KAFKA_MAX_REPLICAS];
 } klog_kafka_pmeta_t;
 
+/* One committed offset of a group, for committed_all below. */
+typedef void klog_kafka_offset_fn(void *arg, const char *topic,
+    int32_t partition, int64_t offset);
+
 /*
  * Cluster mode (zkkafka.h): what the front end asks of the cluster instead
  * of answering for this broker alone.  Every call is on the loop thread;
@@ -98,6 +102,10 @@ typedef struct klog_kafka_cluster {
 	    int32_t partition, int64_t offset);
 	int (*committed)(void *arg, const char *group, const char *topic,
 	    int32_t partition, int64_t *offset);
+	/* Every committed offset of group, fn called for each (topic a C
+	 * string valid until the hook returns); none is 0. */
+	int (*committed_all)(void *arg, const char *group,
+	    klog_kafka_offset_fn *fn, void *fnarg);
 	/*
 	 * Replicated topics administered as klog-group -Z does it (rtopics.h,
 	 * rtadmin.h), a few ZooKeeper calls each and never a wait: a deletion

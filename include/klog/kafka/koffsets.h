@@ -54,4 +54,17 @@ int klog_koffsets_get(const klog_koffsets_t *o, klog_str_t group,
     klog_str_t topic, int32_t partition, int64_t *offset,
     klog_str_t *metadata);
 
+/* group's i-th committed offset, in topic then partition order: 1 and the
+ * fields (views valid until the next put or save of the group), or 0 past
+ * the last (OffsetFetch of every partition). */
+int klog_koffsets_at(const klog_koffsets_t *o, klog_str_t group, size_t i,
+    klog_str_t *topic, int32_t *partition, int64_t *offset,
+    klog_str_t *metadata);
+
+/* The groups with a committed offset, one at a time: *cursor NULL at
+ * first, moved on by each call; 1 and the next one's id (a view valid
+ * while the group is), or 0 after the last. */
+int klog_koffsets_next_group(const klog_koffsets_t *o, const void **cursor,
+    klog_str_t *id);
+
 #endif

@@ -148,60 +148,6 @@ int klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
 int klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a,
     uint32_t *n, int *all);
 
-/* FindCoordinator v0, Heartbeat v0, LeaveGroup v0: their few fields. */
-int klog_kwire_group_id(const klog_kreq_t *r, klog_str_t *group);
-int klog_kwire_heartbeat(const klog_kreq_t *r, klog_str_t *group,
-    int32_t *generation, klog_str_t *member);
-int klog_kwire_leave(const klog_kreq_t *r, klog_str_t *group,
-    klog_str_t *member);
-
-/* A name and its bytes: a JoinGroup protocol and its metadata, a
- * SyncGroup member and its assignment. */
-typedef struct klog_kpair {
-	klog_str_t name;
-	const uint8_t *data;
-	uint32_t len;
-} klog_kpair_t;
-
-/* JoinGroup v0 and SyncGroup v0, into coordinator.h's requests (passed as
- * their parts to keep this layer below the coordinator). */
-typedef struct klog_kjoin {
-	klog_str_t group, member_id, protocol_type;
-	int32_t session_timeout_ms;
-	uint32_t nprotocols;
-	klog_kpair_t *protocols;   /* in a */
-} klog_kjoin_t;
-int klog_kwire_join(const klog_kreq_t *r, klog_kjoin_t *j,
-    klog_proto_array_t *a);
-
-typedef struct klog_ksync {
-	klog_str_t group, member_id;
-	int32_t generation;
-	uint32_t nassign;
-	klog_kpair_t *assign;      /* in a: member id and assignment */
-} klog_ksync_t;
-int klog_kwire_sync(const klog_kreq_t *r, klog_ksync_t *s,
-    klog_proto_array_t *a);
-
-/* OffsetCommit v0-v2 and OffsetFetch v0-v1. */
-typedef struct klog_kcommit_part {
-	klog_str_t topic;
-	int32_t partition;
-	int64_t offset;
-	klog_str_t metadata;
-} klog_kcommit_part_t;
-
-typedef struct klog_kcommit {
-	klog_str_t group, member_id;
-	int32_t generation;        /* -1 in v0 */
-	uint32_t count;
-	klog_kcommit_part_t *parts;  /* in a; OffsetFetch: offset -1 */
-} klog_kcommit_t;
-int klog_kwire_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
-    klog_proto_array_t *a);
-int klog_kwire_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
-    klog_proto_array_t *a);
-
 /* ---- encoders: onto b, whose errors are sticky ---- */
 
 /* A response frame: size (patched by end) and correlation id. */
@@ -279,13 +225,6 @@ void klog_kwire_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
     const klog_produce_result_t *res, uint32_t n, size_t *errpos);
 /* Turn the result at pos into error (base offset -1). */
 void klog_kwire_patch_produce(klog_buf_t *b, size_t pos, int16_t error);
-
-/* FindCoordinator v0. */
-void klog_kwire_coordinator_resp(klog_buf_t *b, int32_t corr, int16_t error,
-    const klog_kmeta_broker_t *node);
-
-/* A response that is only an error code (Heartbeat, LeaveGroup v0). */
-void klog_kwire_error_resp(klog_buf_t *b, int32_t corr, int16_t error);
 
 /* Kafka's error for a KLOG_WIRE_* code. */
 int16_t klog_kwire_error_from_wire(int16_t wire);

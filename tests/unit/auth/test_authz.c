@@ -320,6 +320,37 @@ test_quiet_listing(void **state)
 	klog_authz_free(a);
 }
 
+/* A group's operations for ListGroups and DescribeGroups: decided as a
+ * check (READ implies DESCRIBE), never logged; a check is. */
+static void
+test_quiet_groups(void **state)
+{
+	klog_authz_t *a;
+	int before;
+
+	(void)state;
+	write_acls("allow read group literal g1 " ALICE "\n");
+	a = open_authz(NULL, 0, NULL);
+	before = nlines;
+	assert_int_equal(klog_authz_allowed(a, ALICE, HOST, KLOG_ACL_DESCRIBE,
+	    KLOG_ACL_GROUP, "g1", 2), 1);
+	assert_int_equal(klog_authz_allowed(a, ALICE, HOST, KLOG_ACL_READ,
+	    KLOG_ACL_GROUP, "g1", 2), 1);
+	assert_int_equal(klog_authz_allowed(a, ALICE, HOST, KLOG_ACL_DELETE,
+	    KLOG_ACL_GROUP, "g1", 2), 0);
+	assert_int_equal(klog_authz_allowed(a, ALICE, HOST, KLOG_ACL_DESCRIBE,
+	    KLOG_ACL_GROUP, "g2", 2), 0);
+	assert_int_equal(klog_authz_allowed(a, ALICE, HOST, KLOG_ACL_DESCRIBE,
+	    KLOG_ACL_CLUSTER, NULL, 0), 0);
+	assert_int_equal(klog_authz_allowed(NULL, ALICE, HOST, KLOG_ACL_DELETE,
+	    KLOG_ACL_GROUP, "g2", 2), 1);
+	assert_int_equal(nlines, before);
+	assert_int_equal(klog_authz_check(a, ALICE, HOST, KLOG_ACL_DESCRIBE,
+	    KLOG_ACL_GROUP, "g2", 2), 0);
+	assert_int_equal(nlines, before + 1);
+	klog_authz_free(a);
+}
+
 /* No file (--zk-acls): nothing but super users until a set is put in
  * force, which keeps the broker's super users and default. */
 static void
@@ -367,6 +398,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replica, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiet_listing, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_quiet_groups, setup,
 		    teardown),
 	};
 

@@ -34,6 +34,8 @@ struct client {
 	char metas[8][64];
 	char assign[64];
 	uint32_t assign_len;
+	char instance[32];         /* its group instance id, "" none */
+	char instances[8][32];     /* the leader's answer's */
 };
 
 struct fixture {
@@ -54,7 +56,7 @@ copy_str(char *dst, size_t cap, klog_str_t s)
 }
 
 static void
-on_join(klog_coordinator_wait_t *w, const klog_coordinator_join_resp_t *r)
+on_join(klog_coordinator_wait_t *w, const klog_kjoin_resp_t *r)
 {
 	struct client *c = CLIENT(w);
 
@@ -68,6 +70,8 @@ on_join(klog_coordinator_wait_t *w, const klog_coordinator_join_resp_t *r)
 	for (uint32_t i = 0; i < r->nmembers && i < 8; i++) {
 		copy_str(c->members[i], sizeof(c->members[i]),
 		    r->members[i].member_id);
+		copy_str(c->instances[i], sizeof(c->instances[i]),
+		    r->members[i].instance_id);
 		snprintf(c->metas[i], sizeof(c->metas[i]), "%.*s",
 		    (int)r->members[i].meta_len,
 		    (const char *)r->members[i].meta);
@@ -155,13 +159,14 @@ run_for(int ms)
 		assert_true(klog_loop_run_once(fx->loop, 5) >= 0);
 }
 
-/* A join of c to "g" with protocols "range" then "roundrobin" (meta =
- * its name + "-m"), or the protocols given. */
+/* A join of c to group with protocols p1 (and p2), meta its metadata,
+ * require_id as JoinGroup v4+ asks. */
 static void
-join_p(struct client *c, const char *group, int session_ms, int rebalance_ms,
-    const char *type, const char *p1, const char *p2, const char *meta)
+join_v(struct client *c, const char *group, int session_ms, int rebalance_ms,
+    const char *type, const char *p1, const char *p2, const char *meta,
+    int require_id)
 {
-	klog_coordinator_proto_t ps[2] = {
+	klog_kpair_t ps[2] = {
 		{ S(p1), (const uint8_t *)meta, (uint32_t)strlen(meta) },
 		{ S(p2 ? p2 : ""), (const uint8_t *)meta,
 		    (uint32_t)strlen(meta) },
@@ -169,17 +174,33 @@ join_p(struct client *c, const char *group, int session_ms, int rebalance_ms,
 	klog_coordinator_join_req_t req = {
 		.group = S(group),
 		.member_id = S(c->member),
-		.client_id = S("rdkafka"),
 		.protocol_type = S(type),
-		.session_timeout_ms = session_ms,
-		.rebalance_timeout_ms = rebalance_ms,
-		.nprotocols = p2 ? 2 : 1,
-		.protocols = ps,
+		.require_member_id = require_id,
+		.member = {
+			.client_id = S("rdkafka"),
+			.client_host = S("/127.0.0.1"),
+			.instance_id = c->instance[0] ? S(c->instance) :
+			    (klog_str_t){ NULL, 0 },
+			.session_ms = session_ms,
+			.rebalance_ms = rebalance_ms,
+			.nprotocols = p2 ? 2 : 1,
+			.protocols = ps,
+		},
 	};
 
 	assert_int_equal(klog_coordinator_join(fx->g, &req, &c->w), 0);
 }
 
+/* A join of c to group with protocols p1 (and p2), meta its metadata,
+ * without KIP-394's member id round (JoinGroup v0-3). */
+static void
+join_p(struct client *c, const char *group, int session_ms, int rebalance_ms,
+    const char *type, const char *p1, const char *p2, const char *meta)
+{
+	join_v(c, group, session_ms, rebalance_ms, type, p1, p2, meta, 0);
+}
+
+/* A join of c to "g" with protocols "range" then "roundrobin". */
 static void
 join(struct client *c, const char *meta)
 {
@@ -188,7 +209,7 @@ join(struct client *c, const char *meta)
 
 static void
 sync_req(struct client *c, const char *group, int32_t gen,
-    uint32_t nassign, const klog_coordinator_assign_t *assign)
+    uint32_t nassign, const klog_kpair_t *assign)
 {
 	klog_coordinator_sync_req_t req = {
 		.group = S(group),
@@ -212,7 +233,7 @@ hb(struct client *c, int32_t gen)
 static void
 two_members(struct client *a, struct client *b)
 {
-	klog_coordinator_assign_t as[2];
+	klog_kpair_t as[2];
 
 	join(a, "a-meta");
 	assert_int_equal(a->joins, 1);
@@ -225,8 +246,8 @@ two_members(struct client *a, struct client *b)
 	assert_int_equal(b->joins, 1);
 	assert_int_equal(a->generation, 2);
 	assert_int_equal(b->generation, 2);
-	as[0] = (klog_coordinator_assign_t){ S(a->member), (const uint8_t *)"A", 1 };
-	as[1] = (klog_coordinator_assign_t){ S(b->member), (const uint8_t *)"B", 1 };
+	as[0] = (klog_kpair_t){ S(a->member), (const uint8_t *)"A", 1 };
+	as[1] = (klog_kpair_t){ S(b->member), (const uint8_t *)"B", 1 };
 	sync_req(b, "g", 2, 0, NULL);
 	assert_int_equal(b->syncs, 0);        /* held for the leader */
 	sync_req(a, "g", 2, 2, as);
@@ -353,7 +374,7 @@ test_sync_rules(void **state)
 	/* The leader leaves a member out: it gets an empty assignment. */
 	sync_req(&x, "g", 3, 0, NULL);
 	{
-		klog_coordinator_assign_t as[1] = {
+		klog_kpair_t as[1] = {
 			{ S(b.member), (const uint8_t *)"BB", 2 },
 		};
 
@@ -642,6 +663,176 @@ test_commit_check(void **state)
 	    S(a.member)), KLOG_KERR_REBALANCE_IN_PROGRESS);
 }
 
+static int
+str_is(klog_str_t s, const char *want)
+{
+	return s.len == strlen(want) && (s.len == 0 ||
+	    memcmp(s.p, want, s.len) == 0);
+}
+
+static uint32_t
+ngroups(void)
+{
+	return klog_kgtable_ngroups(klog_coordinator_table(fx->g));
+}
+
+/* KIP-394 (JoinGroup v4+): a new member is answered MEMBER_ID_REQUIRED
+ * with its id, is no member until it joins with it, and then joins as
+ * any new member; ids that were never handed out are refused. */
+static void
+test_member_id_required(void **state)
+{
+	struct client a = { 0 }, b = { 0 };
+
+	(void)state;
+	join_v(&a, "g", SESSION_MS, 0, "consumer", "range", NULL, "a", 1);
+	assert_int_equal(a.joins, 1);
+	assert_int_equal(a.error, KLOG_KERR_MEMBER_ID_REQUIRED);
+	assert_int_equal(a.generation, -1);
+	assert_int_equal(strncmp(a.member, "rdkafka-", 8), 0);
+	assert_int_equal(ngroups(), 1);        /* kept for the rejoin */
+	assert_int_equal(hb(&a, 0), KLOG_KERR_UNKNOWN_MEMBER_ID);
+	/* A commit from outside the group may go ahead: no members yet. */
+	assert_int_equal(klog_coordinator_commit_check(fx->g, S("g"), -1,
+	    S("")), KLOG_KERR_NONE);
+	join_v(&a, "g", SESSION_MS, 0, "consumer", "range", NULL, "a", 1);
+	assert_int_equal(a.joins, 2);
+	assert_int_equal(a.error, KLOG_KERR_NONE);
+	assert_int_equal(a.generation, 1);
+	assert_string_equal(a.leader, a.member);
+	/* A second member: its id first, then it joins and a rejoins. */
+	join_v(&b, "g", SESSION_MS, 0, "consumer", "range", NULL, "b", 1);
+	assert_int_equal(b.error, KLOG_KERR_MEMBER_ID_REQUIRED);
+	assert_int_equal(hb(&a, 1), KLOG_KERR_NONE);   /* no rebalance yet */
+	join_v(&b, "g", SESSION_MS, 0, "consumer", "range", NULL, "b", 1);
+	assert_int_equal(b.joins, 1);                 /* held */
+	assert_int_equal(hb(&a, 1), KLOG_KERR_REBALANCE_IN_PROGRESS);
+	join_v(&a, "g", SESSION_MS, 0, "consumer", "range", NULL, "a", 1);
+	assert_int_equal(b.generation, 2);
+	assert_int_equal(a.nmembers, 2);
+	/* An id this coordinator never handed out. */
+	snprintf(b.member, sizeof(b.member), "rdkafka-99-0123456789abcdef");
+	join_v(&b, "g", SESSION_MS, 0, "consumer", "range", NULL, "b", 1);
+	assert_int_equal(b.error, KLOG_KERR_UNKNOWN_MEMBER_ID);
+}
+
+/* An id handed out and never joined with goes after a session, and its
+ * group with it; one may also leave before it joins. */
+static void
+test_pending_expiry(void **state)
+{
+	struct client a = { 0 }, b = { 0 };
+	int64_t end;
+
+	(void)state;
+	join_v(&a, "g", SESSION_MS, 0, "consumer", "range", NULL, "a", 1);
+	assert_int_equal(a.error, KLOG_KERR_MEMBER_ID_REQUIRED);
+	end = klog_loop_now_ms() + 4 * SESSION_MS;
+	while (ngroups() > 0 && klog_loop_now_ms() < end)
+		assert_true(klog_loop_run_once(fx->loop, 5) >= 0);
+	assert_int_equal(ngroups(), 0);
+	join_v(&a, "g", SESSION_MS, 0, "consumer", "range", NULL, "a", 1);
+	assert_int_equal(a.error, KLOG_KERR_UNKNOWN_MEMBER_ID);
+	join_v(&b, "g", SESSION_MS, 0, "consumer", "range", NULL, "b", 1);
+	assert_int_equal(klog_coordinator_leave(fx->g, S("g"), S(b.member)),
+	    KLOG_KERR_NONE);
+	assert_int_equal(ngroups(), 0);
+	join_v(&b, "g", SESSION_MS, 0, "consumer", "range", NULL, "b", 1);
+	assert_int_equal(b.error, KLOG_KERR_UNKNOWN_MEMBER_ID);
+}
+
+/* Pending ids count toward a group's members: they hold memory. */
+static void
+test_pending_limit(void **state)
+{
+	struct client c[3];
+
+	(void)state;
+	memset(c, 0, sizeof(c));
+	make(2, 2);
+	join_v(&c[0], "g", SESSION_MS, 0, "consumer", "range", NULL, "m", 1);
+	join_v(&c[1], "g", SESSION_MS, 0, "consumer", "range", NULL, "m", 1);
+	join_v(&c[2], "g", SESSION_MS, 0, "consumer", "range", NULL, "m", 1);
+	assert_int_equal(c[1].error, KLOG_KERR_MEMBER_ID_REQUIRED);
+	assert_int_equal(c[2].error, KLOG_KERR_UNKNOWN);
+	join_v(&c[0], "g", SESSION_MS, 0, "consumer", "range", NULL, "m", 1);
+	assert_int_equal(c[0].generation, 1);
+}
+
+/* A group instance id is kept and shown (to the leader, in DescribeGroups)
+ * but its member stays a dynamic one: a second member with the same
+ * instance id is a second member. */
+static void
+test_instance_id(void **state)
+{
+	struct client a = { 0 }, b = { 0 };
+
+	(void)state;
+	snprintf(a.instance, sizeof(a.instance), "host-1");
+	snprintf(b.instance, sizeof(b.instance), "host-1");
+	join(&a, "a");
+	join(&b, "b");
+	join(&a, "a");
+	assert_int_equal(a.nmembers, 2);
+	assert_string_equal(a.instances[0], "host-1");
+	assert_string_equal(a.instances[1], "host-1");
+	assert_string_not_equal(a.members[0], a.members[1]);
+}
+
+/* DescribeGroups' view: Kafka's state names, the members with their
+ * client id and host, metadata and assignment only when Stable. */
+static void
+test_describe(void **state)
+{
+	const klog_kgtable_t *t;
+	const klog_kgroup_t *grp;
+	struct client a = { 0 }, b = { 0 }, c = { 0 };
+	klog_kdmember_t ms[8];
+	klog_kdgroup_t d;
+	size_t cursor = 0;
+	int seen = 0;
+
+	(void)state;
+	t = klog_coordinator_table(fx->g);
+	assert_true(str_is(klog_kgtable_state_name(NULL), "Dead"));
+	snprintf(b.instance, sizeof(b.instance), "i-b");
+	two_members(&a, &b);
+	grp = klog_kgtable_find(t, S("g"));
+	assert_non_null(grp);
+	klog_kgtable_describe(grp, &d, ms);
+	assert_true(str_is(d.id, "g"));
+	assert_true(str_is(d.state, "Stable"));
+	assert_true(str_is(d.protocol_type, "consumer"));
+	assert_true(str_is(d.protocol, "range"));
+	assert_int_equal(d.nmembers, 2);
+	assert_true(str_is(ms[0].member_id, a.member));
+	assert_null(ms[0].instance_id.p);
+	assert_true(str_is(ms[1].instance_id, "i-b"));
+	assert_true(str_is(ms[0].client_id, "rdkafka"));
+	assert_true(str_is(ms[0].client_host, "/127.0.0.1"));
+	assert_int_equal(ms[1].meta_len, 6);
+	assert_memory_equal(ms[1].meta, "b-meta", 6);
+	assert_int_equal(ms[1].assign_len, 1);
+	assert_memory_equal(ms[1].assign, "B", 1);
+	/* Preparing, then completing: no protocol, no metadata. */
+	join(&b, "b-meta2");
+	klog_kgtable_describe(grp, &d, ms);
+	assert_true(str_is(d.state, "PreparingRebalance"));
+	assert_int_equal(d.protocol.len, 0);
+	assert_int_equal(ms[0].meta_len, 0);
+	assert_int_equal(ms[1].assign_len, 0);
+	join(&a, "a-meta");
+	klog_kgtable_describe(grp, &d, ms);
+	assert_true(str_is(d.state, "CompletingRebalance"));
+	/* Every group is listed once. */
+	join_p(&c, "h", SESSION_MS, 0, "consumer", "range", NULL, "c");
+	for (grp = NULL; (grp = klog_kgtable_next(t, &cursor, grp)) != NULL;)
+		seen += str_is((klog_str_t){ grp->id, grp->id_len }, "g") ? 1 :
+		    str_is((klog_str_t){ grp->id, grp->id_len }, "h") ? 10 :
+		    100;
+	assert_int_equal(seen, 11);
+}
+
 int
 main(void)
 {
@@ -669,6 +860,16 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_check, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_member_id_required, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_pending_expiry, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_pending_limit, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_instance_id, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_describe, setup,
 		    teardown),
 	};
 

@@ -376,6 +376,61 @@ test_many_partitions(void **state)
 	klog_koffsets_free(o);
 }
 
+/* Every offset of a group in order, and every group with one, as
+ * OffsetFetch of every partition and ListGroups walk them; after a
+ * restart too. */
+static void
+test_walk(void **state)
+{
+	klog_koffsets_t *o = open_ok();
+	klog_str_t topic, meta, id;
+	const void *cursor = NULL;
+	klog_err_t err = { 0 };
+	int32_t part;
+	int64_t off;
+	int seen = 0;
+
+	(void)state;
+	assert_int_equal(klog_koffsets_at(o, S("g"), 0, &topic, &part, &off,
+	    &meta), 0);
+	assert_int_equal(klog_koffsets_next_group(o, &cursor, &id), 0);
+	assert_int_equal(klog_koffsets_put(o, S("g"), S("b"), 1, 30, S("")),
+	    0);
+	assert_int_equal(klog_koffsets_put(o, S("g"), S("a"), 2, 20, S("x")),
+	    0);
+	assert_int_equal(klog_koffsets_put(o, S("g"), S("b"), 0, 10, S("")),
+	    0);
+	assert_int_equal(klog_koffsets_put(o, S("h"), S("a"), 0, 5, S("")),
+	    0);
+	assert_int_equal(klog_koffsets_save(o, S("g"), &err), 0);
+	assert_int_equal(klog_koffsets_save(o, S("h"), &err), 0);
+	klog_koffsets_free(o);
+	o = open_ok();
+	assert_int_equal(klog_koffsets_at(o, S("g"), 0, &topic, &part, &off,
+	    &meta), 1);
+	assert_true(topic.len == 1 && topic.p[0] == 'a');
+	assert_int_equal(part, 2);
+	assert_int_equal(off, 20);
+	assert_true(meta.len == 1 && meta.p[0] == 'x');
+	assert_int_equal(klog_koffsets_at(o, S("g"), 1, &topic, &part, &off,
+	    &meta), 1);
+	assert_true(topic.p[0] == 'b' && part == 0 && off == 10);
+	assert_int_equal(meta.len, 0);
+	assert_non_null(meta.p);
+	assert_int_equal(klog_koffsets_at(o, S("g"), 2, &topic, &part, &off,
+	    &meta), 1);
+	assert_true(topic.p[0] == 'b' && part == 1 && off == 30);
+	assert_int_equal(klog_koffsets_at(o, S("g"), 3, &topic, &part, &off,
+	    &meta), 0);
+	assert_int_equal(klog_koffsets_at(o, S("x"), 0, &topic, &part, &off,
+	    &meta), 0);
+	while (klog_koffsets_next_group(o, &cursor, &id))
+		seen += id.len == 1 && id.p[0] == 'g' ? 1 :
+		    id.len == 1 && id.p[0] == 'h' ? 10 : 100;
+	assert_int_equal(seen, 11);
+	klog_koffsets_free(o);
+}
+
 int
 main(void)
 {
@@ -384,6 +439,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_failure_keeps_memory,
 		    setup, teardown),

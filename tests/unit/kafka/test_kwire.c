@@ -244,101 +244,6 @@ test_metadata(void **state)
 	free(a.p);
 }
 
-static void
-test_groups(void **state)
-{
-	klog_proto_array_t a = { 0 };
-	klog_kjoin_t j;
-	klog_ksync_t s;
-	klog_buf_t b;
-	klog_kreq_t r;
-	size_t start;
-
-	(void)state;
-	klog_buf_init(&b);
-	start = req_begin(&b, KLOG_KAPI_JOIN_GROUP, 0);
-	klog_buf_put_str(&b, "g", 1);
-	klog_buf_put_i32(&b, 10000);
-	klog_buf_put_str(&b, "", 0);
-	klog_buf_put_str(&b, "consumer", 8);
-	klog_buf_put_i32(&b, 2);
-	klog_buf_put_str(&b, "range", 5);
-	klog_buf_put_i32(&b, 3);
-	klog_buf_put(&b, "abc", 3);
-	klog_buf_put_str(&b, "roundrobin", 10);
-	klog_buf_put_i32(&b, -1);            /* null metadata */
-	req_frame(&b, start, &r);
-	assert_int_equal(klog_kwire_join(&r, &j, &a), 0);
-	assert_true(str_is(j.group, "g"));
-	assert_int_equal(j.session_timeout_ms, 10000);
-	assert_int_equal(j.member_id.len, 0);
-	assert_true(str_is(j.protocol_type, "consumer"));
-	assert_int_equal(j.nprotocols, 2);
-	assert_true(str_is(j.protocols[0].name, "range"));
-	assert_int_equal(j.protocols[0].len, 3);
-	assert_int_equal(j.protocols[1].len, 0);
-	klog_buf_free(&b);
-
-	klog_buf_init(&b);
-	start = req_begin(&b, KLOG_KAPI_SYNC_GROUP, 0);
-	klog_buf_put_str(&b, "g", 1);
-	klog_buf_put_i32(&b, 4);
-	klog_buf_put_str(&b, "m1", 2);
-	klog_buf_put_i32(&b, 1);
-	klog_buf_put_str(&b, "m2", 2);
-	klog_buf_put_i32(&b, 2);
-	klog_buf_put(&b, "\1\2", 2);
-	req_frame(&b, start, &r);
-	assert_int_equal(klog_kwire_sync(&r, &s, &a), 0);
-	assert_int_equal(s.generation, 4);
-	assert_true(str_is(s.member_id, "m1"));
-	assert_int_equal(s.nassign, 1);
-	assert_true(str_is(s.assign[0].name, "m2"));
-	assert_memory_equal(s.assign[0].data, "\1\2", 2);
-	klog_buf_free(&b);
-	free(a.p);
-}
-
-static void
-test_offset_commit(void **state)
-{
-	klog_proto_array_t a = { 0 };
-	klog_kcommit_t c;
-	klog_buf_t b;
-	klog_kreq_t r;
-	size_t start;
-
-	(void)state;
-	for (int16_t v = 0; v <= 2; v++) {
-		klog_buf_init(&b);
-		start = req_begin(&b, KLOG_KAPI_OFFSET_COMMIT, v);
-		klog_buf_put_str(&b, "g", 1);
-		if (v >= 1) {
-			klog_buf_put_i32(&b, 3);
-			klog_buf_put_str(&b, "m", 1);
-		}
-		if (v == 2)
-			klog_buf_put_i64(&b, -1);
-		klog_buf_put_i32(&b, 1);
-		klog_buf_put_str(&b, "app", 3);
-		klog_buf_put_i32(&b, 1);
-		klog_buf_put_i32(&b, 0);
-		klog_buf_put_i64(&b, 4242);
-		if (v == 1)
-			klog_buf_put_i64(&b, 1700000000000);
-		klog_buf_put_i16(&b, -1);    /* null metadata */
-		req_frame(&b, start, &r);
-		assert_int_equal(klog_kwire_offset_commit(&r, &c, &a), 0);
-		assert_int_equal(c.generation, v >= 1 ? 3 : -1);
-		assert_int_equal(c.count, 1);
-		assert_int_equal(c.parts[0].offset, 4242);
-		assert_int_equal(c.parts[0].metadata.len, 0);
-		assert_non_null(c.parts[0].metadata.p);
-		klog_buf_free(&b);
-	}
-	free(a.p);
-}
-
 static int32_t
 rd32(const uint8_t *p)
 {
@@ -449,8 +354,6 @@ main(void)
 		cmocka_unit_test(test_produce),
 		cmocka_unit_test(test_fetch),
 		cmocka_unit_test(test_metadata),
-		cmocka_unit_test(test_groups),
-		cmocka_unit_test(test_offset_commit),
 		cmocka_unit_test(test_produce_resp),
 		cmocka_unit_test(test_api_versions),
 		cmocka_unit_test(test_errors),
