@@ -223,7 +223,7 @@ wait_file() {
 	! grep -q 'denied DESCRIBE on CLUSTER' "$TMP/broker.log"
 }
 
-@test "kafka groups: versions no Debian client sends: ListGroups 4's states filter, DescribeGroups 4's operations, FindCoordinator's transaction key refused" {
+@test "kafka groups: versions no Debian client sends: ListGroups 4's states filter, DescribeGroups 4's operations; FindCoordinator's transaction key refused, a transactional producer stops at once" {
 	start_kafka_broker --topic t:1
 	run -0 "$PY" - "$KAFKA" <<-'EOF2'
 	import socket, struct, sys
@@ -261,4 +261,16 @@ wait_file() {
 	[ "${lines[2]}" = "describe 00000148" ]
 	[ "${lines[3]}" = "find 1 53 klog has no transactions" ]
 	[ "${lines[4]}" = "find 2 42 unknown coordinator type" ]
+	# librdkafka's transactional producer takes the refusal as final.
+	run -0 timeout 20 "$PY" - "$KAFKA" <<-'EOF2'
+	import os, sys
+	from confluent_kafka import KafkaException, Producer
+	os.dup2(os.open(os.devnull, os.O_WRONLY), 2)   # librdkafka's log
+	p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": "tx"})
+	try:
+	    p.init_transactions(15)
+	except KafkaException as e:
+	    print(e.args[0].fatal(), e.args[0].str())
+	EOF2
+	[[ "${lines[0]}" == "True Failed to find transaction coordinator: "*": Broker: Transactional Id authorization failed: klog has no transactions" ]]
 }
