@@ -4,8 +4,10 @@
  * Ingest (a produce request) checks every Kafka message, opens gzip,
  * snappy and lz4 wrappers one level deep and writes each value as a plain
  * magic-0 entry.  Serve (a fetch, the listener's hot path) walks a 0.7 set
- * read from a segment with klog_iter_*() (which checks the stored CRCs) and
- * writes one magic-0 Kafka message per 0.7 message:
+ * read from a segment (plain entries itself, anything else with
+ * klog_iter_next()) and writes one magic-0 Kafka message per 0.7 message,
+ * its CRC derived from the stored one without a pass over the payload
+ * (kmsg.h):
  *
  *   +----------+--------+-------+---------+---------+--------+--------+---------+
  *   | offset:8 | size:4 | crc:4 | magic:1 | attrs:1 | key:4  | vlen:4 | value   |
@@ -37,11 +39,13 @@
  * LZ4F_compressBegin() writes for the same frame settings, and the frame is
  * decoded again with it.  That costs an allocation or two, only on that path.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lz4frame.h>
 #include <snappy-c.h>
+#include <zlib.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
@@ -70,13 +74,6 @@
 static const uint8_t xerial_magic[8] = {
 	0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
 };
-
-static void
-put_be64(uint8_t *p, uint64_t v)
-{
-	klog_put_be32(p, (uint32_t)(v >> 32));
-	klog_put_be32(p + 4, (uint32_t)v);
-}
 
 /* ---- Decompression: each returns a new buffer the caller frees. ---- */
 
@@ -471,26 +468,67 @@ klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
 /* ---- Serve ---- */
 
 /*
- * One Kafka message at p (KAFKA_OUT_OVERHEAD + n bytes reserved): the
- * header, the value, then the CRC over magic..end in one pass over the
- * bytes just written (still in cache).
+ * A Kafka message's CRC covers magic..value, and the value is a stored
+ * payload whose CRC-32 its 0.7 entry holds.  CRC-32 is linear: the
+ * message's CRC is that of its 10-byte header carried past the n bytes of
+ * the value (crc32_combine() with a zero CRC, a function of n alone)
+ * xored with the stored CRC, with no pass over the payload.  A fetch
+ * carries messages of a few sizes, so that part is remembered by n.
  */
+#define CRC_MEMO 64
+
+typedef struct crc_memo {
+	uint32_t n[CRC_MEMO];   /* UINT32_MAX: empty */
+	uint32_t k[CRC_MEMO];
+} crc_memo_t;
+
+/* The memo's slot for n filled in. */
 static void
-serve_put(uint8_t *p, int64_t offset, const uint8_t *payload, uint32_t n)
+crc_learn(crc_memo_t *cm, size_t slot, uint32_t n)
 {
-	put_be64(p, (uint64_t)offset);
-	klog_put_be32(p + 8, 4 + KAFKA_HDR + n);
-	p[16] = 0;
-	p[17] = 0;
-	klog_put_be32(p + 18, UINT32_MAX);
-	klog_put_be32(p + 22, n);
-	if (n > 0)
-		memcpy(p + KAFKA_OUT_OVERHEAD, payload, n);
-	klog_put_be32(p + 12, klog_crc32(0, p + 16, KAFKA_HDR + n));
+	uint8_t h[KAFKA_HDR] = { 0, 0, 0xff, 0xff, 0xff, 0xff };
+
+	klog_put_be32(h + 6, n);
+	cm->n[slot] = n;
+	cm->k[slot] = (uint32_t)crc32_combine(klog_crc32(0, h, sizeof(h)), 0,
+	    (z_off_t)n);
 }
 
-/* What serve_entry() tells the loop. */
-enum { SERVED = 0, STOP_FULL = 1, STOP_BAD = 2 };
+static inline uint32_t
+kafka_crc(crc_memo_t *cm, uint32_t n, uint32_t stored)
+{
+	size_t slot = n % CRC_MEMO;
+
+	if (cm->n[slot] != n)
+		crc_learn(cm, slot, n);
+	return cm->k[slot] ^ stored;
+}
+
+/*
+ * One Kafka message at p (KAFKA_OUT_OVERHEAD + n bytes reserved): the
+ * header, with the CRC crc, then the value.  Each field is one
+ * byte-swapped store: the hot loop writes a header per message.
+ */
+static void
+serve_put(uint8_t *p, int64_t offset, const uint8_t *payload, uint32_t n,
+    uint32_t crc)
+{
+	/* magic 0, attributes 0, key null */
+	static const uint8_t mid[6] = { 0, 0, 0xff, 0xff, 0xff, 0xff };
+	uint64_t o = htobe64((uint64_t)offset);
+	uint32_t w[2] = { htobe32(4 + KAFKA_HDR + n), htobe32(crc) };
+	uint32_t len = htobe32(n);
+
+	memcpy(p, &o, sizeof(o));
+	memcpy(p + 8, w, sizeof(w));
+	memcpy(p + 16, mid, sizeof(mid));
+	memcpy(p + 22, &len, sizeof(len));
+	if (n > 0)
+		memcpy(p + KAFKA_OUT_OVERHEAD, payload, n);
+}
+
+/* What the serve_*() functions tell the loop. */
+enum { SERVED = 0, STOP_FULL = 1, STOP_BAD = 2, STOP_CUT = 3 };
 
 typedef struct serve_ctx {
 	int64_t min_offset;
@@ -499,6 +537,7 @@ typedef struct serve_ctx {
 	size_t start;           /* out->len at the call */
 	klog_buf_t *out;
 	uint32_t messages;
+	crc_memo_t crcs;
 } serve_ctx_t;
 
 /* Would adding n more bytes break max_out?  Never for the first output. */
@@ -510,22 +549,47 @@ over_budget(const serve_ctx_t *c, size_t n)
 	return added > 0 && (added >= c->max_out || n > c->max_out - added);
 }
 
-static int
-serve_plain(serve_ctx_t *c, const klog_msg_t *m)
+/*
+ * The length field of the whole plain entry at p (left bytes there), or 0
+ * for anything else: a wrapper, or a cut or corrupt entry, which
+ * serve_other() hands to klog_iter_next().  These are that function's
+ * checks, inline for the entries that make up nearly every fetch.
+ */
+static inline uint32_t
+plain_length(const uint8_t *p, size_t left)
 {
-	int64_t koff = klog_kmsg_offset(m->offset, KLOG_LENGTH_SIZE +
-	    m->length);
-	size_t n = KAFKA_OUT_OVERHEAD + (size_t)m->payload_len;
+	uint32_t length;
+
+	if (left < KLOG_MSG_OVERHEAD || p[4] > 1)
+		return 0;
+	length = klog_be32(p);
+	if (length < (p[4] ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
+	    length > KLOG_MAX_ENTRY_LENGTH || length > left - KLOG_LENGTH_SIZE ||
+	    (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) != KLOG_CODEC_NONE))
+		return 0;
+	return length;
+}
+
+/* The plain entry at p, at partition offset at, of length field length. */
+static int
+serve_plain(serve_ctx_t *c, const uint8_t *p, int64_t at, uint32_t length)
+{
+	size_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	uint32_t n = length - (uint32_t)hdr;
+	size_t need = KAFKA_OUT_OVERHEAD + (size_t)n;
+	int64_t koff = klog_kmsg_offset(at, KLOG_LENGTH_SIZE + length);
 
 	if (koff < c->min_offset)
 		return SERVED;
-	if (over_budget(c, n))
+	if (over_budget(c, need))
 		return STOP_FULL;
-	if (klog_buf_reserve(c->out, n) < 0)
+	if (c->out->cap - c->out->len < need &&
+	    klog_buf_reserve(c->out, need) < 0)
 		return -KLOG_ENOMEM;
-	serve_put(c->out->data + c->out->len, koff, m->payload,
-	    m->payload_len);
-	c->out->len += n;
+	/* The stored CRC is the last 4 bytes of either header. */
+	serve_put(c->out->data + c->out->len, koff, p + KLOG_LENGTH_SIZE + hdr,
+	    n, kafka_crc(&c->crcs, n, klog_be32(p + hdr)));
+	c->out->len += need;
 	c->messages++;
 	return SERVED;
 }
@@ -589,7 +653,8 @@ serve_inner(serve_ctx_t *c, const klog_msg_t *w, const uint8_t *set,
 				return -KLOG_ENOMEM;
 		}
 		p = c->out->data + c->out->len;
-		serve_put(p, koff, m.payload, m.payload_len);
+		serve_put(p, koff, m.payload, m.payload_len,
+		    kafka_crc(&c->crcs, m.payload_len, m.crc_stored));
 		c->out->len += KAFKA_OUT_OVERHEAD + (size_t)m.payload_len;
 		written++;
 	}
@@ -610,6 +675,9 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 	if (klog_kmsg_offset(w->offset, KLOG_LENGTH_SIZE + w->length) <
 	    c->min_offset)
 		return SERVED;
+	/* It is read whole to be inflated: its CRC is checked first. */
+	if (klog_crc32(0, w->payload, w->payload_len) != w->crc_stored)
+		return STOP_BAD;
 	r = klog_kmsg_inflate(w->codec, w->payload, w->payload_len,
 	    c->max_inflate, &set, &len);
 	if (r == -KLOG_ENOMEM)
@@ -625,6 +693,36 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 	return r;
 }
 
+/*
+ * The entry at set + pos when it is not a whole plain one: a wrapper,
+ * served (*length its length field), or a cut entry (info->need set when
+ * nothing was served yet) or a corrupt one.
+ */
+static int
+serve_other(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
+    size_t pos, klog_kmsg_out_info_t *info, uint32_t *length)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	int r;
+
+	klog_iter_init(&it, set + pos, len - pos, base + (int64_t)pos,
+	    KLOG_ITER_NOCRC, 0);
+	r = klog_iter_next(&it, &m);
+	klog_iter_free(&it);
+	if (r == -KLOG_EPARTIAL) {
+		if (c->messages == 0)
+			info->need = len - pos < KLOG_LENGTH_SIZE ?
+			    KLOG_LENGTH_SIZE : KLOG_LENGTH_SIZE +
+			    klog_be32(set + pos);
+		return STOP_CUT;
+	}
+	if (r < 0)
+		return STOP_BAD;
+	*length = m.length;
+	return serve_wrapper(c, &m);
+}
+
 int
 klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
     int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,
@@ -635,32 +733,18 @@ klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
 		.max_inflate = max_inflate, .start = out->len, .out = out,
 	};
 	int failed = out->failed, r;
-	klog_iter_t it;
-	klog_msg_t m;
-	size_t pos;
+	uint32_t length;
 
 	memset(info, 0, sizeof(*info));
 	info->bad_offset = -1;
-	klog_iter_init(&it, set, len, base, 0, 0);
-	for (;;) {
-		pos = (size_t)(klog_iter_offset(&it) - base);
-		if ((r = klog_iter_next(&it, &m)) == 0)
-			break;
-		if (r == -KLOG_EPARTIAL) {
-			if (c.messages == 0)
-				info->need = len - pos < KLOG_LENGTH_SIZE ?
-				    KLOG_LENGTH_SIZE : KLOG_LENGTH_SIZE +
-				    klog_be32(set + pos);
-			break;
-		}
-		if (r < 0 || !m.valid) {
-			info->bad_offset = base + (int64_t)pos;
-			break;
-		}
-		r = m.codec == KLOG_CODEC_NONE ? serve_plain(&c, &m) :
-		    serve_wrapper(&c, &m);
+	memset(c.crcs.n, 0xff, sizeof(c.crcs.n));
+	for (size_t pos = 0; pos < len; pos += KLOG_LENGTH_SIZE + length) {
+		if ((length = plain_length(set + pos, len - pos)) > 0)
+			r = serve_plain(&c, set + pos, base + (int64_t)pos,
+			    length);
+		else
+			r = serve_other(&c, set, len, base, pos, info, &length);
 		if (r == -KLOG_ENOMEM) {
-			klog_iter_free(&it);
 			out->len = c.start;
 			out->failed = failed;
 			memset(info, 0, sizeof(*info));
@@ -671,9 +755,8 @@ klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
 			info->bad_offset = base + (int64_t)pos;
 		if (r != SERVED)
 			break;
-		info->consumed = pos + KLOG_LENGTH_SIZE + m.length;
+		info->consumed = pos + KLOG_LENGTH_SIZE + length;
 	}
-	klog_iter_free(&it);
 	info->messages = c.messages;
 	return 0;
 }

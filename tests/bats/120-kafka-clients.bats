@@ -62,6 +62,27 @@ teardown() {
 	done
 }
 
+@test "kafka: a payload damaged on disk is served as stored; kcat -X check.crcs=true finds it, as klog-consume does" {
+	start_kafka_broker
+	printf 'first\nsecond\nthird\n' | klog-produce -t dmg
+	# "second" is the entry at byte 14 (4 + 5 + 5 for "first"); its
+	# payload starts 9 bytes in.
+	printf 'X' | dd of="$BROKER_DATA/dmg-0/00000000000000000000.klog" \
+		bs=1 seek=23 conv=notrunc 2>/dev/null
+	# The broker does not check stored CRCs on a fetch (a Kafka broker
+	# does not either): the message's Kafka CRC is derived from the
+	# stored one, which the damaged payload no longer matches.
+	run -1 kc -C -t dmg -p 0 -o beginning -e -X check.crcs=true \
+		-f '%o %s\n'
+	[[ $output == *"Message at offset 28 "*"failed CRC32 check"* ]]
+	[[ $output == *"13 first"* && $output != *Xecond* ]]
+	# librdkafka does not check by default, against Kafka either.
+	run -0 kc -C -t dmg -p 0 -o beginning -e -f '%o %s\n'
+	[ "$output" = "$(printf '13 first\n28 Xecond\n42 third')" ]
+	run -65 klog-consume -t dmg -o beginning -e
+	[[ $output == "first"*"offset 14: crc mismatch"* ]]
+}
+
 @test "kafka: offsets are byte offsets: the next message's start less one" {
 	start_kafka_broker
 	printf 'a\nbb\nccc\n' | klog-produce -t off

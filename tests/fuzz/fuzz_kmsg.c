@@ -7,13 +7,15 @@
  * Both write after bytes already in the buffer, which must survive; on
  * error ingest must leave the buffer as it was.  What ingest writes must
  * be plain, valid magic-0 entries within the limits, as many as it says.
- * What serve writes is parsed here as Kafka magic-0 messages: each CRC
- * valid, offsets non-decreasing and at or past min_offset, as many as it
- * says, consumed within the set; a smaller max_out or a larger min_offset
- * serves a prefix (filtered) of what the whole serve does, and a set that
- * ingest wrote is served whole, each payload at its byte offset.  Limits
- * are small so that decompression bombs are cut.  A broken invariant
- * aborts.
+ * What serve writes is parsed here as Kafka magic-0 messages: offsets
+ * non-decreasing and at or past min_offset, as many as it says, consumed
+ * within the set, and each CRC valid when the set's stored CRCs are (a
+ * set ingest wrote: serve derives the CRCs from the stored ones without
+ * checking them, so a damaged one is passed on); a smaller max_out or a
+ * larger min_offset serves a prefix (filtered) of what the whole serve
+ * does, and a set that ingest wrote is served whole, each payload at its
+ * byte offset.  Limits are small so that decompression bombs are cut.  A
+ * broken invariant aborts.
  *
  * The seeds in corpus/fuzz_kmsg: v0-* and v1-* are Kafka sets, most the
  * Produce sets of fuzz_kwire's captures (kcat's v0 plain, v1 plain, gzip,
@@ -65,10 +67,11 @@ check_prefix(const klog_buf_t *b)
 
 /*
  * The Kafka set p[0..len) that serve wrote: whole magic-0 messages, CRCs
- * valid, offsets non-decreasing from min_offset.  Returns their count.
+ * valid if crcs, offsets non-decreasing from min_offset.  Returns their
+ * count.
  */
 static uint32_t
-check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset)
+check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset, int crcs)
 {
 	int64_t last = INT64_MIN, off;
 	uint32_t n = 0, size, vlen;
@@ -79,7 +82,7 @@ check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset)
 		off = (int64_t)rd64(p + pos);
 		size = klog_be32(p + pos + 8);
 		CHECK(size >= 14 && size <= len - pos - 12);
-		CHECK(klog_crc32(0, p + pos + 16, size - 4) ==
+		CHECK(!crcs || klog_crc32(0, p + pos + 16, size - 4) ==
 		    klog_be32(p + pos + 12));
 		CHECK(p[pos + 16] == 0 && p[pos + 17] == 0);   /* magic, attrs */
 		CHECK(klog_be32(p + pos + 18) == UINT32_MAX);  /* key null */
@@ -93,10 +96,11 @@ check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset)
 	return n;
 }
 
-/* One serve, into a fresh buffer: its checks; the served bytes in *out. */
+/* One serve, into a fresh buffer: its checks (CRCs if crcs); the served
+ * bytes in *out. */
 static void
 serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
-    size_t max_out, klog_buf_t *out, klog_kmsg_out_info_t *info)
+    size_t max_out, int crcs, klog_buf_t *out, klog_kmsg_out_info_t *info)
 {
 	int rc;
 
@@ -118,7 +122,7 @@ serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
 		CHECK(info->messages == 0 && info->need >= 4 &&
 		    info->consumed + info->need > len);
 	CHECK(check_kafka_set(out->data + PREFIX_LEN, out->len - PREFIX_LEN,
-	    min_offset) == info->messages);
+	    min_offset, crcs) == info->messages);
 	CHECK(info->messages > 0 || out->len == PREFIX_LEN);
 }
 
@@ -148,11 +152,12 @@ filtered(const klog_buf_t *full, int64_t min_offset, klog_buf_t *out)
 
 /*
  * Serve set[0..len) (at base) whole, then from a few min_offsets and with a
- * few max_outs picked by sel; each a prefix of what it should be.
+ * few max_outs picked by sel; each a prefix of what it should be; CRCs
+ * checked if crcs.
  */
 static void
 serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
-    klog_buf_t *full, klog_kmsg_out_info_t *finfo)
+    int crcs, klog_buf_t *full, klog_kmsg_out_info_t *finfo)
 {
 	int64_t mins[3] = {
 		base + (int64_t)(len ? (sel % len) : 0),
@@ -163,9 +168,9 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 	klog_kmsg_out_info_t info;
 	klog_buf_t b, want, cut;
 
-	serve(set, len, base, base, SIZE_MAX, full, finfo);
+	serve(set, len, base, base, SIZE_MAX, crcs, full, finfo);
 	for (int i = 0; i < 3; i++) {
-		serve(set, len, base, mins[i], SIZE_MAX, &b, &info);
+		serve(set, len, base, mins[i], SIZE_MAX, crcs, &b, &info);
 		/* Only wrappers wholly below min_offset are skipped unopened:
 		 * what the whole serve had from there on comes first. */
 		if (mins[i] <= base) {
@@ -180,7 +185,8 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 			klog_buf_free(&want);
 		}
 		for (int j = 0; j < 3; j++) {
-			serve(set, len, base, mins[i], outs[j], &cut, &info);
+			serve(set, len, base, mins[i], outs[j], crcs, &cut,
+			    &info);
 			check_prefix_of(&cut, &b);
 			klog_buf_free(&cut);
 		}
@@ -249,7 +255,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size == 0)
 			CHECK(len == 0 && in.messages == 0);
 		check_ingested(set, len, &in, MAX_PAYLOAD);
-		serve_all(set, len, base, sel, &served, &oinfo);
+		serve_all(set, len, base, sel, 1, &served, &oinfo);
 		CHECK(oinfo.bad_offset == -1 && oinfo.need == 0);
 		CHECK(oinfo.consumed == len && oinfo.messages == in.messages);
 		check_served_plain(set, len, base, &served);
@@ -258,7 +264,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	klog_buf_free(&out);
 
 	/* The bytes as a 0.7 set from a segment. */
-	serve_all(copy, size, base, sel, &served, &oinfo);
+	serve_all(copy, size, base, sel, 0, &served, &oinfo);
 	klog_buf_free(&served);
 
 	free(copy);

@@ -1,8 +1,8 @@
 /*
  * Kafka's MessageSet v0/v1 (the format Kafka 0.8 to 0.10 clients send and
  * read; klog-kafka(7)) transcoded to and from klog's 0.7 message sets
- * (format.h), both ways, CRCs checked on the way in and computed on the way
- * out.  No I/O.
+ * (format.h), both ways, CRCs checked on the way in and derived from the
+ * stored ones on the way out (klog_kmsg_serve()).  No I/O.
  *
  *   Kafka MessageSet = [ offset:8 | size:4 | message ]*, where
  *   message = crc:4 | magic:1 (0|1) | attributes:1 | [timestamp:8, magic 1]
@@ -83,9 +83,11 @@ typedef struct klog_kmsg_out_info {
 	                            top-level entries) */
 	uint32_t messages;       /* Kafka messages written */
 	int64_t bad_offset;      /* -1, or the offset of the first entry that
-	                            could not be served (bad CRC, corrupt, a
-	                            wrapper that does not decompress, holds a
-	                            wrapper or decompresses past max_inflate) */
+	                            could not be served (corrupt framing, a
+	                            wrapper with a bad CRC, one that does not
+	                            decompress, holds a wrapper or a message
+	                            with a bad CRC, or decompresses past
+	                            max_inflate) */
 	uint32_t need;           /* when no message was written and the
 	                            entry at set + consumed (the first, unless
 	                            skipped ones precede it) is cut by len: its
@@ -100,13 +102,26 @@ typedef struct klog_kmsg_out_info {
  * bytes each) appended to out, stopping before the first top-level entry
  * that would take out past max_out bytes added (the first one is always
  * written whole, whatever its size), at a trailing cut entry, and at the
- * first entry whose stored CRC does not match or which is corrupt (noted
- * in info->bad_offset; what precedes it is still served).  Messages whose
- * Kafka offset is below min_offset are left out (a fetch from inside a
- * wrapper); they add no bytes, so the first entry that writes anything is
- * the one always written whole.  A wrapper is served whole or not at all.
- * Returns 0 (also when nothing could be served: see info), or -KLOG_ENOMEM
- * with out as it was.
+ * first entry that cannot be served (noted in info->bad_offset; what
+ * precedes it is still served).  Messages whose Kafka offset is below
+ * min_offset are left out (a fetch from inside a wrapper); they add no
+ * bytes, so the first entry that writes anything is the one always
+ * written whole.  A wrapper is served whole or not at all.  Returns 0
+ * (also when nothing could be served: see info), or -KLOG_ENOMEM with out
+ * as it was.
+ *
+ * CRCs: like a Kafka broker, this does not check the stored CRCs of the
+ * plain messages it serves.  Each Kafka message's CRC is derived from its
+ * payload's stored CRC-32 (CRC-32 is linear: the CRC of the message's
+ * header carried past the payload, xored with the stored one), with no
+ * pass over the payload.  A payload damaged on disk is served under the
+ * CRC it was stored with, which it no longer matches: a client that
+ * checks CRCs (check.crcs in librdkafka, default off, and in Kafka's Java
+ * client, default on; check_crcs in kafka-python, default on) sees the
+ * damage, as klog-consume does on the native port, where the broker sends
+ * messages unread.  A compressed wrapper is read whole to be decompressed,
+ * so its CRC and its inner messages' are checked, and a bad one is not
+ * served.
  */
 int klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
     int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,

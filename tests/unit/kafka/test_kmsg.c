@@ -229,24 +229,29 @@ typedef struct kout {
 	int n;
 	int64_t off[MAX_OUT_MSGS];
 	char vals[8192];
+	int bad_crcs;           /* messages whose CRC does not match */
+	int first_bad;          /* the first of them, or -1 */
 } kout_t;
 
-/* Check the Kafka set p[0..len) serve() wrote, message by message. */
+/* Check the Kafka set p[0..len) serve() wrote, message by message, as a
+ * client does (CRCs counted, not asserted). */
 static void
-kparse(const uint8_t *p, size_t len, kout_t *o)
+kparse_any(const uint8_t *p, size_t len, kout_t *o)
 {
 	size_t pos = 0, at = 0, size;
 	const uint8_t *m;
 	uint32_t vlen;
 
 	memset(o, 0, sizeof(*o));
+	o->first_bad = -1;
 	while (pos < len) {
 		assert_true(len - pos >= 26);
 		m = p + pos;
 		size = klog_be32(m + 8);
 		assert_true(size >= 14 && size <= len - pos - 12);
-		assert_int_equal(klog_be32(m + 12),
-		    klog_crc32(0, m + 16, size - 4));
+		if (klog_be32(m + 12) != klog_crc32(0, m + 16, size - 4) &&
+		    o->bad_crcs++ == 0)
+			o->first_bad = o->n;
 		assert_int_equal(m[16], 0);
 		assert_int_equal(m[17], 0);
 		assert_int_equal(klog_be32(m + 18), UINT32_MAX);
@@ -260,6 +265,14 @@ kparse(const uint8_t *p, size_t len, kout_t *o)
 		assert_true(at < sizeof(o->vals));
 		pos += 12 + size;
 	}
+}
+
+/* The same, every CRC matching. */
+static void
+kparse(const uint8_t *p, size_t len, kout_t *o)
+{
+	kparse_any(p, len, o);
+	assert_int_equal(o->bad_crcs, 0);
 }
 
 static void
@@ -728,9 +741,12 @@ test_ingest_restores_out(void **state)
 
 /* ---- Serve ---- */
 
+/* Serve set after 3 bytes already in out, and parse what came after them
+ * with parse. */
 static void
-serve(const klog_buf_t *set, int64_t base, int64_t min_offset,
-    size_t max_out, kout_t *o, klog_kmsg_out_info_t *info)
+serve_with(const klog_buf_t *set, int64_t base, int64_t min_offset,
+    size_t max_out, kout_t *o, klog_kmsg_out_info_t *info,
+    void (*parse)(const uint8_t *, size_t, kout_t *))
 {
 	klog_buf_t out;
 
@@ -739,9 +755,16 @@ serve(const klog_buf_t *set, int64_t base, int64_t min_offset,
 	assert_int_equal(klog_kmsg_serve(set->data, set->len, base, min_offset,
 	    max_out, MAXI, &out, info), 0);
 	assert_memory_equal(out.data, "pre", 3);
-	kparse(out.data + 3, out.len - 3, o);
+	parse(out.data + 3, out.len - 3, o);
 	assert_int_equal((uint32_t)o->n, info->messages);
 	klog_buf_free(&out);
+}
+
+static void
+serve(const klog_buf_t *set, int64_t base, int64_t min_offset,
+    size_t max_out, kout_t *o, klog_kmsg_out_info_t *info)
+{
+	serve_with(set, base, min_offset, max_out, o, info, kparse);
 }
 
 static void
@@ -1016,14 +1039,24 @@ test_serve_bad(void **state)
 	klog_buf_init(&set);
 	klog_buf_init(&inner);
 	plain07(&set, 3);
+	/* A damaged payload is served (its stored CRC is not checked, as a
+	 * Kafka broker does not check), under a CRC that a client checking
+	 * CRCs finds wrong: that message's alone. */
 	set.data[11 + 10] ^= 1;                  /* e1's payload */
-	serve(&set, 4000, 0, SIZE_MAX, &o, &info);
-	assert_string_equal(o.vals, "e0");
-	assert_int_equal(info.bad_offset, 4011);
-	assert_int_equal(info.consumed, 11);
-	assert_int_equal(info.need, 0);
-	/* A length below the header: corrupt, not cut. */
+	serve_with(&set, 4000, 0, SIZE_MAX, &o, &info, kparse_any);
+	assert_int_equal(o.n, 3);
+	assert_int_equal(o.bad_crcs, 1);
+	assert_int_equal(o.first_bad, 1);
+	assert_int_equal(info.bad_offset, -1);
+	assert_int_equal(info.consumed, 33);
+	/* Its stored CRC damaged instead: the same. */
 	set.data[11 + 10] ^= 1;
+	set.data[11 + 5] ^= 0x80;
+	serve_with(&set, 4000, 0, SIZE_MAX, &o, &info, kparse_any);
+	assert_int_equal(o.bad_crcs, 1);
+	assert_int_equal(o.first_bad, 1);
+	set.data[11 + 5] ^= 0x80;
+	/* A length below the header: corrupt, not cut. */
 	klog_put_be32(set.data + 11, 2);
 	serve(&set, 4000, 0, SIZE_MAX, &o, &info);
 	assert_int_equal(info.bad_offset, 4011);
@@ -1039,6 +1072,22 @@ test_serve_bad(void **state)
 	serve(&set, 0, 0, SIZE_MAX, &o, &info);
 	assert_string_equal(o.vals, "ok");
 	assert_int_equal(info.bad_offset, 11);
+	/* Nor one whose stored CRC does not match its (compressed) payload,
+	 * which would decompress. */
+	inner.data[inner.len - 1] ^= 1;
+	klog_buf_reset(&set);
+	put_m0(&set, "ok");
+	assert_int_equal(klog_gzip_wrap(inner.data, inner.len, 6, &w, &wlen),
+	    0);
+	klog_buf_put(&set, w, wlen);
+	free(w);
+	serve(&set, 0, 0, SIZE_MAX, &o, &info);
+	assert_string_equal(o.vals, "ok,e0,e1,e2");
+	set.data[11 + 4 + 2] ^= 1;               /* the wrapper's CRC */
+	serve(&set, 0, 0, SIZE_MAX, &o, &info);
+	assert_string_equal(o.vals, "ok");
+	assert_int_equal(info.bad_offset, 11);
+	inner.data[inner.len - 1] ^= 1;
 	/* Nor a nested wrapper, nor one that does not decompress. */
 	klog_buf_reset(&set);
 	inner.data[inner.len - 1] ^= 1;
@@ -1061,6 +1110,41 @@ test_serve_bad(void **state)
 	assert_int_equal(info.bad_offset, 0);
 	klog_buf_free(&set);
 	klog_buf_free(&inner);
+}
+
+/* Entries whose framing is damaged stop the serve there, as
+ * klog_iter_next() judges them, not as cut ones. */
+static void
+test_serve_framing(void **state)
+{
+	static const struct {
+		uint32_t length;
+		uint8_t magic, attrs;
+	} cases[] = {
+		{ 7, 2, 0 },                            /* magic 2 */
+		{ 7, 1, 3 },                            /* codec 3 */
+		{ 5, 1, 0 },                            /* magic 1, length 5 */
+		{ KLOG_MAX_ENTRY_LENGTH + 1, 0, 0 },    /* length too large */
+	};
+	klog_kmsg_out_info_t info;
+	klog_buf_t set;
+	kout_t o;
+
+	(void)state;
+	klog_buf_init(&set);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		klog_buf_reset(&set);
+		plain07(&set, 3);               /* 11 bytes each */
+		klog_put_be32(set.data + 11, cases[i].length);
+		set.data[11 + 4] = cases[i].magic;
+		set.data[11 + 5] = cases[i].attrs;
+		serve(&set, 0, 0, SIZE_MAX, &o, &info);
+		assert_string_equal(o.vals, "e0");
+		assert_int_equal(info.bad_offset, 11);
+		assert_int_equal(info.consumed, 11);
+		assert_int_equal(info.need, 0);
+	}
+	klog_buf_free(&set);
 }
 
 static void
@@ -1179,6 +1263,7 @@ main(void)
 		cmocka_unit_test(test_serve_max_out),
 		cmocka_unit_test(test_serve_cut),
 		cmocka_unit_test(test_serve_bad),
+		cmocka_unit_test(test_serve_framing),
 		cmocka_unit_test(test_serve_inflate_limit),
 		cmocka_unit_test(test_round_trip),
 	};
