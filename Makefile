@@ -25,7 +25,7 @@ CFLAGS ?= -O2 -g
 KLOG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHREADED \
 	-Werror=implicit-function-declaration -Iinclude -pthread -MMD -MP
 LDFLAGS ?=
-LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -lssl -lcrypto -pthread
+LDLIBS = -Wl,--as-needed -lzookeeper_mt -ldeflate -lisal -lz -lsnappy -llz4 -lzstd -lssl -lcrypto -pthread
 # The sanitizer build uses clang: its UBSan also catches pointer arithmetic
 # on NULL (p + 0), which gcc's does not.
 ASAN_CC ?= clang

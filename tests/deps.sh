@@ -12,6 +12,7 @@ need libdeflate-dev /usr/include/libdeflate.h
 need libisal-dev /usr/include/isa-l/crc.h
 need libsnappy-dev /usr/include/snappy-c.h
 need liblz4-dev /usr/include/lz4frame.h
+need libzstd-dev /usr/include/zstd.h
 need libzookeeper-mt-dev /usr/include/zookeeper/zookeeper.h
 need libssl-dev /usr/include/openssl/ssl.h
 need openssl /usr/bin/openssl

@@ -247,6 +247,12 @@ klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
 	r->has_slice = 1;
 }
 
+int64_t
+klog_core_item_log_start(const klog_core_item_t *it)
+{
+	return it->part != NULL ? klog_log_start(it->part->log) : -1;
+}
+
 int
 klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,
     uint32_t n, klog_core_item_t *items)

@@ -71,7 +71,7 @@ split_allowed(klog_kafka_t *k, klog_acl_op_t op, void *parts, size_t size,
 static void
 patch_result(void *arg, size_t pos, int16_t error)
 {
-	klog_kwire_patch_produce(arg, pos, klog_kwire_error_from_wire(error));
+	klog_kwdata_patch_produce(arg, pos, klog_kwire_error_from_wire(error));
 }
 
 /* Write what this read staged, then reuse its buffers. */
@@ -128,7 +128,7 @@ static void
 encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
     int32_t corr, const klog_core_item_t *items, uint32_t n, size_t *errpos)
 {
-	klog_produce_result_t *r;
+	klog_kproduce_res_t *r;
 
 	if (klog_buf_grow((void **)&k->results, &k->results_cap,
 	    ((size_t)n + 1) * sizeof(*r)) < 0) {
@@ -137,13 +137,14 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 	}
 	r = k->results;
 	for (uint32_t i = 0; i < n; i++)
-		r[i] = (klog_produce_result_t){ items[i].topic,
+		r[i] = (klog_kproduce_res_t){ items[i].topic,
 		    items[i].partition,
 		    klog_kwire_error_from_wire(items[i].error),
-		    klog_kmsg_offset(items[i].offset, (uint32_t)items[i].max) };
+		    klog_kmsg_offset(items[i].offset, (uint32_t)items[i].max),
+		    version >= 5 ? klog_core_item_log_start(&items[i]) : -1 };
 	for (uint32_t i = 0; i < n; i++)
 		note_error(k, r[i].error);
-	klog_kwire_produce_resp(out, corr, version, r, n, errpos);
+	klog_kwdata_produce_resp(out, corr, version, r, n, errpos);
 }
 
 /* Why a produce to topic is refused: WRITE on it, and CREATE when the
@@ -162,14 +163,16 @@ produce_refusal(klog_kafka_t *k, klog_str_t topic)
 	return KLOG_WIRE_NONE;
 }
 
+/* The wire error of an ingest's rc (info: what it found). */
 static int16_t
-ingest_error(int rc)
+ingest_error(int rc, const klog_kmsg_in_info_t *info)
 {
 	switch (rc) {
 	case -KLOG_ETOOBIG:
 		return KLOG_WIRE_MESSAGE_TOO_LARGE;
 	case -KLOG_EUNSUPPORTED:
-		return KLOG_WIRE_UNSUPPORTED_VERSION;
+		return info->refused_codec ? KLOG_WIRE_UNSUPPORTED_CODEC :
+		    KLOG_WIRE_UNSUPPORTED_VERSION;
 	case -KLOG_ENOMEM:
 		return KLOG_WIRE_STORAGE_ERROR;
 	default:
@@ -188,15 +191,16 @@ static uint32_t
 produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
     klog_buf_t *block, klog_core_item_t *items)
 {
-	/* Kafka's rule: v3 and later carry magic 2 only, v0-2 magic 0-1. */
+	/* Kafka's rules: v3 and later carry magic 2 only, v0-2 magic 0-1;
+	 * zstd from v7 on (KIP-110). */
 	int (*ingest)(const uint8_t *, size_t, size_t, size_t, klog_buf_t *,
-	    klog_kmsg_in_info_t *) = version >= 3 ? klog_kbatch_ingest :
-	    klog_kmsg_ingest;
+	    klog_kmsg_in_info_t *) = version >= 7 ? klog_kbatch_ingest :
+	    version >= 3 ? klog_kbatch_ingest_nozstd : klog_kmsg_ingest;
 	uint32_t waits = 0;
 
 	for (uint32_t i = 0; i < req->count; i++) {
 		const klog_produce_part_t *kp = &req->parts[i];
-		klog_kmsg_in_info_t info;
+		klog_kmsg_in_info_t info = { 0 };
 		size_t start = block->len;
 		int16_t denied = produce_refusal(k, kp->topic);
 		int rc;
@@ -219,7 +223,8 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 		    .partition = kp->partition, .offset = (int64_t)start,
 		    .target = (int64_t)(block->len - start), .staged = -1,
 		    .max = rc < 0 ? 0 : (int32_t)info.first_entry,
-		    .error = rc < 0 ? ingest_error(rc) : KLOG_WIRE_NONE };
+		    .error = rc < 0 ? ingest_error(rc, &info) :
+		    KLOG_WIRE_NONE };
 	}
 	for (uint32_t i = 0; i < req->count; i++) {
 		klog_core_item_t *it = &items[i];
@@ -276,10 +281,10 @@ refuse_acks(klog_kafka_t *k, const klog_kreq_t *r, const klog_produce_req_t *req
 		return;
 	}
 	for (uint32_t i = 0; i < req->count; i++)
-		k->results[i] = (klog_produce_result_t){ req->parts[i].topic,
+		k->results[i] = (klog_kproduce_res_t){ req->parts[i].topic,
 		    req->parts[i].partition, KLOG_KERR_INVALID_REQUIRED_ACKS,
-		    -1 };
-	klog_kwire_produce_resp(out, r->correlation, r->version, k->results,
+		    -1, -1 };
+	klog_kwdata_produce_resp(out, r->correlation, r->version, k->results,
 	    req->count, NULL);
 }
 
@@ -291,7 +296,7 @@ handle_produce(klog_kafka_t *k, const klog_kreq_t *r)
 	klog_core_item_t *items;
 	uint32_t waits;
 
-	if (klog_kwire_produce(r, &req, &k->parts) < 0) {
+	if (klog_kwdata_produce(r, &req, &k->parts) < 0) {
 		k->bad = "a Produce request that does not parse";
 		return;
 	}
@@ -385,9 +390,9 @@ serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
 	return error;
 }
 
-/* A fetch response: throttle time (v1+), then each partition's error,
- * high watermark (the visible end), last stable offset and aborted
- * transactions (v4+) and messages. */
+/* A fetch response: its head (kwdata.h), then each partition's error,
+ * high watermark (the visible end), log start and the fields of its
+ * version, and messages. */
 static void
 encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
     int32_t max_bytes, const klog_core_item_t *items, uint32_t n)
@@ -396,8 +401,7 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 	int64_t left = max_bytes < RESPONSE_MAX ? max_bytes : RESPONSE_MAX;
 	klog_kwire_topics_t t;
 
-	if (version >= 1)
-		klog_buf_put_i32(out, 0);
+	klog_kwdata_fetch_head(out, version, KLOG_KERR_NONE);
 	klog_kwire_topics_begin(out, &t);
 	for (uint32_t i = 0; i < n; i++) {
 		const klog_core_item_t *it = &items[i];
@@ -406,7 +410,6 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 		int16_t error;
 
 		klog_kwire_topics_part(out, &t, it->topic);
-		klog_buf_put_i32(out, it->partition);
 		/* Past the response's limit a partition still tells its high
 		 * watermark (clients count lag and find the end by it). */
 		klog_core_fetch_read(k->core, it, left > 0 ? left : 0, &r);
@@ -415,15 +418,8 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 			r.has_slice = 0;
 		}
 		error = klog_kwire_error_from_wire(r.error);
-		errpos = out->len;
-		klog_buf_put_i16(out, error);
-		klog_buf_put_i64(out, r.log_end);
-		if (version >= 4) {
-			/* No transactions: the last stable offset is the
-			 * high watermark, no aborted ones. */
-			klog_buf_put_i64(out, r.log_end);
-			klog_buf_put_i32(out, 0);
-		}
+		errpos = klog_kwdata_fetch_part(out, version, it->partition,
+		    error, r.log_end, r.log_start);
 		sizepos = out->len;
 		klog_buf_put_i32(out, 0);
 		before = out->len;
@@ -447,17 +443,26 @@ static void
 handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
+	klog_kfetch_t f;
 	klog_fetch_req_t req;
 	klog_core_item_t *items;
 	klog_core_park_t *pk;
 	int32_t max_bytes;
 	uint32_t n;
 	int now, allowed;
+	int16_t error;
 
-	if (klog_kwire_fetch(r, &req, &max_bytes, &k->parts) < 0) {
+	if (klog_kwdata_fetch(r, &f, &k->parts) < 0) {
 		k->bad = "a Fetch request that does not parse";
 		return;
 	}
+	if ((error = klog_kwdata_fetch_session_error(&f)) != KLOG_KERR_NONE) {
+		klog_kwdata_fetch_error(out, r->correlation, r->version, error);
+		note_error(k, error);
+		return;
+	}
+	req = f.req;
+	max_bytes = f.max_bytes;
 	if ((items = scratch_items(k, req.count)) == NULL ||
 	    (allowed = split_allowed(k, KLOG_ACL_READ, req.parts,
 	    sizeof(*req.parts), req.count)) < 0) {
@@ -504,6 +509,7 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 	klog_kwire_topics_t t;
 	int cnt;
 
+	klog_kwdata_offsets_head(out, version);
 	klog_kwire_topics_begin(out, &t);
 	for (uint32_t i = 0; i < n; i++) {
 		const klog_core_item_t *it = &items[i];
@@ -524,17 +530,9 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 			    .offset = KLOG_OFFSET_EARLIEST, .max = 1 },
 			    k->offs, &cnt));
 		klog_kwire_topics_part(out, &t, it->topic);
-		klog_buf_put_i32(out, it->partition);
-		klog_buf_put_i16(out, error);
+		klog_kwdata_offsets_part(out, version, it->partition, error,
+		    k->offs, cnt);
 		note_error(k, error);
-		if (version == 0) {
-			klog_buf_put_i32(out, error ? 0 : cnt);
-			for (int j = 0; !error && j < cnt; j++)
-				klog_buf_put_i64(out, k->offs[j]);
-			continue;
-		}
-		klog_buf_put_i64(out, -1);  /* timestamp: none kept */
-		klog_buf_put_i64(out, error || cnt == 0 ? -1 : k->offs[0]);
 	}
 	klog_kwire_topics_end(out, &t);
 	klog_kwire_end(out, start);
@@ -548,7 +546,7 @@ handle_list_offsets(klog_kafka_t *k, const klog_kreq_t *r)
 	uint32_t n;
 	int allowed;
 
-	if (klog_kwire_list_offsets(r, &k->parts, &n) < 0) {
+	if (klog_kwdata_list_offsets(r, &k->parts, &n) < 0) {
 		k->bad = "a ListOffsets request that does not parse";
 		return;
 	}
@@ -633,16 +631,18 @@ static kafka_handler_fn handle_api_versions;
  * Debian's clients settle on; none of them flexible), and its handler.
  * Produce 3 and Fetch 4 are what librdkafka needs to send RecordBatch v2,
  * whose one CRC-32C a batch it computes in hardware, where MessageSet v1
- * costs it zlib's CRC-32 a message; fetches still answer in MessageSet v0.
+ * costs it zlib's CRC-32 a message, and Produce 7 to send zstd; fetches
+ * still answer in MessageSet v0.  The data APIs are at Kafka 2.1's
+ * versions or later (kwdata.h).
  */
 static const struct kafka_api {
 	klog_kapi_range_t v;
 	kafka_handler_fn *handle;
 } apis[] = {
-	{ { KLOG_KAPI_PRODUCE, 0, 3 }, handle_produce },
-	{ { KLOG_KAPI_FETCH, 0, 4 }, handle_fetch },
-	{ { KLOG_KAPI_LIST_OFFSETS, 0, 1 }, handle_list_offsets },
-	{ { KLOG_KAPI_METADATA, 0, 1 }, kafka_metadata },
+	{ { KLOG_KAPI_PRODUCE, 0, 7 }, handle_produce },
+	{ { KLOG_KAPI_FETCH, 0, 11 }, handle_fetch },
+	{ { KLOG_KAPI_LIST_OFFSETS, 0, 5 }, handle_list_offsets },
+	{ { KLOG_KAPI_METADATA, 0, 8 }, kafka_metadata },
 	{ { KLOG_KAPI_OFFSET_COMMIT, 0, 7 }, kafka_offset_commit },
 	{ { KLOG_KAPI_OFFSET_FETCH, 0, 7 }, kafka_offset_fetch },
 	{ { KLOG_KAPI_FIND_COORDINATOR, 0, 2 }, kafka_find_coordinator },

@@ -16,6 +16,7 @@
 #include "klog/kafka/coordinator.h"
 #include "klog/kafka/kafka.h"
 #include "klog/kafka/koffsets.h"
+#include "klog/kafka/kwdata.h"
 #include "klog/kafka/kwgroup.h"
 #include "klog/kafka/kwire.h"
 #include "klog/net/conn.h"
@@ -31,7 +32,7 @@ struct klog_kafka {
 	klog_proto_array_t parts, parts2;
 	klog_core_item_t *items;
 	size_t items_cap;
-	klog_produce_result_t *results;
+	klog_kproduce_res_t *results;
 	size_t results_cap;
 	size_t *errpos;
 	size_t errpos_cap;
@@ -88,6 +89,11 @@ int kafka_may_create(klog_kafka_t *k, klog_str_t topic);
 
 /* Whether a Metadata of every topic shows it this one (not logged). */
 int kafka_sees(klog_kafka_t *k, klog_str_t topic);
+
+/* The operations it may do on a topic (name) or the cluster, as Metadata
+ * v8 reports them: a bit per Kafka AclOperation code, of those Kafka
+ * reports on that resource; all of them without ACLs (not logged). */
+int32_t kafka_ops(klog_kafka_t *k, klog_acl_res_t res, klog_str_t name);
 
 /* This broker as Metadata and FindCoordinator name it (groups.c). */
 klog_kmeta_broker_t kafka_self(const klog_kafka_t *k);

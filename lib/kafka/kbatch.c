@@ -32,7 +32,7 @@
 #define ATTR_CODEC 0x07
 #define ATTR_TRANSACTIONAL 0x10
 #define ATTR_CONTROL 0x20
-#define CODEC_LZ4 3
+#define CODEC_ZSTD 4
 
 #define VARINT_MAX 5             /* bytes of an int32 varint */
 #define VARLONG_MAX 10
@@ -151,10 +151,11 @@ records(const uint8_t *rec, size_t len, int64_t count, size_t max_payload,
 	return p == end ? 0 : -KLOG_ECORRUPT;
 }
 
-/* The batch b[0..size): checked, then its records. */
+/* The batch b[0..size): checked, then its records; zstd only if it may
+ * carry it. */
 static int
-batch(const uint8_t *b, size_t size, size_t max_payload, size_t max_inflate,
-    klog_buf_t *out, klog_kmsg_in_info_t *info)
+batch(const uint8_t *b, size_t size, int zstd, size_t max_payload,
+    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
 {
 	uint16_t attrs;
 	int32_t count;
@@ -172,11 +173,16 @@ batch(const uint8_t *b, size_t size, size_t max_payload, size_t max_inflate,
 	count = (int32_t)klog_be32(b + COUNT_AT);
 	if (count <= 0 || (int32_t)klog_be32(b + LAST_DELTA_AT) != count - 1)
 		return -KLOG_ECORRUPT;
+	if (codec > CODEC_ZSTD)
+		return -KLOG_ECORRUPT;
 	if ((attrs & (ATTR_TRANSACTIONAL | ATTR_CONTROL)) ||
 	    klog_be32(b + PRODUCER_ID_AT) != UINT32_MAX ||
-	    klog_be32(b + PRODUCER_ID_AT + 4) != UINT32_MAX ||
-	    codec > CODEC_LZ4)
+	    klog_be32(b + PRODUCER_ID_AT + 4) != UINT32_MAX)
 		return -KLOG_EUNSUPPORTED;
+	if (codec == CODEC_ZSTD && !zstd) {
+		info->refused_codec = codec;
+		return -KLOG_EUNSUPPORTED;
+	}
 	info->codec = codec;
 	if (codec == 0)
 		return records(b + HEADER, size - HEADER, count, max_payload,
@@ -189,8 +195,8 @@ batch(const uint8_t *b, size_t size, size_t max_payload, size_t max_inflate,
 	return r;
 }
 
-int
-klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
+static int
+ingest(const uint8_t *set, size_t len, int zstd, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
 {
 	size_t start = out->len, pos = 0, size;
@@ -207,8 +213,8 @@ klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
 			r = -KLOG_ECORRUPT;
 			break;
 		}
-		if ((r = batch(set + pos, size, max_payload, max_inflate, out,
-		    info)) < 0)
+		if ((r = batch(set + pos, size, zstd, max_payload, max_inflate,
+		    out, info)) < 0)
 			break;
 		pos += size;
 	}
@@ -217,4 +223,18 @@ klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
 		out->failed = failed;
 	}
 	return r;
+}
+
+int
+klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
+    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
+{
+	return ingest(set, len, 1, max_payload, max_inflate, out, info);
+}
+
+int
+klog_kbatch_ingest_nozstd(const uint8_t *set, size_t len, size_t max_payload,
+    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
+{
+	return ingest(set, len, 0, max_payload, max_inflate, out, info);
 }

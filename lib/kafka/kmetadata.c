@@ -2,7 +2,8 @@
  * The Kafka listener's Metadata (kafka_impl.h): a standalone broker's
  * topics from the core, each led by this broker, or a cluster's from its
  * hooks; a topic named that does not exist created when auto-creation is
- * on, as Kafka's auto.create.topics.enable does.
+ * on, as Kafka's auto.create.topics.enable does, and the request allows it
+ * (v4+); the operations the principal may do, when asked (v8).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,14 @@
 #include "klog/storage/names.h"
 
 
-/* A topic's entry: its partitions, each led by this broker; a topic asked
- * for by name that does not exist is created, as Kafka's
- * auto.create.topics.enable does, when auto-creation is on and the
- * principal may create it (else TOPIC_AUTHORIZATION_FAILED, as Kafka). */
+/* A topic's entry: its partitions, each led by this broker; a topic that
+ * does not exist is created (create: it was named, and the request
+ * allows it), as Kafka's auto.create.topics.enable does, when
+ * auto-creation is on and the principal may create it (else
+ * TOPIC_AUTHORIZATION_FAILED, as Kafka). */
 static int
-meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
-    size_t *np)
+meta_topic(klog_kafka_t *k, klog_str_t name, int create,
+    klog_kmeta_topic_t *mt, size_t *np)
 {
 	char topic[KLOG_TOPIC_MAX + 1];
 	klog_err_t err;
@@ -26,11 +28,11 @@ meta_topic(klog_kafka_t *k, klog_str_t name, int ask, klog_kmeta_topic_t *mt,
 	*mt = (klog_kmeta_topic_t){ .name = name };
 	mt->error = klog_kwire_error_from_wire(klog_core_topic_meta(k->core,
 	    name, &parts));
-	if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
+	if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && create &&
 	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX &&
 	    !kafka_may_create(k, name))
 		mt->error = KLOG_KERR_TOPIC_AUTHORIZATION_FAILED;
-	else if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && ask &&
+	else if (mt->error == KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION && create &&
 	    k->cfg.auto_create && name.len <= KLOG_TOPIC_MAX) {
 		memcpy(topic, name.p, name.len);
 		topic[name.len] = '\0';
@@ -124,17 +126,35 @@ cluster_topic(klog_kafka_t *k, klog_str_t name, int create,
 	return 0;
 }
 
+/* v8's authorized operations, when asked: each topic's but those refused
+ * (Kafka leaves theirs unset), and the cluster's. */
+static int32_t
+meta_ops(klog_kafka_t *k, const klog_kmeta_req_t *m, size_t nt)
+{
+	for (size_t i = 0; i < nt; i++) {
+		klog_kmeta_topic_t *t = &k->mtopics[i];
+
+		t->ops = KLOG_KMETA_OPS_NONE;
+		if (m->topic_ops &&
+		    t->error != KLOG_KERR_TOPIC_AUTHORIZATION_FAILED)
+			t->ops = kafka_ops(k, KLOG_ACL_TOPIC, t->name);
+	}
+	return m->cluster_ops ? kafka_ops(k, KLOG_ACL_CLUSTER,
+	    (klog_str_t){ NULL, 0 }) : KLOG_KMETA_OPS_NONE;
+}
+
 /* Cluster mode: the brokers with Kafka listeners, each partition's leader
  * among them (clients send there, and ask again on NOT_LEADER). */
 static void
-cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
-    uint32_t asked, int all)
+cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r,
+    const klog_kmeta_req_t *m)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_kmeta_broker_t self = kafka_self(k);
 	const klog_kmeta_broker_t *brokers = &self;
 	char *const *tnames = NULL;
-	size_t nb = 1, nt = asked, np = 0, at = 0, shown = 0;
+	size_t nb = 1, nt = m->n, np = 0, at = 0, shown = 0;
+	int all = m->all;
 
 	if (k->cluster.brokers(k->cluster.arg, &brokers, &nb) < 0 || nb == 0) {
 		brokers = &self;
@@ -149,15 +169,15 @@ cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
 	}
 	for (size_t i = 0; i < nt; i++) {
 		klog_str_t name = all ? (klog_str_t){ tnames[i],
-		    (uint16_t)strlen(tnames[i]) } : names[i];
+		    (uint16_t)strlen(tnames[i]) } : m->names[i];
 
 		if (all ? !kafka_sees(k, name) : refused(k, name, &k->mtopics[
 		    shown])) {
 			shown += !all;
 			continue;
 		}
-		if (cluster_topic(k, name, !all, &k->mtopics[shown++],
-		    &np) < 0) {
+		if (cluster_topic(k, name, !all && m->allow_create,
+		    &k->mtopics[shown++], &np) < 0) {
 			out->failed = 1;
 			return;
 		}
@@ -180,8 +200,9 @@ cluster_metadata(klog_kafka_t *k, const klog_kreq_t *r, const klog_str_t *names,
 			k->mparts[at + j].id = (int32_t)j;
 		at += k->mtopics[i].nparts;
 	}
-	klog_kwire_metadata_resp(out, r->correlation, r->version, brokers,
-	    (uint32_t)nb, brokers[0].id, k->mtopics, (uint32_t)nt);
+	klog_kwdata_metadata_resp(out, r->correlation, r->version,
+	    &(klog_kmeta_t){ brokers, (uint32_t)nb, brokers[0].id,
+	    meta_ops(k, m, nt), k->mtopics, (uint32_t)nt });
 }
 
 void
@@ -189,43 +210,41 @@ kafka_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 {
 	klog_buf_t *out = klog_outq_buf(k->q);
 	klog_kmeta_broker_t self = kafka_self(k);
-	klog_str_t *names;
-	uint32_t asked;
+	klog_kmeta_req_t m;
 	size_t nt, np = 0, at = 0, shown = 0;
-	int all, parts;
+	int parts;
 
-	if (klog_kwire_metadata(r, &k->parts, &asked, &all) < 0) {
+	if (klog_kwdata_metadata(r, &m, &k->parts) < 0) {
 		k->bad = "a Metadata request that does not parse";
 		return;
 	}
-	names = k->parts.p;
 	if (k->clustered) {
-		cluster_metadata(k, r, names, asked, all);
+		cluster_metadata(k, r, &m);
 		return;
 	}
-	nt = all ? klog_core_topic_count(k->core) : asked;
+	nt = m.all ? klog_core_topic_count(k->core) : m.n;
 	if (klog_buf_grow((void **)&k->mtopics, &k->mtopics_cap,
 	    (nt + 1) * sizeof(*k->mtopics)) < 0) {
 		out->failed = 1;
 		return;
 	}
 	for (size_t i = 0; i < nt; i++) {
-		klog_str_t name = names != NULL && !all ? names[i] :
-		    (klog_str_t){ NULL, 0 };
+		klog_str_t name = m.all ? (klog_str_t){ NULL, 0 } : m.names[i];
 
-		if (all) {
+		if (m.all) {
 			const char *s = klog_core_topic_at(k->core, i, &parts);
 
 			name = (klog_str_t){ s, (uint16_t)strlen(s) };
 		}
 		/* Of all topics, those it may not describe are left out;
 		 * one named is answered, refused. */
-		if (all ? !kafka_sees(k, name) : refused(k, name,
+		if (m.all ? !kafka_sees(k, name) : refused(k, name,
 		    &k->mtopics[shown])) {
-			shown += !all;
+			shown += !m.all;
 			continue;
 		}
-		if (meta_topic(k, name, !all, &k->mtopics[shown++], &np) < 0) {
+		if (meta_topic(k, name, !m.all && m.allow_create,
+		    &k->mtopics[shown++], &np) < 0) {
 			out->failed = 1;
 			return;
 		}
@@ -237,7 +256,7 @@ kafka_metadata(klog_kafka_t *k, const klog_kreq_t *r)
 		k->mtopics[i].parts = k->mparts + at;
 		at += k->mtopics[i].nparts;
 	}
-	klog_kwire_metadata_resp(out, r->correlation, r->version, &self, 1,
-	    k->cfg.broker_id, k->mtopics, (uint32_t)nt);
+	klog_kwdata_metadata_resp(out, r->correlation, r->version,
+	    &(klog_kmeta_t){ &self, 1, k->cfg.broker_id, meta_ops(k, &m, nt),
+	    k->mtopics, (uint32_t)nt });
 }
-

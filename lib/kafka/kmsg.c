@@ -38,6 +38,12 @@
  * LZ4F reports a bad header checksum the right byte is taken from the header
  * LZ4F_compressBegin() writes for the same frame settings, and the frame is
  * decoded again with it.  That costs an allocation or two, only on that path.
+ *
+ * Zstandard (codec 4) is one or more zstd frames, read with the streaming
+ * API: a frame need not say its content size (Kafka's Java producer's do
+ * not), and a frame that says a small one cannot make it write past the
+ * buffer grown so far.  Only record batches (Produce v7 and later) may
+ * carry it: a magic 0 or 1 message compressed with it is refused.
  */
 #include <endian.h>
 #include <stdlib.h>
@@ -46,6 +52,7 @@
 #include <lz4frame.h>
 #include <snappy-c.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
@@ -64,6 +71,7 @@
 #define KAFKA_CODEC_GZIP 1
 #define KAFKA_CODEC_SNAPPY 2
 #define KAFKA_CODEC_LZ4 3
+#define KAFKA_CODEC_ZSTD 4
 
 #define XERIAL_HEADER 16
 #define FIRST_CAP 4096
@@ -296,6 +304,65 @@ lz4_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
 	return lz4_decode(in, len, fix, fixlen, max, out, outlen, &bad_hc);
 }
 
+/*
+ * Decode the zstd frames in[0..len) into a buffer grown up to max bytes,
+ * as lz4_decode() does; the window a frame asks for is zstd's to allocate,
+ * within its default limit (128 MiB, touched only as far as it is written).
+ */
+static int
+zstd_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
+    size_t *outlen)
+{
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	ZSTD_inBuffer src = { in, len, 0 };
+	ZSTD_outBuffer dst;
+	size_t cap = 0, have = 0, hint = 1, dsz;
+	uint8_t *buf = NULL, *nbuf, spare;
+	int r, at_limit;
+
+	if (dctx == NULL)
+		return -KLOG_ENOMEM;
+	while (src.pos < src.size || hint != 0) {
+		if (have == cap && cap < max) {
+			dsz = cap ? (cap < max / 2 ? cap * 2 : max) :
+			    (max < FIRST_CAP ? max : FIRST_CAP);
+			if ((nbuf = realloc(buf, dsz)) == NULL) {
+				r = -KLOG_ENOMEM;
+				goto out;
+			}
+			buf = nbuf;
+			cap = dsz;
+		}
+		at_limit = have == cap;
+		dst = (ZSTD_outBuffer){ at_limit ? &spare : buf + have,
+		    at_limit ? 1 : cap - have, 0 };
+		hint = ZSTD_decompressStream(dctx, &dst, &src);
+		if (ZSTD_isError(hint)) {
+			r = -KLOG_ECORRUPT;
+			goto out;
+		}
+		if (at_limit && dst.pos > 0) {
+			r = -KLOG_ETOOBIG;
+			goto out;
+		}
+		have += at_limit ? 0 : dst.pos;
+		/* Input all read, room left, and the frame not done: cut
+		 * (no input at all too). */
+		if (src.pos == src.size && hint != 0 && dst.pos < dst.size) {
+			r = -KLOG_ECORRUPT;
+			goto out;
+		}
+	}
+	*out = buf;
+	*outlen = have;
+	buf = NULL;
+	r = 0;
+out:
+	ZSTD_freeDCtx(dctx);
+	free(buf);
+	return r;
+}
+
 int
 klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
     uint8_t **out, size_t *outlen)
@@ -309,6 +376,8 @@ klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
 		return snappy_unwrap(in, len, max, out, outlen);
 	case KAFKA_CODEC_LZ4:
 		return lz4_unwrap(in, len, max, out, outlen);
+	case KAFKA_CODEC_ZSTD:
+		return zstd_unwrap(in, len, max, out, outlen);
 	default:
 		return -KLOG_ECORRUPT;
 	}
@@ -376,7 +445,7 @@ kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 	if (klog_crc32(0, p + 4, size - 4) != klog_be32(p))
 		return -KLOG_ECORRUPT;
 	m->codec = p[5] & KLOG_KMSG_CODEC_MASK;
-	if (m->codec > KAFKA_CODEC_LZ4)
+	if (m->codec > KAFKA_CODEC_ZSTD)
 		return -KLOG_ECORRUPT;
 	q = p + 6 + (p[4] == 1 ? 8 : 0);
 	if ((r = kafka_bytes(&q, end, &key, &keylen)) < 0 ||
@@ -449,6 +518,12 @@ klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
 	while (pos < len) {
 		if ((r = kafka_parse(set, len, &pos, &m)) < 0)
 			break;
+		/* Kafka's rule: zstd needs a record batch. */
+		if (m.codec == KAFKA_CODEC_ZSTD) {
+			info->refused_codec = m.codec;
+			r = -KLOG_EUNSUPPORTED;
+			break;
+		}
 		if (m.codec == KAFKA_CODEC_NONE)
 			r = klog_kmsg_add(m.value, m.value_len, max_payload,
 			    out, info);

@@ -85,138 +85,6 @@ klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r)
 	return 0;
 }
 
-/* ---- decoders ---- */
-
-int
-klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
-    klog_proto_array_t *a)
-{
-	klog_kprim_rd_t rd;
-	int32_t nt;
-	uint32_t k = 0;
-
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
-	memset(req, 0, sizeof(*req));
-	if (r->version >= 3)
-		(void)klog_kprim_nstr(&rd);  /* transactional id: none is granted */
-	req->acks = klog_rd_i16(&rd.rd);
-	req->timeout_ms = klog_rd_i32(&rd.rd);
-	nt = klog_kprim_count(&rd, 6, 0);
-	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
-		klog_str_t topic = klog_kprim_str(&rd);
-		int32_t np = klog_kprim_count(&rd, 8, 0);
-
-		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
-			klog_produce_part_t *pp = klog_kprim_slot(a, k, sizeof(*pp));
-
-			if (pp == NULL)
-				return -KLOG_ENOMEM;
-			pp->topic = topic;
-			pp->partition = klog_rd_i32(&rd.rd);
-			pp->set = klog_kprim_bytes(&rd, &pp->set_len);
-			k++;
-		}
-	}
-	req->count = k;
-	req->parts = a->p;
-	return done(&rd);
-}
-
-int
-klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
-    int32_t *max_bytes, klog_proto_array_t *a)
-{
-	klog_kprim_rd_t rd;
-	int32_t nt;
-	uint32_t k = 0;
-
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
-	memset(req, 0, sizeof(*req));
-	(void)klog_rd_i32(&rd.rd);   /* replica id: -1 from clients */
-	req->max_wait_ms = klog_rd_i32(&rd.rd);
-	req->min_bytes = klog_rd_i32(&rd.rd);
-	*max_bytes = r->version >= 3 ? klog_rd_i32(&rd.rd) : INT32_MAX;
-	if (r->version >= 4)
-		(void)klog_rd_i8(&rd.rd);  /* isolation level: no transactions */
-	nt = klog_kprim_count(&rd, 6, 0);
-	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
-		klog_str_t topic = klog_kprim_str(&rd);
-		int32_t np = klog_kprim_count(&rd, 16, 0);
-
-		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
-			klog_fetch_part_t *fp = klog_kprim_slot(a, k, sizeof(*fp));
-
-			if (fp == NULL)
-				return -KLOG_ENOMEM;
-			fp->topic = topic;
-			fp->partition = klog_rd_i32(&rd.rd);
-			fp->offset = klog_rd_i64(&rd.rd);
-			fp->max_bytes = klog_rd_i32(&rd.rd);
-			k++;
-		}
-	}
-	req->count = k;
-	req->parts = a->p;
-	return done(&rd);
-}
-
-int
-klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
-    uint32_t *n)
-{
-	klog_kprim_rd_t rd;
-	int32_t nt;
-	uint32_t k = 0;
-
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
-	(void)klog_rd_i32(&rd.rd);   /* replica id */
-	nt = klog_kprim_count(&rd, 6, 0);
-	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
-		klog_str_t topic = klog_kprim_str(&rd);
-		int32_t np = klog_kprim_count(&rd, 12, 0);
-
-		for (int32_t j = 0; j < np && !rd.rd.failed; j++) {
-			klog_offsets_part_t *op = klog_kprim_slot(a, k, sizeof(*op));
-
-			if (op == NULL)
-				return -KLOG_ENOMEM;
-			op->topic = topic;
-			op->partition = klog_rd_i32(&rd.rd);
-			op->time = klog_rd_i64(&rd.rd);
-			op->max = r->version == 0 ? klog_rd_i32(&rd.rd) : 1;
-			k++;
-		}
-	}
-	*n = k;
-	return done(&rd);
-}
-
-int
-klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a, uint32_t *n,
-    int *all)
-{
-	klog_kprim_rd_t rd;
-	int32_t nt;
-
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
-	*n = 0;
-	nt = klog_rd_i32(&rd.rd);
-	*all = r->version == 0 ? nt == 0 : nt == -1;
-	if (nt == -1 && r->version >= 1)
-		return done(&rd);
-	if (nt < 0 || (size_t)nt > klog_rd_left(&rd.rd) / 2)
-		return -KLOG_EPROTO;
-	for (int32_t i = 0; i < nt && !rd.rd.failed; i++) {
-		klog_str_t *s = klog_kprim_slot(a, (size_t)i, sizeof(*s));
-
-		if (s == NULL)
-			return -KLOG_ENOMEM;
-		*s = klog_kprim_str(&rd);
-	}
-	*n = (uint32_t)nt;
-	return done(&rd);
-}
-
 /* ---- encoders ---- */
 
 size_t
@@ -344,87 +212,6 @@ klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
 	klog_kwire_end(b, start);
 }
 
-static void
-put_i32s(klog_buf_t *b, const int32_t *v, uint32_t n)
-{
-	klog_buf_put_i32(b, (int32_t)n);
-	for (uint32_t i = 0; i < n; i++)
-		klog_buf_put_i32(b, v[i]);
-}
-
-void
-klog_kwire_metadata_resp(klog_buf_t *b, int32_t corr, int16_t version,
-    const klog_kmeta_broker_t *brokers, uint32_t nbrokers,
-    int32_t controller, const klog_kmeta_topic_t *topics, uint32_t ntopics)
-{
-	size_t start = klog_kwire_begin(b, corr);
-
-	klog_buf_put_i32(b, (int32_t)nbrokers);
-	for (uint32_t i = 0; i < nbrokers; i++) {
-		klog_buf_put_i32(b, brokers[i].id);
-		klog_kwire_put_str(b, brokers[i].host);
-		klog_buf_put_i32(b, brokers[i].port);
-		if (version >= 1)
-			klog_buf_put_i16(b, -1);  /* rack: none */
-	}
-	if (version >= 1)
-		klog_buf_put_i32(b, controller);
-	klog_buf_put_i32(b, (int32_t)ntopics);
-	for (uint32_t i = 0; i < ntopics; i++) {
-		const klog_kmeta_topic_t *t = &topics[i];
-
-		klog_buf_put_i16(b, t->error);
-		klog_kwire_put_str(b, t->name);
-		if (version >= 1)
-			klog_buf_put_i8(b, 0);    /* not internal */
-		klog_buf_put_i32(b, (int32_t)t->nparts);
-		for (uint32_t j = 0; j < t->nparts; j++) {
-			const klog_kmeta_part_t *p = &t->parts[j];
-
-			klog_buf_put_i16(b, p->error);
-			klog_buf_put_i32(b, p->id);
-			klog_buf_put_i32(b, p->leader);
-			put_i32s(b, p->replicas, p->nreplicas);
-			put_i32s(b, p->isr, p->nisr);
-		}
-	}
-	klog_kwire_end(b, start);
-}
-
-void
-klog_kwire_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
-    const klog_produce_result_t *res, uint32_t n, size_t *errpos)
-{
-	size_t start = klog_kwire_begin(b, corr);
-	klog_kwire_topics_t t;
-
-	klog_kwire_topics_begin(b, &t);
-	for (uint32_t i = 0; i < n; i++) {
-		klog_kwire_topics_part(b, &t, res[i].topic);
-		klog_buf_put_i32(b, res[i].partition);
-		if (errpos != NULL)
-			errpos[i] = b->len;
-		klog_buf_put_i16(b, res[i].error);
-		klog_buf_put_i64(b, res[i].error ? -1 : res[i].offset);
-		if (version >= 2)
-			klog_buf_put_i64(b, -1);  /* log append time: none */
-	}
-	klog_kwire_topics_end(b, &t);
-	if (version >= 1)
-		klog_buf_put_i32(b, 0);  /* throttle time */
-	klog_kwire_end(b, start);
-}
-
-void
-klog_kwire_patch_produce(klog_buf_t *b, size_t pos, int16_t error)
-{
-	if (pos > b->len || b->len - pos < 10)
-		return;
-	b->data[pos] = (uint8_t)((uint16_t)error >> 8);
-	b->data[pos + 1] = (uint8_t)error;
-	memset(b->data + pos + 2, 0xff, 8);
-}
-
 int16_t
 klog_kwire_error_from_wire(int16_t wire)
 {
@@ -454,7 +241,9 @@ klog_kwire_error_from_wire(int16_t wire)
 	case KLOG_WIRE_INVALID_REQUEST:
 		return KLOG_KERR_INVALID_REQUEST;
 	case KLOG_WIRE_UNSUPPORTED_CODEC:
-		return KLOG_KERR_CORRUPT_MESSAGE;
+		/* Only a Kafka produce's: zstd where its version may not
+		 * carry it (ingest checks every other codec). */
+		return KLOG_KERR_UNSUPPORTED_COMPRESSION_TYPE;
 	case KLOG_WIRE_UNSUPPORTED_VERSION:
 		/* Only a part's: a message format it cannot take (magic 2). */
 		return KLOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
@@ -567,6 +356,8 @@ klog_kwire_error_name(int error)
 		[KLOG_KERR_NON_EMPTY_GROUP] = "NON_EMPTY_GROUP",
 		[KLOG_KERR_GROUP_ID_NOT_FOUND] = "GROUP_ID_NOT_FOUND",
 		[KLOG_KERR_TOPIC_DELETION_DISABLED] = "TOPIC_DELETION_DISABLED",
+		[KLOG_KERR_FETCH_SESSION_ID_NOT_FOUND] =
+		    "FETCH_SESSION_ID_NOT_FOUND",
 		[KLOG_KERR_UNSUPPORTED_COMPRESSION_TYPE] =
 		    "UNSUPPORTED_COMPRESSION_TYPE",
 		[KLOG_KERR_MEMBER_ID_REQUIRED] = "MEMBER_ID_REQUIRED",

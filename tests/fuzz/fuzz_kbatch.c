@@ -1,8 +1,10 @@
 /*
  * libFuzzer target for lib/kafka/kbatch.c: arbitrary bytes as the record batches
- * of a Produce v3 request, to klog_kbatch_ingest(), twice: as they are, and
+ * of a Produce v7 request, to klog_kbatch_ingest(), twice: as they are, and
  * with each batch's CRC-32C made right (walking the batches by their
  * length fields), so that mutations reach the records behind the CRC.
+ * Each time as Produce v3 to v6 too (klog_kbatch_ingest_nozstd()), which
+ * must agree but where it refuses zstd.
  *
  * Ingest writes after bytes already in the buffer, which must survive; on
  * error the buffer must be as it was.  What it writes must be plain, valid
@@ -12,7 +14,8 @@
  *
  * The seeds in corpus/fuzz_kbatch: kafka-python's batches of
  * tests/unit/kafka/test_kbatch.c (plain with a key, a header and a null value;
- * gzip), and the two back to back.
+ * gzip), and the two back to back; kcat's (librdkafka 2.0.2) lz4, snappy
+ * and zstd batches.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +36,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_INFLATE (64 * 1024)
 #define PREFIX "before"
 #define PREFIX_LEN (sizeof(PREFIX) - 1)
+
+/* As Produce v3 to v6 take it: as rc (Produce v7's), or zstd refused. */
+static void
+ingest_nozstd(const uint8_t *set, size_t size, int rc, size_t len)
+{
+	klog_kmsg_in_info_t in;
+	klog_buf_t out;
+	int r;
+
+	klog_buf_init(&out);
+	r = klog_kbatch_ingest_nozstd(set, size, MAX_PAYLOAD, MAX_INFLATE,
+	    &out, &in);
+	if (r == -KLOG_EUNSUPPORTED && in.refused_codec == 4)
+		CHECK(out.len == 0);
+	else
+		CHECK(r == rc && out.len == len);
+	klog_buf_free(&out);
+}
 
 static void
 ingest(const uint8_t *set, size_t size)
@@ -56,6 +77,8 @@ ingest(const uint8_t *set, size_t size)
 		    &in, MAX_PAYLOAD);
 	if (rc == 0 && size == 0)
 		CHECK(in.messages == 0);
+	if (rc != -KLOG_ENOMEM)
+		ingest_nozstd(set, size, rc, out.len - PREFIX_LEN);
 	klog_buf_free(&out);
 }
 

@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for lib/kafka/kwire.c: arbitrary bytes as Kafka request
- * frames.
+ * libFuzzer target for lib/kafka/kwire.c and lib/kafka/kwdata.c: arbitrary
+ * bytes as Kafka request frames.
  *
  * The input goes to klog_kwire_frame() whole, then as a stream of frames
  * one after another (as a connection that pipelines them reads them), and
@@ -10,10 +10,11 @@
  * decoder its api names, whatever the version; each view a decoder
  * returns must lie inside the frame and each count must fit the array
  * it came in.  What decoded is encoded back as the responses the listener
- * writes (Produce from the parts, Metadata from the topics, ApiVersions),
- * each parsed here to check that its size field is its length and that
- * its counts are what was put in.  A broken invariant aborts.  The group
- * APIs' frames are fuzz_kwgroup's.
+ * writes (Produce from the parts, Fetch and ListOffsets from theirs,
+ * Metadata from the topics, ApiVersions), each at the request's version
+ * and parsed here to check that its size field is its length and that its
+ * fields and counts are what was put in.  A broken invariant aborts.  The
+ * group APIs' frames are fuzz_kwgroup's.
  *
  * The seeds in corpus/fuzz_kwire are real request frames, one per API and
  * version the listener speaks (Produce v2 once per codec), captured by a
@@ -21,7 +22,9 @@
  * gzip/snappy/lz4 and with broker.version.fallback 0.8.2 and 0.9.0, -C -e,
  * -G) and kafka-python (producers, a group consumer, api_version (0, 8, 1))
  * ran against it; produce-v3-snappy, produce-v3-lz4 and fetch-v4, from
- * strace of kcat once the listener offered those versions.
+ * strace of kcat once the listener offered those versions, and so
+ * produce-v7-zstd, fetch-v11, list-offsets-v2 and metadata-v4 (kcat -P -z
+ * zstd, -C, Kafka 2.1's versions).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
+#include "klog/kafka/kwdata.h"
 #include "klog/kafka/kwire.h"
 #include "klog/storage/format.h"
 
@@ -113,7 +117,7 @@ end_back(const klog_rd_t *rd)
 static void
 produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 {
-	klog_produce_result_t *res;
+	klog_kproduce_res_t *res;
 	size_t *errpos, start;
 	int16_t v = r->version;
 	int32_t nt, parts = 0;
@@ -128,10 +132,12 @@ produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 		res[i].error = (int16_t)(i % 3 == 1 ?
 		    KLOG_KERR_CORRUPT_MESSAGE : KLOG_KERR_NONE);
 		res[i].offset = (int64_t)req->parts[i].set_len;
+		res[i].log_start = (int64_t)i;
 	}
 	klog_buf_reset(b);
 	start = b->len;
-	klog_kwire_produce_resp(b, r->correlation, v, res, req->count, errpos);
+	klog_kwdata_produce_resp(b, r->correlation, v, res, req->count,
+	    errpos);
 	frame_back(b, start, r->correlation, &rd);
 	nt = klog_rd_i32(&rd);
 	CHECK(nt >= 0 && (uint32_t)nt <= req->count);
@@ -150,6 +156,9 @@ produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 			    res[parts].offset));
 			if (v >= 2)
 				CHECK(klog_rd_i64(&rd) == -1);
+			if (v >= 5)
+				CHECK(klog_rd_i64(&rd) == (res[parts].error ?
+				    -1 : res[parts].log_start));
 		}
 	}
 	CHECK((uint32_t)parts == req->count);
@@ -160,14 +169,15 @@ produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 	if (req->count > 0) {
 		size_t len = b->len, pos = errpos[req->count - 1];
 
-		klog_kwire_patch_produce(b, pos, KLOG_KERR_NOT_LEADER_FOR_PARTITION);
+		klog_kwdata_patch_produce(b, pos,
+		    KLOG_KERR_NOT_LEADER_FOR_PARTITION);
 		CHECK(b->len == len);
 		CHECK(b->data[pos] == 0 && b->data[pos + 1] ==
 		    KLOG_KERR_NOT_LEADER_FOR_PARTITION);
 		for (int k = 2; k < 10; k++)
 			CHECK(b->data[pos + k] == 0xff);
-		klog_kwire_patch_produce(b, b->len - 9, 0);  /* no room: nothing */
-		klog_kwire_patch_produce(b, b->len + 1, 0);
+		klog_kwdata_patch_produce(b, b->len - 9, 0);  /* no room */
+		klog_kwdata_patch_produce(b, b->len + 1, 0);
 		CHECK(b->len == len);
 	}
 	free(res);
@@ -179,7 +189,7 @@ produce(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 {
 	klog_proto_array_t a = { NULL, 0 };
 	klog_produce_req_t req;
-	int rc = klog_kwire_produce(r, &req, &a);
+	int rc = klog_kwdata_produce(r, &req, &a);
 
 	check_rc(rc);
 	if (rc == 0) {
@@ -194,32 +204,154 @@ produce(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 	free(a.p);
 }
 
+/* A fetch answer at r's version, a partition per part (high watermark
+ * its offset, log start its index), read back. */
 static void
-fetch(struct frame f, const klog_kreq_t *r)
+fetch_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_fetch_req_t *req)
+{
+	int16_t v = r->version;
+	klog_kwire_topics_t t;
+	int32_t nt, parts = 0;
+	size_t start;
+	klog_rd_t rd;
+
+	klog_buf_reset(b);
+	start = klog_kwire_begin(b, r->correlation);
+	klog_kwdata_fetch_head(b, v, 0);
+	klog_kwire_topics_begin(b, &t);
+	for (uint32_t i = 0; i < req->count; i++) {
+		klog_kwire_topics_part(b, &t, req->parts[i].topic);
+		(void)klog_kwdata_fetch_part(b, v, req->parts[i].partition,
+		    (int16_t)(i & 1), req->parts[i].offset, (int64_t)i);
+		klog_buf_put_i32(b, 0);
+	}
+	klog_kwire_topics_end(b, &t);
+	klog_kwire_end(b, start);
+	frame_back(b, start, r->correlation, &rd);
+	if (v >= 1)
+		CHECK(klog_rd_i32(&rd) == 0);
+	if (v >= 7)
+		CHECK(klog_rd_i16(&rd) == 0 && klog_rd_i32(&rd) == 0);
+	nt = klog_rd_i32(&rd);
+	CHECK(nt >= 0 && (uint32_t)nt <= req->count);
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t np;
+
+		rd_str_back(&rd, 0);
+		np = klog_rd_i32(&rd);
+		CHECK(np > 0);
+		for (int32_t j = 0; j < np; j++, parts++) {
+			const klog_fetch_part_t *p = &req->parts[parts];
+
+			CHECK((uint32_t)parts < req->count);
+			CHECK(klog_rd_i32(&rd) == p->partition);
+			CHECK(klog_rd_i16(&rd) == (parts & 1));
+			CHECK(klog_rd_i64(&rd) == p->offset);
+			if (v >= 4)
+				CHECK(klog_rd_i64(&rd) == p->offset);
+			if (v >= 5)
+				CHECK(klog_rd_i64(&rd) == parts);
+			if (v >= 4)
+				CHECK(klog_rd_i32(&rd) == 0);
+			if (v >= 11)
+				CHECK(klog_rd_i32(&rd) == -1);
+			CHECK(klog_rd_i32(&rd) == 0);
+		}
+	}
+	CHECK((uint32_t)parts == req->count);
+	end_back(&rd);
+}
+
+static void
+fetch(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 {
 	klog_proto_array_t a = { NULL, 0 };
-	klog_fetch_req_t req;
-	int32_t max_bytes;
-	int rc = klog_kwire_fetch(r, &req, &max_bytes, &a);
+	klog_kfetch_t kf;
+	int rc = klog_kwdata_fetch(r, &kf, &a);
 
 	check_rc(rc);
 	if (rc == 0) {
-		check_count(&a, req.parts, req.count, sizeof(*req.parts));
-		for (uint32_t i = 0; i < req.count; i++)
-			check_str(f, req.parts[i].topic);
+		check_count(&a, kf.req.parts, kf.req.count,
+		    sizeof(*kf.req.parts));
+		for (uint32_t i = 0; i < kf.req.count; i++)
+			check_str(f, kf.req.parts[i].topic);
+		check_str(f, kf.rack);
+		CHECK(kf.rack.p != NULL);
 		if (r->version < 3)
-			CHECK(max_bytes == INT32_MAX);
+			CHECK(kf.max_bytes == INT32_MAX);
+		if (r->version < 7)
+			CHECK(kf.session_id == 0 && kf.session_epoch == -1 &&
+			    klog_kwdata_fetch_session_error(&kf) == 0);
+		if (r->version < 11)
+			CHECK(kf.rack.len == 0);
+		fetch_resp(b, r, &kf.req);
 	}
 	free(a.p);
 }
 
+/* A ListOffsets answer at r's version, a partition per part (its time
+ * the one offset; every other one an error), read back. */
 static void
-list_offsets(struct frame f, const klog_kreq_t *r)
+offsets_resp(klog_buf_t *b, const klog_kreq_t *r,
+    const klog_offsets_part_t *p, uint32_t n)
+{
+	int16_t v = r->version;
+	klog_kwire_topics_t t;
+	int32_t nt, k = 0;
+	size_t start;
+	klog_rd_t rd;
+
+	klog_buf_reset(b);
+	start = klog_kwire_begin(b, r->correlation);
+	klog_kwdata_offsets_head(b, v);
+	klog_kwire_topics_begin(b, &t);
+	for (uint32_t i = 0; i < n; i++) {
+		klog_kwire_topics_part(b, &t, p[i].topic);
+		klog_kwdata_offsets_part(b, v, p[i].partition,
+		    (int16_t)(i & 1 ? 3 : 0), &p[i].time, 1);
+	}
+	klog_kwire_topics_end(b, &t);
+	klog_kwire_end(b, start);
+	frame_back(b, start, r->correlation, &rd);
+	if (v >= 2)
+		CHECK(klog_rd_i32(&rd) == 0);
+	nt = klog_rd_i32(&rd);
+	CHECK(nt >= 0 && (uint32_t)nt <= n);
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t np;
+
+		rd_str_back(&rd, 0);
+		np = klog_rd_i32(&rd);
+		CHECK(np > 0);
+		for (int32_t j = 0; j < np; j++, k++) {
+			int failed = k & 1;
+
+			CHECK((uint32_t)k < n);
+			CHECK(klog_rd_i32(&rd) == p[k].partition);
+			CHECK(klog_rd_i16(&rd) == (failed ? 3 : 0));
+			if (v == 0) {
+				CHECK(klog_rd_i32(&rd) == !failed);
+				if (!failed)
+					CHECK(klog_rd_i64(&rd) == p[k].time);
+				continue;
+			}
+			CHECK(klog_rd_i64(&rd) == -1);
+			CHECK(klog_rd_i64(&rd) == (failed ? -1 : p[k].time));
+			if (v >= 4)
+				CHECK(klog_rd_i32(&rd) == -1);
+		}
+	}
+	CHECK((uint32_t)k == n);
+	end_back(&rd);
+}
+
+static void
+list_offsets(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 {
 	klog_proto_array_t a = { NULL, 0 };
 	klog_offsets_part_t *parts;
 	uint32_t n = 0;
-	int rc = klog_kwire_list_offsets(r, &a, &n);
+	int rc = klog_kwdata_list_offsets(r, &a, &n);
 
 	check_rc(rc);
 	parts = a.p;
@@ -230,6 +362,7 @@ list_offsets(struct frame f, const klog_kreq_t *r)
 			if (r->version != 0)
 				CHECK(parts[i].max == 1);
 		}
+		offsets_resp(b, r, parts, n);
 	}
 	free(a.p);
 }
@@ -245,7 +378,7 @@ metadata_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_str_t *names,
 		{ 0, { "127.0.0.1", 9 }, 9092 },
 		{ 1, { NULL, 0 }, -1 },
 	};
-	int16_t v = r->version >= 1 ? 1 : 0;
+	int16_t v = r->version < 0 ? 0 : r->version > 8 ? 8 : r->version;
 	size_t start;
 	klog_rd_t rd;
 
@@ -256,13 +389,15 @@ metadata_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_str_t *names,
 	CHECK(topics != NULL);
 	for (uint32_t i = 0; i < n; i++)
 		topics[i] = (klog_kmeta_topic_t){ (int16_t)(i & 1), names[i],
-		    i % 4, parts };
+		    i % 4, parts, (int32_t)i };
 	klog_buf_reset(b);
 	klog_buf_put(b, "pad", 3);   /* a frame need not start at 0 */
 	start = b->len;
-	klog_kwire_metadata_resp(b, r->correlation, v, brokers, 2, 0, topics,
-	    n);
+	klog_kwdata_metadata_resp(b, r->correlation, v, &(klog_kmeta_t){
+	    brokers, 2, 0, KLOG_KMETA_OPS_NONE, topics, n });
 	frame_back(b, start, r->correlation, &rd);
+	if (v >= 3)
+		CHECK(klog_rd_i32(&rd) == 0);
 	CHECK(klog_rd_i32(&rd) == 2);
 	for (int k = 0; k < 2; k++) {
 		CHECK(klog_rd_i32(&rd) == brokers[k].id);
@@ -271,6 +406,8 @@ metadata_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_str_t *names,
 		if (v >= 1)
 			CHECK(klog_rd_i16(&rd) == -1);
 	}
+	if (v >= 2)
+		CHECK(klog_rd_i16(&rd) == -1);
 	if (v >= 1)
 		CHECK(klog_rd_i32(&rd) == 0);
 	CHECK(klog_rd_i32(&rd) == (int32_t)n);
@@ -284,14 +421,22 @@ metadata_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_str_t *names,
 			CHECK(klog_rd_i16(&rd) == parts[j].error);
 			CHECK(klog_rd_i32(&rd) == parts[j].id);
 			CHECK(klog_rd_i32(&rd) == parts[j].leader);
+			if (v >= 7)
+				CHECK(klog_rd_i32(&rd) == -1);
 			CHECK(klog_rd_i32(&rd) == (int32_t)parts[j].nreplicas);
 			for (uint32_t k = 0; k < parts[j].nreplicas; k++)
 				CHECK(klog_rd_i32(&rd) == replicas[k]);
 			CHECK(klog_rd_i32(&rd) == (int32_t)parts[j].nisr);
 			for (uint32_t k = 0; k < parts[j].nisr; k++)
 				CHECK(klog_rd_i32(&rd) == replicas[k]);
+			if (v >= 5)
+				CHECK(klog_rd_i32(&rd) == 0);
 		}
+		if (v >= 8)
+			CHECK(klog_rd_i32(&rd) == (int32_t)i);
 	}
+	if (v >= 8)
+		CHECK(klog_rd_i32(&rd) == KLOG_KMETA_OPS_NONE);
 	end_back(&rd);
 	free(topics);
 }
@@ -300,19 +445,23 @@ static void
 metadata(struct frame f, const klog_kreq_t *r, klog_buf_t *b)
 {
 	klog_proto_array_t a = { NULL, 0 };
-	uint32_t n = 0;
-	int all = 0, rc = klog_kwire_metadata(r, &a, &n, &all);
+	klog_kmeta_req_t m;
+	int rc = klog_kwdata_metadata(r, &m, &a);
 
 	check_rc(rc);
 	if (rc == 0) {
-		check_count(&a, a.p, n, sizeof(klog_str_t));
-		for (uint32_t i = 0; i < n; i++) {
-			check_str(f, ((klog_str_t *)a.p)[i]);
-			CHECK(((klog_str_t *)a.p)[i].p != NULL);
+		check_count(&a, m.names, m.n, sizeof(*m.names));
+		for (uint32_t i = 0; i < m.n; i++) {
+			check_str(f, m.names[i]);
+			CHECK(m.names[i].p != NULL);
 		}
-		if (all)
-			CHECK(n == 0);
-		metadata_resp(b, r, a.p, n);
+		if (m.all)
+			CHECK(m.n == 0);
+		if (r->version < 4)
+			CHECK(m.allow_create);
+		if (r->version < 8)
+			CHECK(!m.cluster_ops && !m.topic_ops);
+		metadata_resp(b, r, m.names, m.n);
 	}
 	free(a.p);
 }
@@ -376,10 +525,10 @@ decode(const uint8_t *p, size_t len, klog_buf_t *b)
 		produce(f, &r, b);
 		break;
 	case KLOG_KAPI_FETCH:
-		fetch(f, &r);
+		fetch(f, &r, b);
 		break;
 	case KLOG_KAPI_LIST_OFFSETS:
-		list_offsets(f, &r);
+		list_offsets(f, &r, b);
 		break;
 	case KLOG_KAPI_METADATA:
 		metadata(f, &r, b);

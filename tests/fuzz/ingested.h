@@ -31,7 +31,7 @@ check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in,
 		n++;
 	}
 	klog_iter_free(&it);
-	if (r != 0 || n != in->messages || in->codec < 0 || in->codec > 3)
+	if (r != 0 || n != in->messages || in->codec < 0 || in->codec > 4)
 		abort();
 }
 

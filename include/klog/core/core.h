@@ -239,6 +239,10 @@ typedef struct klog_core_read {
 void klog_core_fetch_read(klog_core_t *c, const klog_core_item_t *it,
     int64_t budget, klog_core_read_t *r);
 
+/* The start of an item's partition, as a read reports it (a Kafka
+ * produce answer's log start); -1 for an item without one. */
+int64_t klog_core_item_log_start(const klog_core_item_t *it);
+
 /* An offsets request of n parts: fill items; returns how many wait for a
  * flush (0: answer now). */
 int klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,

@@ -16,7 +16,8 @@
  *
  * crc is the CRC-32C (Castagnoli) of attributes..end; attributes & 7 the
  * codec of the records, compressed as one (0 none, 1 gzip, 2 snappy, 3
- * lz4); varints are zigzag, -1 a null key or value.
+ * lz4, 4 zstd: kmsg.h's klog_kmsg_inflate()); varints are zigzag, -1 a
+ * null key or value.
  */
 #ifndef KLOG_KBATCH_H
 #define KLOG_KBATCH_H
@@ -38,14 +39,21 @@ uint32_t klog_kbatch_crc32c(uint32_t crc, const uint8_t *p, size_t n);
  * payload); keys, headers, timestamps and offsets are dropped.  Checks each
  * batch's length, magic, CRC-32C, codec and record count, and each record's
  * framing (every field inside its length, offset deltas 0, 1, 2, ...).
- * Returns 0; -KLOG_ECORRUPT for a bad batch or record, data that does not
- * decompress or a cut set; -KLOG_EUNSUPPORTED for a transactional,
- * control or idempotent batch (the listener grants no producer ids) or
- * another codec (zstd); -KLOG_ETOOBIG for a value over max_payload or
- * records that decompress past max_inflate; -KLOG_ENOMEM.  On error out is
- * as it was and *info unspecified.
+ * Returns 0; -KLOG_ECORRUPT for a bad batch or record, an unknown codec,
+ * data that does not decompress or a cut set; -KLOG_EUNSUPPORTED for a
+ * transactional, control or idempotent batch (the listener grants no
+ * producer ids); -KLOG_ETOOBIG for a value over max_payload or records that
+ * decompress past max_inflate; -KLOG_ENOMEM.  On error out is as it was
+ * and *info unspecified but for refused_codec.  For Produce v7 and later.
  */
 int klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
+
+/* The same for Produce v3 to v6, which may not carry zstd (Kafka's rule,
+ * KIP-110): a zstd batch is -KLOG_EUNSUPPORTED with info->refused_codec
+ * 4. */
+int klog_kbatch_ingest_nozstd(const uint8_t *set, size_t len,
+    size_t max_payload, size_t max_inflate, klog_buf_t *out,
+    klog_kmsg_in_info_t *info);
 
 #endif

@@ -37,6 +37,9 @@ typedef struct klog_kmsg_in_info {
 	uint32_t first_entry;    /* bytes the first written entry takes
 	                            (length field + 4), for the base offset */
 	int codec;               /* the last wrapper's codec, 0 if none */
+	int refused_codec;       /* with -KLOG_EUNSUPPORTED: 4 when zstd was
+	                            refused (where the format or the request
+	                            may not carry it), else 0 */
 } klog_kmsg_in_info_t;
 
 /*
@@ -49,22 +52,25 @@ typedef struct klog_kmsg_in_info {
  * wrapper that decompresses past max_inflate bytes as well.  Returns 0;
  * -KLOG_ECORRUPT for a bad CRC, size, magic or codec, a truncated set
  * (producers never send partial messages) or data that does not
- * decompress; -KLOG_EUNSUPPORTED for magic 2 (a RecordBatch); -KLOG_ENOMEM.
+ * decompress; -KLOG_EUNSUPPORTED for magic 2 (a RecordBatch) or a zstd
+ * wrapper (which Kafka takes in record batches only; info->refused_codec
+ * says so); -KLOG_ENOMEM.
  * max_payload bounds each value that becomes an entry (not a wrapper's
  * compressed value), max_inflate each wrapper's decompressed set.  A
  * nested wrapper, or a magic-2 or cut message inside a wrapper, is
  * -KLOG_ECORRUPT.  On error out is as it was before the call (its length
- * and failed flag restored) and *info is unspecified.  An empty set is 0
- * with no messages.
+ * and failed flag restored) and *info is unspecified but for
+ * refused_codec.  An empty set is 0 with no messages.
  */
 int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
 
 /*
  * A Kafka codec's data in[0..len) (1 gzip, 2 snappy raw or xerial framed,
- * 3 a LZ4 frame), decompressed into a new buffer *out of *outlen bytes
- * that the caller frees.  -KLOG_ETOOBIG past max bytes; -KLOG_ECORRUPT
- * for data that does not decompress or another codec; -KLOG_ENOMEM.
+ * 3 a LZ4 frame, 4 one or more zstd frames), decompressed into a new
+ * buffer *out of *outlen bytes that the caller frees.  -KLOG_ETOOBIG past
+ * max bytes; -KLOG_ECORRUPT for data that does not decompress or another
+ * codec; -KLOG_ENOMEM.
  */
 int klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
     uint8_t **out, size_t *outlen);

@@ -3,6 +3,8 @@
  * API keys, error codes, the request header, and the decoders and encoders
  * of the API versions the listener speaks (all non-flexible: Kafka's
  * classic int16-length strings and int32-count arrays, big-endian).
+ * The data, group and admin APIs are kwdata.h's, kwgroup.h's and
+ * kwadmin.h's.
  */
 #ifndef KLOG_KWIRE_H
 #define KLOG_KWIRE_H
@@ -85,6 +87,7 @@ enum klog_kerr {
 	KLOG_KERR_SASL_AUTHENTICATION_FAILED = 58,
 	KLOG_KERR_NON_EMPTY_GROUP = 68,
 	KLOG_KERR_GROUP_ID_NOT_FOUND = 69,
+	KLOG_KERR_FETCH_SESSION_ID_NOT_FOUND = 70,
 	KLOG_KERR_TOPIC_DELETION_DISABLED = 73,
 	KLOG_KERR_UNSUPPORTED_COMPRESSION_TYPE = 76,
 	KLOG_KERR_MEMBER_ID_REQUIRED = 79,
@@ -127,26 +130,6 @@ typedef struct klog_kreq {
  * (it is answered by its version alone).
  */
 int klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r);
-
-/* ---- decoders: 0, -KLOG_EPROTO for a body that does not parse, or
- * -KLOG_ENOMEM; arrays grow in a (the caller's, reused) ---- */
-
-/* Produce v0-v2: parts' sets are Kafka MessageSets (kmsg.h). */
-int klog_kwire_produce(const klog_kreq_t *r, klog_produce_req_t *req,
-    klog_proto_array_t *a);
-
-/* Fetch v0-v3; *max_bytes is v3's response limit (INT32_MAX before). */
-int klog_kwire_fetch(const klog_kreq_t *r, klog_fetch_req_t *req,
-    int32_t *max_bytes, klog_proto_array_t *a);
-
-/* ListOffsets v0-v1: time, and max (v1: 1). */
-int klog_kwire_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
-    uint32_t *n);
-
-/* Metadata v0-v1: the topics asked for; *all when every topic is (v0: an
- * empty array, v1: a null one). */
-int klog_kwire_metadata(const klog_kreq_t *r, klog_proto_array_t *a,
-    uint32_t *n, int *all);
 
 /* ---- encoders: onto b, whose errors are sticky ---- */
 
@@ -191,40 +174,13 @@ int klog_kwire_api_versions_req(const klog_kreq_t *r, klog_str_t *name,
 void klog_kwire_api_versions(klog_buf_t *b, int32_t corr, int16_t version,
     int16_t error, const klog_kapi_range_t *apis, size_t n);
 
-/* Metadata v0-v1. */
-typedef struct klog_kmeta_part {
-	int16_t error;
-	int32_t id, leader;
-	uint32_t nreplicas, nisr;
-	const int32_t *replicas, *isr;
-} klog_kmeta_part_t;
-
-typedef struct klog_kmeta_topic {
-	int16_t error;
-	klog_str_t name;
-	uint32_t nparts;
-	const klog_kmeta_part_t *parts;
-} klog_kmeta_topic_t;
-
+/* A broker as Metadata (kwdata.h) and FindCoordinator name it. */
 typedef struct klog_kmeta_broker {
 	int32_t id;
 	klog_str_t host;
 	int32_t port;
 } klog_kmeta_broker_t;
 
-void klog_kwire_metadata_resp(klog_buf_t *b, int32_t corr, int16_t version,
-    const klog_kmeta_broker_t *brokers, uint32_t nbrokers,
-    int32_t controller, const klog_kmeta_topic_t *topics, uint32_t ntopics);
-
-/*
- * Produce v0-v2: one result per part (offset: the Kafka base offset);
- * errpos[i], when not NULL, is where result i's error is, for
- * klog_kwire_patch_produce().
- */
-void klog_kwire_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
-    const klog_produce_result_t *res, uint32_t n, size_t *errpos);
-/* Turn the result at pos into error (base offset -1). */
-void klog_kwire_patch_produce(klog_buf_t *b, size_t pos, int16_t error);
 
 /* Kafka's error for a KLOG_WIRE_* code. */
 int16_t klog_kwire_error_from_wire(int16_t wire);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
@@ -258,7 +259,8 @@ refusals(void **state)
 		{ { 0x20, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },   /* control */
 		{ { 0, 7, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },       /* idempotent */
 		{ { 0, 0x1ffffffffLL, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },
-		{ { 4, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },      /* zstd */
+		{ { 4, -1, 2, 1, 1, 0 }, -KLOG_ECORRUPT },          /* not zstd */
+		{ { 5, -1, 2, 1, 1, 0 }, -KLOG_ECORRUPT },          /* codec 5 */
 		{ { 0, -1, 2, 1, 2, 0 }, -KLOG_ECORRUPT },          /* delta skips */
 		{ { 0, -1, 3, 2, 1, 0 }, -KLOG_ECORRUPT },          /* count over */
 		{ { 0, -1, 1, 0, 1, 0 }, -KLOG_ECORRUPT },          /* count under */
@@ -311,6 +313,110 @@ refusals(void **state)
 	klog_buf_free(&out);
 }
 
+/*
+ * Written by librdkafka 2.0.2 (kcat -z zstd, Produce v7): "zstd line 1" to
+ * "zstd line 12", one zstd frame that does not say its content size.  Its
+ * records take 219 bytes: 9 of 18 (a length byte, 17 of record with a
+ * value of 11) and 3 of 19.
+ */
+static const char kcat_zstd_hex[] =
+    "0000000000000000000000990000000002853d016900040000000b000001a24fc8"
+    "6e76000001a24fc86e76ffffffffffffffffffffffffffff0000000c28b52ffd00"
+    "58fd020074032200000001167a737464206c696e65203100220000023204330634"
+    "08350a360c370e3810390024000012011831300024000014311632001300e00404"
+    "d7e6316063c00c5802f880c5000bb00e300396003e6031c002ac03cc802514379b";
+
+static void
+librdkafka_zstd(void **state)
+{
+	const char *want[12];
+	char lines[12][16];
+	uint8_t set[256];
+	size_t n = unhex(kcat_zstd_hex, set);
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	for (int i = 0; i < 12; i++) {
+		snprintf(lines[i], sizeof(lines[i]), "zstd line %d", i + 1);
+		want[i] = lines[i];
+	}
+	klog_buf_init(&out);
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info),
+	    0);
+	assert_int_equal(info.messages, 12);
+	assert_int_equal(info.codec, 4);
+	assert_int_equal(payloads(&out, want, 12), 12);
+	/* Bounded exactly, as the other codecs are. */
+	out.len = 0;
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 219, &out, &info), 0);
+	out.len = 0;
+	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 218, &out, &info),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(out.len, 0);
+	/* Produce v3 to v6 may not carry it: refused as such, undecoded. */
+	assert_int_equal(klog_kbatch_ingest_nozstd(set, n, MAXP, MAXI, &out,
+	    &info), -KLOG_EUNSUPPORTED);
+	assert_int_equal(info.refused_codec, 4);
+	assert_int_equal(out.len, 0);
+	/* Every other codec those versions still take. */
+	n = unhex(gzip_hex, set);
+	assert_int_equal(klog_kbatch_ingest_nozstd(set, n, MAXP, MAXI, &out,
+	    &info), 0);
+	assert_int_equal(info.messages, 3);
+	klog_buf_free(&out);
+}
+
+/* A batch of count records whose records are data[0..len), as codec
+ * compressed them, its CRC right. */
+static size_t
+wrap(uint8_t *b, int codec, int32_t count, const void *data, size_t len)
+{
+	memset(b, 0, 61);
+	b[16] = 2;
+	b[22] = (uint8_t)codec;
+	klog_put_be32(b + 23, (uint32_t)(count - 1));
+	memset(b + 43, 0xff, 14);        /* no producer id, epoch, sequence */
+	klog_put_be32(b + 57, (uint32_t)count);
+	memcpy(b + 61, data, len);
+	klog_put_be32(b + 8, (uint32_t)(61 + len - 12));
+	klog_put_be32(b + 17, klog_kbatch_crc32c(0, b + 21, 61 + len - 21));
+	return 61 + len;
+}
+
+/*
+ * A zstd bomb: records of 16 MiB of zeros in a batch of a few hundred
+ * bytes stop at the bound, up to one byte short of them; at it they are
+ * read whole, and then they are not records.
+ */
+static void
+zstd_bomb(void **state)
+{
+	size_t big = (size_t)16 << 20, cap = ZSTD_compressBound(big), clen, n;
+	uint8_t *zeros, *c, b[4096];
+	klog_kmsg_in_info_t info;
+	klog_buf_t out;
+
+	(void)state;
+	assert_non_null(zeros = calloc(1, big));
+	assert_non_null(c = malloc(cap));
+	clen = ZSTD_compress(c, cap, zeros, big, 3);
+	assert_false(ZSTD_isError(clen));
+	assert_true(clen + 61 < sizeof(b));
+	n = wrap(b, 4, 1, c, clen);
+	klog_buf_init(&out);
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, 1 << 20, &out, &info),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, big - 1, &out, &info),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, big, &out, &info),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(out.len, 0);
+	klog_buf_free(&out);
+	free(c);
+	free(zeros);
+}
+
 int
 main(void)
 {
@@ -321,6 +427,8 @@ main(void)
 		cmocka_unit_test(two_batches_and_cuts),
 		cmocka_unit_test(every_bit_flip),
 		cmocka_unit_test(refusals),
+		cmocka_unit_test(librdkafka_zstd),
+		cmocka_unit_test(zstd_bomb),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <lz4frame.h>
 #include <snappy-c.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
@@ -554,7 +555,7 @@ test_ingest_bad_fields(void **state)
 	klog_put_be32(in.data + 18, 100);
 	klog_put_be32(in.data + 12, klog_crc32(0, in.data + 16, in.len - 16));
 	assert_int_equal(ingest_rc(&in, MAXP, MAXI), -KLOG_ECORRUPT);
-	/* Codec 4 to 7. */
+	/* Codec 5 to 7. */
 	klog_buf_reset(&in);
 	kput(&in, 0, 0, 5, NULL, 0, "v", 1);
 	assert_int_equal(ingest_rc(&in, MAXP, MAXI), -KLOG_ECORRUPT);
@@ -702,6 +703,144 @@ test_ingest_inflate_bomb(void **state)
 	}
 	free(zeros);
 	klog_buf_free(&inner);
+}
+
+/* in[0..len) as one zstd frame that says its content size or not (as
+ * Kafka's Java producer and librdkafka write it, streaming). */
+static uint8_t *
+zstd_frame(const void *in, size_t len, int with_size, size_t *outlen)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t cap = ZSTD_compressBound(len);
+	uint8_t *out;
+
+	assert_non_null(c);
+	assert_non_null(out = malloc(cap));
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c,
+	    ZSTD_c_contentSizeFlag, with_size)));
+	*outlen = ZSTD_compress2(c, out, cap, in, len);
+	assert_false(ZSTD_isError(*outlen));
+	assert_true(ZSTD_getFrameContentSize(out, *outlen) == (with_size ?
+	    (unsigned long long)len : ZSTD_CONTENTSIZE_UNKNOWN));
+	ZSTD_freeCCtx(c);
+	return out;
+}
+
+static int
+zstd_inflate_rc(const uint8_t *in, size_t len, size_t max, const void *want,
+    size_t want_len)
+{
+	uint8_t *out;
+	size_t n;
+	int r = klog_kmsg_inflate(4, in, len, max, &out, &n);
+
+	if (r == 0) {
+		assert_int_equal(n, want_len);
+		if (n > 0)
+			assert_memory_equal(out, want, n);
+		free(out);
+	} else {
+		assert_null(out);
+	}
+	return r;
+}
+
+/* zstd frames with and without a content size, two back to back, bounded
+ * exactly; cut (empty too) or junk, corrupt. */
+static void
+test_inflate_zstd(void **state)
+{
+	char text[5000];
+	uint8_t *a, *b, two[20000];
+	size_t alen, blen;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (char)('a' + i % 7 + (i % 131 == 0));
+	for (int with_size = 0; with_size <= 1; with_size++) {
+		a = zstd_frame(text, sizeof(text), with_size, &alen);
+		assert_true(alen < sizeof(text) / 4);
+		assert_int_equal(zstd_inflate_rc(a, alen, sizeof(text), text,
+		    sizeof(text)), 0);
+		assert_int_equal(zstd_inflate_rc(a, alen, sizeof(text) - 1,
+		    NULL, 0), -KLOG_ETOOBIG);
+		for (size_t cut = 0; cut < alen; cut++)
+			assert_int_equal(zstd_inflate_rc(a, cut, 1 << 20, NULL,
+			    0), -KLOG_ECORRUPT);
+		free(a);
+	}
+	/* Two frames are read as one stream, as zstd(1) reads them. */
+	a = zstd_frame(text, 3000, 0, &alen);
+	b = zstd_frame(text + 3000, sizeof(text) - 3000, 1, &blen);
+	memcpy(two, a, alen);
+	memcpy(two + alen, b, blen);
+	assert_int_equal(zstd_inflate_rc(two, alen + blen, sizeof(text), text,
+	    sizeof(text)), 0);
+	/* Junk, alone or after the frame. */
+	assert_int_equal(zstd_inflate_rc((const uint8_t *)"junkjunk", 8,
+	    1 << 20, NULL, 0), -KLOG_ECORRUPT);
+	memcpy(two + alen, "junk", 4);
+	assert_int_equal(zstd_inflate_rc(two, alen + 4, 1 << 20, NULL, 0),
+	    -KLOG_ECORRUPT);
+	free(a);
+	free(b);
+	/* An empty frame is empty content, within even a bound of 0. */
+	a = zstd_frame("", 0, 0, &alen);
+	assert_int_equal(zstd_inflate_rc(a, alen, 0, "", 0), 0);
+	free(a);
+}
+
+/* A zstd bomb: 64 MiB of zeros in a few KiB, with and without a content
+ * size, stops at the bound. */
+static void
+test_inflate_zstd_bomb(void **state)
+{
+	size_t big = (size_t)64 << 20, clen;
+	uint8_t *zeros, *c;
+
+	(void)state;
+	assert_non_null(zeros = calloc(1, big));
+	for (int with_size = 0; with_size <= 1; with_size++) {
+		c = zstd_frame(zeros, big, with_size, &clen);
+		assert_true(clen < 8192);
+		assert_int_equal(zstd_inflate_rc(c, clen, 64 << 10, NULL, 0),
+		    -KLOG_ETOOBIG);
+		assert_int_equal(zstd_inflate_rc(c, clen, big - 1, NULL, 0),
+		    -KLOG_ETOOBIG);
+		free(c);
+	}
+	free(zeros);
+}
+
+/* zstd needs a record batch (Kafka's rule): a magic 0 or 1 zstd wrapper
+ * is refused, as such, whatever it holds. */
+static void
+test_ingest_zstd_refused(void **state)
+{
+	klog_kmsg_in_info_t info;
+	klog_buf_t in, inner, out;
+	uint8_t *c;
+	size_t clen;
+
+	(void)state;
+	klog_buf_init(&inner);
+	klog_buf_init(&out);
+	klog_buf_put(&out, "kept", 4);
+	inner_set(&inner, 0, 3);
+	c = zstd_frame(inner.data, inner.len, 0, &clen);
+	for (int magic = 0; magic <= 1; magic++) {
+		klog_buf_init(&in);
+		kput_str(&in, 0, magic, "before");
+		kput(&in, 1, magic, 4, NULL, 0, c, clen);
+		assert_int_equal(klog_kmsg_ingest(in.data, in.len, MAXP, MAXI,
+		    &out, &info), -KLOG_EUNSUPPORTED);
+		assert_int_equal(info.refused_codec, 4);
+		assert_int_equal(out.len, 4);
+		klog_buf_free(&in);
+	}
+	free(c);
+	klog_buf_free(&inner);
+	klog_buf_free(&out);
 }
 
 /* What out held is kept, byte for byte, when a later message fails. */
@@ -1254,6 +1393,9 @@ main(void)
 		cmocka_unit_test(test_ingest_nested_wrapper),
 		cmocka_unit_test(test_ingest_too_big),
 		cmocka_unit_test(test_ingest_inflate_bomb),
+		cmocka_unit_test(test_inflate_zstd),
+		cmocka_unit_test(test_inflate_zstd_bomb),
+		cmocka_unit_test(test_ingest_zstd_refused),
 		cmocka_unit_test(test_ingest_restores_out),
 		cmocka_unit_test(test_serve_plain),
 		cmocka_unit_test(test_serve_gzip_wrapper),
