@@ -116,7 +116,7 @@ wait_leaders() {
 		EOF2
 	done
 	[ "$(sort -u "$TMP/coord" | wc -l)" -eq 1 ]
-	"$PY" - "$KAFKA" <<-'EOF2'
+	timeout 30 "$PY" - "$KAFKA" <<-'EOF2'
 	import sys
 	from kafka import KafkaConsumer
 	c = KafkaConsumer("gq", bootstrap_servers=sys.argv[1], group_id="billing",
