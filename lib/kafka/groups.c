@@ -207,10 +207,11 @@ kafka_find_coordinator(klog_kafka_t *k, const klog_kreq_t *r)
 		    "unknown coordinator type", -1, EMPTY, -1);
 		return;
 	}
+	/* Kafka's message for it, which librdkafka shows from v1 on. */
 	if (!kafka_may(k, KLOG_ACL_DESCRIBE, KLOG_ACL_GROUP, key)) {
 		klog_kwgroup_find_resp(out, r,
-		    KLOG_KERR_GROUP_AUTHORIZATION_FAILED, "not authorized",
-		    -1, EMPTY, -1);
+		    KLOG_KERR_GROUP_AUTHORIZATION_FAILED,
+		    "Group authorization failed.", -1, EMPTY, -1);
 		return;
 	}
 	error = coordinator(k, key, &node);
