@@ -627,8 +627,9 @@ static kafka_handler_fn handle_api_versions;
 
 /*
  * What the listener speaks, one row an API: its versions, as ApiVersions
- * advertises them (klog-kafka(7), "APIS AND VERSIONS": the versions
- * Debian's clients settle on; none of them flexible), and its handler.
+ * advertises them (klog-kafka(7), "APIS AND VERSIONS": Kafka 2.1's at
+ * least, and the newer ones librdkafka 2.0.2 picks, flexible from
+ * klog_kwire_first_flexible() on), and its handler.
  * Produce 3 and Fetch 4 are what librdkafka needs to send RecordBatch v2,
  * whose one CRC-32C a batch it computes in hardware, where MessageSet v1
  * costs it zlib's CRC-32 a message, and Produce 7 to send zstd; fetches

@@ -1,12 +1,12 @@
 /*
  * The Kafka protocol's front end (klog-kafka(7)): a second listener beside
  * the native one, over the same core, so that Kafka clients (librdkafka's
- * kcat and log shippers, kafka-python) produce to and consume from klog's
- * logs.  It speaks the classic, non-flexible versions Debian's clients
- * settle on (ApiVersions 0-2, Metadata 0-1, Produce 0-2, Fetch 0-3,
- * ListOffsets 0-1, the group APIs as kwgroup.h has them) with MessageSet
- * v0/v1, transcoded to and from klog's 0.7 sets
- * (kmsg.h).  A message's Kafka offset is the byte offset of the next one,
+ * kcat and log shippers, kafka-python, sarama, Kafka's Java client)
+ * produce to and consume from klog's logs.  It speaks Kafka 2.1's versions
+ * and the newer ones librdkafka 2.0.2 picks (kafka.c's apis[]), classic
+ * or flexible (kprim.h), with MessageSet v0/v1 and RecordBatch v2 in and
+ * MessageSet v0 out, transcoded to and from klog's 0.7 sets (kmsg.h,
+ * kbatch.h).  A message's Kafka offset is the byte offset of the next one,
  * less one; consumer groups are coordinated here (coordinator.h), their offsets
  * kept under the data directory (koffsets.h).  Hand klog_kafka_front() and
  * the klog_kafka_t to klog_conns_listen().
