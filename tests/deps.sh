@@ -31,6 +31,9 @@ need kcat /usr/bin/kcat
 need python3-kafka /usr/lib/python3/dist-packages/kafka/__init__.py
 need python3-confluent-kafka /usr/lib/python3/dist-packages/confluent_kafka/__init__.py
 need prometheus /usr/bin/promtool
+# Go's sarama, the Kafka library inside Filebeat and Telegraf (bats 160).
+need golang-go /usr/bin/go
+need golang-github-shopify-sarama-dev /usr/share/gocode/src/github.com/Shopify/sarama/sarama.go
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
