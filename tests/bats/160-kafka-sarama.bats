@@ -12,8 +12,8 @@ load kafka
 SARAMA="$KLOG_ROOT/build/clients/sarama"
 
 setup() {
-	[ -x "$SARAMA" ] || skip "no $SARAMA: make bats builds it when" \
-	    "golang-go and golang-github-shopify-sarama-dev are installed"
+	[ -x "$SARAMA" ] || skip "no build/clients/sarama: make bats builds it \
+when golang-go and golang-github-shopify-sarama-dev are installed"
 	common_setup
 	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR
 	start_kafka_broker
