@@ -34,6 +34,10 @@ need prometheus /usr/bin/promtool
 # Go's sarama, the Kafka library inside Filebeat and Telegraf (bats 160).
 need golang-go /usr/bin/go
 need golang-github-shopify-sarama-dev /usr/share/gocode/src/github.com/Shopify/sarama/sarama.go
+# rsyslog's omkafka, the log shipper users point at the Kafka listener
+# (bats 162); the package's postinst starts no daemon without an init.
+need rsyslog /usr/sbin/rsyslogd
+need rsyslog-kafka /usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so
 [ -z "$missing" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
