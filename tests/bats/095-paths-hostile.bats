@@ -22,9 +22,12 @@ teardown() {
 	common_teardown
 }
 
-# Everything under $TMP but the broker's log.
+# Everything under $TMP but the broker's log and a partition's recovery
+# point, which the flusher writes in its own time (a valid partition's
+# directory shows it is there).
 tree() {
-	(cd "$TMP" && find . -mindepth 1 ! -name broker.log | sort)
+	(cd "$TMP" && find . -mindepth 1 ! -name broker.log \
+		! -name 'recovery-point' ! -name 'recovery-point.tmp' | sort)
 }
 
 hostile_names() {
