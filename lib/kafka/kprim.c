@@ -128,6 +128,13 @@ klog_kprim_done(const klog_kprim_rd_t *r)
 	return r->rd.failed ? -KLOG_EPROTO : 0;
 }
 
+int
+klog_kprim_end(klog_kprim_rd_t *r)
+{
+	klog_kprim_tags(r);
+	return klog_kprim_done(r);
+}
+
 void *
 klog_kprim_slot(klog_proto_array_t *a, size_t i, size_t sz)
 {

@@ -65,7 +65,7 @@ klog_kwadmin_create_topics(const klog_kreq_t *r, klog_kcreate_t *c,
 	uint32_t k = 0, at = 0;
 	int32_t n;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(c, 0, sizeof(*c));
 	n = klog_kprim_count(&rd, 10, 0);
 	for (int32_t i = 0; i < n && !rd.rd.failed; i++) {
@@ -108,7 +108,7 @@ klog_kwadmin_delete_topics(const klog_kreq_t *r, klog_proto_array_t *a,
 	klog_kprim_rd_t rd;
 	int32_t count;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	*n = 0;
 	count = klog_kprim_count(&rd, 1, 0);
 	for (int32_t i = 0; i < count && !rd.rd.failed; i++) {
@@ -135,7 +135,7 @@ klog_kwadmin_create_partitions(const klog_kreq_t *r, klog_kgrow_t *g,
 	klog_kprim_rd_t rd;
 	int32_t n;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(g, 0, sizeof(*g));
 	n = klog_kprim_count(&rd, 7, 0);
 	for (int32_t i = 0; i < n && !rd.rd.failed; i++) {
@@ -231,7 +231,7 @@ klog_kwadmin_describe_configs(const klog_kreq_t *r, klog_kdescribe_t *d,
 	uint32_t k = 0, at = 0;
 	int32_t n;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(d, 0, sizeof(*d));
 	n = klog_kprim_count(&rd, 4, 0);
 	for (int32_t i = 0; i < n && !rd.rd.failed; i++) {
@@ -324,15 +324,14 @@ klog_kwadmin_init_producer_id(const klog_kreq_t *r, klog_str_t *txn_id,
 {
 	klog_kprim_rd_t rd;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	*txn_id = klog_kprim_nstr(&rd);
 	*timeout_ms = klog_rd_i32(&rd.rd);
 	if (r->version >= 3) {
 		(void)klog_rd_i64(&rd.rd);   /* producer id */
 		(void)klog_rd_i16(&rd.rd);   /* its epoch */
 	}
-	klog_kprim_tags(&rd);
-	return klog_kprim_done(&rd);
+	return klog_kprim_end(&rd);
 }
 
 void

@@ -16,8 +16,6 @@
 #include "klog/kafka/kwdata.h"
 #include "klog/kafka/kwire.h"
 
-#define done klog_kprim_done
-
 /* KIP-227's epochs of a full fetch: the first of a new session, and the
  * one asking for none. */
 #define EPOCH_INITIAL 0
@@ -33,7 +31,7 @@ klog_kwdata_produce(const klog_kreq_t *r, klog_produce_req_t *req,
 	int32_t nt;
 	uint32_t k = 0;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(req, 0, sizeof(*req));
 	if (r->version >= 3)
 		(void)klog_kprim_nstr(&rd);  /* transactional id: none */
@@ -58,7 +56,7 @@ klog_kwdata_produce(const klog_kreq_t *r, klog_produce_req_t *req,
 	}
 	req->count = k;
 	req->parts = a->p;
-	return done(&rd);
+	return klog_kprim_done(&rd);
 }
 
 /* A fetch's topics and their partitions, into a. */
@@ -117,7 +115,7 @@ klog_kwdata_fetch(const klog_kreq_t *r, klog_kfetch_t *f,
 	klog_kprim_rd_t rd;
 	int16_t v = r->version;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(f, 0, sizeof(*f));
 	f->max_bytes = INT32_MAX;
 	f->session_epoch = EPOCH_FINAL;
@@ -139,7 +137,7 @@ klog_kwdata_fetch(const klog_kreq_t *r, klog_kfetch_t *f,
 		skip_forgotten(&rd);
 	if (v >= 11)
 		f->rack = klog_kprim_str(&rd);
-	return done(&rd);
+	return klog_kprim_done(&rd);
 }
 
 int16_t
@@ -159,7 +157,7 @@ klog_kwdata_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
 	int32_t nt;
 	uint32_t k = 0;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	(void)klog_rd_i32(&rd.rd);   /* replica id */
 	if (r->version >= 2)
 		(void)klog_rd_i8(&rd.rd);  /* isolation: no transactions */
@@ -184,7 +182,7 @@ klog_kwdata_list_offsets(const klog_kreq_t *r, klog_proto_array_t *a,
 		}
 	}
 	*n = k;
-	return done(&rd);
+	return klog_kprim_done(&rd);
 }
 
 int
@@ -194,7 +192,7 @@ klog_kwdata_metadata(const klog_kreq_t *r, klog_kmeta_req_t *m,
 	klog_kprim_rd_t rd;
 	int32_t nt;
 
-	klog_kprim_rd_init(&rd, r->body, r->body_len, r->flexible);
+	klog_kwire_reader(r, &rd);
 	memset(m, 0, sizeof(*m));
 	m->allow_create = 1;
 	nt = klog_kprim_count(&rd, 2, r->version >= 1);

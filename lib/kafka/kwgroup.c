@@ -21,12 +21,6 @@
 
 /* ---- decoders ---- */
 
-static void
-rd_init(klog_kprim_rd_t *rd, const klog_kreq_t *r)
-{
-	klog_kprim_rd_init(rd, r->body, r->body_len, r->flexible);
-}
-
 /* The least bytes an element of the array takes: classic and flexible
  * encodings of its fields, and its tags. */
 static size_t
@@ -35,24 +29,16 @@ least(const klog_kprim_rd_t *rd, size_t classic, size_t flexible)
 	return rd->flex ? flexible + 1 : classic;
 }
 
-/* The request's tags, then whether it parsed. */
-static int
-rd_end(klog_kprim_rd_t *rd)
-{
-	klog_kprim_tags(rd);
-	return klog_kprim_done(rd);
-}
-
 int
 klog_kwgroup_find(const klog_kreq_t *r, klog_str_t *key, int8_t *key_type)
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	*key = klog_kprim_str(&rd);
 	*key_type = r->version >= 1 ? klog_rd_i8(&rd.rd) :
 	    KLOG_KWGROUP_KEY_GROUP;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 /* An array of names and their bytes, into a; its count to *n. */
@@ -81,7 +67,7 @@ klog_kwgroup_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(j, 0, sizeof(*j));
 	j->group = klog_kprim_str(&rd);
 	j->session_timeout_ms = klog_rd_i32(&rd.rd);
@@ -94,7 +80,7 @@ klog_kwgroup_join(const klog_kreq_t *r, klog_kjoin_t *j, klog_proto_array_t *a)
 	if (rd_pairs(&rd, a, &j->nprotocols) < 0)
 		return -KLOG_ENOMEM;
 	j->protocols = a->p;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 int
@@ -102,7 +88,7 @@ klog_kwgroup_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(s, 0, sizeof(*s));
 	s->group = klog_kprim_str(&rd);
 	s->generation = klog_rd_i32(&rd.rd);
@@ -112,7 +98,7 @@ klog_kwgroup_sync(const klog_kreq_t *r, klog_ksync_t *s, klog_proto_array_t *a)
 	if (rd_pairs(&rd, a, &s->nassign) < 0)
 		return -KLOG_ENOMEM;
 	s->assign = a->p;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 int
@@ -120,14 +106,14 @@ klog_kwgroup_heartbeat(const klog_kreq_t *r, klog_kbeat_t *h)
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(h, 0, sizeof(*h));
 	h->group = klog_kprim_str(&rd);
 	h->generation = klog_rd_i32(&rd.rd);
 	h->member_id = klog_kprim_str(&rd);
 	if (r->version >= 3)
 		h->instance_id = klog_kprim_nstr(&rd);
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 int
@@ -138,7 +124,7 @@ klog_kwgroup_leave(const klog_kreq_t *r, klog_kleave_t *l,
 	klog_kleaver_t *m;
 	int32_t n = 1;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(l, 0, sizeof(*l));
 	l->group = klog_kprim_str(&rd);
 	if (r->version >= 3)
@@ -157,7 +143,7 @@ klog_kwgroup_leave(const klog_kreq_t *r, klog_kleave_t *l,
 		return -KLOG_EPROTO;
 	l->count = (uint32_t)n;
 	l->members = a->p;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 /* The topics and partitions of OffsetCommit (with) or OffsetFetch. */
@@ -209,7 +195,7 @@ klog_kwgroup_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(c, 0, sizeof(*c));
 	c->group = klog_kprim_str(&rd);
 	c->generation = -1;
@@ -224,7 +210,7 @@ klog_kwgroup_offset_commit(const klog_kreq_t *r, klog_kcommit_t *c,
 		(void)klog_rd_i64(&rd.rd);  /* retention: the broker's */
 	if (commit_parts(&rd, r->version, 1, c, a) < 0)
 		return -KLOG_ENOMEM;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 int
@@ -233,7 +219,7 @@ klog_kwgroup_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	memset(c, 0, sizeof(*c));
 	c->group = klog_kprim_str(&rd);
 	c->generation = -1;
@@ -242,7 +228,7 @@ klog_kwgroup_offset_fetch(const klog_kreq_t *r, klog_kcommit_t *c,
 		return -KLOG_ENOMEM;
 	if (r->version >= 7)
 		c->require_stable = klog_rd_i8(&rd.rd) != 0;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 /* An array of strings into a. */
@@ -270,11 +256,11 @@ klog_kwgroup_describe(const klog_kreq_t *r, klog_proto_array_t *a,
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	if (rd_strs(&rd, a, n) < 0)
 		return -KLOG_ENOMEM;
 	*with_ops = r->version >= 3 && klog_rd_i8(&rd.rd) != 0;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 int
@@ -283,11 +269,11 @@ klog_kwgroup_list(const klog_kreq_t *r, klog_proto_array_t *a,
 {
 	klog_kprim_rd_t rd;
 
-	rd_init(&rd, r);
+	klog_kwire_reader(r, &rd);
 	*nstates = 0;
 	if (r->version >= 4 && rd_strs(&rd, a, nstates) < 0)
 		return -KLOG_ENOMEM;
-	return rd_end(&rd);
+	return klog_kprim_end(&rd);
 }
 
 /* ---- encoders ---- */

@@ -17,8 +17,6 @@
 
 /* ---- reading ---- */
 
-#define done klog_kprim_done
-
 int16_t
 klog_kwire_first_flexible(int api)
 {
@@ -83,6 +81,12 @@ klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r)
 	r->body = p + 4 + rd.rd.pos;
 	r->body_len = r->size - rd.rd.pos;
 	return 0;
+}
+
+void
+klog_kwire_reader(const klog_kreq_t *r, klog_kprim_rd_t *rd)
+{
+	klog_kprim_rd_init(rd, r->body, r->body_len, r->flexible);
 }
 
 /* ---- encoders ---- */
@@ -187,8 +191,7 @@ klog_kwire_api_versions_req(const klog_kreq_t *r, klog_str_t *name,
 	klog_kprim_rd_init(&rd, r->body, r->body_len, 1);
 	*name = klog_kprim_str(&rd);
 	*version = klog_kprim_str(&rd);
-	klog_kprim_tags(&rd);
-	return done(&rd);
+	return klog_kprim_end(&rd);
 }
 
 void

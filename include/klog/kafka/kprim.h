@@ -53,6 +53,8 @@ int32_t klog_kprim_count(klog_kprim_rd_t *r, size_t min, int nullable);
 void klog_kprim_tags(klog_kprim_rd_t *r);
 /* 0, or -KLOG_EPROTO once the reader has failed. */
 int klog_kprim_done(const klog_kprim_rd_t *r);
+/* The end of a body: its tagged fields, then klog_kprim_done(). */
+int klog_kprim_end(klog_kprim_rd_t *r);
 
 /* Room for element i (of sz bytes) of a's array, grown as needed; NULL
  * out of memory. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "klog/base/buf.h"
+#include "klog/kafka/kprim.h"
 #include "klog/proto/proto.h"
 
 /* API keys. */
@@ -130,6 +131,9 @@ typedef struct klog_kreq {
  * (it is answered by its version alone).
  */
 int klog_kwire_frame(const uint8_t *p, size_t len, size_t max, klog_kreq_t *r);
+
+/* A reader of r's body in the encoding of its version. */
+void klog_kwire_reader(const klog_kreq_t *r, klog_kprim_rd_t *rd);
 
 /* ---- encoders: onto b, whose errors are sticky ---- */
 
