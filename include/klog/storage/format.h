@@ -18,8 +18,14 @@
  *   +-----------+---------+---------+-----------+---------------+
  *      attrs & 0x03 = codec: 0 none, 1 gzip, 2 snappy (3 is invalid)
  *
+ *   magic 2 (record.h): a Kafka RecordBatch v2's body, its records with
+ *   keys, timestamps and headers, and a producer id, epoch and sequence:
+ *   +-----------+---------+---------+-----------+---------------+
+ *   | length:4  | magic:1 | attrs:1 | crc32c:4  | body          |   length = 6 + n
+ *   +-----------+---------+---------+-----------+---------------+
+ *
  * crc32 is the CRC-32 of zlib and gzip (klog_crc32()) of the payload bytes
- * only.  A gzip wrapper is a
+ * only (magic 2: CRC-32C of the body, klog_crc32c()).  A gzip wrapper is a
  * magic-1 message whose payload is an RFC 1952 gzip stream of an inner
  * message set.
  *
@@ -145,6 +151,20 @@ typedef struct klog_msg {
 	int valid;             /* CRC matches (always 1 with KLOG_ITER_NOCRC) */
 	const uint8_t *payload;
 	uint32_t payload_len;
+	/* A record of a magic-2 entry (record.h), met with KLOG_ITER_DEEP;
+	 * for every other message: timestamp KLOG_NO_TIMESTAMP, key NULL and
+	 * key_len -1, no headers, delta 0, batch NULL. */
+	int64_t timestamp;     /* the record's (CreateTime), or the batch's
+	                          maxTimestamp under LogAppendTime */
+	const uint8_t *key;
+	int32_t key_len;
+	const uint8_t *headers; /* the record's headers (klog_record_t) */
+	size_t headers_len;
+	uint32_t header_count;
+	int32_t delta;         /* offset delta: the Kafka offset is
+	                          offset + delta */
+	const uint8_t *batch;  /* the entry's body (klog_batch_read()) */
+	uint32_t batch_len;
 } klog_msg_t;
 
 enum klog_iter_flags {

@@ -1,0 +1,357 @@
+/*
+ * A magic-2 entry's body and its records (record.h): Kafka's RecordBatch
+ * v2 layout read and written, with no allocation but the growth of the
+ * output buffer.  The varints are Kafka's (protobuf's, zigzag-encoded).
+ */
+#include <limits.h>
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "klog/base/buf.h"
+#include "klog/base/error.h"
+#include "klog/storage/format.h"
+#include "klog/storage/record.h"
+
+#define VARINT_MAX 5             /* bytes of an int32 varint */
+#define VARLONG_MAX 10
+
+uint32_t
+klog_crc32c(uint32_t crc, const void *p, size_t len)
+{
+	const unsigned char *q = p;
+
+	/* ISA-L takes int lengths and leaves the inversions to its caller. */
+	crc = ~crc;
+	while (len > 0) {
+		int chunk = len > (size_t)INT_MAX ? INT_MAX : (int)len;
+
+		crc = crc32_iscsi((unsigned char *)(uintptr_t)q, chunk, crc);
+		q += chunk;
+		len -= (size_t)chunk;
+	}
+	return ~crc;
+}
+
+static uint16_t
+be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint64_t
+be64(const uint8_t *p)
+{
+	return (uint64_t)klog_be32(p) << 32 | klog_be32(p + 4);
+}
+
+static void
+put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put_be64(uint8_t *p, uint64_t v)
+{
+	klog_put_be32(p, (uint32_t)(v >> 32));
+	klog_put_be32(p + 4, (uint32_t)v);
+}
+
+int
+klog_batch_read(const uint8_t *body, size_t len, klog_batch_t *b)
+{
+	if (len < KLOG_BATCH_BODY_HEADER)
+		return -KLOG_ECORRUPT;
+	b->attributes = be16(body + KLOG_BATCH_ATTRS_AT);
+	b->last_offset_delta = (int32_t)klog_be32(body +
+	    KLOG_BATCH_LAST_DELTA_AT);
+	b->first_timestamp = (int64_t)be64(body + KLOG_BATCH_FIRST_TS_AT);
+	b->max_timestamp = (int64_t)be64(body + KLOG_BATCH_MAX_TS_AT);
+	b->producer_id = (int64_t)be64(body + KLOG_BATCH_PRODUCER_ID_AT);
+	b->producer_epoch = (int16_t)be16(body + KLOG_BATCH_EPOCH_AT);
+	b->base_sequence = (int32_t)klog_be32(body + KLOG_BATCH_BASE_SEQ_AT);
+	b->count = (int32_t)klog_be32(body + KLOG_BATCH_COUNT_AT);
+	return 0;
+}
+
+void
+klog_batch_write(uint8_t *body, const klog_batch_t *b)
+{
+	put_be16(body + KLOG_BATCH_ATTRS_AT, b->attributes);
+	klog_put_be32(body + KLOG_BATCH_LAST_DELTA_AT,
+	    (uint32_t)b->last_offset_delta);
+	put_be64(body + KLOG_BATCH_FIRST_TS_AT, (uint64_t)b->first_timestamp);
+	put_be64(body + KLOG_BATCH_MAX_TS_AT, (uint64_t)b->max_timestamp);
+	put_be64(body + KLOG_BATCH_PRODUCER_ID_AT, (uint64_t)b->producer_id);
+	put_be16(body + KLOG_BATCH_EPOCH_AT, (uint16_t)b->producer_epoch);
+	klog_put_be32(body + KLOG_BATCH_BASE_SEQ_AT,
+	    (uint32_t)b->base_sequence);
+	klog_put_be32(body + KLOG_BATCH_COUNT_AT, (uint32_t)b->count);
+}
+
+/*
+ * A zigzag varint of at most max bytes at *p, before end: 0, or
+ * -KLOG_EPARTIAL when end cuts it, -KLOG_ECORRUPT when it is too long.
+ */
+static int
+varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
+{
+	uint64_t u = 0;
+
+	for (int i = 0; i < max; i++) {
+		uint8_t b;
+
+		if (*p == end)
+			return -KLOG_EPARTIAL;
+		b = *(*p)++;
+		u |= (uint64_t)(b & 0x7f) << (7 * i);
+		if ((b & 0x80) == 0) {
+			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			return 0;
+		}
+	}
+	return -KLOG_ECORRUPT;
+}
+
+/* An int32 varint, in range; inside a record, a cut one is corrupt. */
+static int
+varint32(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	if (varint(p, end, VARINT_MAX, v) < 0 || *v < INT32_MIN ||
+	    *v > INT32_MAX)
+		return -KLOG_ECORRUPT;
+	return 0;
+}
+
+/* A length-prefixed field (-1 null: *v NULL) at *p, before end. */
+static int
+field(const uint8_t **p, const uint8_t *end, int nullable, const uint8_t **v,
+    int32_t *n)
+{
+	int64_t len;
+
+	if (varint32(p, end, &len) < 0)
+		return -KLOG_ECORRUPT;
+	if (len == -1 && nullable) {
+		*v = NULL;
+		*n = -1;
+		return 0;
+	}
+	if (len < 0 || len > end - *p)
+		return -KLOG_ECORRUPT;
+	*v = *p;
+	*n = (int32_t)len;
+	*p += len;
+	return 0;
+}
+
+/* The headers at *p, count of them, before end. */
+static int
+headers(const uint8_t **p, const uint8_t *end, int64_t count)
+{
+	const uint8_t *v;
+	int32_t n;
+
+	for (int64_t h = 0; h < count; h++)
+		if (field(p, end, 0, &v, &n) < 0 ||
+		    field(p, end, 1, &v, &n) < 0)
+			return -KLOG_ECORRUPT;
+	return 0;
+}
+
+int
+klog_record_read(const uint8_t *p, size_t left, klog_record_t *r)
+{
+	const uint8_t *q = p, *end = p + left, *rend;
+	int64_t len, ts, delta, count;
+	int rc;
+
+	if ((rc = varint(&q, end, VARINT_MAX, &len)) < 0)
+		return rc;
+	if (len < 1 || len > INT32_MAX)
+		return -KLOG_ECORRUPT;
+	if (len > end - q)
+		return -KLOG_EPARTIAL;
+	rend = q + len;
+	q++;                             /* attributes: none defined */
+	if (varint(&q, rend, VARLONG_MAX, &ts) < 0 ||
+	    varint32(&q, rend, &delta) < 0 ||
+	    field(&q, rend, 1, &r->key, &r->key_len) < 0 ||
+	    field(&q, rend, 1, &r->value, &r->value_len) < 0 ||
+	    varint32(&q, rend, &count) < 0 || count < 0)
+		return -KLOG_ECORRUPT;
+	r->headers = q;
+	if (headers(&q, rend, count) < 0 || q != rend)
+		return -KLOG_ECORRUPT;
+	r->timestamp_delta = ts;
+	r->offset_delta = (int32_t)delta;
+	r->headers_len = (size_t)(rend - r->headers);
+	r->header_count = (uint32_t)count;
+	r->size = (size_t)(rend - p);
+	return 0;
+}
+
+int
+klog_record_header_next(const uint8_t *hdrs, size_t len, size_t *pos,
+    klog_header_t *h)
+{
+	const uint8_t *p = hdrs + *pos, *end = hdrs + len, *k;
+	int32_t kn;
+
+	if (*pos >= len)
+		return 0;
+	if (field(&p, end, 0, &k, &kn) < 0 ||
+	    field(&p, end, 1, &h->value, &h->value_len) < 0)
+		return 0;
+	h->key = k;
+	h->key_len = (size_t)kn;
+	*pos = (size_t)(p - hdrs);
+	return 1;
+}
+
+/* Bytes of v's zigzag varint. */
+static size_t
+varint_size(int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 1;
+
+	while (u >= 0x80) {
+		u >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* v's zigzag varint at p; returns its size. */
+static size_t
+varint_put(uint8_t *p, int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	while (u >= 0x80) {
+		p[n++] = (uint8_t)(u | 0x80);
+		u >>= 7;
+	}
+	p[n++] = (uint8_t)u;
+	return n;
+}
+
+/* A field's size: its length varint and its bytes (none when null). */
+static size_t
+field_size(int32_t n)
+{
+	return varint_size(n) + (n > 0 ? (size_t)n : 0);
+}
+
+static size_t
+field_put(uint8_t *p, const void *v, int32_t n)
+{
+	size_t k = varint_put(p, n);
+
+	if (n > 0)
+		memcpy(p + k, v, (size_t)n);
+	return k + (n > 0 ? (size_t)n : 0);
+}
+
+void
+klog_record_write(klog_buf_t *out, int64_t timestamp_delta,
+    int32_t offset_delta, const void *key, int32_t key_len,
+    const void *value, int32_t value_len, const klog_header_t *hdrs,
+    uint32_t count)
+{
+	size_t body, need;
+	uint8_t *p;
+
+	if (key == NULL)
+		key_len = -1;
+	body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) +
+	    field_size(key_len) + field_size(value_len) + varint_size(count);
+	for (uint32_t i = 0; i < count; i++)
+		body += field_size((int32_t)hdrs[i].key_len) +
+		    field_size(hdrs[i].value == NULL ? -1 :
+		    hdrs[i].value_len);
+	need = varint_size((int64_t)body) + body;
+	if (klog_buf_reserve(out, need) < 0)
+		return;
+	p = out->data + out->len;
+	p += varint_put(p, (int64_t)body);
+	*p++ = 0;
+	p += varint_put(p, timestamp_delta);
+	p += varint_put(p, offset_delta);
+	p += field_put(p, key, key_len);
+	p += field_put(p, value, value_len);
+	p += varint_put(p, count);
+	for (uint32_t i = 0; i < count; i++) {
+		p += field_put(p, hdrs[i].key, (int32_t)hdrs[i].key_len);
+		p += field_put(p, hdrs[i].value, hdrs[i].value == NULL ? -1 :
+		    hdrs[i].value_len);
+	}
+	out->len += need;
+}
+
+void
+klog_batch_begin(klog_batch_builder_t *bb, klog_buf_t *out,
+    int64_t first_timestamp, int64_t producer_id, int16_t epoch,
+    int32_t base_sequence)
+{
+	static const uint8_t zero[KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER +
+	    KLOG_BATCH_BODY_HEADER];
+
+	*bb = (klog_batch_builder_t){ .start = out->len,
+	    .first_timestamp = first_timestamp,
+	    .max_timestamp = first_timestamp,
+	    .fields = { .producer_id = producer_id, .producer_epoch = epoch,
+	    .base_sequence = base_sequence } };
+	klog_buf_put(out, zero, sizeof(zero));
+}
+
+void
+klog_batch_add(klog_batch_builder_t *bb, klog_buf_t *out, int64_t timestamp,
+    const void *key, int32_t key_len, const void *value, int32_t value_len,
+    const klog_header_t *hdrs, uint32_t count)
+{
+	if (timestamp > bb->max_timestamp)
+		bb->max_timestamp = timestamp;
+	klog_record_write(out, bb->first_timestamp < 0 || timestamp < 0 ? 0 :
+	    timestamp - bb->first_timestamp, bb->count, key, key_len, value,
+	    value_len, hdrs, count);
+	bb->count++;
+}
+
+int
+klog_batch_end(klog_batch_builder_t *bb, klog_buf_t *out)
+{
+	uint8_t *entry;
+	size_t size;
+	klog_batch_t b = bb->fields;
+
+	if (out->failed)
+		return -KLOG_ENOMEM;
+	entry = out->data + bb->start;
+	size = out->len - bb->start;
+	b.count = bb->count;
+	b.first_timestamp = bb->first_timestamp;
+	b.max_timestamp = bb->max_timestamp;
+	klog_put_be32(entry, (uint32_t)(size - KLOG_LENGTH_SIZE));
+	entry[KLOG_LENGTH_SIZE] = KLOG_MAGIC2;
+	klog_batch_write(entry + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER, &b);
+	klog_batch_seal(entry, size);
+	return 0;
+}
+
+void
+klog_batch_seal(uint8_t *entry, size_t size)
+{
+	uint8_t *body = entry + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	size_t body_len = size - KLOG_LENGTH_SIZE - KLOG_MAGIC2_HEADER;
+	uint32_t length = (uint32_t)(size - KLOG_LENGTH_SIZE);
+
+	klog_put_be32(body + KLOG_BATCH_LAST_DELTA_AT, length + 3);
+	entry[KLOG_LENGTH_SIZE + 1] = body[KLOG_BATCH_ATTRS_AT + 1];
+	klog_put_be32(entry + KLOG_LENGTH_SIZE + 2,
+	    klog_crc32c(0, body, body_len));
+}
