@@ -8,17 +8,17 @@
  * headers), so the batch's own offsets and timestamps need no more than
  * the CRC-32C that covers them.
  */
-#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <isa-l/crc.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/kafka/kbatch.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define LOG_OVERHEAD 12          /* baseOffset:8 batchLength:4 */
 #define HEADER 61                /* through count:4 */
@@ -36,21 +36,6 @@
 
 #define VARINT_MAX 5             /* bytes of an int32 varint */
 #define VARLONG_MAX 10
-
-uint32_t
-klog_kbatch_crc32c(uint32_t crc, const uint8_t *p, size_t n)
-{
-	/* ISA-L takes int lengths and leaves the inversions to its caller. */
-	crc = ~crc;
-	while (n > 0) {
-		int chunk = n > (size_t)INT_MAX ? INT_MAX : (int)n;
-
-		crc = crc32_iscsi((unsigned char *)(uintptr_t)p, chunk, crc);
-		p += chunk;
-		n -= (size_t)chunk;
-	}
-	return ~crc;
-}
 
 /* A zigzag varint of at most max bytes at *p, before end. */
 static int
@@ -165,7 +150,7 @@ batch(const uint8_t *b, size_t size, int zstd, size_t max_payload,
 
 	if (b[MAGIC_AT] != 2)
 		return -KLOG_ECORRUPT;
-	if (klog_kbatch_crc32c(0, b + ATTRS_AT, size - ATTRS_AT) !=
+	if (klog_crc32c(0, b + ATTRS_AT, size - ATTRS_AT) !=
 	    klog_be32(b + CRC_AT))
 		return -KLOG_ECORRUPT;
 	attrs = (uint16_t)(b[ATTRS_AT] << 8 | b[ATTRS_AT + 1]);
@@ -187,7 +172,7 @@ batch(const uint8_t *b, size_t size, int zstd, size_t max_payload,
 	if (codec == 0)
 		return records(b + HEADER, size - HEADER, count, max_payload,
 		    out, info);
-	if ((r = klog_kmsg_inflate(codec, b + HEADER, size - HEADER,
+	if ((r = klog_codec_inflate(codec, b + HEADER, size - HEADER,
 	    max_inflate, &plain, &plain_len)) < 0)
 		return r;
 	r = records(plain, plain_len, count, max_payload, out, info);

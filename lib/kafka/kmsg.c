@@ -19,44 +19,21 @@
  * the only allocations are a wrapper's decompressed set (one per wrapper)
  * and the growth of out.
  *
- * Snappy comes in two shapes: raw (one snappy block, as librdkafka writes
- * it) and xerial framed (snappy-java's SnappyOutputStream, which Kafka 0.7
- * stores and kafka-python writes):
- *
- *   +------------------+-----------+----------+---------------------------+
- *   | "\x82SNAPPY\0":8 | version:4 | compat:4 | [ length:4 | block ]* ... |
- *   +------------------+-----------+----------+---------------------------+
- *
- * Like snappy-java's SnappyInputStream, anything without the header is
- * read as one raw block, and a header met again between blocks (streams
- * written one after another) is skipped.
- *
- * LZ4 is one LZ4 frame.  Kafka's magic-0 lz4 wrappers (0.8 to 0.9, and
- * librdkafka's, which copies them on purpose) carry a wrong header checksum
- * (KAFKA-3160: computed over the magic number too).  librdkafka rewrites
- * that byte with XXH32; liblz4 does not export its XXH32 publicly, so when
- * LZ4F reports a bad header checksum the right byte is taken from the header
- * LZ4F_compressBegin() writes for the same frame settings, and the frame is
- * decoded again with it.  That costs an allocation or two, only on that path.
- *
- * Zstandard (codec 4) is one or more zstd frames, read with the streaming
- * API: a frame need not say its content size (Kafka's Java producer's do
- * not), and a frame that says a small one cannot make it write past the
- * buffer grown so far.  Only record batches (Produce v7 and later) may
- * carry it: a magic 0 or 1 message compressed with it is refused.
+ * Every codec's decompression is storage's (codec.h): a Kafka client's
+ * wrapper is opened with klog_codec_inflate(), bounded by max_inflate.
+ * Only record batches (Produce v7 and later) may carry zstd: a magic 0 or
+ * 1 message compressed with it is refused.
  */
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <lz4frame.h>
-#include <snappy-c.h>
 #include <zlib.h>
-#include <zstd.h>
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
 
 #define KAFKA_LOG_OVERHEAD 12   /* offset:8 size:4 */
@@ -67,321 +44,8 @@
                                    writes before the value */
 #define KAFKA_OUT_OVERHEAD (KAFKA_LOG_OVERHEAD + 4 + KAFKA_HDR)
 
-#define KAFKA_CODEC_NONE 0
-#define KAFKA_CODEC_GZIP 1
-#define KAFKA_CODEC_SNAPPY 2
-#define KAFKA_CODEC_LZ4 3
-#define KAFKA_CODEC_ZSTD 4
-
-#define XERIAL_HEADER 16
-#define FIRST_CAP 4096
-
 /* The largest payload one 0.7 entry can carry. */
 #define MAX_ENTRY_PAYLOAD (KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC1_HEADER)
-
-static const uint8_t xerial_magic[8] = {
-	0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
-};
-
-/* ---- Decompression: each returns a new buffer the caller frees. ---- */
-
-/* One raw snappy block into *out, refusing more than max bytes. */
-static int
-snappy_raw(const uint8_t *in, size_t len, size_t max, uint8_t **out,
-    size_t *outlen)
-{
-	size_t n;
-
-	if (snappy_uncompressed_length((const char *)in, len, &n) != SNAPPY_OK)
-		return -KLOG_ECORRUPT;
-	if (n > max)
-		return -KLOG_ETOOBIG;
-	if ((*out = malloc(n ? n : 1)) == NULL)
-		return -KLOG_ENOMEM;
-	if (snappy_uncompress((const char *)in, len, (char *)*out, &n) !=
-	    SNAPPY_OK) {
-		free(*out);
-		*out = NULL;
-		return -KLOG_ECORRUPT;
-	}
-	*outlen = n;
-	return 0;
-}
-
-static int
-xerial_header_at(const uint8_t *p, size_t left)
-{
-	return left >= XERIAL_HEADER &&
-	    memcmp(p, xerial_magic, sizeof(xerial_magic)) == 0;
-}
-
-/*
- * Walk the blocks of a xerial stream: with dst NULL, add their sizes up into
- * *total (refusing past max); else decode them into dst.
- */
-static int
-xerial_blocks(const uint8_t *in, size_t len, size_t max, uint8_t *dst,
-    size_t *total)
-{
-	size_t pos = 0, n, have = 0;
-	uint32_t blen;
-
-	while (pos < len) {
-		if (xerial_header_at(in + pos, len - pos)) {
-			pos += XERIAL_HEADER;
-			continue;
-		}
-		if (len - pos < 4)
-			return -KLOG_ECORRUPT;
-		blen = klog_be32(in + pos);
-		pos += 4;
-		if (blen > len - pos || snappy_uncompressed_length(
-		    (const char *)in + pos, blen, &n) != SNAPPY_OK)
-			return -KLOG_ECORRUPT;
-		if (dst == NULL && n > max - have)
-			return -KLOG_ETOOBIG;
-		if (dst != NULL && (snappy_uncompress((const char *)in + pos,
-		    blen, (char *)dst + have, &n) != SNAPPY_OK))
-			return -KLOG_ECORRUPT;
-		have += n;
-		pos += blen;
-	}
-	*total = have;
-	return 0;
-}
-
-static int
-snappy_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
-    size_t *outlen)
-{
-	size_t n;
-	int r;
-
-	if (!xerial_header_at(in, len))
-		return snappy_raw(in, len, max, out, outlen);
-	if ((r = xerial_blocks(in, len, max, NULL, &n)) < 0)
-		return r;
-	if ((*out = malloc(n ? n : 1)) == NULL)
-		return -KLOG_ENOMEM;
-	if ((r = xerial_blocks(in, len, max, *out, outlen)) < 0) {
-		free(*out);
-		*out = NULL;
-	}
-	return r;
-}
-
-/*
- * The header LZ4F_compressBegin() writes for the frame settings of in's
- * header, into fix (LZ4F_HEADER_SIZE_MAX bytes); its length, or 0 if in's
- * header cannot be rebuilt byte for byte but for the checksum.
- */
-static size_t
-lz4_fixed_header(const uint8_t *in, size_t len, uint8_t *fix)
-{
-	LZ4F_preferences_t prefs;
-	LZ4F_cctx *cctx;
-	size_t hlen, w;
-	uint8_t flg;
-
-	if (len < 7 || ((flg = in[4]) >> 6) != 1)
-		return 0;
-	hlen = 7 + ((flg & 0x08) ? 8 : 0) + ((flg & 0x01) ? 4 : 0);
-	if (len < hlen)
-		return 0;
-	memset(&prefs, 0, sizeof(prefs));
-	prefs.autoFlush = 1;
-	prefs.frameInfo.blockSizeID = (LZ4F_blockSizeID_t)((in[5] >> 4) & 7);
-	prefs.frameInfo.blockMode = (flg & 0x20) ? LZ4F_blockIndependent :
-	    LZ4F_blockLinked;
-	prefs.frameInfo.blockChecksumFlag = (flg & 0x10) ?
-	    LZ4F_blockChecksumEnabled : LZ4F_noBlockChecksum;
-	prefs.frameInfo.contentChecksumFlag = (flg & 0x04) ?
-	    LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
-	for (w = 0; (flg & 0x08) && w < 8; w++)
-		prefs.frameInfo.contentSize |= (unsigned long long)in[6 + w] <<
-		    (8 * w);
-	for (w = 0; (flg & 0x01) && w < 4; w++)
-		prefs.frameInfo.dictID |= (unsigned)in[hlen - 5 + w] << (8 * w);
-	if (LZ4F_isError(LZ4F_createCompressionContext(&cctx, LZ4F_VERSION)))
-		return 0;
-	w = LZ4F_compressBegin(cctx, fix, LZ4F_HEADER_SIZE_MAX, &prefs);
-	LZ4F_freeCompressionContext(cctx);
-	if (LZ4F_isError(w) || w != hlen || memcmp(fix, in, hlen - 1) != 0)
-		return 0;
-	return hlen;
-}
-
-/*
- * Decode the one LZ4 frame in[0..len) (its first fixlen bytes replaced by
- * fix[] when fixlen > 0) into a buffer grown up to max bytes; at the
- * limit, LZ4F writes into a one-byte spare, and a byte there is over it.
- * *bad_hc tells a header checksum error from other corruption.
- */
-static int
-lz4_decode(const uint8_t *in, size_t len, const uint8_t *fix, size_t fixlen,
-    size_t max, uint8_t **out, size_t *outlen, int *bad_hc)
-{
-	LZ4F_dctx *dctx;
-	const uint8_t *src = fixlen ? fix : in;
-	size_t left = fixlen ? fixlen : len, cap = 0, have = 0, dsz, ssz, hint;
-	uint8_t *buf = NULL, *nbuf, spare, *dst;
-	int r, at_limit;
-
-	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
-		return -KLOG_ENOMEM;
-	for (;;) {
-		if (have == cap && cap < max) {
-			dsz = cap ? (cap < max / 2 ? cap * 2 : max) :
-			    (max < FIRST_CAP ? max : FIRST_CAP);
-			if ((nbuf = realloc(buf, dsz)) == NULL) {
-				r = -KLOG_ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap = dsz;
-		}
-		at_limit = have == cap;
-		dst = at_limit ? &spare : buf + have;
-		dsz = at_limit ? 1 : cap - have;
-		ssz = left;
-		hint = LZ4F_decompress(dctx, dst, &dsz, src, &ssz, NULL);
-		if (LZ4F_isError(hint)) {
-			*bad_hc = strcmp(LZ4F_getErrorName(hint),
-			    "ERROR_headerChecksum_invalid") == 0;
-			r = -KLOG_ECORRUPT;
-			goto out;
-		}
-		if (at_limit && dsz > 0) {
-			r = -KLOG_ETOOBIG;
-			goto out;
-		}
-		if (!at_limit)
-			have += dsz;
-		src += ssz;
-		left -= ssz;
-		if (hint == 0)
-			break;
-		if (ssz == 0 && dsz == 0 && left > 0) {
-			r = -KLOG_ECORRUPT;     /* no progress: never loop */
-			goto out;
-		}
-		if (left == 0 && fixlen > 0 && src == fix + fixlen) {
-			src = in + fixlen;
-			left = len - fixlen;
-		} else if (left == 0 && dsz == 0) {
-			r = -KLOG_ECORRUPT;     /* the frame is cut */
-			goto out;
-		}
-	}
-	/* Bytes after the frame: not what a Kafka producer writes. */
-	if (left > 0 || (fixlen > 0 && src == fix + fixlen && len > fixlen)) {
-		r = -KLOG_ECORRUPT;
-		goto out;
-	}
-	*out = buf;
-	*outlen = have;
-	buf = NULL;
-	r = 0;
-out:
-	LZ4F_freeDecompressionContext(dctx);
-	free(buf);
-	return r;
-}
-
-static int
-lz4_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
-    size_t *outlen)
-{
-	uint8_t fix[LZ4F_HEADER_SIZE_MAX];
-	size_t fixlen;
-	int r, bad_hc = 0;
-
-	r = lz4_decode(in, len, NULL, 0, max, out, outlen, &bad_hc);
-	if (r != -KLOG_ECORRUPT || !bad_hc)
-		return r;
-	if ((fixlen = lz4_fixed_header(in, len, fix)) == 0)
-		return r;
-	return lz4_decode(in, len, fix, fixlen, max, out, outlen, &bad_hc);
-}
-
-/*
- * Decode the zstd frames in[0..len) into a buffer grown up to max bytes,
- * as lz4_decode() does; the window a frame asks for is zstd's to allocate,
- * within its default limit (128 MiB, touched only as far as it is written).
- */
-static int
-zstd_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
-    size_t *outlen)
-{
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
-	ZSTD_inBuffer src = { in, len, 0 };
-	ZSTD_outBuffer dst;
-	size_t cap = 0, have = 0, hint = 1, dsz;
-	uint8_t *buf = NULL, *nbuf, spare;
-	int r, at_limit;
-
-	if (dctx == NULL)
-		return -KLOG_ENOMEM;
-	while (src.pos < src.size || hint != 0) {
-		if (have == cap && cap < max) {
-			dsz = cap ? (cap < max / 2 ? cap * 2 : max) :
-			    (max < FIRST_CAP ? max : FIRST_CAP);
-			if ((nbuf = realloc(buf, dsz)) == NULL) {
-				r = -KLOG_ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap = dsz;
-		}
-		at_limit = have == cap;
-		dst = (ZSTD_outBuffer){ at_limit ? &spare : buf + have,
-		    at_limit ? 1 : cap - have, 0 };
-		hint = ZSTD_decompressStream(dctx, &dst, &src);
-		if (ZSTD_isError(hint)) {
-			r = -KLOG_ECORRUPT;
-			goto out;
-		}
-		if (at_limit && dst.pos > 0) {
-			r = -KLOG_ETOOBIG;
-			goto out;
-		}
-		have += at_limit ? 0 : dst.pos;
-		/* Input all read, room left, and the frame not done: cut
-		 * (no input at all too). */
-		if (src.pos == src.size && hint != 0 && dst.pos < dst.size) {
-			r = -KLOG_ECORRUPT;
-			goto out;
-		}
-	}
-	*out = buf;
-	*outlen = have;
-	buf = NULL;
-	r = 0;
-out:
-	ZSTD_freeDCtx(dctx);
-	free(buf);
-	return r;
-}
-
-int
-klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
-    uint8_t **out, size_t *outlen)
-{
-	*out = NULL;
-	*outlen = 0;
-	switch (codec) {
-	case KAFKA_CODEC_GZIP:
-		return klog_gunzip(in, len, max, out, outlen);
-	case KAFKA_CODEC_SNAPPY:
-		return snappy_unwrap(in, len, max, out, outlen);
-	case KAFKA_CODEC_LZ4:
-		return lz4_unwrap(in, len, max, out, outlen);
-	case KAFKA_CODEC_ZSTD:
-		return zstd_unwrap(in, len, max, out, outlen);
-	default:
-		return -KLOG_ECORRUPT;
-	}
-}
 
 /* ---- Ingest ---- */
 
@@ -445,7 +109,7 @@ kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 	if (klog_crc32(0, p + 4, size - 4) != klog_be32(p))
 		return -KLOG_ECORRUPT;
 	m->codec = p[5] & KLOG_KMSG_CODEC_MASK;
-	if (m->codec > KAFKA_CODEC_ZSTD)
+	if (m->codec > KLOG_CODEC_ZSTD)
 		return -KLOG_ECORRUPT;
 	q = p + 6 + (p[4] == 1 ? 8 : 0);
 	if ((r = kafka_bytes(&q, end, &key, &keylen)) < 0 ||
@@ -485,7 +149,7 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 
 	if (w->value == NULL)
 		return -KLOG_ECORRUPT;
-	if ((r = klog_kmsg_inflate(w->codec, w->value, w->value_len,
+	if ((r = klog_codec_inflate(w->codec, w->value, w->value_len,
 	    max_inflate, &set, &len)) < 0)
 		return r;
 	while (pos < len) {
@@ -493,7 +157,7 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 			r = -KLOG_ECORRUPT; /* magic 2 inside too */
 			break;
 		}
-		if (m.codec != KAFKA_CODEC_NONE) {
+		if (m.codec != KLOG_CODEC_NONE) {
 			r = -KLOG_ECORRUPT;
 			break;
 		}
@@ -519,12 +183,12 @@ klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
 		if ((r = kafka_parse(set, len, &pos, &m)) < 0)
 			break;
 		/* Kafka's rule: zstd needs a record batch. */
-		if (m.codec == KAFKA_CODEC_ZSTD) {
+		if (m.codec == KLOG_CODEC_ZSTD) {
 			info->refused_codec = m.codec;
 			r = -KLOG_EUNSUPPORTED;
 			break;
 		}
-		if (m.codec == KAFKA_CODEC_NONE)
+		if (m.codec == KLOG_CODEC_NONE)
 			r = klog_kmsg_add(m.value, m.value_len, max_payload,
 			    out, info);
 		else
@@ -753,7 +417,7 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 	/* It is read whole to be inflated: its CRC is checked first. */
 	if (klog_crc32(0, w->payload, w->payload_len) != w->crc_stored)
 		return STOP_BAD;
-	r = klog_kmsg_inflate(w->codec, w->payload, w->payload_len,
+	r = klog_codec_inflate(w->codec, w->payload, w->payload_len,
 	    c->max_inflate, &set, &len);
 	if (r == -KLOG_ENOMEM)
 		return r;

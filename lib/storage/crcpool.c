@@ -18,6 +18,7 @@
 #include "klog/base/error.h"
 #include "klog/storage/crcpool.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define PIECE ((size_t)64 << 10)
 
@@ -53,8 +54,8 @@ entry_header(const uint8_t *p, size_t len, uint32_t *length)
 	*length = klog_be32(p);
 	if (p[4] == 0)
 		hdr = KLOG_MAGIC0_HEADER;
-	else if (p[4] == 1)
-		hdr = KLOG_MAGIC1_HEADER;
+	else if (p[4] <= KLOG_MAGIC2)
+		hdr = KLOG_MAGIC1_HEADER; /* magic 2's is as long */
 	else
 		return 0;
 	if (*length < hdr || *length > len - KLOG_LENGTH_SIZE)
@@ -72,7 +73,7 @@ check_range(const uint8_t *p, size_t len)
 
 	while ((hdr = entry_header(p + pos, len - pos, &length)) != 0) {
 		q = p + pos + KLOG_LENGTH_SIZE;
-		if (klog_crc32(0, q + hdr, length - (uint32_t)hdr) !=
+		if (klog_entry_crc(q[0], 0, q + hdr, length - (uint32_t)hdr) !=
 		    klog_be32(q + hdr - 4))
 			return 1;
 		pos += KLOG_LENGTH_SIZE + length;

@@ -1,10 +1,12 @@
 /*
- * Kafka 0.7 message sets: encoding, gzip wrappers, iteration, validation.
+ * Kafka 0.7 message sets: encoding, gzip wrappers, iteration, validation;
+ * magic-2 entries (record.h) framed, checked and, deep, opened into their
+ * records through batchiter.c.
  *
  * The hot path is klog_iter_next() on uncompressed entries and
  * klog_msgset_validate(): both parse a header, run klog_crc32() over the
- * payload and move on, with no allocation.  Only opening a gzip wrapper
- * allocates (one buffer per wrapper, owned by the iterator).
+ * payload and move on, with no allocation.  Only opening a gzip wrapper or
+ * a compressed batch allocates (one buffer each, owned by the iterator).
  *
  * A wrapper inside a wrapper is not opened: Kafka 0.7's iterator would
  * recurse, but no producer builds such sets, and recursion would make the
@@ -20,29 +22,16 @@
 #include <string.h>
 
 #include <libdeflate.h>
-#include <zlib.h>
 
 #include "klog/base/error.h"
+#include "klog/storage/batchiter.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define DEFAULT_MAX_INFLATE ((size_t)64 << 20)
-#define GZIP_WINDOW (15 + 16) /* zlib's windowBits for gzip framing */
 #define CODEC_INVALID 3
-
-const char *
-klog_codec_name(int codec)
-{
-	switch (codec) {
-	case KLOG_CODEC_NONE:
-		return "none";
-	case KLOG_CODEC_GZIP:
-		return "gzip";
-	case KLOG_CODEC_SNAPPY:
-		return "snappy";
-	default:
-		return "invalid";
-	}
-}
+#define MAGIC2_MIN (KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER)
 
 uint32_t
 klog_crc32(uint32_t crc, const void *p, size_t len)
@@ -57,17 +46,58 @@ crc_of(const uint8_t *p, uint32_t len)
 }
 
 uint32_t
+klog_entry_crc(uint8_t magic, uint32_t crc, const void *p, size_t len)
+{
+	return magic == KLOG_MAGIC2 ? klog_crc32c(crc, p, len) :
+	    klog_crc32(crc, p, len);
+}
+
+/* The smallest length field of each magic: its header (magic 2: and the
+ * body's). */
+static const uint32_t min_length[] = {
+	KLOG_MAGIC0_HEADER, KLOG_MAGIC1_HEADER, MAGIC2_MIN,
+};
+
+uint32_t
 klog_entry_header_ok(const uint8_t *p, size_t left)
 {
 	uint32_t length;
 
-	if (left <= KLOG_LENGTH_SIZE || p[4] > 1)
+	if (left <= KLOG_LENGTH_SIZE || p[4] > KLOG_MAGIC2)
 		return 0;
 	length = klog_be32(p);
-	if (length < (p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
-	    length > KLOG_MAX_ENTRY_LENGTH)
+	if (length < min_length[p[4]] || length > KLOG_MAX_ENTRY_LENGTH)
 		return 0;
 	return length;
+}
+
+static const char transactional[] = "transactional batch not supported";
+
+/*
+ * Why the whole magic-2 entry at p, of length field length, is not as
+ * klog_batch_seal() leaves every one klog stores (its attrs byte the
+ * body's attributes' low byte, a codec 0-4, its lastOffsetDelta length +
+ * 3, a record at least) or is transactional (Kafka's transactions are not
+ * klog's: the text transactional[]); NULL if it is fine.  A text, not a
+ * code through a pointer, to keep the iterator's locals in registers.
+ */
+static const char *
+batch_why(const uint8_t *p, uint32_t length)
+{
+	const uint8_t *body = p + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	uint8_t attrs = body[KLOG_BATCH_ATTRS_AT + 1];
+
+	if ((attrs & KLOG_BATCH_CODEC_MASK) > KLOG_CODEC_MAX)
+		return "unknown compression codec";
+	if (p[5] != attrs)
+		return "attributes byte does not match the batch's";
+	if (klog_be32(body + KLOG_BATCH_LAST_DELTA_AT) != length + 3)
+		return "batch's last offset delta is not its length + 3";
+	if ((int32_t)klog_be32(body + KLOG_BATCH_COUNT_AT) < 1)
+		return "batch holds no record";
+	if (attrs & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
+		return transactional;
+	return NULL;
 }
 
 uint32_t
@@ -80,11 +110,15 @@ klog_entry_valid(const uint8_t *p, size_t left)
 	    (length = klog_entry_header_ok(p, left)) == 0 ||
 	    (size_t)length > left - KLOG_LENGTH_SIZE)
 		return 0;
-	hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
-	if (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == 3)
+	hdr = p[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
+	if (p[4] == 1 && (p[5] & KLOG_CODEC_MASK) == CODEC_INVALID)
 		return 0;
+	if (p[4] == KLOG_MAGIC2 && batch_why(p, length) != NULL)
+		return 0;
+	/* The CRC is the last 4 bytes of every header. */
 	payload = p + KLOG_LENGTH_SIZE + hdr;
-	if (klog_crc32(0, payload, length - hdr) != klog_be32(payload - 4))
+	if (klog_entry_crc(p[4], 0, payload, length - hdr) !=
+	    klog_be32(payload - 4))
 		return 0;
 	return length;
 }
@@ -138,11 +172,12 @@ entry_parse(const uint8_t *p, size_t rem, klog_msg_t *m, const char **why)
 		m->attributes = 0;
 		break;
 	case 1:
-		if (length < KLOG_MAGIC1_HEADER) {
+	case KLOG_MAGIC2:
+		if (length < min_length[m->magic]) {
 			*why = "entry length too small";
 			return -KLOG_ECORRUPT;
 		}
-		hdr = KLOG_MAGIC1_HEADER;
+		hdr = KLOG_MAGIC1_HEADER; /* magic 2's is as long */
 		m->attributes = p[5];
 		break;
 	default:
@@ -150,11 +185,19 @@ entry_parse(const uint8_t *p, size_t rem, klog_msg_t *m, const char **why)
 		return -KLOG_ECORRUPT;
 	}
 	m->codec = m->attributes & KLOG_CODEC_MASK;
-	if (m->codec == CODEC_INVALID) {
+	if (m->magic == KLOG_MAGIC2) {
+		/* The body's attributes, which its CRC covers. */
+		m->codec = p[11] & KLOG_BATCH_CODEC_MASK;
+		if ((*why = batch_why(p, length)) != NULL)
+			return *why == transactional ? -KLOG_EUNSUPPORTED :
+			    -KLOG_ECORRUPT;
+		m->batch = p + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+		m->batch_len = length - KLOG_MAGIC2_HEADER;
+	} else if (m->codec == CODEC_INVALID) {
 		*why = "unknown compression codec";
 		return -KLOG_ECORRUPT;
 	}
-	/* The CRC is the last 4 bytes of either header. */
+	/* The CRC is the last 4 bytes of every header. */
 	m->crc_stored = klog_be32(p + hdr);
 	m->payload = p + KLOG_LENGTH_SIZE + hdr;
 	m->payload_len = length - (uint32_t)hdr;
@@ -182,14 +225,16 @@ check_crc(klog_msg_t *m, unsigned flags)
 		m->valid = 1;
 		return;
 	}
-	m->crc_computed = crc_of(m->payload, m->payload_len);
+	m->crc_computed = klog_entry_crc(m->magic, 0, m->payload,
+	    m->payload_len);
 	m->valid = m->crc_computed == m->crc_stored;
 }
 
 /*
- * Check that set[0..len), a wrapper's inflated payload, is whole entries,
- * with their CRCs too if check_crc; count the messages into *count.  A cut
- * entry is corruption here: the wrapper around it is complete.
+ * Check that set[0..len), a wrapper's inflated payload, is whole entries
+ * of magic 0 or 1, with their CRCs too if check_crc; count the messages
+ * into *count.  A cut entry is corruption here: the wrapper around it is
+ * complete.  Kafka never puts a record batch inside a wrapper.
  */
 static int
 inner_scan(const uint8_t *set, size_t len, int check_crc, uint32_t *count,
@@ -200,7 +245,8 @@ inner_scan(const uint8_t *set, size_t len, int check_crc, uint32_t *count,
 
 	*count = 0;
 	while (pos < len) {
-		if (entry_parse(set + pos, len - pos, &m, why) < 0) {
+		if (entry_parse(set + pos, len - pos, &m, why) < 0 ||
+		    m.magic == KLOG_MAGIC2) {
 			*why = "malformed message set inside wrapper";
 			return -KLOG_ECORRUPT;
 		}
@@ -220,164 +266,33 @@ klog_gzip_wrap(const uint8_t *set, size_t len, int level, uint8_t **out,
     size_t *outlen)
 {
 	const size_t hdr = KLOG_LENGTH_SIZE + KLOG_MAGIC1_HEADER;
-	z_stream zs;
-	uint8_t *buf = NULL;
-	uLong bound;
+	uint8_t *c, *buf;
 	size_t clen;
-	int zr, r;
+	int r;
 
 	*out = NULL;
 	*outlen = 0;
 	if (len == 0)
 		return 0;
-	memset(&zs, 0, sizeof(zs));
-	zr = deflateInit2(&zs, level, Z_DEFLATED, GZIP_WINDOW, 8,
-	    Z_DEFAULT_STRATEGY);
-	if (zr != Z_OK)
-		return zr == Z_MEM_ERROR ? -KLOG_ENOMEM : -KLOG_EINVAL;
-	/* Refusing sets whose worst case would not fit one entry keeps every
-	 * count below zlib's uInt. */
-	bound = deflateBound(&zs, len);
-	if (bound > KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC1_HEADER) {
-		r = -KLOG_ETOOBIG;
-		goto out;
+	if ((r = klog_codec_deflate(KLOG_CODEC_GZIP, level, set, len, &c,
+	    &clen)) < 0)
+		return r;
+	if (clen > KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC1_HEADER) {
+		free(c);
+		return -KLOG_ETOOBIG;
 	}
-	if ((buf = malloc(hdr + bound)) == NULL) {
-		r = -KLOG_ENOMEM;
-		goto out;
+	if ((buf = realloc(c, hdr + clen)) == NULL) {
+		free(c);
+		return -KLOG_ENOMEM;
 	}
-	zs.next_in = (Bytef *)set;
-	zs.avail_in = (uInt)len;
-	zs.next_out = buf + hdr;
-	zs.avail_out = (uInt)bound;
-	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
-		r = -KLOG_EINVAL;
-		goto out;
-	}
-	clen = zs.total_out;
+	memmove(buf + hdr, buf, clen);
 	klog_put_be32(buf, (uint32_t)(clen + KLOG_MAGIC1_HEADER));
 	buf[4] = 1;
 	buf[5] = KLOG_CODEC_GZIP;
 	klog_put_be32(buf + 6, crc_of(buf + hdr, (uint32_t)clen));
 	*out = buf;
 	*outlen = hdr + clen;
-	buf = NULL;
-	r = 0;
-out:
-	deflateEnd(&zs);
-	free(buf);
-	return r;
-}
-
-static int
-inflate_code(int zr)
-{
-	return zr == Z_MEM_ERROR ? -KLOG_ENOMEM : -KLOG_ECORRUPT;
-}
-
-/* Room to inflate into at first: a guess from typical ratios. */
-static size_t
-first_cap(size_t len, size_t max_out)
-{
-	size_t cap = len < SIZE_MAX / 4 ? len * 4 : SIZE_MAX;
-
-	if (cap < 4096)
-		cap = 4096;
-	return cap < max_out ? cap : max_out;
-}
-
-/*
- * Point zs's output at the room left in *buf, doubling the buffer up to
- * max_out; once it holds max_out bytes, at the one-byte spare instead.
- * Returns 1 when at the limit, 0 otherwise, or -KLOG_ENOMEM.
- */
-static int
-out_room(z_stream *zs, uint8_t **buf, size_t *cap, size_t have,
-    size_t max_out, uint8_t *spare)
-{
-	uint8_t *nbuf;
-	size_t ncap;
-
-	if (have == *cap && *cap < max_out) {
-		ncap = *cap < max_out / 2 ? *cap * 2 : max_out;
-		if ((nbuf = realloc(*buf, ncap)) == NULL)
-			return -KLOG_ENOMEM;
-		*buf = nbuf;
-		*cap = ncap;
-	}
-	if (have == *cap) {
-		zs->next_out = spare;
-		zs->avail_out = 1;
-		return 1;
-	}
-	zs->next_out = *buf + have;
-	zs->avail_out = *cap - have < UINT_MAX ? (uInt)(*cap - have) :
-	    UINT_MAX;
 	return 0;
-}
-
-/*
- * At the limit, inflate goes on into a one-byte spare: if the stream still
- * yields a byte it is over the limit; if it ends, the output was exactly
- * max_out.  Several gzip members in a row are one stream, as gzip(1) and
- * Java's GZIPInputStream read them.
- */
-int
-klog_gunzip(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
-    size_t *outlen)
-{
-	z_stream zs;
-	uint8_t *buf, spare;
-	size_t cap, have = 0, left = len;
-	int zr, r, at_limit;
-
-	*out = NULL;
-	*outlen = 0;
-	memset(&zs, 0, sizeof(zs));
-	if ((zr = inflateInit2(&zs, GZIP_WINDOW)) != Z_OK)
-		return inflate_code(zr);
-	cap = first_cap(len, max_out);
-	if ((buf = malloc(cap ? cap : 1)) == NULL) {
-		r = -KLOG_ENOMEM;
-		goto out;
-	}
-	zs.next_in = (Bytef *)in;
-	for (;;) {
-		if (zs.avail_in == 0 && left > 0) {
-			zs.avail_in = left < UINT_MAX ? (uInt)left : UINT_MAX;
-			left -= zs.avail_in;
-		}
-		at_limit = out_room(&zs, &buf, &cap, have, max_out, &spare);
-		if (at_limit < 0) {
-			r = at_limit;
-			goto out;
-		}
-		zr = inflate(&zs, Z_NO_FLUSH);
-		if (at_limit && zs.avail_out == 0) {
-			r = -KLOG_ETOOBIG;
-			goto out;
-		}
-		if (!at_limit)
-			have = (size_t)(zs.next_out - buf);
-		if (zr == Z_STREAM_END && zs.avail_in == 0 && left == 0)
-			break;
-		if (zr == Z_STREAM_END)
-			zr = inflateReset(&zs);
-		/* Z_BUF_ERROR: no progress with output room left, so the
-		 * input ran out before the stream ended. */
-		if (zr != Z_OK) {
-			r = inflate_code(zr);
-			goto out;
-		}
-	}
-	*out = buf;
-	*outlen = have;
-	buf = NULL;
-	r = 0;
-out:
-	inflateEnd(&zs);
-	free(buf);
-	return r;
 }
 
 void
@@ -396,6 +311,7 @@ klog_iter_init(klog_iter_t *it, const void *buf, size_t len, int64_t base,
 static void
 release_inner(klog_iter_t *it)
 {
+	it->opened = 0;
 	free(it->inner);
 	it->inner = NULL;
 	it->inner_len = 0;
@@ -412,6 +328,18 @@ iter_fail(klog_iter_t *it, int code, const char *why, int64_t offset)
 	return code;
 }
 
+/* The entry *w at it->pos becomes the one whose inner messages or
+ * records are handed out. */
+static void
+enter(klog_iter_t *it, const klog_msg_t *w)
+{
+	it->opened = 1;
+	it->wrapper_pos = (int64_t)it->pos;
+	it->wrapper_offset = it->base + (int64_t)it->pos;
+	it->wrapper_length = w->length;
+	it->wrapper_next = it->wrapper_offset + KLOG_LENGTH_SIZE + w->length;
+}
+
 /* Inflate the gzip wrapper *w (the entry at it->pos) into it->inner. */
 static int
 open_wrapper(klog_iter_t *it, const klog_msg_t *w, const char **why)
@@ -423,8 +351,8 @@ open_wrapper(klog_iter_t *it, const klog_msg_t *w, const char **why)
 		*why = "snappy wrapper not supported";
 		return -KLOG_EUNSUPPORTED;
 	}
-	r = klog_gunzip(w->payload, w->payload_len, it->max_inflate,
-	    &it->inner, &it->inner_len);
+	r = klog_codec_inflate(KLOG_CODEC_GZIP, w->payload, w->payload_len,
+	    it->max_inflate, &it->inner, &it->inner_len);
 	if (r < 0) {
 		*why = r == -KLOG_ETOOBIG ? "wrapper inflates past the limit" :
 		    r == -KLOG_ENOMEM ? "out of memory" :
@@ -438,11 +366,32 @@ open_wrapper(klog_iter_t *it, const klog_msg_t *w, const char **why)
 		return r;
 	}
 	it->inner_pos = 0;
-	it->wrapper_pos = (int64_t)it->pos;
-	it->wrapper_offset = it->base + (int64_t)it->pos;
-	it->wrapper_length = w->length;
-	it->wrapper_next = it->wrapper_offset + KLOG_LENGTH_SIZE + w->length;
+	enter(it, w);
 	return 0;
+}
+
+/* What a message that is not a record carries of a record's fields. */
+static inline void
+no_record(klog_msg_t *m)
+{
+	m->timestamp = KLOG_NO_TIMESTAMP;
+	m->key = NULL;
+	m->key_len = -1;
+	m->headers = NULL;
+	m->headers_len = 0;
+	m->header_count = 0;
+	m->delta = 0;
+	m->batch = NULL;
+	m->batch_len = 0;
+}
+
+/* The last message of the entry being opened was handed out. */
+static void
+leave(klog_iter_t *it, klog_msg_t *m)
+{
+	m->next_offset = it->wrapper_next;
+	it->pos = (size_t)it->wrapper_pos + KLOG_LENGTH_SIZE +
+	    it->wrapper_length;
 }
 
 static int
@@ -460,14 +409,119 @@ inner_next(klog_iter_t *it, klog_msg_t *m)
 	m->pos = it->wrapper_pos;
 	m->depth = 1;
 	check_crc(m, it->flags);
-	if (it->inner_pos < it->inner_len) {
+	no_record(m);
+	if (it->inner_pos < it->inner_len)
 		m->next_offset = it->wrapper_offset;
-		return 1;
-	}
-	m->next_offset = it->wrapper_next;
-	it->pos = (size_t)it->wrapper_pos + KLOG_LENGTH_SIZE +
-	    it->wrapper_length;
+	else
+		leave(it, m);
 	return 1;
+}
+
+/* Open the valid magic-2 entry *e (the entry at it->pos): its records. */
+static int
+open_batch(klog_iter_t *it, const klog_msg_t *e, const char **why)
+{
+	int r = klog_batchiter_open(&it->batch, e->payload, e->payload_len,
+	    it->max_inflate, why);
+
+	if (r < 0)
+		return r;
+	it->in_batch = 1;
+	enter(it, e);
+	return 0;
+}
+
+static void
+close_batch(klog_iter_t *it)
+{
+	klog_batchiter_close(&it->batch);
+	it->in_batch = 0;
+	it->opened = 0;
+}
+
+/* The next record of the open batch (there is one) as a message. */
+static int
+record_next(klog_iter_t *it, klog_msg_t *m)
+{
+	const uint8_t *e = it->buf + it->wrapper_pos;
+	klog_record_t r;
+
+	if (klog_batchiter_next(&it->batch, &r, &m->timestamp) == 0) {
+		close_batch(it); /* cannot happen: open_batch() read them */
+		return iter_fail(it, -KLOG_ECORRUPT,
+		    "malformed record inside batch", it->wrapper_offset);
+	}
+	m->offset = it->wrapper_offset;
+	m->pos = it->wrapper_pos;
+	m->length = (uint32_t)r.size;
+	m->magic = KLOG_MAGIC2;
+	m->attributes = 0;
+	m->codec = KLOG_CODEC_NONE;
+	m->depth = 1;
+	/* The entry's CRC, checked when it was opened. */
+	m->crc_stored = klog_be32(e + KLOG_LENGTH_SIZE + 2);
+	m->crc_computed = (it->flags & KLOG_ITER_NOCRC) ? 0 : m->crc_stored;
+	m->valid = 1;
+	m->payload = r.value;
+	m->payload_len = r.value_len < 0 ? 0 : (uint32_t)r.value_len;
+	m->key = r.key;
+	m->key_len = r.key_len;
+	m->headers = r.headers;
+	m->headers_len = r.headers_len;
+	m->header_count = r.header_count;
+	m->delta = r.offset_delta;
+	m->batch = e + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	m->batch_len = it->wrapper_length - KLOG_MAGIC2_HEADER;
+	if (it->batch.index < it->batch.batch.count)
+		m->next_offset = it->wrapper_offset;
+	else
+		leave(it, m);
+	return 1;
+}
+
+/*
+ * Descend into the valid entry *m met deep at it->pos: 1 with its first
+ * inner message or record in *m, 0 when it holds none (it->pos past it),
+ * or an error.  Out of line, as next_opened(), to keep plain entries'
+ * path short.
+ */
+static int __attribute__((noinline))
+descend(klog_iter_t *it, klog_msg_t *m, int64_t offset)
+{
+	const char *why;
+	int r;
+
+	if (m->magic == KLOG_MAGIC2) {
+		/* entry_parse() saw a record at least. */
+		if ((r = open_batch(it, m, &why)) < 0)
+			return iter_fail(it, r, why, offset);
+		return record_next(it, m);
+	}
+	if ((r = open_wrapper(it, m, &why)) < 0)
+		return iter_fail(it, r, why, offset);
+	if (it->inner_len > 0)
+		return inner_next(it, m);
+	/* An empty inner set: the wrapper holds no messages. */
+	release_inner(it);
+	it->pos = entry_end(it->pos, m);
+	return 0;
+}
+
+/*
+ * The next inner message or record of the entry opened: 1, or 0 after its
+ * last (whose payload pointer, handed out by the previous call, dies only
+ * now).
+ */
+static int __attribute__((noinline))
+next_opened(klog_iter_t *it, klog_msg_t *m)
+{
+	if (it->inner != NULL && it->inner_pos < it->inner_len)
+		return inner_next(it, m);
+	if (it->in_batch && it->batch.index < it->batch.batch.count)
+		return record_next(it, m);
+	release_inner(it);
+	close_batch(it);
+	return 0;
 }
 
 int
@@ -477,17 +531,13 @@ klog_iter_next(klog_iter_t *it, klog_msg_t *m)
 	int64_t offset;
 	int r;
 
-	if (it->inner != NULL) {
-		if (it->inner_pos < it->inner_len)
-			return inner_next(it, m);
-		/* The last inner message was handed out by the previous
-		 * call, whose payload pointer dies only now. */
-		release_inner(it);
-	}
+	if (it->opened && (r = next_opened(it, m)) != 0)
+		return r;
 	for (;;) {
 		if (it->pos >= it->len)
 			return 0;
 		offset = it->base + (int64_t)it->pos;
+		no_record(m); /* entry_parse() sets a batch's */
 		r = entry_parse(it->buf + it->pos, it->len - it->pos, m, &why);
 		if (r < 0)
 			return iter_fail(it, r, why, offset);
@@ -496,18 +546,13 @@ klog_iter_next(klog_iter_t *it, klog_msg_t *m)
 		m->pos = (int64_t)it->pos;
 		m->depth = 0;
 		check_crc(m, it->flags);
-		if (!(it->flags & KLOG_ITER_DEEP) ||
-		    m->codec == KLOG_CODEC_NONE || !m->valid) {
+		if (!(it->flags & KLOG_ITER_DEEP) || !m->valid ||
+		    (m->codec == KLOG_CODEC_NONE && m->magic != KLOG_MAGIC2)) {
 			it->pos = entry_end(it->pos, m);
 			return 1;
 		}
-		if ((r = open_wrapper(it, m, &why)) < 0)
-			return iter_fail(it, r, why, offset);
-		if (it->inner_len > 0)
-			return inner_next(it, m);
-		/* An empty inner set: the wrapper holds no messages. */
-		release_inner(it);
-		it->pos = entry_end(it->pos, m);
+		if ((r = descend(it, m, offset)) != 0)
+			return r;
 	}
 }
 
@@ -533,6 +578,7 @@ void
 klog_iter_free(klog_iter_t *it)
 {
 	release_inner(it);
+	close_batch(it);
 }
 
 /* Count the messages in wrapper *w, checking them as flags ask. */
@@ -546,13 +592,30 @@ wrapper_count(const klog_msg_t *w, unsigned flags, uint32_t *count)
 
 	if (w->codec == KLOG_CODEC_SNAPPY)
 		return -KLOG_EUNSUPPORTED;
-	r = klog_gunzip(w->payload, w->payload_len, DEFAULT_MAX_INFLATE, &set,
-	    &len);
+	r = klog_codec_inflate(KLOG_CODEC_GZIP, w->payload, w->payload_len,
+	    DEFAULT_MAX_INFLATE, &set, &len);
 	if (r < 0)
 		return r;
 	r = inner_scan(set, len, !(flags & KLOG_ITER_NOCRC), count, &why);
 	free(set);
 	return r;
+}
+
+/* Count the records of the magic-2 entry *m, reading every one. */
+static int
+batch_count(const klog_msg_t *m, uint32_t *count)
+{
+	klog_batchiter_t bi;
+	const char *why;
+	int r;
+
+	r = klog_batchiter_open(&bi, m->payload, m->payload_len,
+	    DEFAULT_MAX_INFLATE, &why);
+	if (r < 0)
+		return r;
+	*count = (uint32_t)bi.batch.count;
+	klog_batchiter_close(&bi);
+	return 0;
 }
 
 int
@@ -572,13 +635,15 @@ klog_msgset_validate(const void *buf, size_t len, unsigned flags,
 		if ((r = entry_parse(p + pos, len - pos, &m, &why)) < 0)
 			goto bad;
 		if (!(flags & (KLOG_ITER_NOCRC | KLOG_ITER_OUTER_CHECKED)) &&
-		    crc_of(m.payload, m.payload_len) != m.crc_stored) {
+		    klog_entry_crc(m.magic, 0, m.payload, m.payload_len) !=
+		    m.crc_stored) {
 			r = -KLOG_ECORRUPT;
 			goto bad;
 		}
 		count = 1;
-		if ((flags & KLOG_ITER_DEEP) && m.codec != KLOG_CODEC_NONE &&
-		    (r = wrapper_count(&m, flags, &count)) < 0)
+		if ((flags & KLOG_ITER_DEEP) && (r = m.magic == KLOG_MAGIC2 ?
+		    batch_count(&m, &count) : m.codec != KLOG_CODEC_NONE ?
+		    wrapper_count(&m, flags, &count) : 0) < 0)
 			goto bad;
 		info->messages += count;
 		info->entries++;

@@ -2,6 +2,9 @@
  * A magic-2 entry's body and its records (record.h): Kafka's RecordBatch
  * v2 layout read and written, with no allocation but the growth of the
  * output buffer.  The varints are Kafka's (protobuf's, zigzag-encoded).
+ *
+ * It includes nothing of format.h: format.c's iterator walks records
+ * through batchiter.c, which stands on this.
  */
 #include <limits.h>
 #include <string.h>
@@ -10,9 +13,9 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
-#include "klog/storage/format.h"
 #include "klog/storage/record.h"
 
+#define LENGTH_SIZE 4            /* an entry's length field (format.h) */
 #define VARINT_MAX 5             /* bytes of an int32 varint */
 #define VARLONG_MAX 10
 
@@ -33,6 +36,22 @@ klog_crc32c(uint32_t crc, const void *p, size_t len)
 	return ~crc;
 }
 
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
 static uint16_t
 be16(const uint8_t *p)
 {
@@ -42,7 +61,7 @@ be16(const uint8_t *p)
 static uint64_t
 be64(const uint8_t *p)
 {
-	return (uint64_t)klog_be32(p) << 32 | klog_be32(p + 4);
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
 static void
@@ -55,8 +74,8 @@ put_be16(uint8_t *p, uint16_t v)
 static void
 put_be64(uint8_t *p, uint64_t v)
 {
-	klog_put_be32(p, (uint32_t)(v >> 32));
-	klog_put_be32(p + 4, (uint32_t)v);
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
 }
 
 int
@@ -65,14 +84,14 @@ klog_batch_read(const uint8_t *body, size_t len, klog_batch_t *b)
 	if (len < KLOG_BATCH_BODY_HEADER)
 		return -KLOG_ECORRUPT;
 	b->attributes = be16(body + KLOG_BATCH_ATTRS_AT);
-	b->last_offset_delta = (int32_t)klog_be32(body +
+	b->last_offset_delta = (int32_t)be32(body +
 	    KLOG_BATCH_LAST_DELTA_AT);
 	b->first_timestamp = (int64_t)be64(body + KLOG_BATCH_FIRST_TS_AT);
 	b->max_timestamp = (int64_t)be64(body + KLOG_BATCH_MAX_TS_AT);
 	b->producer_id = (int64_t)be64(body + KLOG_BATCH_PRODUCER_ID_AT);
 	b->producer_epoch = (int16_t)be16(body + KLOG_BATCH_EPOCH_AT);
-	b->base_sequence = (int32_t)klog_be32(body + KLOG_BATCH_BASE_SEQ_AT);
-	b->count = (int32_t)klog_be32(body + KLOG_BATCH_COUNT_AT);
+	b->base_sequence = (int32_t)be32(body + KLOG_BATCH_BASE_SEQ_AT);
+	b->count = (int32_t)be32(body + KLOG_BATCH_COUNT_AT);
 	return 0;
 }
 
@@ -80,15 +99,15 @@ void
 klog_batch_write(uint8_t *body, const klog_batch_t *b)
 {
 	put_be16(body + KLOG_BATCH_ATTRS_AT, b->attributes);
-	klog_put_be32(body + KLOG_BATCH_LAST_DELTA_AT,
+	put_be32(body + KLOG_BATCH_LAST_DELTA_AT,
 	    (uint32_t)b->last_offset_delta);
 	put_be64(body + KLOG_BATCH_FIRST_TS_AT, (uint64_t)b->first_timestamp);
 	put_be64(body + KLOG_BATCH_MAX_TS_AT, (uint64_t)b->max_timestamp);
 	put_be64(body + KLOG_BATCH_PRODUCER_ID_AT, (uint64_t)b->producer_id);
 	put_be16(body + KLOG_BATCH_EPOCH_AT, (uint16_t)b->producer_epoch);
-	klog_put_be32(body + KLOG_BATCH_BASE_SEQ_AT,
+	put_be32(body + KLOG_BATCH_BASE_SEQ_AT,
 	    (uint32_t)b->base_sequence);
-	klog_put_be32(body + KLOG_BATCH_COUNT_AT, (uint32_t)b->count);
+	put_be32(body + KLOG_BATCH_COUNT_AT, (uint32_t)b->count);
 }
 
 /*
@@ -298,7 +317,7 @@ klog_batch_begin(klog_batch_builder_t *bb, klog_buf_t *out,
     int64_t first_timestamp, int64_t producer_id, int16_t epoch,
     int32_t base_sequence)
 {
-	static const uint8_t zero[KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER +
+	static const uint8_t zero[LENGTH_SIZE + KLOG_MAGIC2_HEADER +
 	    KLOG_BATCH_BODY_HEADER];
 
 	*bb = (klog_batch_builder_t){ .start = out->len,
@@ -336,9 +355,9 @@ klog_batch_end(klog_batch_builder_t *bb, klog_buf_t *out)
 	b.count = bb->count;
 	b.first_timestamp = bb->first_timestamp;
 	b.max_timestamp = bb->max_timestamp;
-	klog_put_be32(entry, (uint32_t)(size - KLOG_LENGTH_SIZE));
-	entry[KLOG_LENGTH_SIZE] = KLOG_MAGIC2;
-	klog_batch_write(entry + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER, &b);
+	put_be32(entry, (uint32_t)(size - LENGTH_SIZE));
+	entry[LENGTH_SIZE] = KLOG_MAGIC2;
+	klog_batch_write(entry + LENGTH_SIZE + KLOG_MAGIC2_HEADER, &b);
 	klog_batch_seal(entry, size);
 	return 0;
 }
@@ -346,12 +365,12 @@ klog_batch_end(klog_batch_builder_t *bb, klog_buf_t *out)
 void
 klog_batch_seal(uint8_t *entry, size_t size)
 {
-	uint8_t *body = entry + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
-	size_t body_len = size - KLOG_LENGTH_SIZE - KLOG_MAGIC2_HEADER;
-	uint32_t length = (uint32_t)(size - KLOG_LENGTH_SIZE);
+	uint8_t *body = entry + LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	size_t body_len = size - LENGTH_SIZE - KLOG_MAGIC2_HEADER;
+	uint32_t length = (uint32_t)(size - LENGTH_SIZE);
 
-	klog_put_be32(body + KLOG_BATCH_LAST_DELTA_AT, length + 3);
-	entry[KLOG_LENGTH_SIZE + 1] = body[KLOG_BATCH_ATTRS_AT + 1];
-	klog_put_be32(entry + KLOG_LENGTH_SIZE + 2,
+	put_be32(body + KLOG_BATCH_LAST_DELTA_AT, length + 3);
+	entry[LENGTH_SIZE + 1] = body[KLOG_BATCH_ATTRS_AT + 1];
+	put_be32(entry + LENGTH_SIZE + 2,
 	    klog_crc32c(0, body, body_len));
 }

@@ -8,7 +8,7 @@
  *    could not even be truncated away is overwritten by the next append.
  *  - Recovery reads RECOVER_CHUNK at a time and only ever allocates that
  *    one buffer: an entry larger than it is checked by streaming its
- *    payload through klog_crc32().
+ *    payload through klog_entry_crc().
  *  - A read's boundary check is one pread into a BOUNDARY_READ buffer on
  *    the stack, so a fetch allocates nothing.
  */
@@ -31,6 +31,7 @@
 #include "klog/storage/fdcache.h"
 #include "klog/storage/format.h"
 #include "klog/storage/names.h"
+#include "klog/storage/record.h"
 #include "klog/storage/segment.h"
 
 #define RECOVER_CHUNK ((size_t)1 << 20)   /* recovery reads this much */
@@ -248,7 +249,7 @@ fail:
 
 /*
  * The entry at pos fills the whole recovery buffer (buf holds have bytes of
- * it): check it by streaming its payload through klog_crc32().  Returns 1
+ * it): check it by streaming its payload through klog_entry_crc().  Returns 1
  * if it is whole and valid, 0 if not, or an I/O error.
  */
 static int
@@ -256,19 +257,22 @@ check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
     int64_t fsize, int64_t *next)
 {
 	uint32_t length = klog_be32(buf), want;
+	uint8_t magic = buf[4];
 	size_t hdr;
 	uint32_t crc;
 	int64_t at, end;
 	ssize_t n;
 
-	if (buf[4] > 1 || (buf[4] == 1 && (buf[5] & KLOG_CODEC_MASK) == 3))
+	if (magic > KLOG_MAGIC2 || (magic == 1 && (buf[5] & KLOG_CODEC_MASK) ==
+	    3) || (magic == KLOG_MAGIC2 && (buf[11] & KLOG_BATCH_CODEC_MASK) >
+	    KLOG_CODEC_MAX))
 		return 0;
-	hdr = buf[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
+	hdr = magic == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
 	end = pos + KLOG_LENGTH_SIZE + length;
 	if (end > fsize)
 		return 0;
 	want = klog_be32(buf + KLOG_LENGTH_SIZE + hdr - 4);
-	crc = klog_crc32(0, buf + KLOG_LENGTH_SIZE + hdr,
+	crc = klog_entry_crc(magic, 0, buf + KLOG_LENGTH_SIZE + hdr,
 	    have - KLOG_LENGTH_SIZE - hdr);
 	for (at = pos + (int64_t)have; at < end; at += n) {
 		n = pread(fd, buf, (size_t)min64(end - at, (int64_t)have), at);
@@ -278,7 +282,7 @@ check_large_entry(int fd, uint8_t *buf, size_t have, int64_t pos,
 		}
 		if (n <= 0)
 			return n < 0 ? -KLOG_EIO : 0;
-		crc = klog_crc32(crc, buf, (size_t)n);
+		crc = klog_entry_crc(magic, crc, buf, (size_t)n);
 	}
 	*next = end;
 	return crc == want;
@@ -534,10 +538,10 @@ not_boundary(klog_err_t *err, int64_t offset, const char *why)
 static int
 crc_ok(const uint8_t *p, uint32_t length)
 {
-	uint32_t hdr = p[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	uint32_t hdr = p[4] == 0 ? KLOG_MAGIC0_HEADER : KLOG_MAGIC1_HEADER;
 
-	return klog_crc32(0, p + KLOG_LENGTH_SIZE + hdr, length - hdr) ==
-	    klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
+	return klog_entry_crc(p[4], 0, p + KLOG_LENGTH_SIZE + hdr,
+	    length - hdr) == klog_be32(p + KLOG_LENGTH_SIZE + hdr - 4);
 }
 
 /*
@@ -558,10 +562,8 @@ followed_by_entry(const uint8_t *buf, size_t n, int64_t pos, uint32_t length,
 		return 1;
 	if (next + KLOG_MSG_OVERHEAD > n)
 		return 0;
-	len2 = klog_be32(buf + next);
-	if (buf[next + 4] > 1 || len2 < (buf[next + 4] == 1 ?
-	    KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER) ||
-	    len2 > n - next - KLOG_LENGTH_SIZE)
+	len2 = klog_entry_header_ok(buf + next, n - next);
+	if (len2 == 0 || len2 > n - next - KLOG_LENGTH_SIZE)
 		return 0;
 	return crc_ok(buf + next, len2);
 }
@@ -645,10 +647,11 @@ klog_segment_check_boundary(int fd, int64_t pos, int64_t readable,
 	if (n < KLOG_LENGTH_SIZE + 1)
 		return not_boundary(err, offset, "entry header cut");
 	length = klog_be32(buf);
-	hdr = buf[4] == 1 ? KLOG_MAGIC1_HEADER : KLOG_MAGIC0_HEADER;
+	hdr = buf[4] == 0 ? KLOG_MAGIC0_HEADER : buf[4] == KLOG_MAGIC2 ?
+	    KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER : KLOG_MAGIC1_HEADER;
 	if (length < hdr || length > KLOG_MAX_ENTRY_LENGTH)
 		return not_boundary(err, offset, "impossible length");
-	if (buf[4] > 1)
+	if (buf[4] > KLOG_MAGIC2)
 		return not_boundary(err, offset, "bad magic byte");
 	if (pos + KLOG_LENGTH_SIZE + length > written)
 		return not_boundary(err, offset, "entry runs past the segment");

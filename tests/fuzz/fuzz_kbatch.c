@@ -26,6 +26,7 @@
 #include "klog/kafka/kbatch.h"
 #include "klog/kafka/kmsg.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #include "ingested.h"
 
@@ -96,7 +97,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = 12 + (size_t)klog_be32(copy + pos + 8);
 		if (n < 61 || n > size - pos)
 			break;
-		klog_put_be32(copy + pos + 17, klog_kbatch_crc32c(0,
+		klog_put_be32(copy + pos + 17, klog_crc32c(0,
 		    copy + pos + 21, n - 21));
 		pos += n;
 	}

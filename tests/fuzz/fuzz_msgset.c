@@ -166,11 +166,12 @@ roundtrip_gzip(const uint8_t *data, size_t size)
 		return;
 	}
 	CHECK(klog_be32(w) == wlen - 4);
-	CHECK(klog_gunzip(w + 10, wlen - 10, size, &set, &setlen) == 0);
+	CHECK(klog_codec_inflate(KLOG_CODEC_GZIP, w + 10, wlen - 10, size,
+	    &set, &setlen) == 0);
 	CHECK(setlen == size && memcmp(set, data, size) == 0);
 	free(set);
-	CHECK(klog_gunzip(w + 10, wlen - 10, size - 1, &set, &setlen) ==
-	    -KLOG_ETOOBIG);
+	CHECK(klog_codec_inflate(KLOG_CODEC_GZIP, w + 10, wlen - 10, size - 1,
+	    &set, &setlen) == -KLOG_ETOOBIG);
 	free(w);
 }
 

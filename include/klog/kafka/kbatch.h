@@ -14,10 +14,10 @@
  *            | valueLength:varint | value | headerCount:varint
  *            | [ keyLength:varint | key | valueLength:varint | value ]*
  *
- * crc is the CRC-32C (Castagnoli) of attributes..end; attributes & 7 the
- * codec of the records, compressed as one (0 none, 1 gzip, 2 snappy, 3
- * lz4, 4 zstd: kmsg.h's klog_kmsg_inflate()); varints are zigzag, -1 a
- * null key or value.
+ * crc is the CRC-32C (Castagnoli: record.h's klog_crc32c()) of
+ * attributes..end; attributes & 7 the codec of the records, compressed as
+ * one (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd: codec.h's
+ * klog_codec_inflate()); varints are zigzag, -1 a null key or value.
  */
 #ifndef KLOG_KBATCH_H
 #define KLOG_KBATCH_H
@@ -27,10 +27,6 @@
 
 #include "klog/base/buf.h"
 #include "klog/kafka/kmsg.h"
-
-/* The CRC-32C of p[0..n), after crc (0 to start): ISA-L's, as the
- * hardware folds it. */
-uint32_t klog_kbatch_crc32c(uint32_t crc, const uint8_t *p, size_t n);
 
 /*
  * The record batches set[0..len) of a produce request into plain 0.7

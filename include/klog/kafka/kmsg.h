@@ -8,9 +8,8 @@
  *   message = crc:4 | magic:1 (0|1) | attributes:1 | [timestamp:8, magic 1]
  *             | key:4+n (-1 null) | value:4+n (-1 null)
  *   crc is the CRC-32 of magic..end; attributes & 7 is the codec:
- *   0 none, 1 gzip, 2 snappy (raw, as librdkafka writes it, or xerial
- *   framed, as kafka-python and snappy-java do), 3 lz4 (a LZ4 frame; the
- *   wrong header checksum of Kafka's magic-0 lz4 wrappers, KAFKA-3160, is
+ *   0 none, 1 gzip, 2 snappy, 3 lz4 (codec.h's shapes of each; the wrong
+ *   header checksum of Kafka's magic-0 lz4 wrappers, KAFKA-3160, is
  *   forgiven, as librdkafka does: the message's CRC still covers it).
  *
  * Offsets: a klog message at byte S whose entry takes E bytes has the Kafka
@@ -64,16 +63,6 @@ typedef struct klog_kmsg_in_info {
  */
 int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
     size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
-
-/*
- * A Kafka codec's data in[0..len) (1 gzip, 2 snappy raw or xerial framed,
- * 3 a LZ4 frame, 4 one or more zstd frames), decompressed into a new
- * buffer *out of *outlen bytes that the caller frees.  -KLOG_ETOOBIG past
- * max bytes; -KLOG_ECORRUPT for data that does not decompress or another
- * codec; -KLOG_ENOMEM.
- */
-int klog_kmsg_inflate(int codec, const uint8_t *in, size_t len, size_t max,
-    uint8_t **out, size_t *outlen);
 
 /*
  * value[0..n) appended to out as one magic-0 entry, counted in *info.

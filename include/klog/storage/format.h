@@ -23,6 +23,8 @@
  *   +-----------+---------+---------+-----------+---------------+
  *   | length:4  | magic:1 | attrs:1 | crc32c:4  | body          |   length = 6 + n
  *   +-----------+---------+---------+-----------+---------------+
+ *      n >= 40 (the body's header); attrs = the body's attributes' low
+ *      byte; attributes & 7 = codec of the records: 0-4 (codec.h)
  *
  * crc32 is the CRC-32 of zlib and gzip (klog_crc32()) of the payload bytes
  * only (magic 2: CRC-32C of the body, klog_crc32c()).  A gzip wrapper is a
@@ -34,6 +36,9 @@
  * wrapper carries the wrapper's offset, and only the last one's next offset
  * moves past the wrapper, so a reader always resumes at a wrapper boundary
  * (at-least-once: a reader stopping inside a wrapper sees part of it again).
+ * The records of a magic-2 entry are read the same way: all at the entry's
+ * offset W, the last one's next offset past the entry; record i's Kafka
+ * offset is W + its offset delta, i (record.h).
  */
 #ifndef KLOG_FORMAT_H
 #define KLOG_FORMAT_H
@@ -41,20 +46,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "klog/storage/batchiter.h"
+#include "klog/storage/codec.h"
+
 #define KLOG_LENGTH_SIZE 4        /* the length prefix of an entry */
 #define KLOG_MAGIC0_HEADER 5      /* magic + crc */
 #define KLOG_MAGIC1_HEADER 6      /* magic + attributes + crc */
 #define KLOG_MSG_OVERHEAD (KLOG_LENGTH_SIZE + KLOG_MAGIC0_HEADER)
-#define KLOG_CODEC_MASK 0x03
+#define KLOG_CODEC_MASK 0x03       /* magic 1's codec bits (magic 2's:
+                                      KLOG_BATCH_CODEC_MASK) */
 
 /* The largest length field klog accepts: anything bigger is corruption. */
 #define KLOG_MAX_ENTRY_LENGTH (1u << 30)
-
-enum klog_codec {
-	KLOG_CODEC_NONE = 0,
-	KLOG_CODEC_GZIP = 1,
-	KLOG_CODEC_SNAPPY = 2,
-};
 
 /* Big-endian helpers, used by the protocol code too. */
 static inline uint32_t
@@ -73,9 +76,6 @@ klog_put_be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-/* "none", "gzip", "snappy" or "invalid". */
-const char *klog_codec_name(int codec);
-
 /* Bytes one magic-0 entry with an n-byte payload takes: n + 9. */
 static inline size_t
 klog_entry_size(size_t payload_len)
@@ -92,24 +92,34 @@ klog_entry_size(size_t payload_len)
 uint32_t klog_crc32(uint32_t crc, const void *p, size_t len);
 
 /*
+ * The CRC the entries of magic use over p[0..len), continuing from crc (0
+ * to start): klog_crc32() for magic 0 and 1, klog_crc32c() (record.h) for
+ * magic 2.  What a reader that checks entries without the iterator
+ * (recovery, the CRC pool) computes.
+ */
+uint32_t klog_entry_crc(uint8_t magic, uint32_t crc, const void *p,
+    size_t len);
+
+/*
  * Write one magic-0 entry for payload into buf, which must hold
  * klog_entry_size(len) bytes.  Returns the bytes written.
  */
 size_t klog_entry_encode(uint8_t *buf, const void *payload, size_t len);
 
 /*
- * The length field of the entry at p if its header is sane: magic 0 or 1
- * and a length that holds that magic's header and is at most
- * KLOG_MAX_ENTRY_LENGTH; 0 if not, or if left bytes do not reach the magic.
- * The entry may run past left.
+ * The length field of the entry at p if its header is sane: magic 0, 1 or
+ * 2 and a length that holds that magic's header (magic 2: and the body's
+ * 40-byte header) and is at most KLOG_MAX_ENTRY_LENGTH; 0 if not, or if
+ * left bytes do not reach the magic.  The entry may run past left.
  */
 uint32_t klog_entry_header_ok(const uint8_t *p, size_t left);
 
 /*
  * The length field of a whole, valid top-level entry at p, with left bytes
- * there: a sane header, all of it present, its CRC matching; 0 if not.
- * What a reader looks for a byte at a time to find its footing again after
- * damage (klog-dump --salvage, klog-consume --skip-corrupt).
+ * there: a sane header, all of it present, a known codec, its CRC matching
+ * (magic 2: the CRC-32C of the body; and the entry as klog_iter_next()
+ * takes it: as klog_batch_seal() leaves it, not transactional); 0 if not.  What a reader looks for a byte at a time to find its footing
+ * again after damage (klog-dump --salvage, klog-consume --skip-corrupt).
  */
 uint32_t klog_entry_valid(const uint8_t *p, size_t left);
 
@@ -119,16 +129,9 @@ uint32_t klog_entry_valid(const uint8_t *p, size_t left);
  * buffer the caller frees with free(), *outlen its size.  An empty set gives
  * an empty output (no wrapper), as in Kafka 0.7.  -KLOG_ETOOBIG if the set's
  * worst-case compressed size would not fit one entry; -KLOG_EINVAL for a bad
- * level.
+ * level.  The gzip stream is klog_codec_deflate()'s.
  */
 int klog_gzip_wrap(const uint8_t *set, size_t len, int level, uint8_t **out,
-    size_t *outlen);
-
-/*
- * Decompress an RFC 1952 gzip stream; refuses to produce more than max_out
- * bytes (-KLOG_ETOOBIG).  *out is a new buffer the caller frees.
- */
-int klog_gunzip(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
     size_t *outlen);
 
 /* One message as the iterator sees it.  Pointers point into the iterated
@@ -141,21 +144,27 @@ typedef struct klog_msg {
 	                          (of the wrapper, for inner messages) */
 	uint32_t length;       /* the entry's length field */
 	uint8_t magic;
-	uint8_t attributes;    /* 0 for magic 0 */
-	uint8_t codec;         /* attributes & KLOG_CODEC_MASK */
-	uint8_t depth;         /* 0 top level, 1 inside a wrapper */
-	uint32_t crc_stored;
+	uint8_t attributes;    /* 0 for magic 0 and for a record */
+	uint8_t codec;         /* attributes & KLOG_CODEC_MASK (magic 2:
+	                          the body's attributes & 7; 0 for a record,
+	                          which is never compressed itself) */
+	uint8_t depth;         /* 0 top level, 1 inside a wrapper or batch */
+	uint32_t crc_stored;   /* a record: its entry's CRC-32C */
 	uint32_t crc_computed; /* equals crc_stored unless corrupt; 0 with
 	                          KLOG_ITER_NOCRC; crc_stored where
 	                          KLOG_ITER_OUTER_CHECKED vouches for it */
 	int valid;             /* CRC matches (always 1 with KLOG_ITER_NOCRC) */
-	const uint8_t *payload;
-	uint32_t payload_len;
+	const uint8_t *payload; /* a magic-2 entry met shallow: its body; a
+	                          record: its value (NULL when null) */
+	uint32_t payload_len;  /* 0 for a null value */
 	/* A record of a magic-2 entry (record.h), met with KLOG_ITER_DEEP;
-	 * for every other message: timestamp KLOG_NO_TIMESTAMP, key NULL and
-	 * key_len -1, no headers, delta 0, batch NULL. */
+	 * its length is the record's size, its magic 2.  For every other
+	 * message: timestamp KLOG_NO_TIMESTAMP, key NULL and key_len -1, no
+	 * headers, delta 0, batch NULL (a magic-2 entry met shallow has batch
+	 * and batch_len set, and the rest so). */
 	int64_t timestamp;     /* the record's (CreateTime), or the batch's
-	                          maxTimestamp under LogAppendTime */
+	                          maxTimestamp under LogAppendTime
+	                          (batchiter.h) */
 	const uint8_t *key;
 	int32_t key_len;
 	const uint8_t *headers; /* the record's headers (klog_record_t) */
@@ -168,7 +177,8 @@ typedef struct klog_msg {
 } klog_msg_t;
 
 enum klog_iter_flags {
-	KLOG_ITER_DEEP = 1 << 0,  /* descend into gzip wrappers */
+	KLOG_ITER_DEEP = 1 << 0,  /* descend into gzip wrappers and
+	                             magic-2 entries' records */
 	KLOG_ITER_NOCRC = 1 << 1, /* skip CRC computation */
 	KLOG_ITER_OUTER_CHECKED = 1 << 2, /* the top-level CRCs were checked
 	                                     (crcpool.h): taken as matching;
@@ -188,6 +198,9 @@ typedef struct klog_iter {
 	size_t inner_len, inner_pos;
 	int64_t wrapper_offset, wrapper_next, wrapper_pos;
 	uint32_t wrapper_length;
+	int opened;            /* a wrapper's inner set or a batch is open */
+	int in_batch;          /* handing out batch's records */
+	klog_batchiter_t batch;
 	int error_pos_valid;
 	int64_t error_pos;     /* offset of the entry an error refers to */
 	const char *error;     /* static text of the last error */
@@ -195,8 +208,8 @@ typedef struct klog_iter {
 
 /*
  * Start iterating buf[0..len), whose first byte has offset base.  With
- * KLOG_ITER_DEEP, wrappers are inflated up to max_inflate bytes each (0 means
- * a default of 64 MiB).
+ * KLOG_ITER_DEEP, wrappers and magic-2 entries' records are inflated up to
+ * max_inflate bytes each (0 means a default of 64 MiB).
  */
 void klog_iter_init(klog_iter_t *it, const void *buf, size_t len, int64_t base,
     unsigned flags, size_t max_inflate);
@@ -206,14 +219,21 @@ void klog_iter_init(klog_iter_t *it, const void *buf, size_t len, int64_t base,
  * -KLOG_EPARTIAL when the remaining bytes are the start of an entry that the
  * buffer cuts (klog_iter_offset() is where it starts: a reader fetches again
  * from there); -KLOG_ECORRUPT for a length below the header size or above
- * KLOG_MAX_ENTRY_LENGTH, an unknown magic or codec, a wrapper that does not
- * inflate or whose inner set is malformed; -KLOG_EUNSUPPORTED for a snappy
- * wrapper met with KLOG_ITER_DEEP; -KLOG_ETOOBIG for a wrapper over
- * max_inflate.  After an error, klog_iter_error() describes it and
- * klog_iter_error_offset() names the offending entry; the iterator then
- * stays at that entry.  A CRC mismatch is not an error here: it returns 1
- * with m->valid == 0 (and does not descend into a corrupt wrapper), so that
- * a forensic reader can report it and go on.
+ * KLOG_MAX_ENTRY_LENGTH (magic 2: below its 46 bytes), an unknown magic or
+ * codec, a magic-2 entry not as klog_batch_seal() leaves it (its attrs
+ * byte not the body's attributes' low byte, its lastOffsetDelta not
+ * length + 3, no record), a wrapper that does not inflate or whose inner
+ * set is malformed (or holds a magic-2 entry), a magic-2 entry met deep
+ * whose records do not decompress or read (batchiter.h);
+ * -KLOG_EUNSUPPORTED for a transactional or control batch (Kafka's
+ * transactions are not klog's) and for a magic-1 snappy wrapper met with
+ * KLOG_ITER_DEEP (a magic-2 entry opens with every codec); -KLOG_ETOOBIG
+ * for a wrapper or records over max_inflate.  After an error,
+ * klog_iter_error() describes it and klog_iter_error_offset() names the
+ * offending entry; the iterator then stays at that entry.  A CRC mismatch
+ * is not an error here: it returns 1 with m->valid == 0 (and does not
+ * descend into a corrupt wrapper or batch), so that a forensic reader can
+ * report it and go on.
  */
 int klog_iter_next(klog_iter_t *it, klog_msg_t *m);
 
@@ -222,15 +242,16 @@ int64_t klog_iter_offset(const klog_iter_t *it);
 const char *klog_iter_error(const klog_iter_t *it);
 int64_t klog_iter_error_offset(const klog_iter_t *it);
 
-/* Release the iterator's inflate buffer. */
+/* Release the iterator's inflate buffers. */
 void klog_iter_free(klog_iter_t *it);
 
 /* What klog_msgset_validate() found. */
 typedef struct klog_msgset_info {
 	size_t valid_bytes;    /* bytes of complete, valid top-level entries */
-	uint32_t messages;     /* messages, counting inner ones when deep */
+	uint32_t messages;     /* messages, counting inner ones and records
+	                          when deep */
 	uint32_t entries;      /* top-level entries */
-	uint32_t max_payload;  /* largest top-level payload */
+	uint32_t max_payload;  /* largest top-level payload (magic 2: body) */
 	int64_t bad_offset;    /* offset of the first bad entry (of the cut
 	                          one for -KLOG_EPARTIAL), or -1 */
 } klog_msgset_info_t;
@@ -239,10 +260,17 @@ typedef struct klog_msgset_info {
  * Check a message set as a broker does before appending it: every length,
  * magic, codec and CRC, inner ones too when flags has KLOG_ITER_DEEP.
  * With KLOG_ITER_OUTER_CHECKED the top-level CRCs are taken as checked
- * (klog_crcpool_sets()); inner ones still are.  Returns 0 if the whole
+ * (klog_crcpool_sets()); inner ones still are.  A magic-2 entry must be
+ * as klog_iter_next() takes it (as klog_batch_seal() leaves it: its attrs
+ * byte the body's attributes' low byte, its stored lastOffsetDelta length
+ * + 3, a codec 0-4, at least one record; not transactional), its CRC-32C
+ * matching; deep, its records as batchiter.h checks them (offsetDelta i
+ * for the i-th, recordsCount of them), within 64 MiB decompressed.  So
+ * validation stops where the iterator would.  Returns 0 if the whole
  * buffer is valid complete entries; -KLOG_EPARTIAL if it ends in a cut
- * entry; -KLOG_ECORRUPT (or the iterator's other errors) at the first bad
- * entry.  *info is filled in every case.
+ * entry; -KLOG_EUNSUPPORTED for a transactional or control batch or a
+ * snappy wrapper met deep; -KLOG_ECORRUPT (or the iterator's other
+ * errors) at the first bad entry.  *info is filled in every case.
  */
 int klog_msgset_validate(const void *buf, size_t len, unsigned flags,
     klog_msgset_info_t *info);

@@ -726,92 +726,6 @@ zstd_frame(const void *in, size_t len, int with_size, size_t *outlen)
 	return out;
 }
 
-static int
-zstd_inflate_rc(const uint8_t *in, size_t len, size_t max, const void *want,
-    size_t want_len)
-{
-	uint8_t *out;
-	size_t n;
-	int r = klog_kmsg_inflate(4, in, len, max, &out, &n);
-
-	if (r == 0) {
-		assert_int_equal(n, want_len);
-		if (n > 0)
-			assert_memory_equal(out, want, n);
-		free(out);
-	} else {
-		assert_null(out);
-	}
-	return r;
-}
-
-/* zstd frames with and without a content size, two back to back, bounded
- * exactly; cut (empty too) or junk, corrupt. */
-static void
-test_inflate_zstd(void **state)
-{
-	char text[5000];
-	uint8_t *a, *b, two[20000];
-	size_t alen, blen;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(text); i++)
-		text[i] = (char)('a' + i % 7 + (i % 131 == 0));
-	for (int with_size = 0; with_size <= 1; with_size++) {
-		a = zstd_frame(text, sizeof(text), with_size, &alen);
-		assert_true(alen < sizeof(text) / 4);
-		assert_int_equal(zstd_inflate_rc(a, alen, sizeof(text), text,
-		    sizeof(text)), 0);
-		assert_int_equal(zstd_inflate_rc(a, alen, sizeof(text) - 1,
-		    NULL, 0), -KLOG_ETOOBIG);
-		for (size_t cut = 0; cut < alen; cut++)
-			assert_int_equal(zstd_inflate_rc(a, cut, 1 << 20, NULL,
-			    0), -KLOG_ECORRUPT);
-		free(a);
-	}
-	/* Two frames are read as one stream, as zstd(1) reads them. */
-	a = zstd_frame(text, 3000, 0, &alen);
-	b = zstd_frame(text + 3000, sizeof(text) - 3000, 1, &blen);
-	memcpy(two, a, alen);
-	memcpy(two + alen, b, blen);
-	assert_int_equal(zstd_inflate_rc(two, alen + blen, sizeof(text), text,
-	    sizeof(text)), 0);
-	/* Junk, alone or after the frame. */
-	assert_int_equal(zstd_inflate_rc((const uint8_t *)"junkjunk", 8,
-	    1 << 20, NULL, 0), -KLOG_ECORRUPT);
-	memcpy(two + alen, "junk", 4);
-	assert_int_equal(zstd_inflate_rc(two, alen + 4, 1 << 20, NULL, 0),
-	    -KLOG_ECORRUPT);
-	free(a);
-	free(b);
-	/* An empty frame is empty content, within even a bound of 0. */
-	a = zstd_frame("", 0, 0, &alen);
-	assert_int_equal(zstd_inflate_rc(a, alen, 0, "", 0), 0);
-	free(a);
-}
-
-/* A zstd bomb: 64 MiB of zeros in a few KiB, with and without a content
- * size, stops at the bound. */
-static void
-test_inflate_zstd_bomb(void **state)
-{
-	size_t big = (size_t)64 << 20, clen;
-	uint8_t *zeros, *c;
-
-	(void)state;
-	assert_non_null(zeros = calloc(1, big));
-	for (int with_size = 0; with_size <= 1; with_size++) {
-		c = zstd_frame(zeros, big, with_size, &clen);
-		assert_true(clen < 8192);
-		assert_int_equal(zstd_inflate_rc(c, clen, 64 << 10, NULL, 0),
-		    -KLOG_ETOOBIG);
-		assert_int_equal(zstd_inflate_rc(c, clen, big - 1, NULL, 0),
-		    -KLOG_ETOOBIG);
-		free(c);
-	}
-	free(zeros);
-}
-
 /* zstd needs a record batch (Kafka's rule): a magic 0 or 1 zstd wrapper
  * is refused, as such, whatever it holds. */
 static void
@@ -1393,8 +1307,6 @@ main(void)
 		cmocka_unit_test(test_ingest_nested_wrapper),
 		cmocka_unit_test(test_ingest_too_big),
 		cmocka_unit_test(test_ingest_inflate_bomb),
-		cmocka_unit_test(test_inflate_zstd),
-		cmocka_unit_test(test_inflate_zstd_bomb),
 		cmocka_unit_test(test_ingest_zstd_refused),
 		cmocka_unit_test(test_ingest_restores_out),
 		cmocka_unit_test(test_serve_plain),

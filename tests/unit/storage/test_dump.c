@@ -385,7 +385,7 @@ test_partial_tail(void **state)
 
 	/* A cut entry whose magic is already wrong is corruption. */
 	f->set.len = 14 + 6;
-	f->set.data[14 + 4] = 2;
+	f->set.data[14 + 4] = 7;
 	write_set(f, "c", path, sizeof(path));
 	assert_int_equal(run(f, path, &o), 0);
 	t = trace(f);

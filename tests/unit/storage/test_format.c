@@ -116,17 +116,6 @@ read_fixture(const char *name, size_t *len)
 }
 
 static void
-test_codec_name(void **state)
-{
-	(void)state;
-	assert_string_equal(klog_codec_name(0), "none");
-	assert_string_equal(klog_codec_name(1), "gzip");
-	assert_string_equal(klog_codec_name(2), "snappy");
-	assert_string_equal(klog_codec_name(3), "invalid");
-	assert_string_equal(klog_codec_name(-1), "invalid");
-}
-
-static void
 test_encode_facts(void **state)
 {
 	uint8_t buf[32];
@@ -520,8 +509,8 @@ test_gzip_wrap_format(void **state)
 	assert_int_equal(w[10], 0x1f);
 	assert_int_equal(w[11], 0x8b);
 	assert_int_equal(w[12], 8);
-	assert_int_equal(klog_gunzip(w + 10, wlen - 10, 1 << 20, &set,
-	    &setlen), 0);
+	assert_int_equal(klog_codec_inflate(KLOG_CODEC_GZIP, w + 10, wlen - 10,
+	    1 << 20, &set, &setlen), 0);
 	assert_int_equal(setlen, inner.len);
 	assert_memory_equal(set, inner.data, setlen);
 	free(set);
@@ -926,52 +915,6 @@ test_gzip_bomb(void **state)
 }
 
 static void
-test_gunzip(void **state)
-{
-	static const char text[] = "a gzip stream";
-	uint8_t *gz, *two, *out;
-	size_t gzlen, outlen, n = strlen(text);
-
-	(void)state;
-	gz = zlib_gzip(text, n, &gzlen);
-	assert_int_equal(klog_gunzip(gz, gzlen, n, &out, &outlen), 0);
-	assert_int_equal(outlen, n);
-	assert_memory_equal(out, text, n);
-	free(out);
-	assert_int_equal(klog_gunzip(gz, gzlen, n - 1, &out, &outlen),
-	    -KLOG_ETOOBIG);
-	assert_null(out);
-	assert_int_equal(klog_gunzip(gz, gzlen - 1, 100, &out, &outlen),
-	    -KLOG_ECORRUPT);
-	assert_int_equal(klog_gunzip(gz, 0, 100, &out, &outlen),
-	    -KLOG_ECORRUPT);
-	assert_int_equal(klog_gunzip((const uint8_t *)text, n, 100, &out,
-	    &outlen), -KLOG_ECORRUPT);
-
-	/* Two members read as one stream, as gzip(1) does; junk after the
-	 * last member is corruption. */
-	two = malloc(2 * gzlen + 1);
-	assert_non_null(two);
-	memcpy(two, gz, gzlen);
-	memcpy(two + gzlen, gz, gzlen);
-	assert_int_equal(klog_gunzip(two, 2 * gzlen, 100, &out, &outlen), 0);
-	assert_int_equal(outlen, 2 * n);
-	assert_memory_equal(out + n, text, n);
-	free(out);
-	two[gzlen] = 'x';
-	assert_int_equal(klog_gunzip(two, gzlen + 1, 100, &out, &outlen),
-	    -KLOG_ECORRUPT);
-	free(two);
-	free(gz);
-
-	gz = zlib_gzip("", 0, &gzlen);
-	assert_int_equal(klog_gunzip(gz, gzlen, 0, &out, &outlen), 0);
-	assert_int_equal(outlen, 0);
-	free(out);
-	free(gz);
-}
-
-static void
 test_fixture_valid(void **state)
 {
 	static const char *const want[] = {
@@ -1121,7 +1064,6 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32_is_zlibs),
-		cmocka_unit_test(test_codec_name),
 		cmocka_unit_test(test_encode_facts),
 		cmocka_unit_test(test_decode_facts),
 		cmocka_unit_test(test_roundtrip_sizes),
@@ -1140,7 +1082,6 @@ main(void)
 		cmocka_unit_test(test_gzip_corrupt),
 		cmocka_unit_test(test_gzip_inner_crc),
 		cmocka_unit_test(test_gzip_bomb),
-		cmocka_unit_test(test_gunzip),
 		cmocka_unit_test(test_fixture_valid),
 		cmocka_unit_test(test_fixtures_bad),
 		cmocka_unit_test(test_entry_header_ok),
