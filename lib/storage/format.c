@@ -17,7 +17,6 @@
  * The bits of a magic-1 attributes byte above the codec are ignored, as in
  * Kafka 0.7 (it only masks the codec).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,9 +4,9 @@
  * Besides not crashing or leaking, it checks that the iterator and
  * klog_msgset_validate() agree on where a set stops being valid, that an
  * error leaves the iterator where it was, that offsets follow the wrapper
- * rules, that encoding and gzip wrapping round-trip, and that
- * klog_crcpool_crcs() never vouches for a bad CRC the iterator would see.  A broken invariant
- * aborts, which libFuzzer reports as a crash.
+ * and record rules, that encoding and gzip wrapping round-trip, and that
+ * klog_crcpool_crcs() never vouches for a bad CRC the iterator would see.
+ * A broken invariant aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,9 +40,22 @@ check_msg(const uint8_t *data, size_t size, unsigned flags,
 		sink ^= m->payload[i];
 	(void)sink;
 	CHECK(m->offset == m->pos);
-	CHECK(m->codec == (m->attributes & KLOG_CODEC_MASK));
-	CHECK(m->codec != 3);
-	CHECK(m->magic <= 1);
+	CHECK(m->magic <= 2);
+	if (m->magic == 2 && m->depth == 1) {
+		/* A record: never compressed itself, its batch the entry's. */
+		CHECK(m->codec == 0 && m->batch == data + m->pos + 10);
+		for (int32_t i = 0; i < m->key_len; i++)
+			sink ^= m->key[i];
+	} else if (m->magic == 2) {
+		CHECK(m->codec <= 4 && m->codec == (m->payload[1] & 7));
+		CHECK(m->batch == m->payload && m->key == NULL &&
+		    m->timestamp == -1);
+	} else {
+		CHECK(m->codec == (m->attributes & KLOG_CODEC_MASK));
+		CHECK(m->codec != 3);
+		CHECK(m->batch == NULL && m->key == NULL && m->key_len == -1 &&
+		    m->timestamp == -1 && m->header_count == 0);
+	}
 	if (m->depth == 1) {
 		CHECK(m->next_offset == m->offset ||
 		    m->next_offset == m->offset + 4 +

@@ -9,15 +9,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/storage/crcpool.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define PLEN 200
 #define NMSG 8000   /* about 1.7 MB: well over KLOG_CRCPOOL_MIN_SPLIT */
@@ -316,6 +319,42 @@ test_outer_checked_iteration(void **state)
 	free(w);
 }
 
+/* Magic-2 entries carry a CRC-32C: a good one passes, a bad one is
+ * found, on the caller's thread and on workers alike. */
+static void
+test_magic2(void **state)
+{
+	klog_batch_builder_t bb;
+	klog_crcpool_t *v;
+	klog_buf_t b;
+	char value[64];
+	size_t last = 0;
+
+	(void)state;
+	klog_buf_init(&b);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(value, sizeof(value), "record %d of a batch", i);
+		if (i % 100 == 0) {
+			if (i > 0)
+				assert_int_equal(klog_batch_end(&bb, &b), 0);
+			last = b.len;
+			klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1,
+			    -1);
+		}
+		klog_batch_add(&bb, &b, 1000 + i, "k", 1, value,
+		    (int32_t)strlen(value), NULL, 0);
+	}
+	assert_int_equal(klog_batch_end(&bb, &b), 0);
+	assert_int_equal(klog_crcpool_new(2, &v), 0);
+	assert_int_equal(klog_crcpool_crcs(NULL, b.data, b.len), 0);
+	assert_int_equal(klog_crcpool_crcs(v, b.data, b.len), 0);
+	b.data[last + 60] ^= 1;
+	assert_int_equal(klog_crcpool_crcs(NULL, b.data, b.len), 1);
+	assert_int_equal(klog_crcpool_crcs(v, b.data, b.len), 1);
+	klog_crcpool_free(v);
+	klog_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -328,6 +367,7 @@ main(void)
 		cmocka_unit_test(test_outer_checked_iteration),
 		cmocka_unit_test(test_many_sets),
 		cmocka_unit_test(test_outer_checked_validate),
+		cmocka_unit_test(test_magic2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* Unit tests for lib/storage/format.c: encoding, gzip wrappers, iteration, validation. */
+/* Unit tests for lib/storage/format.c: encoding, gzip wrappers, magic-2
+ * entries, iteration, validation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,9 @@
 
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 /* The worked example of the facts file (section 1.4). */
 static const uint8_t test_m0[] = {
@@ -1059,6 +1062,610 @@ test_entry_header_ok(void **state)
 	assert_int_equal(klog_entry_valid(e, n), 0);
 }
 
+/* ---- magic 2 ---- */
+
+/* The key, value and header of record i of put_batch()'s entries: key
+ * "k<i>" for even i, null for odd; value "v<i>", null for i == 1; a
+ * header "h" = "<i>" when i % 3 == 0. */
+static void
+record_i(int i, char *key, char *value, char *hval)
+{
+	snprintf(key, 16, "k%d", i);
+	snprintf(value, 16, "v%d", i);
+	snprintf(hval, 16, "%d", i);
+}
+
+/* Append one magic-2 entry of n records, record i at first_ts + 10 * i
+ * (none when first_ts is KLOG_NO_TIMESTAMP); returns its position. */
+static size_t
+put_batch(klog_buf_t *b, int n, int64_t first_ts)
+{
+	klog_batch_builder_t bb;
+	size_t at = b->len;
+	char key[16], value[16], hval[16];
+
+	klog_batch_begin(&bb, b, first_ts, KLOG_NO_PRODUCER, -1, -1);
+	for (int i = 0; i < n; i++) {
+		klog_header_t h = { (const uint8_t *)"h", 1,
+		    (const uint8_t *)hval, 0 };
+
+		record_i(i, key, value, hval);
+		h.value_len = (int32_t)strlen(hval);
+		klog_batch_add(&bb, b, first_ts < 0 ? first_ts : first_ts +
+		    10 * i, i % 2 ? NULL : key, (int32_t)strlen(key),
+		    i == 1 ? NULL : value, i == 1 ? -1 : (int32_t)strlen(value),
+		    i % 3 == 0 ? &h : NULL, i % 3 == 0);
+	}
+	assert_int_equal(klog_batch_end(&bb, b), 0);
+	return at;
+}
+
+/* The last entry of b, at at, with its records compressed with codec, as
+ * a producer writes a compressed batch. */
+static void
+compress_batch(klog_buf_t *b, size_t at, int codec)
+{
+	const size_t head = KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER +
+	    KLOG_BATCH_BODY_HEADER;
+	uint8_t *c, *e;
+	size_t clen;
+
+	assert_int_equal(klog_codec_deflate(codec, KLOG_CODEC_LEVEL_DEFAULT,
+	    b->data + at + head, b->len - at - head, &c, &clen), 0);
+	b->len = at + head;
+	klog_buf_put(b, c, clen);
+	free(c);
+	e = b->data + at;
+	klog_put_be32(e, (uint32_t)(b->len - at - KLOG_LENGTH_SIZE));
+	e[10 + 1] |= (uint8_t)codec;
+	klog_batch_seal(e, b->len - at);
+}
+
+/* The CRC-32C of the entry at e written as it is, without sealing. */
+static void
+recrc(uint8_t *e)
+{
+	klog_put_be32(e + 6, klog_crc32c(0, e + 10, klog_be32(e) - 6));
+}
+
+/* What a message that is not a record says of a record's fields. */
+static void
+assert_no_record(const klog_msg_t *m)
+{
+	assert_int_equal(m->timestamp, KLOG_NO_TIMESTAMP);
+	assert_null(m->key);
+	assert_int_equal(m->key_len, -1);
+	assert_null(m->headers);
+	assert_int_equal(m->headers_len, 0);
+	assert_int_equal(m->header_count, 0);
+	assert_int_equal(m->delta, 0);
+}
+
+/* Record i of put_batch(b, n, first_ts) at w as the deep iterator hands
+ * it out. */
+static void
+assert_record(const klog_msg_t *m, const uint8_t *set, size_t w, int i,
+    int n, int64_t first_ts)
+{
+	uint32_t length = klog_be32(set + w);
+	char key[16], value[16], hval[16];
+	klog_header_t h;
+	size_t pos = 0;
+
+	record_i(i, key, value, hval);
+	assert_int_equal(m->offset, (int64_t)w);
+	assert_int_equal(m->next_offset, i + 1 < n ? (int64_t)w :
+	    (int64_t)(w + 4 + length));
+	assert_int_equal(m->pos, (int64_t)w);
+	assert_int_equal(m->magic, 2);
+	assert_int_equal(m->depth, 1);
+	assert_int_equal(m->codec, KLOG_CODEC_NONE);
+	assert_true(m->valid);
+	assert_int_equal(m->crc_stored, klog_be32(set + w + 6));
+	assert_int_equal(m->delta, i);
+	assert_ptr_equal(m->batch, set + w + 10);
+	assert_int_equal(m->batch_len, length - 6);
+	assert_int_equal(m->timestamp, first_ts < 0 ? first_ts : first_ts +
+	    10 * i);
+	if (i == 1) {
+		assert_null(m->payload);
+		assert_int_equal(m->payload_len, 0);
+	} else {
+		assert_payload(m, value);
+	}
+	if (i % 2) {
+		assert_null(m->key);
+		assert_int_equal(m->key_len, -1);
+	} else {
+		assert_int_equal(m->key_len, strlen(key));
+		assert_memory_equal(m->key, key, strlen(key));
+	}
+	assert_int_equal(m->header_count, i % 3 == 0);
+	if (i % 3 == 0) {
+		assert_int_equal(klog_record_header_next(m->headers,
+		    m->headers_len, &pos, &h), 1);
+		assert_int_equal(h.key_len, 1);
+		assert_memory_equal(h.value, hval, strlen(hval));
+	}
+	assert_int_equal(klog_record_header_next(m->headers, m->headers_len,
+	    &pos, &h), 0);
+}
+
+/* Shallow, a magic-2 entry is one message: its body, its CRC-32C, no
+ * record fields; the plain entries around it say they have none (even
+ * in a message struct full of junk). */
+static void
+test_magic2_shallow(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t w, e;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "before");
+	w = put_batch(&b, 3, 1000);
+	e = b.len;
+	put_str(&b, "after");
+	klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "before");
+	assert_no_record(&m);
+	assert_null(m.batch);
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(m.magic, 2);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.codec, KLOG_CODEC_NONE);
+	assert_int_equal(m.attributes, 0);
+	assert_int_equal(m.offset, (int64_t)w);
+	assert_int_equal(m.next_offset, (int64_t)e);
+	assert_int_equal(m.length, e - w - 4);
+	assert_ptr_equal(m.payload, b.data + w + 10);
+	assert_int_equal(m.payload_len, e - w - 10);
+	assert_ptr_equal(m.batch, m.payload);
+	assert_int_equal(m.batch_len, m.payload_len);
+	assert_true(m.valid);
+	assert_int_equal(m.crc_stored, klog_crc32c(0, m.payload,
+	    m.payload_len));
+	assert_int_equal(m.crc_computed, m.crc_stored);
+	assert_no_record(&m);
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "after");
+	assert_no_record(&m);
+	assert_null(m.batch);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info), 0);
+	assert_int_equal(info.entries, 3);
+	assert_int_equal(info.messages, 3);
+	assert_int_equal(info.max_payload, e - w - 10);
+	assert_int_equal(klog_entry_header_ok(b.data + w, b.len - w),
+	    e - w - 4);
+	assert_int_equal(klog_entry_valid(b.data + w, b.len - w), e - w - 4);
+	assert_int_equal(klog_entry_valid(b.data + w, e - w - 1), 0);
+	klog_buf_free(&b);
+}
+
+/* Deep, its records one by one, as a wrapper's messages: at the entry's
+ * offset, the last one's next offset past it; then the next entry says
+ * it has no record fields. */
+static void
+test_magic2_deep(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t w;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "before");
+	w = put_batch(&b, 4, 1000);
+	put_str(&b, "after");
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "before");
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_record(&m, b.data, w, i, 4, 1000);
+		assert_int_equal(klog_iter_offset(&it), i < 3 ? (int64_t)w :
+		    m.next_offset);
+	}
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "after");
+	assert_no_record(&m);
+	assert_null(m.batch);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 0);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), 0);
+	assert_int_equal(info.entries, 3);
+	assert_int_equal(info.messages, 6);
+
+	/* With KLOG_ITER_NOCRC the records are read all the same. */
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP | KLOG_ITER_NOCRC,
+	    0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_record(&m, b.data, w, 0, 4, 1000);
+	assert_int_equal(m.crc_computed, 0);
+	klog_iter_free(&it);   /* mid-batch: frees what it holds */
+	klog_buf_free(&b);
+}
+
+/* Every codec's records read as the uncompressed ones; the body handed
+ * out is the stored one; a bound below the records' size refuses. */
+static void
+test_magic2_codecs(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t w;
+
+	(void)state;
+	for (int codec = 1; codec <= KLOG_CODEC_MAX; codec++) {
+		klog_buf_init(&b);
+		put_str(&b, "x");
+		w = put_batch(&b, 50, 1700000000000);
+		compress_batch(&b, w, codec);
+		klog_iter_init(&it, b.data, b.len, 0, 0, 0);
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_int_equal(m.codec, codec);
+		assert_int_equal(m.attributes, codec);
+		assert_true(m.valid);
+		klog_iter_free(&it);
+		klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		for (int i = 0; i < 50; i++) {
+			assert_int_equal(klog_iter_next(&it, &m), 1);
+			assert_record(&m, b.data, w, i, 50, 1700000000000);
+		}
+		assert_int_equal(klog_iter_next(&it, &m), 0);
+		klog_iter_free(&it);
+		assert_int_equal(klog_msgset_validate(b.data, b.len,
+		    KLOG_ITER_DEEP, &info), 0);
+		assert_int_equal(info.messages, 51);
+		/* 50 records take over 500 bytes decompressed. */
+		klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 500);
+		assert_int_equal(klog_iter_next(&it, &m), 1);
+		assert_int_equal(klog_iter_next(&it, &m), -KLOG_ETOOBIG);
+		assert_int_equal(klog_iter_error_offset(&it), (int64_t)w);
+		klog_iter_free(&it);
+		klog_buf_free(&b);
+	}
+}
+
+/* LogAppendTime: every record has the batch's maxTimestamp; no
+ * firstTimestamp: none has one. */
+static void
+test_magic2_timestamps(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_batch_t bt;
+	int n = 0;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_batch(&b, 3, 1000);
+	assert_int_equal(klog_batch_read(b.data + 10, b.len - 10, &bt), 0);
+	bt.attributes |= KLOG_BATCH_LOG_APPEND_TIME;
+	bt.max_timestamp = 123456789;
+	klog_batch_write(b.data + 10, &bt);
+	klog_batch_seal(b.data, b.len);
+	put_batch(&b, 2, KLOG_NO_TIMESTAMP);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	while (klog_iter_next(&it, &m) == 1)
+		assert_int_equal(m.timestamp, n++ < 3 ? 123456789 :
+		    KLOG_NO_TIMESTAMP);
+	assert_int_equal(n, 5);
+	klog_iter_free(&it);
+	klog_buf_free(&b);
+}
+
+/* A bad CRC-32C: a message with valid 0, not opened, as a wrapper's. */
+static void
+test_magic2_crc(void **state)
+{
+	klog_buf_t b;
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	size_t w;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	w = put_batch(&b, 3, 1000);
+	put_str(&b, "omega");
+	b.data[b.len - 20] ^= 1;     /* a byte of the last record */
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_false(m.valid);
+	assert_int_equal(m.depth, 0);
+	assert_int_equal(m.offset, (int64_t)w);
+	assert_true(m.crc_computed != m.crc_stored);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_payload(&m, "omega");
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, 0, &info),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, (int64_t)w);
+	assert_int_equal(klog_msgset_validate(b.data, b.len,
+	    KLOG_ITER_NOCRC | KLOG_ITER_DEEP, &info), 0);
+	assert_int_equal(klog_entry_valid(b.data + w, b.len - w), 0);
+	klog_buf_free(&b);
+}
+
+/* set[0..len) iterates as n messages and validates, as flags say. */
+static void
+expect_clean(const uint8_t *set, size_t len, unsigned flags, uint32_t n)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_msgset_info_t info;
+	uint32_t got = 0;
+	int r;
+
+	klog_iter_init(&it, set, len, 0, flags, 0);
+	while ((r = klog_iter_next(&it, &m)) == 1)
+		got++;
+	assert_int_equal(r, 0);
+	assert_int_equal(got, n);
+	klog_iter_free(&it);
+	assert_int_equal(klog_msgset_validate(set, len, flags, &info), 0);
+	assert_int_equal(info.messages, n);
+}
+
+/* One entry after "alpha", changed by change and its CRC-32C made good
+ * again, fails as code for the reason why, shallow or (when deep_only)
+ * deep only. */
+static void
+expect_bad_batch(void (*change)(uint8_t *e), int code, int deep_only,
+    const char *why)
+{
+	klog_iter_t it;
+	klog_msg_t m;
+	klog_buf_t b;
+	size_t w;
+
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	w = put_batch(&b, 3, 1000);
+	put_str(&b, "omega");
+	change(b.data + w);
+	recrc(b.data + w);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 1, code, (int64_t)w);
+	klog_iter_init(&it, b.data, b.len, 0, KLOG_ITER_DEEP, 0);
+	assert_int_equal(klog_iter_next(&it, &m), 1);
+	assert_int_equal(klog_iter_next(&it, &m), code);
+	assert_string_equal(klog_iter_error(&it), why);
+	klog_iter_free(&it);
+	if (deep_only) {
+		expect_clean(b.data, b.len, 0, 3);
+		assert_true(klog_entry_valid(b.data + w, b.len - w) > 0);
+	} else {
+		expect_error(b.data, b.len, 0, 1, code, (int64_t)w);
+		assert_int_equal(klog_entry_valid(b.data + w, b.len - w), 0);
+	}
+	klog_buf_free(&b);
+}
+
+static void
+bump_last_delta(uint8_t *e)
+{
+	klog_put_be32(e + 12, klog_be32(e + 12) + 1);
+}
+
+static void
+other_attrs_byte(uint8_t *e)
+{
+	e[5] = 1;
+}
+
+static void
+no_record(uint8_t *e)
+{
+	klog_put_be32(e + 46, 0);
+}
+
+static void
+count_too_high(uint8_t *e)
+{
+	klog_put_be32(e + 46, 4);
+}
+
+static void
+count_too_low(uint8_t *e)
+{
+	klog_put_be32(e + 46, 2);
+}
+
+static void
+transactional(uint8_t *e)
+{
+	e[11] |= KLOG_BATCH_TRANSACTIONAL;
+	e[5] = e[11];
+}
+
+static void
+control(uint8_t *e)
+{
+	e[11] |= KLOG_BATCH_CONTROL;
+	e[5] = e[11];
+}
+
+static void
+codec_5(uint8_t *e)
+{
+	e[11] = 5;
+	e[5] = 5;
+}
+
+static void
+records_not_compressed(uint8_t *e)
+{
+	e[11] = KLOG_CODEC_ZSTD;
+	e[5] = e[11];
+}
+
+/* The second record's offset delta 1 made 2: the first record is
+ * 1 + 10 bytes ("k0", "v0", header h=0), its delta at 3; the second's
+ * delta at 2 past its start. */
+static void
+delta_out_of_order(uint8_t *e)
+{
+	const uint8_t *rec = e + 50;
+
+	e[50 + (size_t)(rec[0] >> 1) + 1 + 3] = 4;
+}
+
+/* Each way a magic-2 entry is not what klog writes: corrupt, or
+ * transactional (unsupported), shallow already or only once its records
+ * are read. */
+static void
+test_magic2_bad(void **state)
+{
+	(void)state;
+	expect_bad_batch(bump_last_delta, -KLOG_ECORRUPT, 0,
+	    "batch's last offset delta is not its length + 3");
+	expect_bad_batch(other_attrs_byte, -KLOG_ECORRUPT, 0,
+	    "attributes byte does not match the batch's");
+	expect_bad_batch(no_record, -KLOG_ECORRUPT, 0,
+	    "batch holds no record");
+	expect_bad_batch(transactional, -KLOG_EUNSUPPORTED, 0,
+	    "transactional batch not supported");
+	expect_bad_batch(control, -KLOG_EUNSUPPORTED, 0,
+	    "transactional batch not supported");
+	expect_bad_batch(codec_5, -KLOG_ECORRUPT, 0,
+	    "unknown compression codec");
+	expect_bad_batch(count_too_high, -KLOG_ECORRUPT, 1,
+	    "malformed record inside batch");
+	expect_bad_batch(count_too_low, -KLOG_ECORRUPT, 1,
+	    "records do not match the batch's count");
+	expect_bad_batch(records_not_compressed, -KLOG_ECORRUPT, 1,
+	    "records do not decompress");
+	expect_bad_batch(delta_out_of_order, -KLOG_ECORRUPT, 1,
+	    "record offset delta out of order");
+}
+
+/* A magic-2 entry too short for the body's header; a gzip wrapper
+ * holding a magic-2 entry (Kafka never nests a batch). */
+static void
+test_magic2_framing(void **state)
+{
+	klog_buf_t b, inner;
+	uint8_t e[4 + 45];
+
+	(void)state;
+	memset(e, 0, sizeof(e));
+	klog_put_be32(e, 45);
+	e[4] = 2;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	klog_buf_put(&b, e, sizeof(e));
+	expect_error(b.data, b.len, 0, 1, -KLOG_ECORRUPT, 14);
+	assert_int_equal(klog_entry_header_ok(e, sizeof(e)), 0);
+	klog_put_be32(e, 46);
+	assert_int_equal(klog_entry_header_ok(e, sizeof(e)), 46);
+	klog_buf_free(&b);
+
+	klog_buf_init(&inner);
+	put_str(&inner, "one");
+	put_batch(&inner, 2, 1000);
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	put_wrapper(&b, inner.data, inner.len);
+	expect_error(b.data, b.len, KLOG_ITER_DEEP, 1, -KLOG_ECORRUPT, 14);
+	expect_clean(b.data, b.len, 0, 2);
+	klog_buf_free(&b);
+	klog_buf_free(&inner);
+}
+
+/* A magic-2 entry cut anywhere is a partial tail, shallow and deep. */
+static void
+test_magic2_cut(void **state)
+{
+	klog_buf_t b;
+	size_t w;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	w = put_batch(&b, 3, 1000);
+	for (size_t cut = w + 1; cut < b.len; cut++) {
+		expect_error(b.data, cut, 0, 1, -KLOG_EPARTIAL, (int64_t)w);
+		expect_error(b.data, cut, KLOG_ITER_DEEP, 1, -KLOG_EPARTIAL,
+		    (int64_t)w);
+		assert_int_equal(klog_entry_valid(b.data + w, cut - w), 0);
+	}
+	klog_buf_free(&b);
+}
+
+/* The segment kept from before magic 2 reads deep exactly as klog-dump
+ * printed it then (tests/data/pre30-segment.dump), and says it holds no
+ * record fields. */
+static void
+test_pre30_fixture(void **state)
+{
+	static const struct {
+		int64_t offset, next;
+		uint8_t magic, codec, depth;
+		uint32_t crc;
+		const char *payload;
+	} want[] = {
+		{ 0, 23, 0, 0, 0, 0xa5754d95, "plain line one" },
+		{ 23, 46, 0, 0, 0, 0xced34102, "plain line two" },
+		{ 46, 68, 0, 0, 0, 0x1b5ed6a7, "{\"json\":true}" },
+		{ 68, 68, 0, 0, 1, 0x71e2884c, "gz a" },
+		{ 68, 68, 0, 0, 1, 0xe8ebd9f6, "gz b" },
+		{ 68, 130, 0, 0, 1, 0x9fece960, "gz c" },
+		{ 130, 156, 0, 0, 0, 0xd3ec94b9, "kafka keyed value" },
+		{ 156, 171, 0, 0, 0, 0xb61f1169, "second" },
+		{ 171, 185, 0, 0, 0, 0x68c73dc4, "empty" },
+		{ 185, 194, 0, 0, 0, 0x00000000, "" },
+	};
+	klog_iter_t it;
+	klog_msg_t m;
+	size_t len, i = 0;
+	uint8_t *data = read_fixture("pre30-segment.klog", &len);
+
+	(void)state;
+	assert_int_equal(len, 194);
+	klog_iter_init(&it, data, len, 0, KLOG_ITER_DEEP, 0);
+	while (klog_iter_next(&it, &m) == 1) {
+		assert_true(i < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(m.offset, want[i].offset);
+		assert_int_equal(m.next_offset, want[i].next);
+		assert_int_equal(m.magic, want[i].magic);
+		assert_int_equal(m.codec, want[i].codec);
+		assert_int_equal(m.depth, want[i].depth);
+		assert_int_equal(m.crc_stored, want[i].crc);
+		assert_true(m.valid);
+		assert_payload(&m, want[i].payload);
+		assert_no_record(&m);
+		assert_null(m.batch);
+		i++;
+	}
+	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(klog_iter_offset(&it), 194);
+	klog_iter_free(&it);
+	free(data);
+}
+
 int
 main(void)
 {
@@ -1085,6 +1692,15 @@ main(void)
 		cmocka_unit_test(test_fixture_valid),
 		cmocka_unit_test(test_fixtures_bad),
 		cmocka_unit_test(test_entry_header_ok),
+		cmocka_unit_test(test_magic2_shallow),
+		cmocka_unit_test(test_magic2_deep),
+		cmocka_unit_test(test_magic2_codecs),
+		cmocka_unit_test(test_magic2_timestamps),
+		cmocka_unit_test(test_magic2_crc),
+		cmocka_unit_test(test_magic2_bad),
+		cmocka_unit_test(test_magic2_framing),
+		cmocka_unit_test(test_magic2_cut),
+		cmocka_unit_test(test_pre30_fixture),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 #include "klog/base/error.h"
 #include "klog/storage/fdcache.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 #include "klog/storage/segment.h"
 
 #define SEG0 "00000000000000000000.klog"
@@ -299,6 +300,63 @@ test_recover_large_entry(void **state)
 	free(buf);
 }
 
+/* Magic-2 entries (CRC-32C), small and larger than the recovery buffer,
+ * are kept by recovery and taken as boundaries; a bad CRC-32C cuts, even
+ * streamed. */
+static void
+test_recover_magic2(void **state)
+{
+	char saved[PATH_MAX];
+	struct fixture *f = *state;
+	size_t vlen = (size_t)3 << 19, first, big, small, len;
+	uint8_t *value = malloc(vlen);
+	klog_batch_builder_t bb;
+	klog_err_t err = { 0 };
+	klog_segment_t *s;
+	klog_buf_t b;
+	int64_t cut = -1;
+
+	assert_non_null(value);
+	memset(value, 'v', vlen);
+	klog_buf_init(&b);
+	assert_int_equal(klog_buf_reserve(&b, 64), 0);
+	b.len = entries(b.data, 1);
+	first = b.len;
+	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
+	klog_batch_add(&bb, &b, 1000, "k", 1, "small", 5, NULL, 0);
+	assert_int_equal(klog_batch_end(&bb, &b), 0);
+	small = b.len;
+	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
+	klog_batch_add(&bb, &b, 1000, "k", 1, value, (int32_t)vlen, NULL, 0);
+	assert_int_equal(klog_batch_end(&bb, &b), 0);
+	big = b.len;
+	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
+	klog_batch_add(&bb, &b, 1001, NULL, 0, "last", 4, NULL, 0);
+	assert_int_equal(klog_batch_end(&bb, &b), 0);
+	len = b.len;
+	s = segment_with(f, b.data, len);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved,
+	    sizeof(saved), NULL), 0);
+	assert_int_equal(cut, 0);
+	assert_int_equal(s->size, (int64_t)len);
+	assert_int_equal(klog_segment_check_boundary(s->ent.fd,
+	    (int64_t)first, (int64_t)len, (int64_t)len, 0, &err), 0);
+	assert_int_equal(klog_segment_check_boundary(s->ent.fd, (int64_t)big,
+	    (int64_t)len, (int64_t)len, 0, &err), 0);
+	klog_segment_unref(s);
+	remove_seg0(f);
+
+	b.data[big - 1] ^= 1;          /* the big one's last byte */
+	s = segment_with(f, b.data, len);
+	assert_int_equal(klog_segment_recover(s, f->dir, &cut, saved,
+	    sizeof(saved), NULL), 0);
+	assert_int_equal(cut, (int64_t)(len - small));
+	assert_int_equal(s->size, (int64_t)small);
+	klog_segment_unref(s);
+	klog_buf_free(&b);
+	free(value);
+}
+
 static void
 test_boundary(void **state)
 {
@@ -461,6 +519,7 @@ main(void)
 		T(test_recover_clean),
 		T(test_recover_truncates),
 		T(test_recover_large_entry),
+		T(test_recover_magic2),
 		T(test_boundary),
 		T(test_boundary_crc),
 		T(test_pin),
