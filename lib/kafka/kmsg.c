@@ -367,8 +367,10 @@ serve_inner(serve_ctx_t *c, const klog_msg_t *w, const uint8_t *set,
 
 	klog_iter_init(&it, set, len, 0, KLOG_ITER_NOCRC, 0);
 	while ((r = klog_iter_next(&it, &m)) == 1) {
-		if (m.codec != KLOG_CODEC_NONE || k == UINT32_MAX)
-			return STOP_BAD;        /* a nested wrapper */
+		/* A nested wrapper, or a batch, which no wrapper holds. */
+		if (m.codec != KLOG_CODEC_NONE || m.magic > 1 ||
+		    k == UINT32_MAX)
+			return STOP_BAD;
 		total += KAFKA_OUT_OVERHEAD + (size_t)m.payload_len;
 		k++;
 	}

@@ -17,6 +17,7 @@
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define MAXP (1u << 20)
 #define MAXI (16u << 20)
@@ -1082,6 +1083,7 @@ test_serve_cut(void **state)
 static void
 test_serve_bad(void **state)
 {
+	klog_batch_builder_t bb;
 	klog_kmsg_out_info_t info;
 	klog_buf_t set, inner;
 	uint8_t *w;
@@ -1160,6 +1162,20 @@ test_serve_bad(void **state)
 	klog_buf_reset(&set);
 	put_m1(&set, KLOG_CODEC_SNAPPY, "not snappy", 10);
 	serve(&set, 0, 0, SIZE_MAX, &o, &info);
+	assert_int_equal(info.bad_offset, 0);
+	/* Nor one holding a magic-2 entry, which no wrapper may. */
+	klog_buf_reset(&inner);
+	put_m0(&inner, "one");
+	klog_batch_begin(&bb, &inner, 1000, KLOG_NO_PRODUCER, -1, -1);
+	klog_batch_add(&bb, &inner, 1000, "k", 1, "v", 1, NULL, 0);
+	assert_int_equal(klog_batch_end(&bb, &inner), 0);
+	klog_buf_reset(&set);
+	assert_int_equal(klog_gzip_wrap(inner.data, inner.len, 6, &w, &wlen),
+	    0);
+	klog_buf_put(&set, w, wlen);
+	free(w);
+	serve(&set, 0, 0, SIZE_MAX, &o, &info);
+	assert_int_equal(o.n, 0);
 	assert_int_equal(info.bad_offset, 0);
 	klog_buf_free(&set);
 	klog_buf_free(&inner);
