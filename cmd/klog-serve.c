@@ -51,6 +51,7 @@ enum {
 	OPT_MAX_MESSAGE,
 	OPT_KAFKA_ADVERTISE,
 	OPT_KAFKA_LISTEN,
+	OPT_LOG_TIMESTAMP_TYPE,
 	OPT_MAX_OPEN_SEGMENTS,
 	OPT_MAX_REQUEST,
 	OPT_METRICS_LISTEN,
@@ -96,6 +97,8 @@ static const struct option longopts[] = {
 	{ "kafka-advertise", required_argument, NULL, OPT_KAFKA_ADVERTISE },
 	{ "kafka-listen", required_argument, NULL, OPT_KAFKA_LISTEN },
 	{ "listen", required_argument, NULL, 'l' },
+	{ "log-message-timestamp-type", required_argument, NULL,
+	    OPT_LOG_TIMESTAMP_TYPE },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 	{ "max-connections-per-address", required_argument, NULL,
@@ -338,6 +341,13 @@ apply_limits(klog_broker_config_t *c, int id, const char *v,
 		return 1;
 	case OPT_MAX_MESSAGE:
 		c->max_message_bytes = cli_size(what, v, 1, 1 << 30);
+		return 1;
+	case OPT_LOG_TIMESTAMP_TYPE:
+		if (strcmp(v, "CreateTime") != 0 &&
+		    strcmp(v, "LogAppendTime") != 0)
+			cli_misuse("%s must be CreateTime or LogAppendTime, "
+			    "not \"%s\"", what, v);
+		c->log_append_time = strcmp(v, "LogAppendTime") == 0;
 		return 1;
 	case OPT_IDLE_TIMEOUT:
 		c->idle_timeout_ms = is_off(v) ? 0 :

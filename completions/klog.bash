@@ -347,7 +347,7 @@ _klog_serve()
 		--broker-id -c --config --cleanup-interval
 		--cold-read-rate --crc-threads -d --data-dir --flush-messages --flush-ms -h --help
 		--kafka-advertise --kafka-listen -l --listen
-		--max-connections --max-connections-per-address --max-pending-bytes
+		--log-message-timestamp-type --max-connections --max-connections-per-address --max-pending-bytes
 		--idle-timeout --request-timeout --max-message-bytes --max-open-segments
 		--max-request-bytes --metrics-listen --no-auto-create --partitions -q --quiet
 		--replica-lag-time --replica-principal
@@ -374,6 +374,10 @@ _klog_serve()
 		;;
 	--ssl-client-auth)
 		COMPREPLY=( $(compgen -W "none requested required" -- "$cur") )
+		return 0
+		;;
+	--log-message-timestamp-type)
+		COMPREPLY=( $(compgen -W "CreateTime LogAppendTime" -- "$cur") )
 		return 0
 		;;
 	-l|--listen)

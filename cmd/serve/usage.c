@@ -45,8 +45,13 @@ static const char *const usage_text[] = {
 	"(default 5m)\n",
 	/* limits on clients and requests; reads and CRC checks */
 	"      --max-request-bytes SIZE largest request (default 100M)\n"
-	"      --max-message-bytes SIZE largest message payload "
-	"(default 1000000)\n"
+	"      --max-message-bytes SIZE largest message payload, or "
+	"Kafka record batch\n"
+	"                             (default 1000000)\n"
+	"      --log-message-timestamp-type CreateTime|LogAppendTime\n"
+	"                             Kafka records' time: the producer's "
+	"(default)\n"
+	"                             or the broker's at the append\n"
 	"      --max-connections N    refuse clients past N "
 	"(default 10000)\n"
 	"      --max-connections-per-address N  refuse one client "

@@ -349,6 +349,7 @@ open_kafka(klog_broker_t *b, klog_err_t *err)
 		.data_dir = b->data_dir,
 		.max_request_bytes = b->cfg.max_request_bytes,
 		.max_message_bytes = b->cfg.max_message_bytes,
+		.log_append_time = b->cfg.log_append_time,
 		.broker_id = b->cfg.broker_id,
 		.advertised_host = b->kadv_host,
 		.advertised_port = klog_broker_kafka_advertised_port(b),

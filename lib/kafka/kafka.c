@@ -3,13 +3,15 @@
  * and answers ApiVersions, Produce, Fetch and ListOffsets; Metadata is in
  * kmetadata.c, the group APIs in groups.c.
  *
- * Produce: each partition's MessageSet is transcoded into a 0.7 set in a
- * buffer of its request (kmsg.h), which the core stages and writes at
- * klog_core_commit(), as the native front end's sets in the read buffer.
- * Fetch: the core's slice of the log is read (pread: the native port keeps
- * sendfile, this one must transcode) and served as Kafka messages from the
- * message holding the offset asked for, so its first message always has
- * an offset at or past it (klog_kmsg_offset()).
+ * Produce: each partition's MessageSet (kmsg.h) or record batches
+ * (kbatch.h, each kept as one magic-2 entry) become a klog set in a buffer
+ * of its request, which the core stages and writes at klog_core_commit(),
+ * as the native front end's sets in the read buffer.
+ * Fetch: the core's slice of the log is read (pread) and served from the
+ * entry holding the offset asked for, so its first message always has an
+ * offset at or past it (kmsg.h): plain entries transcoded, magic-2 ones as
+ * the record batches they were (kserve.h) or, for Fetch v0 to v3, as
+ * messages of their records.
  */
 #include <sys/types.h>
 
@@ -23,6 +25,8 @@
 #include "klog/base/clock.h"
 #include "klog/kafka/kbatch.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/kafka/kserve.h"
+#include "klog/storage/record.h"
 #include "klog/storage/format.h"
 
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
@@ -123,7 +127,7 @@ note_error(klog_kafka_t *k, int16_t error)
 }
 
 /* A produce response from items: a part's Kafka base offset is its first
- * message's (item max holds the bytes of that message's entry). */
+ * message's (item max holds it less the set's offset). */
 static void
 encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
     int32_t corr, const klog_core_item_t *items, uint32_t n, size_t *errpos)
@@ -140,7 +144,7 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		r[i] = (klog_kproduce_res_t){ items[i].topic,
 		    items[i].partition,
 		    klog_kwire_error_from_wire(items[i].error),
-		    klog_kmsg_offset(items[i].offset, (uint32_t)items[i].max),
+		    items[i].offset + items[i].max,
 		    version >= 5 ? klog_core_item_log_start(&items[i]) : -1 };
 	for (uint32_t i = 0; i < n; i++)
 		note_error(k, r[i].error);
@@ -193,9 +197,15 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 {
 	/* Kafka's rules: v3 and later carry magic 2 only, v0-2 magic 0-1;
 	 * zstd from v7 on (KIP-110). */
-	int (*ingest)(const uint8_t *, size_t, size_t, size_t, klog_buf_t *,
-	    klog_kmsg_in_info_t *) = version >= 7 ? klog_kbatch_ingest :
-	    version >= 3 ? klog_kbatch_ingest_nozstd : klog_kmsg_ingest;
+	int (*ingest)(const uint8_t *, size_t, const klog_kingest_t *,
+	    klog_buf_t *, klog_kmsg_in_info_t *) = version >= 3 ?
+	    klog_kbatch_ingest : klog_kmsg_ingest;
+	klog_kingest_t opt = {
+		.max_message = (size_t)k->cfg.max_message_bytes,
+		.zstd = version >= 7,
+		.append_time = k->cfg.log_append_time ? klog_clock_wall_ms() :
+		    KLOG_NO_TIMESTAMP,
+	};
 	uint32_t waits = 0;
 
 	for (uint32_t i = 0; i < req->count; i++) {
@@ -211,18 +221,17 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 			    .error = denied };
 			continue;
 		}
+		opt.max_inflate = INGEST_MAX - k->ingested < MAX_INFLATE ?
+		    INGEST_MAX - k->ingested : MAX_INFLATE;
 		rc = k->ingested >= INGEST_MAX ? -KLOG_ETOOBIG :
-		    ingest(kp->set, kp->set_len,
-		    (size_t)k->cfg.max_message_bytes, INGEST_MAX - k->ingested <
-		    MAX_INFLATE ? INGEST_MAX - k->ingested : MAX_INFLATE, block,
-		    &info);
+		    ingest(kp->set, kp->set_len, &opt, block, &info);
 		k->ingested += block->len - start;
 		if (rc == 0 && info.messages == 0)
 			rc = -KLOG_ECORRUPT;
 		items[i] = (klog_core_item_t){ .topic = kp->topic,
 		    .partition = kp->partition, .offset = (int64_t)start,
 		    .target = (int64_t)(block->len - start), .staged = -1,
-		    .max = rc < 0 ? 0 : (int32_t)info.first_entry,
+		    .max = rc < 0 ? 0 : info.first_delta,
 		    .error = rc < 0 ? ingest_error(rc, &info) :
 		    KLOG_WIRE_NONE };
 	}
@@ -349,7 +358,7 @@ read_slice(klog_kafka_t *k, const klog_log_slice_t *sl)
  */
 static int16_t
 serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
-    klog_core_read_t *r, size_t max_out)
+    klog_core_read_t *r, int magic, size_t max_out)
 {
 	klog_kmsg_out_info_t info;
 	klog_core_item_t bigger;
@@ -361,7 +370,7 @@ serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
 			break;
 		}
 		if (klog_kmsg_serve(k->rbuf, r->slice.len, r->slice.offset,
-		    it->offset, max_out, MAX_INFLATE, out, &info) < 0) {
+		    it->offset, magic, max_out, MAX_INFLATE, out, &info) < 0) {
 			out->failed = 1;
 			break;
 		}
@@ -424,7 +433,8 @@ encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
 		klog_buf_put_i32(out, 0);
 		before = out->len;
 		if (r.has_slice && (error = serve_part(k, out, it, &r,
-		    (size_t)(it->max < left ? it->max : left))) != 0 &&
+		    klog_kserve_magic(version), (size_t)(it->max < left ?
+		    it->max : left))) != 0 &&
 		    !out->failed && out->len >= errpos + 2) {
 			out->data[errpos] = (uint8_t)((uint16_t)error >> 8);
 			out->data[errpos + 1] = (uint8_t)error;

@@ -1,14 +1,15 @@
 /*
- * Kafka RecordBatch v2 into klog's 0.7 entries (kbatch.h).
+ * Kafka RecordBatch v2 into klog's magic-2 entries (kbatch.h).
  *
  * A produce from librdkafka carries one batch a partition, its records
- * compressed as one when a codec is set.  Each record is checked against
- * its own length and its value written as a magic-0 entry; nothing of the
- * batch is kept but the values (klog's format has no keys, timestamps or
- * headers), so the batch's own offsets and timestamps need no more than
- * the CRC-32C that covers them.
+ * compressed as one when a codec is set.  The batch is checked as a Kafka
+ * broker checks it (its CRC-32C, its counts, every record's framing after
+ * decompression), then its body, from the attributes on, is stored as it
+ * came: compressed batches stay compressed, and a fetch at v4 or later
+ * serves the body back unread (kmsg.h).  Only lastOffsetDelta is the
+ * broker's, for klog's byte offsets (record.h), and, under LogAppendTime,
+ * the timestamp type and maxTimestamp; the entry is resealed after.
  */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,168 +22,132 @@
 #include "klog/storage/record.h"
 
 #define LOG_OVERHEAD 12          /* baseOffset:8 batchLength:4 */
-#define HEADER 61                /* through count:4 */
 #define MAGIC_AT 16
 #define CRC_AT 17
-#define ATTRS_AT 21              /* the CRC covers from here */
-#define LAST_DELTA_AT 23
-#define PRODUCER_ID_AT 43
-#define COUNT_AT 57
+#define BODY_AT 21               /* attributes: the CRC covers from here */
+#define HEADER (BODY_AT + KLOG_BATCH_BODY_HEADER)
 
-#define ATTR_CODEC 0x07
-#define ATTR_TRANSACTIONAL 0x10
-#define ATTR_CONTROL 0x20
-#define CODEC_ZSTD 4
-
-#define VARINT_MAX 5             /* bytes of an int32 varint */
-#define VARLONG_MAX 10
-
-/* A zigzag varint of at most max bytes at *p, before end. */
+/* The records rec[0..len) of a batch: count of them, offset deltas 0,
+ * 1, ..., filling it exactly. */
 static int
-varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
+records(const uint8_t *rec, size_t len, int32_t count)
 {
-	uint64_t u = 0;
+	klog_record_t r;
+	size_t pos = 0;
 
-	for (int i = 0; i < max; i++) {
-		uint8_t b;
-
-		if (*p == end)
+	for (int32_t i = 0; i < count; i++) {
+		if (klog_record_read(rec + pos, len - pos, &r) < 0 ||
+		    r.offset_delta != i)
 			return -KLOG_ECORRUPT;
-		b = *(*p)++;
-		u |= (uint64_t)(b & 0x7f) << (7 * i);
-		if ((b & 0x80) == 0) {
-			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-			return 0;
-		}
+		pos += r.size;
 	}
-	return -KLOG_ECORRUPT;
+	return pos == len ? 0 : -KLOG_ECORRUPT;
 }
 
-/* An int32 varint, in range. */
+/*
+ * Kafka's idempotent producer (a producer id set) is not served: the
+ * listener grants no producer ids, so such a batch is refused, whatever
+ * its sequence.  The one place where a batch's producer fields are judged.
+ */
 static int
-varint32(const uint8_t **p, const uint8_t *end, int64_t *v)
+refuse_idempotent(const klog_batch_t *h)
 {
-	if (varint(p, end, VARINT_MAX, v) < 0 || *v < INT32_MIN ||
-	    *v > INT32_MAX)
-		return -KLOG_ECORRUPT;
-	return 0;
+	return h->producer_id != KLOG_NO_PRODUCER ? -KLOG_EUNSUPPORTED : 0;
 }
 
-/* A length-prefixed field (-1 null: *v NULL) at *p, before end. */
+/* The batch b[0..size) checked, its header into *h. */
 static int
-field(const uint8_t **p, const uint8_t *end, int nullable, const uint8_t **v,
-    size_t *n)
+check(const uint8_t *b, size_t size, const klog_kingest_t *opt,
+    klog_kmsg_in_info_t *info, klog_batch_t *h)
 {
-	int64_t len;
-
-	if (varint32(p, end, &len) < 0)
-		return -KLOG_ECORRUPT;
-	if (len == -1 && nullable) {
-		*v = NULL;
-		*n = 0;
-		return 0;
-	}
-	if (len < 0 || len > end - *p)
-		return -KLOG_ECORRUPT;
-	*v = *p;
-	*n = (size_t)len;
-	*p += len;
-	return 0;
-}
-
-/* The record at *p (the index-th of its batch), its value into out. */
-static int
-record(const uint8_t **p, const uint8_t *end, int64_t index,
-    size_t max_payload, klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	const uint8_t *q, *rend, *key, *value, *hv;
-	int64_t len, ts, delta, headers;
-	size_t keylen, vlen, hn;
-
-	if (varint32(p, end, &len) < 0 || len < 0 || len > end - *p)
-		return -KLOG_ECORRUPT;
-	q = *p;
-	rend = q + len;
-	if (q == rend)
-		return -KLOG_ECORRUPT;
-	q++;                             /* attributes: none defined */
-	if (varint(&q, rend, VARLONG_MAX, &ts) < 0 ||
-	    varint32(&q, rend, &delta) < 0 || delta != index ||
-	    field(&q, rend, 1, &key, &keylen) < 0 ||
-	    field(&q, rend, 1, &value, &vlen) < 0 ||
-	    varint32(&q, rend, &headers) < 0 || headers < 0)
-		return -KLOG_ECORRUPT;
-	for (int64_t h = 0; h < headers; h++)
-		if (field(&q, rend, 0, &hv, &hn) < 0 ||
-		    field(&q, rend, 1, &hv, &hn) < 0)
-			return -KLOG_ECORRUPT;
-	if (q != rend)
-		return -KLOG_ECORRUPT;
-	*p = rend;
-	return klog_kmsg_add(value, vlen, max_payload, out, info);
-}
-
-/* The records of a batch, count of them filling rec[0..len) exactly. */
-static int
-records(const uint8_t *rec, size_t len, int64_t count, size_t max_payload,
-    klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	const uint8_t *p = rec, *end = rec + len;
-	int r;
-
-	for (int64_t i = 0; i < count; i++)
-		if ((r = record(&p, end, i, max_payload, out, info)) < 0)
-			return r;
-	return p == end ? 0 : -KLOG_ECORRUPT;
-}
-
-/* The batch b[0..size): checked, then its records; zstd only if it may
- * carry it. */
-static int
-batch(const uint8_t *b, size_t size, int zstd, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	uint16_t attrs;
-	int32_t count;
+	int codec, r;
 	uint8_t *plain;
 	size_t plain_len;
-	int codec, r;
 
-	if (b[MAGIC_AT] != 2)
-		return -KLOG_ECORRUPT;
-	if (klog_crc32c(0, b + ATTRS_AT, size - ATTRS_AT) !=
+	if (size > opt->max_message)
+		return -KLOG_ETOOBIG;
+	if (b[MAGIC_AT] != 2 || klog_crc32c(0, b + BODY_AT, size - BODY_AT) !=
 	    klog_be32(b + CRC_AT))
 		return -KLOG_ECORRUPT;
-	attrs = (uint16_t)(b[ATTRS_AT] << 8 | b[ATTRS_AT + 1]);
-	codec = attrs & ATTR_CODEC;
-	count = (int32_t)klog_be32(b + COUNT_AT);
-	if (count <= 0 || (int32_t)klog_be32(b + LAST_DELTA_AT) != count - 1)
+	klog_batch_read(b + BODY_AT, size - BODY_AT, h);
+	codec = h->attributes & KLOG_BATCH_CODEC_MASK;
+	if (h->count <= 0 || h->last_offset_delta != h->count - 1 ||
+	    codec > KLOG_CODEC_MAX)
 		return -KLOG_ECORRUPT;
-	if (codec > CODEC_ZSTD)
-		return -KLOG_ECORRUPT;
-	if ((attrs & (ATTR_TRANSACTIONAL | ATTR_CONTROL)) ||
-	    klog_be32(b + PRODUCER_ID_AT) != UINT32_MAX ||
-	    klog_be32(b + PRODUCER_ID_AT + 4) != UINT32_MAX)
+	if (h->attributes & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
 		return -KLOG_EUNSUPPORTED;
-	if (codec == CODEC_ZSTD && !zstd) {
+	if ((r = refuse_idempotent(h)) < 0)
+		return r;
+	if (codec == KLOG_CODEC_ZSTD && !opt->zstd) {
 		info->refused_codec = codec;
 		return -KLOG_EUNSUPPORTED;
 	}
 	info->codec = codec;
 	if (codec == 0)
-		return records(b + HEADER, size - HEADER, count, max_payload,
-		    out, info);
+		return records(b + HEADER, size - HEADER, h->count);
 	if ((r = klog_codec_inflate(codec, b + HEADER, size - HEADER,
-	    max_inflate, &plain, &plain_len)) < 0)
+	    opt->max_inflate, &plain, &plain_len)) < 0)
 		return r;
-	r = records(plain, plain_len, count, max_payload, out, info);
+	r = records(plain, plain_len, h->count);
 	free(plain);
 	return r;
 }
 
+/* The body's timestamp type and maxTimestamp as the broker's: Kafka's
+ * LogAppendTime stamps the batch (its records then read maxTimestamp),
+ * CreateTime keeps the producer's, and a producer does not choose. */
+static void
+stamp(uint8_t *body, const klog_batch_t *h, int64_t append_time)
+{
+	klog_batch_t b = *h;
+
+	if (append_time == KLOG_NO_TIMESTAMP) {
+		if (!(b.attributes & KLOG_BATCH_LOG_APPEND_TIME))
+			return;
+		b.attributes &= (uint16_t)~KLOG_BATCH_LOG_APPEND_TIME;
+	} else {
+		b.attributes |= KLOG_BATCH_LOG_APPEND_TIME;
+		b.max_timestamp = append_time;
+	}
+	klog_batch_write(body, &b);
+}
+
+/* The batch b[0..size), checked, as one magic-2 entry onto out. */
 static int
-ingest(const uint8_t *set, size_t len, int zstd, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
+batch(const uint8_t *b, size_t size, const klog_kingest_t *opt,
+    klog_buf_t *out, klog_kmsg_in_info_t *info)
+{
+	size_t body = size - BODY_AT;
+	size_t e = KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER + body;
+	klog_batch_t h;
+	uint8_t *p;
+	int r;
+
+	if ((r = check(b, size, opt, info, &h)) < 0)
+		return r;
+	/* Record i's offset is the entry's plus i, and the last one's at
+	 * most its last byte's (record.h): a compressed batch holding more
+	 * records than bytes cannot be numbered. */
+	if ((size_t)h.count - 1 > KLOG_MAGIC2_HEADER + body + 3)
+		return -KLOG_ECORRUPT;
+	if (klog_buf_reserve(out, e) < 0)
+		return -KLOG_ENOMEM;
+	p = out->data + out->len;
+	klog_put_be32(p, (uint32_t)(KLOG_MAGIC2_HEADER + body));
+	p[KLOG_LENGTH_SIZE] = KLOG_MAGIC2;
+	memcpy(p + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER, b + BODY_AT, body);
+	stamp(p + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER, &h, opt->append_time);
+	klog_batch_seal(p, e);
+	out->len += e;
+	if (info->messages == 0)
+		info->first_delta = 0;
+	info->messages += (uint32_t)h.count;
+	return 0;
+}
+
+int
+klog_kbatch_ingest(const uint8_t *set, size_t len, const klog_kingest_t *opt,
+    klog_buf_t *out, klog_kmsg_in_info_t *info)
 {
 	size_t start = out->len, pos = 0, size;
 	int failed = out->failed, r = 0;
@@ -194,12 +159,12 @@ ingest(const uint8_t *set, size_t len, int zstd, size_t max_payload,
 			break;
 		}
 		size = LOG_OVERHEAD + (size_t)klog_be32(set + pos + 8);
-		if (size < HEADER || size > len - pos) {
+		if (size < HEADER || size > len - pos ||
+		    size - BODY_AT > KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC2_HEADER) {
 			r = -KLOG_ECORRUPT;
 			break;
 		}
-		if ((r = batch(set + pos, size, zstd, max_payload, max_inflate,
-		    out, info)) < 0)
+		if ((r = batch(set + pos, size, opt, out, info)) < 0)
 			break;
 		pos += size;
 	}
@@ -208,18 +173,4 @@ ingest(const uint8_t *set, size_t len, int zstd, size_t max_payload,
 		out->failed = failed;
 	}
 	return r;
-}
-
-int
-klog_kbatch_ingest(const uint8_t *set, size_t len, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	return ingest(set, len, 1, max_payload, max_inflate, out, info);
-}
-
-int
-klog_kbatch_ingest_nozstd(const uint8_t *set, size_t len, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	return ingest(set, len, 0, max_payload, max_inflate, out, info);
 }

@@ -1,11 +1,14 @@
 /*
- * Kafka MessageSet v0/v1 to and from klog's 0.7 message sets (kmsg.h).
+ * Kafka MessageSet v0/v1 to and from klog's message sets (kmsg.h).
  *
  * Ingest (a produce request) checks every Kafka message, opens gzip,
- * snappy and lz4 wrappers one level deep and writes each value as a plain
- * magic-0 entry.  Serve (a fetch, the listener's hot path) walks a 0.7 set
- * read from a segment (plain entries itself, anything else with
- * klog_iter_next()) and writes one magic-0 Kafka message per 0.7 message,
+ * snappy and lz4 wrappers one level deep and writes each value with
+ * nothing else as a plain magic-0 entry, and the ones with a key or a
+ * timestamp as the records of magic-2 entries (record.h's builder).
+ * Serve (a fetch, the listener's hot path) walks a set read from a
+ * segment (plain entries itself, magic-2 ones with kserve.h, anything
+ * else with klog_iter_next()) and writes one magic-0 Kafka message per
+ * 0.7 message,
  * its CRC derived from the stored one without a pass over the payload
  * (kmsg.h):
  *
@@ -33,8 +36,10 @@
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/kafka/kserve.h"
 #include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define KAFKA_LOG_OVERHEAD 12   /* offset:8 size:4 */
 #define KAFKA_MAGIC_AT 16       /* magic's byte in v0, v1 and v2 alike */
@@ -51,7 +56,11 @@
 
 /* One Kafka message as kafka_parse() found it. */
 typedef struct kafka_msg {
+	int magic;
 	int codec;
+	int64_t timestamp;      /* magic 1's; KLOG_NO_TIMESTAMP for magic 0 */
+	const uint8_t *key;     /* NULL for a null key */
+	size_t key_len;
 	const uint8_t *value;   /* NULL for a null value */
 	size_t value_len;
 } kafka_msg_t;
@@ -90,8 +99,8 @@ kafka_bytes(const uint8_t **p, const uint8_t *end, const uint8_t **v,
 static int
 kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 {
-	const uint8_t *p = set + *pos, *q, *end, *key;
-	size_t left = len - *pos, keylen;
+	const uint8_t *p = set + *pos, *q, *end;
+	size_t left = len - *pos;
 	uint32_t size;
 	int r;
 
@@ -108,11 +117,14 @@ kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 		return -KLOG_ECORRUPT;
 	if (klog_crc32(0, p + 4, size - 4) != klog_be32(p))
 		return -KLOG_ECORRUPT;
+	m->magic = p[4];
 	m->codec = p[5] & KLOG_KMSG_CODEC_MASK;
 	if (m->codec > KLOG_CODEC_ZSTD)
 		return -KLOG_ECORRUPT;
-	q = p + 6 + (p[4] == 1 ? 8 : 0);
-	if ((r = kafka_bytes(&q, end, &key, &keylen)) < 0 ||
+	m->timestamp = m->magic == 1 ? (int64_t)((uint64_t)klog_be32(p + 6) <<
+	    32 | klog_be32(p + 10)) : KLOG_NO_TIMESTAMP;
+	q = p + 6 + (m->magic == 1 ? 8 : 0);
+	if ((r = kafka_bytes(&q, end, &m->key, &m->key_len)) < 0 ||
 	    (r = kafka_bytes(&q, end, &m->value, &m->value_len)) < 0)
 		return r;
 	if (q != end)
@@ -121,26 +133,129 @@ kafka_parse(const uint8_t *set, size_t len, size_t *pos, kafka_msg_t *m)
 	return 0;
 }
 
-int
-klog_kmsg_add(const uint8_t *value, size_t n, size_t max_payload,
-    klog_buf_t *out, klog_kmsg_in_info_t *info)
-{
-	size_t e = klog_entry_size(n);
+/* An ingest under way: the magic-2 entry being built, if one is. */
+typedef struct ingest_ctx {
+	const klog_kingest_t *opt;
+	klog_buf_t *out;
+	klog_kmsg_in_info_t *info;
+	klog_batch_builder_t bb;
+	int open;
+} ingest_ctx_t;
 
-	if (n > max_payload || n > MAX_ENTRY_PAYLOAD)
-		return -KLOG_ETOOBIG;
-	if (klog_buf_reserve(out, e) < 0)
+/* Finish the magic-2 entry being built, stamped under LogAppendTime. */
+static int
+group_end(ingest_ctx_t *c)
+{
+	uint8_t *entry, *body;
+	klog_batch_t b;
+
+	if (!c->open)
+		return 0;
+	c->open = 0;
+	if (klog_batch_end(&c->bb, c->out) < 0)
 		return -KLOG_ENOMEM;
-	out->len += klog_entry_encode(out->data + out->len, value, n);
-	if (info->messages++ == 0)
-		info->first_entry = (uint32_t)e;
+	if (c->opt->append_time == KLOG_NO_TIMESTAMP)
+		return 0;
+	entry = c->out->data + c->bb.start;
+	body = entry + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	klog_batch_read(body, KLOG_BATCH_BODY_HEADER, &b);
+	b.attributes |= KLOG_BATCH_LOG_APPEND_TIME;
+	b.max_timestamp = c->opt->append_time;
+	klog_batch_write(body, &b);
+	klog_batch_seal(entry, c->out->len - c->bb.start);
 	return 0;
 }
 
-/* The inner set of wrapper w: plain messages only, one level deep. */
+/* A message with nothing but its value, as one magic-0 entry. */
 static int
-ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
-    klog_buf_t *out, klog_kmsg_in_info_t *info)
+add_plain(ingest_ctx_t *c, const kafka_msg_t *m)
+{
+	size_t e = klog_entry_size(m->value_len);
+	int r;
+
+	if (m->value_len > c->opt->max_message ||
+	    m->value_len > MAX_ENTRY_PAYLOAD)
+		return -KLOG_ETOOBIG;
+	if ((r = group_end(c)) < 0)
+		return r;
+	if (klog_buf_reserve(c->out, e) < 0)
+		return -KLOG_ENOMEM;
+	c->out->len += klog_entry_encode(c->out->data + c->out->len, m->value,
+	    m->value_len);
+	if (c->info->messages++ == 0)
+		c->info->first_delta = (int32_t)e - 1;
+	return 0;
+}
+
+/* The body of the entry being built, so far. */
+static size_t
+group_body(const ingest_ctx_t *c)
+{
+	return c->out->len - c->bb.start - KLOG_LENGTH_SIZE -
+	    KLOG_MAGIC2_HEADER;
+}
+
+/* m as the next record of the entry being built (one begun if none is
+ * or if m does not fit it): 1 if it fits, 0 if not, or an error. */
+static int
+group_add(ingest_ctx_t *c, const kafka_msg_t *m)
+{
+	klog_batch_builder_t saved;
+	size_t mark = c->out->len;
+
+	if (!c->open) {
+		klog_batch_begin(&c->bb, c->out, m->timestamp,
+		    KLOG_NO_PRODUCER, -1, -1);
+		c->open = 1;
+	}
+	saved = c->bb;
+	klog_batch_add(&c->bb, c->out, m->timestamp, m->key,
+	    (int32_t)m->key_len, m->value, m->value == NULL ? -1 :
+	    (int32_t)m->value_len, NULL, 0);
+	if (c->out->failed)
+		return -KLOG_ENOMEM;
+	if (group_body(c) <= c->opt->max_message)
+		return 1;
+	if (saved.count == 0)
+		return -KLOG_ETOOBIG;
+	c->bb = saved;
+	c->out->len = mark;
+	return 0;
+}
+
+/* A message with a key or a timestamp, as a record of a magic-2 entry,
+ * with the ones before it of the same set (timestamped or not alike). */
+static int
+add_record(ingest_ctx_t *c, const kafka_msg_t *m)
+{
+	int r;
+
+	if (m->value_len > c->opt->max_message)
+		return -KLOG_ETOOBIG;
+	if (c->open && (m->timestamp < 0) != (c->bb.first_timestamp < 0) &&
+	    (r = group_end(c)) < 0)
+		return r;
+	if ((r = group_add(c, m)) == 0 && (r = group_end(c)) == 0)
+		r = group_add(c, m);
+	if (r < 0)
+		return r;
+	if (c->info->messages++ == 0)
+		c->info->first_delta = 0;
+	return 0;
+}
+
+static int
+add(ingest_ctx_t *c, const kafka_msg_t *m)
+{
+	if (m->key == NULL && m->timestamp == KLOG_NO_TIMESTAMP)
+		return add_plain(c, m);
+	return add_record(c, m);
+}
+
+/* The inner set of wrapper w: plain messages only, one level deep, a set
+ * of its own. */
+static int
+ingest_wrapper(ingest_ctx_t *c, const kafka_msg_t *w)
 {
 	kafka_msg_t m;
 	uint8_t *set;
@@ -149,8 +264,8 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 
 	if (w->value == NULL)
 		return -KLOG_ECORRUPT;
-	if ((r = klog_codec_inflate(w->codec, w->value, w->value_len,
-	    max_inflate, &set, &len)) < 0)
+	if ((r = group_end(c)) < 0 || (r = klog_codec_inflate(w->codec,
+	    w->value, w->value_len, c->opt->max_inflate, &set, &len)) < 0)
 		return r;
 	while (pos < len) {
 		if ((r = kafka_parse(set, len, &pos, &m)) < 0) {
@@ -161,19 +276,19 @@ ingest_wrapper(const kafka_msg_t *w, size_t max_payload, size_t max_inflate,
 			r = -KLOG_ECORRUPT;
 			break;
 		}
-		if ((r = klog_kmsg_add(m.value, m.value_len, max_payload, out,
-		    info)) < 0)
+		if ((r = add(c, &m)) < 0)
 			break;
 	}
 	free(set);
-	info->codec = w->codec;
-	return r;
+	c->info->codec = w->codec;
+	return r < 0 ? r : group_end(c);
 }
 
 int
-klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info)
+klog_kmsg_ingest(const uint8_t *set, size_t len, const klog_kingest_t *opt,
+    klog_buf_t *out, klog_kmsg_in_info_t *info)
 {
+	ingest_ctx_t c = { .opt = opt, .out = out, .info = info };
 	size_t start = out->len, pos = 0;
 	int failed = out->failed, r = 0;
 	kafka_msg_t m;
@@ -189,14 +304,14 @@ klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
 			break;
 		}
 		if (m.codec == KLOG_CODEC_NONE)
-			r = klog_kmsg_add(m.value, m.value_len, max_payload,
-			    out, info);
+			r = add(&c, &m);
 		else
-			r = ingest_wrapper(&m, max_payload, max_inflate, out,
-			    info);
+			r = ingest_wrapper(&c, &m);
 		if (r < 0)
 			break;
 	}
+	if (r == 0)
+		r = group_end(&c);
 	if (r < 0) {
 		out->len = start;
 		out->failed = failed;
@@ -266,27 +381,16 @@ serve_put(uint8_t *p, int64_t offset, const uint8_t *payload, uint32_t n,
 		memcpy(p + KAFKA_OUT_OVERHEAD, payload, n);
 }
 
-/* What the serve_*() functions tell the loop. */
-enum { SERVED = 0, STOP_FULL = 1, STOP_BAD = 2, STOP_CUT = 3 };
+/* What the serve_*() functions tell the loop (kserve.h's). */
+enum {
+	SERVED = KLOG_KSERVE_SERVED, STOP_FULL = KLOG_KSERVE_FULL,
+	STOP_BAD = KLOG_KSERVE_BAD, STOP_CUT = KLOG_KSERVE_CUT,
+};
 
 typedef struct serve_ctx {
-	int64_t min_offset;
-	size_t max_out;
-	size_t max_inflate;
-	size_t start;           /* out->len at the call */
-	klog_buf_t *out;
-	uint32_t messages;
+	klog_kserve_t s;
 	crc_memo_t crcs;
 } serve_ctx_t;
-
-/* Would adding n more bytes break max_out?  Never for the first output. */
-static int
-over_budget(const serve_ctx_t *c, size_t n)
-{
-	size_t added = c->out->len - c->start;
-
-	return added > 0 && (added >= c->max_out || n > c->max_out - added);
-}
 
 /*
  * The length field of the whole plain entry at p (left bytes there), or 0
@@ -318,18 +422,18 @@ serve_plain(serve_ctx_t *c, const uint8_t *p, int64_t at, uint32_t length)
 	size_t need = KAFKA_OUT_OVERHEAD + (size_t)n;
 	int64_t koff = klog_kmsg_offset(at, KLOG_LENGTH_SIZE + length);
 
-	if (koff < c->min_offset)
+	if (koff < c->s.min_offset)
 		return SERVED;
-	if (over_budget(c, need))
+	if (klog_kserve_over(&c->s, need))
 		return STOP_FULL;
-	if (c->out->cap - c->out->len < need &&
-	    klog_buf_reserve(c->out, need) < 0)
+	if (c->s.out->cap - c->s.out->len < need &&
+	    klog_buf_reserve(c->s.out, need) < 0)
 		return -KLOG_ENOMEM;
 	/* The stored CRC is the last 4 bytes of either header. */
-	serve_put(c->out->data + c->out->len, koff, p + KLOG_LENGTH_SIZE + hdr,
+	serve_put(c->s.out->data + c->s.out->len, koff, p + KLOG_LENGTH_SIZE + hdr,
 	    n, kafka_crc(&c->crcs, n, klog_be32(p + hdr)));
-	c->out->len += need;
-	c->messages++;
+	c->s.out->len += need;
+	c->s.messages++;
 	return SERVED;
 }
 
@@ -360,7 +464,7 @@ serve_inner(serve_ctx_t *c, const klog_msg_t *w, const uint8_t *set,
 	klog_iter_t it;
 	klog_msg_t m;
 	uint32_t k = 0, j, written = 0;
-	size_t total = 0, skipped = 0, mark = c->out->len;
+	size_t total = 0, skipped = 0, mark = c->s.out->len;
 	uint8_t *p;
 	int64_t koff;
 	int r;
@@ -379,48 +483,48 @@ serve_inner(serve_ctx_t *c, const klog_msg_t *w, const uint8_t *set,
 	klog_iter_init(&it, set, len, 0, 0, 0);
 	for (j = 0; klog_iter_next(&it, &m) == 1; j++) {
 		if (!m.valid) {
-			c->out->len = mark;
+			c->s.out->len = mark;
 			return STOP_BAD;
 		}
 		koff = inner_offset(w, j, k);
-		if (koff < c->min_offset) {
+		if (koff < c->s.min_offset) {
 			skipped += KAFKA_OUT_OVERHEAD + (size_t)m.payload_len;
 			continue;
 		}
-		if (c->out->len == mark) {
-			if (over_budget(c, total - skipped))
+		if (c->s.out->len == mark) {
+			if (klog_kserve_over(&c->s, total - skipped))
 				return STOP_FULL;
-			if (klog_buf_reserve(c->out, total - skipped) < 0)
+			if (klog_buf_reserve(c->s.out, total - skipped) < 0)
 				return -KLOG_ENOMEM;
 		}
-		p = c->out->data + c->out->len;
+		p = c->s.out->data + c->s.out->len;
 		serve_put(p, koff, m.payload, m.payload_len,
 		    kafka_crc(&c->crcs, m.payload_len, m.crc_stored));
-		c->out->len += KAFKA_OUT_OVERHEAD + (size_t)m.payload_len;
+		c->s.out->len += KAFKA_OUT_OVERHEAD + (size_t)m.payload_len;
 		written++;
 	}
-	c->messages += written;
+	c->s.messages += written;
 	return SERVED;
 }
 
 static int
 serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 {
-	uint32_t before = c->messages;
-	size_t mark = c->out->len;
+	uint32_t before = c->s.messages;
+	size_t mark = c->s.out->len;
 	uint8_t *set;
 	size_t len;
 	int r;
 
 	/* Past its last offset, a wrapper is skipped without opening it. */
 	if (klog_kmsg_offset(w->offset, KLOG_LENGTH_SIZE + w->length) <
-	    c->min_offset)
+	    c->s.min_offset)
 		return SERVED;
 	/* It is read whole to be inflated: its CRC is checked first. */
 	if (klog_crc32(0, w->payload, w->payload_len) != w->crc_stored)
 		return STOP_BAD;
 	r = klog_codec_inflate(w->codec, w->payload, w->payload_len,
-	    c->max_inflate, &set, &len);
+	    c->s.max_inflate, &set, &len);
 	if (r == -KLOG_ENOMEM)
 		return r;
 	if (r < 0)
@@ -428,10 +532,30 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 	r = serve_inner(c, w, set, len);
 	free(set);
 	if (r != SERVED) {
-		c->out->len = mark;
-		c->messages = before;
+		c->s.out->len = mark;
+		c->s.messages = before;
 	}
 	return r;
+}
+
+/* The magic-2 entry at set + pos (kserve.h), *length its length field:
+ * served, or cut (info->need set when nothing was served yet). */
+static int
+serve_magic2(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
+    size_t pos, klog_kmsg_out_info_t *info, uint32_t *length)
+{
+	uint32_t n = klog_be32(set + pos);
+
+	if (n < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER ||
+	    n > KLOG_MAX_ENTRY_LENGTH)
+		return STOP_BAD;
+	if (n > len - pos - KLOG_LENGTH_SIZE) {
+		if (c->s.messages == 0)
+			info->need = KLOG_LENGTH_SIZE + n;
+		return STOP_CUT;
+	}
+	*length = n;
+	return klog_kserve_entry(&c->s, set + pos, n, base + (int64_t)pos);
 }
 
 /*
@@ -447,12 +571,15 @@ serve_other(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
 	klog_msg_t m;
 	int r;
 
+	if (len - pos > KLOG_LENGTH_SIZE && set[pos + KLOG_LENGTH_SIZE] ==
+	    KLOG_MAGIC2)
+		return serve_magic2(c, set, len, base, pos, info, length);
 	klog_iter_init(&it, set + pos, len - pos, base + (int64_t)pos,
 	    KLOG_ITER_NOCRC, 0);
 	r = klog_iter_next(&it, &m);
 	klog_iter_free(&it);
 	if (r == -KLOG_EPARTIAL) {
-		if (c->messages == 0)
+		if (c->s.messages == 0)
 			info->need = len - pos < KLOG_LENGTH_SIZE ?
 			    KLOG_LENGTH_SIZE : KLOG_LENGTH_SIZE +
 			    klog_be32(set + pos);
@@ -466,13 +593,14 @@ serve_other(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
 
 int
 klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
-    int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,
-    klog_kmsg_out_info_t *info)
+    int64_t min_offset, int magic, size_t max_out, size_t max_inflate,
+    klog_buf_t *out, klog_kmsg_out_info_t *info)
 {
-	serve_ctx_t c = {
+	serve_ctx_t c = { .s = {
 		.min_offset = min_offset, .max_out = max_out,
 		.max_inflate = max_inflate, .start = out->len, .out = out,
-	};
+		.magic = magic,
+	} };
 	int failed = out->failed, r;
 	uint32_t length;
 
@@ -486,7 +614,7 @@ klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
 		else
 			r = serve_other(&c, set, len, base, pos, info, &length);
 		if (r == -KLOG_ENOMEM) {
-			out->len = c.start;
+			out->len = c.s.start;
 			out->failed = failed;
 			memset(info, 0, sizeof(*info));
 			info->bad_offset = -1;
@@ -498,6 +626,6 @@ klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
 			break;
 		info->consumed = pos + KLOG_LENGTH_SIZE + length;
 	}
-	info->messages = c.messages;
+	info->messages = c.s.messages;
 	return 0;
 }

@@ -7,10 +7,11 @@
  * must agree but where it refuses zstd.
  *
  * Ingest writes after bytes already in the buffer, which must survive; on
- * error the buffer must be as it was.  What it writes must be plain, valid
- * magic-0 entries within the payload limit, as many as it says, the first
- * of the size it says.  Limits are small so that decompression bombs are
- * cut.  A broken invariant aborts.
+ * error the buffer must be as it was.  What it writes must be valid
+ * magic-2 entries within the batch limit, as many records as it says
+ * (ingested.h), each holding its batch's body (LogAppendTime too, picked
+ * by the input).  Limits are small so that decompression bombs are cut.
+ * A broken invariant aborts.
  *
  * The seeds in corpus/fuzz_kbatch: kafka-python's batches of
  * tests/unit/kafka/test_kbatch.c (plain with a key, a header and a null value;
@@ -40,15 +41,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* As Produce v3 to v6 take it: as rc (Produce v7's), or zstd refused. */
 static void
-ingest_nozstd(const uint8_t *set, size_t size, int rc, size_t len)
+ingest_nozstd(const uint8_t *set, size_t size, const klog_kingest_t *opt,
+    int rc, size_t len)
 {
+	klog_kingest_t o = *opt;
 	klog_kmsg_in_info_t in;
 	klog_buf_t out;
 	int r;
 
+	o.zstd = 0;
 	klog_buf_init(&out);
-	r = klog_kbatch_ingest_nozstd(set, size, MAX_PAYLOAD, MAX_INFLATE,
-	    &out, &in);
+	r = klog_kbatch_ingest(set, size, &o, &out, &in);
 	if (r == -KLOG_EUNSUPPORTED && in.refused_codec == 4)
 		CHECK(out.len == 0);
 	else
@@ -56,9 +59,30 @@ ingest_nozstd(const uint8_t *set, size_t size, int rc, size_t len)
 	klog_buf_free(&out);
 }
 
+/* Each entry written holds its batch's body: the bytes after its
+ * lastOffsetDelta and, under LogAppendTime, its maxTimestamp. */
 static void
-ingest(const uint8_t *set, size_t size)
+check_bodies(const uint8_t *set, size_t size, const uint8_t *out, size_t len)
 {
+	size_t pos = 0, at = 0;
+
+	while (at < len) {
+		uint32_t n = klog_be32(out + at);
+
+		CHECK(size - pos >= 12 && n == klog_be32(set + pos + 8) - 3);
+		CHECK(memcmp(out + at + 10 + 6, set + pos + 21 + 6, 8) == 0);
+		CHECK(memcmp(out + at + 10 + 22, set + pos + 21 + 22,
+		    n - 6 - 22) == 0);
+		pos += 12 + (size_t)klog_be32(set + pos + 8);
+		at += 4 + (size_t)n;
+	}
+	CHECK(pos == size);
+}
+
+static void
+ingest(const uint8_t *set, size_t size, int64_t append_time)
+{
+	klog_kingest_t opt = { MAX_PAYLOAD, MAX_INFLATE, 1, append_time };
 	klog_kmsg_in_info_t in;
 	klog_buf_t out;
 	int rc;
@@ -66,20 +90,23 @@ ingest(const uint8_t *set, size_t size)
 	klog_buf_init(&out);
 	klog_buf_put(&out, PREFIX, PREFIX_LEN);
 	CHECK(!out.failed);
-	rc = klog_kbatch_ingest(set, size, MAX_PAYLOAD, MAX_INFLATE, &out, &in);
+	rc = klog_kbatch_ingest(set, size, &opt, &out, &in);
 	CHECK(rc == 0 || rc == -KLOG_ECORRUPT || rc == -KLOG_EUNSUPPORTED ||
 	    rc == -KLOG_ETOOBIG || rc == -KLOG_ENOMEM);
 	CHECK(!out.failed && out.len >= PREFIX_LEN &&
 	    memcmp(out.data, PREFIX, PREFIX_LEN) == 0);
-	if (rc < 0)
+	if (rc < 0) {
 		CHECK(out.len == PREFIX_LEN);
-	else
+	} else {
 		check_ingested(out.data + PREFIX_LEN, out.len - PREFIX_LEN,
-		    &in, MAX_PAYLOAD);
+		    &in, MAX_PAYLOAD, MAX_INFLATE);
+		check_bodies(set, size, out.data + PREFIX_LEN,
+		    out.len - PREFIX_LEN);
+	}
 	if (rc == 0 && size == 0)
 		CHECK(in.messages == 0);
 	if (rc != -KLOG_ENOMEM)
-		ingest_nozstd(set, size, rc, out.len - PREFIX_LEN);
+		ingest_nozstd(set, size, &opt, rc, out.len - PREFIX_LEN);
 	klog_buf_free(&out);
 }
 
@@ -92,7 +119,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(copy != NULL);
 	if (size > 0)
 		memcpy(copy, data, size);
-	ingest(copy, size);
+	ingest(copy, size, size > 0 && (copy[0] & 1) ? 1765000000000LL :
+	    KLOG_NO_TIMESTAMP);
 	while (size - pos >= 61) {
 		n = 12 + (size_t)klog_be32(copy + pos + 8);
 		if (n < 61 || n > size - pos)
@@ -101,7 +129,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    copy + pos + 21, n - 21));
 		pos += n;
 	}
-	ingest(copy, size);
+	ingest(copy, size, KLOG_NO_TIMESTAMP);
 	free(copy);
 	return 0;
 }

@@ -6,9 +6,12 @@
  *
  * Both write after bytes already in the buffer, which must survive; on
  * error ingest must leave the buffer as it was.  What ingest writes must
- * be plain, valid magic-0 entries within the limits, as many as it says.
- * What serve writes is parsed here as Kafka magic-0 messages: offsets
- * non-decreasing and at or past min_offset, as many as it says, consumed
+ * be valid magic-0 and magic-2 entries within the limits, as many
+ * messages as it says (ingested.h).  Serve runs at the message format of
+ * a fetch version picked by the input (0, 1 or 2): what it writes is
+ * parsed here as Kafka magic-0 or magic-1 messages, and record batches
+ * for magic 2: offsets non-decreasing and at or past min_offset (a
+ * batch's last record's), as many as it says, consumed
  * within the set, and each CRC valid when the set's stored CRCs are (a
  * set ingest wrote: serve derives the CRCs from the stored ones without
  * checking them, so a damaged one is passed on); a smaller max_out or a
@@ -32,6 +35,7 @@
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #include "ingested.h"
 
@@ -65,29 +69,75 @@ check_prefix(const klog_buf_t *b)
 	CHECK(memcmp(b->data, PREFIX, PREFIX_LEN) == 0);
 }
 
+/* The key and value of the message at m (size bytes from its magic),
+ * filling it exactly; the value's length. */
+static uint32_t
+check_fields(const uint8_t *m, uint32_t size)
+{
+	size_t h = m[0] == 1 ? 10 : 2, at;
+	uint32_t klen, vlen;
+
+	CHECK(size >= h + 8);
+	klen = klog_be32(m + h);
+	at = h + 4 + (klen == UINT32_MAX ? 0 : klen);
+	CHECK(at + 4 <= size);
+	vlen = klog_be32(m + at);
+	CHECK(at + 4 + (vlen == UINT32_MAX ? 0 : vlen) == size);
+	return vlen;
+}
+
+/* The record batch at p, len bytes left, served at or past min_offset:
+ * its size; *count its records, *last its last offset. */
+static size_t
+check_batch(const uint8_t *p, size_t len, int64_t min_offset, int crcs,
+    uint32_t *count, int64_t *last)
+{
+	uint32_t blen = klog_be32(p + 8);
+	klog_batch_t h;
+
+	CHECK(blen >= 9 + KLOG_BATCH_BODY_HEADER && blen <= len - 12);
+	CHECK(klog_be32(p + 12) == UINT32_MAX);
+	CHECK(!crcs || klog_crc32c(0, p + 21, blen - 9) == klog_be32(p + 17));
+	CHECK(klog_batch_read(p + 21, blen - 9, &h) == 0 && h.count >= 1);
+	/* Whole while its last record is at or past the offset. */
+	CHECK((int64_t)rd64(p) + h.count - 1 >= min_offset);
+	*count = (uint32_t)h.count;
+	*last = (int64_t)rd64(p) + h.last_offset_delta;
+	return 12 + (size_t)blen;
+}
+
 /*
- * The Kafka set p[0..len) that serve wrote: whole magic-0 messages, CRCs
- * valid if crcs, offsets non-decreasing from min_offset.  Returns their
- * count.
+ * The Kafka set p[0..len) that serve wrote: whole messages of magic (0 or
+ * 1, or for 2 those and record batches), CRCs valid if crcs, offsets
+ * non-decreasing from min_offset.  Returns their count (a batch's
+ * records).
  */
 static uint32_t
-check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset, int crcs)
+check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset, int crcs,
+    int magic)
 {
 	int64_t last = INT64_MIN, off;
-	uint32_t n = 0, size, vlen;
+	uint32_t n = 0, size, count;
 	size_t pos = 0;
 
 	while (pos < len) {
 		CHECK(len - pos >= 12 + 14);
 		off = (int64_t)rd64(p + pos);
+		if (p[pos + 16] == 2) {
+			CHECK(magic == 2 && off >= last);
+			pos += check_batch(p + pos, len - pos, min_offset,
+			    crcs, &count, &last);
+			n += count;
+			continue;
+		}
 		size = klog_be32(p + pos + 8);
 		CHECK(size >= 14 && size <= len - pos - 12);
 		CHECK(!crcs || klog_crc32(0, p + pos + 16, size - 4) ==
 		    klog_be32(p + pos + 12));
-		CHECK(p[pos + 16] == 0 && p[pos + 17] == 0);   /* magic, attrs */
-		CHECK(klog_be32(p + pos + 18) == UINT32_MAX);  /* key null */
-		vlen = klog_be32(p + pos + 22);
-		CHECK(vlen == size - 14);
+		/* Plain entries as magic 0; records as the version reads. */
+		CHECK(p[pos + 16] == 0 || (p[pos + 16] == 1 && magic == 1));
+		CHECK((p[pos + 17] & ~8) == 0);
+		(void)check_fields(p + pos + 16, size - 4);
 		CHECK(off >= min_offset && off >= last);
 		last = off;
 		pos += 12 + (size_t)size;
@@ -100,13 +150,14 @@ check_kafka_set(const uint8_t *p, size_t len, int64_t min_offset, int crcs)
  * bytes in *out. */
 static void
 serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
-    size_t max_out, int crcs, klog_buf_t *out, klog_kmsg_out_info_t *info)
+    int magic, size_t max_out, int crcs, klog_buf_t *out,
+    klog_kmsg_out_info_t *info)
 {
 	int rc;
 
 	prefixed(out);
-	rc = klog_kmsg_serve(set, len, base, min_offset, max_out, MAX_INFLATE,
-	    out, info);
+	rc = klog_kmsg_serve(set, len, base, min_offset, magic, max_out,
+	    MAX_INFLATE, out, info);
 	CHECK(rc == 0 || rc == -KLOG_ENOMEM);
 	check_prefix(out);
 	if (rc < 0) {
@@ -122,7 +173,7 @@ serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
 		CHECK(info->messages == 0 && info->need >= 4 &&
 		    info->consumed + info->need > len);
 	CHECK(check_kafka_set(out->data + PREFIX_LEN, out->len - PREFIX_LEN,
-	    min_offset, crcs) == info->messages);
+	    min_offset, crcs, magic) == info->messages);
 	CHECK(info->messages > 0 || out->len == PREFIX_LEN);
 }
 
@@ -142,9 +193,15 @@ filtered(const klog_buf_t *full, int64_t min_offset, klog_buf_t *out)
 
 	prefixed(out);
 	while (pos < full->len) {
-		n = 12 + (size_t)klog_be32(full->data + pos + 8);
-		if ((int64_t)rd64(full->data + pos) >= min_offset)
-			klog_buf_put(out, full->data + pos, n);
+		const uint8_t *p = full->data + pos;
+		int64_t last = (int64_t)rd64(p);
+		klog_batch_t h;
+
+		n = 12 + (size_t)klog_be32(p + 8);
+		if (p[16] == 2 && klog_batch_read(p + 21, n - 21, &h) == 0)
+			last += h.count - 1;
+		if (last >= min_offset)
+			klog_buf_put(out, p, n);
 		pos += n;
 	}
 	CHECK(!out->failed);
@@ -157,7 +214,7 @@ filtered(const klog_buf_t *full, int64_t min_offset, klog_buf_t *out)
  */
 static void
 serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
-    int crcs, klog_buf_t *full, klog_kmsg_out_info_t *finfo)
+    int magic, int crcs, klog_buf_t *full, klog_kmsg_out_info_t *finfo)
 {
 	int64_t mins[3] = {
 		base + (int64_t)(len ? (sel % len) : 0),
@@ -168,9 +225,10 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 	klog_kmsg_out_info_t info;
 	klog_buf_t b, want, cut;
 
-	serve(set, len, base, base, SIZE_MAX, crcs, full, finfo);
+	serve(set, len, base, base, magic, SIZE_MAX, crcs, full, finfo);
 	for (int i = 0; i < 3; i++) {
-		serve(set, len, base, mins[i], SIZE_MAX, crcs, &b, &info);
+		serve(set, len, base, mins[i], magic, SIZE_MAX, crcs, &b,
+		    &info);
 		/* Only wrappers wholly below min_offset are skipped unopened:
 		 * what the whole serve had from there on comes first. */
 		if (mins[i] <= base) {
@@ -185,8 +243,8 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 			klog_buf_free(&want);
 		}
 		for (int j = 0; j < 3; j++) {
-			serve(set, len, base, mins[i], outs[j], crcs, &cut,
-			    &info);
+			serve(set, len, base, mins[i], magic, outs[j], crcs,
+			    &cut, &info);
 			check_prefix_of(&cut, &b);
 			klog_buf_free(&cut);
 		}
@@ -194,29 +252,55 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 	}
 }
 
-/* The ingested plain set, served whole: each message at its byte offset
- * (S + E - 1) with its payload. */
+/* The served message at served + *pos: at offset off with value v
+ * (NULL, n -1: null); *pos moves past it. */
+static void
+check_served(const klog_buf_t *served, size_t *pos, int64_t off,
+    const uint8_t *v, int32_t n)
+{
+	const uint8_t *k = served->data + *pos;
+	uint32_t size, vlen;
+
+	CHECK(served->len - *pos >= 26);
+	size = klog_be32(k + 8);
+	CHECK(size <= served->len - *pos - 12);
+	CHECK((int64_t)rd64(k) == off);
+	vlen = check_fields(k + 16, size - 4);
+	CHECK((int32_t)vlen == (n < 0 ? -1 : n));
+	CHECK(n <= 0 || memcmp(k + 12 + size - (size_t)n, v, (size_t)n) == 0);
+	*pos += 12 + size;
+}
+
+/* The ingested set, served whole as messages: a plain entry's at its
+ * byte offset (S + E - 1) with its payload, a magic-2 entry's records at
+ * W + i, the last at E - 1, with their values. */
 static void
 check_served_plain(const uint8_t *set, size_t len, int64_t base,
     const klog_buf_t *served)
 {
-	klog_iter_t it;
-	klog_msg_t m;
-	size_t pos = PREFIX_LEN;
+	size_t pos = PREFIX_LEN, at = 0, rp;
+	klog_record_t r;
+	klog_batch_t h;
 
-	klog_iter_init(&it, set, len, base, 0, 0);
-	while (klog_iter_next(&it, &m) == 1) {
-		const uint8_t *k = served->data + pos;
+	while (at < len) {
+		const uint8_t *e = set + at;
+		uint32_t n = klog_be32(e);
+		int64_t w = base + (int64_t)at, end = w + 4 + n - 1;
 
-		CHECK(served->len - pos >= 26u + m.payload_len);
-		CHECK((int64_t)rd64(k) == klog_kmsg_offset(m.offset,
-		    4 + m.length));
-		CHECK(klog_be32(k + 22) == m.payload_len);
-		CHECK(m.payload_len == 0 ||
-		    memcmp(k + 26, m.payload, m.payload_len) == 0);
-		pos += 26u + m.payload_len;
+		at += 4 + (size_t)n;
+		if (e[4] == 0) {
+			check_served(served, &pos, end, e + 9, (int32_t)n - 5);
+			continue;
+		}
+		CHECK(klog_batch_read(e + 10, n - 6, &h) == 0);
+		rp = 10 + KLOG_BATCH_BODY_HEADER;
+		for (int32_t i = 0; i < h.count; i++) {
+			CHECK(klog_record_read(e + rp, 4 + n - rp, &r) == 0);
+			check_served(served, &pos, i + 1 == h.count ? end :
+			    w + i, r.value, r.value_len);
+			rp += r.size;
+		}
 	}
-	klog_iter_free(&it);
 	CHECK(pos == served->len);
 }
 
@@ -229,7 +313,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *copy;
 	uint32_t sel = 0;
 	int64_t base;
-	int rc;
+	int rc, magic;
+	klog_kingest_t opt = { MAX_PAYLOAD, MAX_INFLATE, 0,
+	    KLOG_NO_TIMESTAMP };
 
 	copy = malloc(size + (size == 0));
 	CHECK(copy != NULL);
@@ -238,11 +324,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < size && i < 4; i++)
 		sel = sel << 8 | copy[size - 1 - i];
 	base = (int64_t)(sel % 100000);
+	magic = (int)((sel >> 20) % 3);
+	opt.append_time = sel & 0x80000000u ? 1765000000000LL :
+	    KLOG_NO_TIMESTAMP;
 
 	/* A produce request's set. */
 	prefixed(&out);
 	out.failed = 0;
-	rc = klog_kmsg_ingest(copy, size, MAX_PAYLOAD, MAX_INFLATE, &out, &in);
+	rc = klog_kmsg_ingest(copy, size, &opt, &out, &in);
 	CHECK(rc == 0 || rc == -KLOG_ECORRUPT || rc == -KLOG_EUNSUPPORTED ||
 	    rc == -KLOG_ETOOBIG || rc == -KLOG_ENOMEM);
 	check_prefix(&out);
@@ -254,17 +343,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (size == 0)
 			CHECK(len == 0 && in.messages == 0);
-		check_ingested(set, len, &in, MAX_PAYLOAD);
-		serve_all(set, len, base, sel, 1, &served, &oinfo);
+		check_ingested(set, len, &in, MAX_PAYLOAD, MAX_INFLATE);
+		serve_all(set, len, base, sel, magic, 1, &served, &oinfo);
 		CHECK(oinfo.bad_offset == -1 && oinfo.need == 0);
 		CHECK(oinfo.consumed == len && oinfo.messages == in.messages);
-		check_served_plain(set, len, base, &served);
+		if (magic < 2)
+			check_served_plain(set, len, base, &served);
 		klog_buf_free(&served);
 	}
 	klog_buf_free(&out);
 
 	/* The bytes as a 0.7 set from a segment. */
-	serve_all(copy, size, base, sel, 0, &served, &oinfo);
+	serve_all(copy, size, base, sel, magic, 0, &served, &oinfo);
 	klog_buf_free(&served);
 
 	free(copy);

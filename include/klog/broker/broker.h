@@ -106,6 +106,8 @@ typedef struct klog_broker_config {
 	int64_t rescan_interval_ms;    /* notice segments removed by others */
 	int64_t max_request_bytes;     /* a frame over this closes the link */
 	int64_t max_message_bytes;     /* per top-level message payload */
+	int log_append_time;           /* the Kafka listener stamps batches
+	                                  with its clock (LogAppendTime) */
 	int max_connections;           /* refuse more */
 	int max_per_address;           /* refuse more from one address; 0:
 	                                  max_connections less a tenth */

@@ -36,7 +36,10 @@ typedef struct klog_kafka klog_kafka_t;
 typedef struct klog_kafka_config {
 	const char *data_dir;          /* committed offsets live under it */
 	int64_t max_request_bytes;     /* a frame over this closes the link */
-	int64_t max_message_bytes;     /* per message value */
+	int64_t max_message_bytes;     /* per record batch, as Kafka's
+	                                  message.max.bytes (kbatch.h) */
+	int log_append_time;           /* Kafka's log.message.timestamp.type:
+	                                  0 CreateTime, 1 LogAppendTime */
 	int32_t broker_id;             /* reported by Metadata */
 	const char *advertised_host;   /* reported by Metadata (copied) */
 	int advertised_port;

@@ -1,8 +1,9 @@
 /*
  * Kafka's MessageSet v0/v1 (the format Kafka 0.8 to 0.10 clients send and
- * read; klog-kafka(7)) transcoded to and from klog's 0.7 message sets
+ * read; klog-kafka(7)) transcoded to and from klog's message sets
  * (format.h), both ways, CRCs checked on the way in and derived from the
- * stored ones on the way out (klog_kmsg_serve()).  No I/O.
+ * stored ones on the way out (klog_kmsg_serve()); a fetch's walk of a set
+ * hands its magic-2 entries to kserve.h.  No I/O.
  *
  *   Kafka MessageSet = [ offset:8 | size:4 | message ]*, where
  *   message = crc:4 | magic:1 (0|1) | attributes:1 | [timestamp:8, magic 1]
@@ -18,7 +19,8 @@
  * end-of-partition test (high watermark == next fetch offset) holds.  The
  * messages inside a 0.7 compressed wrapper at W, of length field N (so N + 4
  * bytes, offsets W .. W + N + 3), are served flat: inner message j gets
- * W + min(j, N + 2), the last one W + N + 3.
+ * W + min(j, N + 2), the last one W + N + 3.  A magic-2 entry's record i
+ * has W + i (record.h), whose last one is W + N + 3 too.
  */
 #ifndef KLOG_KMSG_H
 #define KLOG_KMSG_H
@@ -30,11 +32,30 @@
 
 #define KLOG_KMSG_CODEC_MASK 0x07
 
+/* How a produce request's sets are taken in (klog_kmsg_ingest(),
+ * klog_kbatch_ingest()). */
+typedef struct klog_kingest {
+	size_t max_message;      /* klog-serve --max-message-bytes: a record
+	                            batch's size, as Kafka's message.max.bytes;
+	                            a MessageSet message's value; a magic-2
+	                            entry's body */
+	size_t max_inflate;      /* what a compressed set may decompress to */
+	int zstd;                /* zstd may come (Produce v7 and later, in
+	                            record batches only: KIP-110) */
+	int64_t append_time;     /* LogAppendTime: the broker's clock at the
+	                            append, ms since the epoch, stamped on
+	                            each magic-2 entry written (attributes
+	                            bit 3, maxTimestamp); KLOG_NO_TIMESTAMP
+	                            (-1): CreateTime, the producer's */
+} klog_kingest_t;
+
 /* What klog_kmsg_ingest() found. */
 typedef struct klog_kmsg_in_info {
-	uint32_t messages;       /* 0.7 entries written (inner ones flat) */
-	uint32_t first_entry;    /* bytes the first written entry takes
-	                            (length field + 4), for the base offset */
+	uint32_t messages;       /* Kafka messages (records) written */
+	int32_t first_delta;     /* the first one's Kafka offset less the
+	                            byte offset of the set: a magic-0 entry's
+	                            size less one (kmsg.h's offsets), 0 for a
+	                            magic-2 entry's first record */
 	int codec;               /* the last wrapper's codec, 0 if none */
 	int refused_codec;       /* with -KLOG_EUNSUPPORTED: 4 when zstd was
 	                            refused (where the format or the request
@@ -42,35 +63,30 @@ typedef struct klog_kmsg_in_info {
 } klog_kmsg_in_info_t;
 
 /*
- * A produce request's MessageSet set[0..len) into plain 0.7 magic-0
- * entries (klog_entry_encode()) appended to out: every message (the inner
- * ones of gzip, snappy and lz4 wrappers, decompressed, one level deep as in
- * Kafka) becomes one entry of its value (a null value: an empty payload);
- * keys, timestamps and Kafka offsets are dropped.  Checks each CRC, magic,
- * size and codec; a value over max_payload bytes is -KLOG_ETOOBIG, a
- * wrapper that decompresses past max_inflate bytes as well.  Returns 0;
- * -KLOG_ECORRUPT for a bad CRC, size, magic or codec, a truncated set
- * (producers never send partial messages) or data that does not
- * decompress; -KLOG_EUNSUPPORTED for magic 2 (a RecordBatch) or a zstd
- * wrapper (which Kafka takes in record batches only; info->refused_codec
- * says so); -KLOG_ENOMEM.
- * max_payload bounds each value that becomes an entry (not a wrapper's
- * compressed value), max_inflate each wrapper's decompressed set.  A
- * nested wrapper, or a magic-2 or cut message inside a wrapper, is
- * -KLOG_ECORRUPT.  On error out is as it was before the call (its length
- * and failed flag restored) and *info is unspecified but for
- * refused_codec.  An empty set is 0 with no messages.
+ * A produce request's MessageSet set[0..len) into klog entries appended to
+ * out.  Every message (the inner ones of gzip, snappy and lz4 wrappers,
+ * decompressed, one level deep as in Kafka) is kept: a magic-0 message
+ * with a null key as a plain magic-0 entry of its value (a null value: an
+ * empty payload), as klog_entry_encode() writes it; one with a key, or a
+ * magic-1 one with a timestamp, as a record of a magic-2 entry
+ * (record.h), its key, value (null kept) and timestamp (CreateTime, or
+ * the broker's LogAppendTime), consecutive ones of one set together in
+ * one entry whose body stays within opt->max_message.  Kafka offsets are
+ * dropped.  Checks each CRC, magic, size and codec; a value over
+ * opt->max_message bytes (or a record whose entry alone would be) is
+ * -KLOG_ETOOBIG, a wrapper that decompresses past opt->max_inflate bytes
+ * as well.  Returns 0; -KLOG_ECORRUPT for a bad CRC, size, magic or
+ * codec, a truncated set (producers never send partial messages) or data
+ * that does not decompress; -KLOG_EUNSUPPORTED for magic 2 (a
+ * RecordBatch) or a zstd wrapper (which Kafka takes in record batches
+ * only; info->refused_codec says so); -KLOG_ENOMEM.  A nested wrapper,
+ * or a magic-2 or cut message inside a wrapper, is -KLOG_ECORRUPT.  On
+ * error out is as it was before the call (its length and failed flag
+ * restored) and *info is unspecified but for refused_codec.  An empty
+ * set is 0 with no messages.
  */
-int klog_kmsg_ingest(const uint8_t *set, size_t len, size_t max_payload,
-    size_t max_inflate, klog_buf_t *out, klog_kmsg_in_info_t *info);
-
-/*
- * value[0..n) appended to out as one magic-0 entry, counted in *info.
- * -KLOG_ETOOBIG over max_payload (or what an entry can carry);
- * -KLOG_ENOMEM with out as it was.
- */
-int klog_kmsg_add(const uint8_t *value, size_t n, size_t max_payload,
-    klog_buf_t *out, klog_kmsg_in_info_t *info);
+int klog_kmsg_ingest(const uint8_t *set, size_t len,
+    const klog_kingest_t *opt, klog_buf_t *out, klog_kmsg_in_info_t *info);
 
 /* What klog_kmsg_serve() did. */
 typedef struct klog_kmsg_out_info {
@@ -79,7 +95,8 @@ typedef struct klog_kmsg_out_info {
 	uint32_t messages;       /* Kafka messages written */
 	int64_t bad_offset;      /* -1, or the offset of the first entry that
 	                            could not be served (corrupt framing, a
-	                            wrapper with a bad CRC, one that does not
+	                            wrapper or, read for a MessageSet, a
+	                            magic-2 entry with a bad CRC, one that does not
 	                            decompress, holds a wrapper or a message
 	                            with a bad CRC, or decompresses past
 	                            max_inflate) */
@@ -91,15 +108,19 @@ typedef struct klog_kmsg_out_info {
 } klog_kmsg_out_info_t;
 
 /*
- * The 0.7 set set[0..len), whose first byte is at partition offset base,
- * as a Kafka MessageSet of magic-0 messages (attributes 0, key null, value
- * the payload; 0.7 gzip and snappy wrappers decompressed up to max_inflate
- * bytes each) appended to out, stopping before the first top-level entry
+ * The klog set set[0..len), whose first byte is at partition offset base,
+ * as a Kafka fetch answer's records appended to out: its magic-0 and
+ * magic-1 entries as MessageSet magic-0 messages (attributes 0, key null,
+ * value the payload; 0.7 gzip and snappy wrappers decompressed up to
+ * max_inflate bytes each), its magic-2 entries as magic (kserve.h: the
+ * record batch as stored for 2, Fetch v4 and later; messages of magic 0
+ * or 1 with their keys and timestamps for Fetch v0 to v3), stopping before the first top-level entry
  * that would take out past max_out bytes added (the first one is always
  * written whole, whatever its size), at a trailing cut entry, and at the
  * first entry that cannot be served (noted in info->bad_offset; what
  * precedes it is still served).  Messages whose Kafka offset is below
- * min_offset are left out (a fetch from inside a wrapper); they add no
+ * min_offset are left out (a fetch from inside a wrapper or a magic-2
+ * entry; a record batch goes whole, and the client skips them); they add no
  * bytes, so the first entry that writes anything is the one always
  * written whole.  A wrapper is served whole or not at all.  Returns 0
  * (also when nothing could be served: see info), or -KLOG_ENOMEM with out
@@ -119,8 +140,8 @@ typedef struct klog_kmsg_out_info {
  * served.
  */
 int klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
-    int64_t min_offset, size_t max_out, size_t max_inflate, klog_buf_t *out,
-    klog_kmsg_out_info_t *info);
+    int64_t min_offset, int magic, size_t max_out, size_t max_inflate,
+    klog_buf_t *out, klog_kmsg_out_info_t *info);
 
 /* The Kafka offset of the 0.7 message at byte start whose entry takes
  * entry_bytes: start + entry_bytes - 1. */

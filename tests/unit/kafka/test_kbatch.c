@@ -1,4 +1,5 @@
-/* Unit tests for lib/kafka/kbatch.c: Kafka RecordBatch v2 into 0.7 sets. */
+/* Unit tests for lib/kafka/kbatch.c: Kafka RecordBatch v2 into magic-2
+ * entries. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "klog/base/error.h"
 #include "klog/kafka/kbatch.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
 #include "klog/storage/record.h"
 
@@ -49,43 +51,105 @@ unhex(const char *hex, uint8_t *out)
 	return n;
 }
 
-/* The payloads of the 0.7 set b, in order, each checked as an entry. */
-static int
-payloads(const klog_buf_t *b, const char **want, int n)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	int i = 0, rc;
+static const klog_kingest_t opt_all = { MAXP, MAXI, 1, KLOG_NO_TIMESTAMP };
 
-	klog_iter_init(&it, b->data, b->len, 0, 0, 0);
-	while ((rc = klog_iter_next(&it, &m)) == 1) {
-		assert_true(i < n);
-		assert_true(m.valid);
-		assert_int_equal(m.payload_len, strlen(want[i]));
-		assert_memory_equal(m.payload, want[i], m.payload_len);
-		i++;
+static klog_kingest_t
+opt(size_t max_message, size_t max_inflate, int zstd)
+{
+	return (klog_kingest_t){ max_message, max_inflate, zstd,
+	    KLOG_NO_TIMESTAMP };
+}
+
+/*
+ * The entry at e is batch b[0..n) kept: length 6 + the body, magic 2,
+ * the attrs byte and CRC-32C of its body, the body as sent but for
+ * lastOffsetDelta (the length + 3) and, under LogAppendTime (append_time
+ * not -1), attributes bit 3 and maxTimestamp.  Returns its size.
+ */
+static size_t
+kept(const uint8_t *e, const uint8_t *b, size_t n, int64_t append_time)
+{
+	size_t body = n - 21;
+	uint32_t length = klog_be32(e);
+	uint8_t want[4096];
+	klog_batch_t h;
+
+	assert_true(body <= sizeof(want));
+	assert_int_equal(length, 6 + body);
+	assert_int_equal(e[4], 2);
+	memcpy(want, b + 21, body);
+	klog_batch_read(want, body, &h);
+	h.last_offset_delta = (int32_t)length + 3;
+	if (append_time != KLOG_NO_TIMESTAMP) {
+		h.attributes |= KLOG_BATCH_LOG_APPEND_TIME;
+		h.max_timestamp = append_time;
 	}
-	assert_int_equal(rc, 0);
-	klog_iter_free(&it);
+	klog_batch_write(want, &h);
+	assert_memory_equal(e + 10, want, body);
+	assert_int_equal(e[5], want[1]);
+	assert_int_equal(klog_be32(e + 6), klog_crc32c(0, want, body));
+	return 4 + length;
+}
+
+/* The values of the records of the magic-2 entry at e, in order (NULL for
+ * a null one); their count. */
+static int
+values(const uint8_t *e, const char **want, int n)
+{
+	size_t body = klog_be32(e) - 6, len, pos = 0;
+	const uint8_t *rec = e + 10 + 40;
+	uint8_t *plain = NULL;
+	klog_batch_t h;
+	klog_record_t r;
+	int i;
+
+	klog_batch_read(e + 10, body, &h);
+	len = body - 40;
+	if (h.attributes & 7) {
+		assert_int_equal(klog_codec_inflate(h.attributes & 7, rec, len,
+		    MAXI, &plain, &len), 0);
+		rec = plain;
+	}
+	for (i = 0; pos < len; i++) {
+		assert_true(i < n);
+		assert_int_equal(klog_record_read(rec + pos, len - pos, &r), 0);
+		assert_int_equal(r.offset_delta, i);
+		if (want[i] == NULL) {
+			assert_int_equal(r.value_len, -1);
+		} else {
+			assert_int_equal(r.value_len, strlen(want[i]));
+			assert_memory_equal(r.value, want[i], r.value_len);
+		}
+		pos += r.size;
+	}
+	assert_int_equal(i, h.count);
+	free(plain);
 	return i;
 }
 
 static void
 kafka_python_plain(void **state)
 {
-	const char *want[] = { "one", "two", "" };
+	const char *want[] = { "one", "two", NULL };
 	uint8_t set[256];
 	size_t n = unhex(plain_hex, set);
 	klog_kmsg_in_info_t info;
+	klog_kingest_t o = opt_all;
 	klog_buf_t out;
 
 	(void)state;
 	klog_buf_init(&out);
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info), 0);
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info), 0);
 	assert_int_equal(info.messages, 3);
-	assert_int_equal(info.first_entry, klog_entry_size(3));
+	assert_int_equal(info.first_delta, 0);
 	assert_int_equal(info.codec, 0);
-	assert_int_equal(payloads(&out, want, 3), 3);
+	assert_int_equal(kept(out.data, set, n, KLOG_NO_TIMESTAMP), out.len);
+	assert_int_equal(values(out.data, want, 3), 3);
+	/* LogAppendTime: the broker's clock stamped, the rest kept. */
+	out.len = 0;
+	o.append_time = 1765000000123LL;
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info), 0);
+	assert_int_equal(kept(out.data, set, n, o.append_time), out.len);
 	klog_buf_free(&out);
 }
 
@@ -102,13 +166,17 @@ kafka_python_gzip(void **state)
 
 	(void)state;
 	klog_buf_init(&out);
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info), 0);
+	klog_kingest_t small = opt(MAXP, 100, 1);
+
+	assert_int_equal(klog_kbatch_ingest(set, n, &opt_all, &out, &info), 0);
 	assert_int_equal(info.messages, 3);
 	assert_int_equal(info.codec, 1);
-	assert_int_equal(payloads(&out, want, 3), 3);
+	/* Stored compressed, as it came. */
+	assert_int_equal(kept(out.data, set, n, KLOG_NO_TIMESTAMP), out.len);
+	assert_int_equal(values(out.data, want, 3), 3);
 	/* Decompressing past the limit is refused, out untouched. */
 	out.len = 0;
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 100, &out, &info),
+	assert_int_equal(klog_kbatch_ingest(set, n, &small, &out, &info),
 	    -KLOG_ETOOBIG);
 	assert_int_equal(out.len, 0);
 	klog_buf_free(&out);
@@ -117,7 +185,7 @@ kafka_python_gzip(void **state)
 static void
 two_batches_and_cuts(void **state)
 {
-	const char *want[] = { "one", "two", "", "one", "two", "" };
+	const char *want[] = { "one", "two", NULL };
 	uint8_t set[512];
 	size_t n = unhex(plain_hex, set);
 	klog_kmsg_in_info_t info;
@@ -126,13 +194,19 @@ two_batches_and_cuts(void **state)
 	(void)state;
 	memcpy(set + n, set, n);
 	klog_buf_init(&out);
-	assert_int_equal(klog_kbatch_ingest(set, 2 * n, MAXP, MAXI, &out,
+	size_t e;
+
+	assert_int_equal(klog_kbatch_ingest(set, 2 * n, &opt_all, &out,
 	    &info), 0);
-	assert_int_equal(payloads(&out, want, 6), 6);
+	assert_int_equal(info.messages, 6);
+	e = kept(out.data, set, n, KLOG_NO_TIMESTAMP);
+	assert_int_equal(e + kept(out.data + e, set + n, n, KLOG_NO_TIMESTAMP),
+	    out.len);
+	assert_int_equal(values(out.data + e, want, 3), 3);
 	/* Any cut of the second batch refuses the whole set. */
 	for (size_t cut = n + 1; cut < 2 * n; cut++) {
 		out.len = 0;
-		assert_int_equal(klog_kbatch_ingest(set, cut, MAXP, MAXI, &out,
+		assert_int_equal(klog_kbatch_ingest(set, cut, &opt_all, &out,
 		    &info), -KLOG_ECORRUPT);
 		assert_int_equal(out.len, 0);
 	}
@@ -158,7 +232,7 @@ every_bit_flip(void **state)
 
 			set[i] ^= (uint8_t)(1 << bit);
 			out.len = 0;
-			assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI,
+			assert_int_equal(klog_kbatch_ingest(set, n, &opt_all,
 			    &out, &info), want);
 			if (want < 0)
 				assert_int_equal(out.len, 0);
@@ -259,6 +333,7 @@ refusals(void **state)
 		{ { 0, -1, 2, 1, 1, 1 }, -KLOG_ECORRUPT },          /* a spare byte */
 	};
 	const char *want[] = { "a", "b" };
+	klog_kingest_t tight;
 	klog_kmsg_in_info_t info;
 	klog_buf_t out;
 	uint8_t b[512];
@@ -269,35 +344,40 @@ refusals(void **state)
 		size_t n = build(b, &cases[i].s);
 
 		out.len = 0;
-		assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out,
+		assert_int_equal(klog_kbatch_ingest(b, n, &opt_all, &out,
 		    &info), cases[i].want);
 		if (cases[i].want == 0)
-			assert_int_equal(payloads(&out, want, 2), 2);
+			assert_int_equal(values(out.data, want, 2), 2);
 		else
 			assert_int_equal(out.len, 0);
 	}
-	/* A value over the payload limit. */
+	/* A batch over --max-message-bytes, as Kafka's message.max.bytes:
+	 * its size as sent. */
 	size_t n = build(b, &cases[0].s);
-	assert_int_equal(klog_kbatch_ingest(b, n, 0, MAXI, &out, &info),
+	tight = opt(n, MAXI, 1);
+	out.len = 0;
+	assert_int_equal(klog_kbatch_ingest(b, n, &tight, &out, &info), 0);
+	tight.max_message = n - 1;
+	assert_int_equal(klog_kbatch_ingest(b, n, &tight, &out, &info),
 	    -KLOG_ETOOBIG);
 	/* Magic 1 where a batch must be. */
 	b[16] = 1;
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	assert_int_equal(klog_kbatch_ingest(b, n, &opt_all, &out, &info),
 	    -KLOG_ECORRUPT);
 	/* A record length past its batch, the CRC made right again. */
 	b[16] = 2;
 	b[61] = 0x7e;
 	klog_put_be32(b + 17, klog_crc32c(0, b + 21, n - 21));
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	assert_int_equal(klog_kbatch_ingest(b, n, &opt_all, &out, &info),
 	    -KLOG_ECORRUPT);
 	/* A batch length below the header, and one past the set. */
 	klog_put_be32(b + 8, 48);
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	assert_int_equal(klog_kbatch_ingest(b, n, &opt_all, &out, &info),
 	    -KLOG_ECORRUPT);
 	klog_put_be32(b + 8, (uint32_t)n);
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, MAXI, &out, &info),
+	assert_int_equal(klog_kbatch_ingest(b, n, &opt_all, &out, &info),
 	    -KLOG_ECORRUPT);
-	assert_int_equal(klog_kbatch_ingest(b, 0, MAXP, MAXI, &out, &info), 0);
+	assert_int_equal(klog_kbatch_ingest(b, 0, &opt_all, &out, &info), 0);
 	assert_int_equal(info.messages, 0);
 	klog_buf_free(&out);
 }
@@ -331,27 +411,30 @@ librdkafka_zstd(void **state)
 		want[i] = lines[i];
 	}
 	klog_buf_init(&out);
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, MAXI, &out, &info),
-	    0);
+	klog_kingest_t o = opt(MAXP, 219, 1);
+
+	assert_int_equal(klog_kbatch_ingest(set, n, &opt_all, &out, &info), 0);
 	assert_int_equal(info.messages, 12);
 	assert_int_equal(info.codec, 4);
-	assert_int_equal(payloads(&out, want, 12), 12);
+	assert_int_equal(kept(out.data, set, n, KLOG_NO_TIMESTAMP), out.len);
+	assert_int_equal(values(out.data, want, 12), 12);
 	/* Bounded exactly, as the other codecs are. */
 	out.len = 0;
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 219, &out, &info), 0);
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info), 0);
 	out.len = 0;
-	assert_int_equal(klog_kbatch_ingest(set, n, MAXP, 218, &out, &info),
+	o.max_inflate = 218;
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info),
 	    -KLOG_ETOOBIG);
 	assert_int_equal(out.len, 0);
 	/* Produce v3 to v6 may not carry it: refused as such, undecoded. */
-	assert_int_equal(klog_kbatch_ingest_nozstd(set, n, MAXP, MAXI, &out,
-	    &info), -KLOG_EUNSUPPORTED);
+	o = opt(MAXP, MAXI, 0);
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info),
+	    -KLOG_EUNSUPPORTED);
 	assert_int_equal(info.refused_codec, 4);
 	assert_int_equal(out.len, 0);
 	/* Every other codec those versions still take. */
 	n = unhex(gzip_hex, set);
-	assert_int_equal(klog_kbatch_ingest_nozstd(set, n, MAXP, MAXI, &out,
-	    &info), 0);
+	assert_int_equal(klog_kbatch_ingest(set, n, &o, &out, &info), 0);
 	assert_int_equal(info.messages, 3);
 	klog_buf_free(&out);
 }
@@ -394,11 +477,15 @@ zstd_bomb(void **state)
 	assert_true(clen + 61 < sizeof(b));
 	n = wrap(b, 4, 1, c, clen);
 	klog_buf_init(&out);
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, 1 << 20, &out, &info),
+	klog_kingest_t o = opt(MAXP, 1 << 20, 1);
+
+	assert_int_equal(klog_kbatch_ingest(b, n, &o, &out, &info),
 	    -KLOG_ETOOBIG);
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, big - 1, &out, &info),
+	o.max_inflate = big - 1;
+	assert_int_equal(klog_kbatch_ingest(b, n, &o, &out, &info),
 	    -KLOG_ETOOBIG);
-	assert_int_equal(klog_kbatch_ingest(b, n, MAXP, big, &out, &info),
+	o.max_inflate = big;
+	assert_int_equal(klog_kbatch_ingest(b, n, &o, &out, &info),
 	    -KLOG_ECORRUPT);
 	assert_int_equal(out.len, 0);
 	klog_buf_free(&out);

@@ -23,6 +23,8 @@
 #define MAXI (16u << 20)
 #define MAX_OUT_MSGS 1024
 
+static const klog_kingest_t opt_all = { MAXP, MAXI, 0, KLOG_NO_TIMESTAMP };
+
 /* ---- Building Kafka sets by hand ---- */
 
 static void
@@ -205,32 +207,82 @@ kput_wrapper(klog_buf_t *b, int magic, int codec, const klog_buf_t *inner)
 
 /* ---- Reading what came out ---- */
 
-/* The payloads of the 0.7 set out[0..len) into vals, joined by ",". */
+/* The records of the uncompressed magic-2 entry e, as entries_str()
+ * shows them, at vals + at; the new end. */
+static size_t
+records_str(const uint8_t *e, char *vals, size_t at, size_t cap)
+{
+	size_t body = klog_be32(e) - KLOG_MAGIC2_HEADER, pos = 0, len;
+	const uint8_t *rec = e + 10 + KLOG_BATCH_BODY_HEADER;
+	klog_batch_t h;
+	klog_record_t r;
+
+	assert_int_equal(klog_crc32c(0, e + 10, body), klog_be32(e + 6));
+	klog_batch_read(e + 10, body, &h);
+	assert_int_equal(h.attributes & 7, 0);
+	assert_int_equal(h.last_offset_delta, klog_be32(e) + 3);
+	len = body - KLOG_BATCH_BODY_HEADER;
+	at += (size_t)snprintf(vals + at, cap - at, "[");
+	for (int32_t i = 0; pos < len; i++) {
+		assert_int_equal(klog_record_read(rec + pos, len - pos, &r), 0);
+		assert_int_equal(r.offset_delta, i);
+		at += (size_t)snprintf(vals + at, cap - at, "%s", i ? "," : "");
+		if (r.key != NULL)
+			at += (size_t)snprintf(vals + at, cap - at, "k=%.*s/",
+			    (int)r.key_len, r.key);
+		at += (size_t)snprintf(vals + at, cap - at, "%.*s",
+		    r.value_len < 0 ? 4 : (int)r.value_len,
+		    r.value_len < 0 ? "null" : (const char *)r.value);
+		if (h.first_timestamp != KLOG_NO_TIMESTAMP)
+			at += (size_t)snprintf(vals + at, cap - at, "@%lld",
+			    (long long)(h.first_timestamp + r.timestamp_delta));
+		pos += r.size;
+		assert_true(at < cap);
+	}
+	assert_int_equal(pos, len);
+	return at + (size_t)snprintf(vals + at, cap - at, "]");
+}
+
+/*
+ * The set out[from..len) into vals, its messages joined by ",": a magic-0
+ * entry's payload; a magic-2 entry's records in brackets, each its value
+ * ("null" for a null one), after "k=KEY/" if it has a key, before "@TS"
+ * if it has a timestamp.
+ */
 static void
 entries_str(const klog_buf_t *out, size_t from, char *vals, size_t cap)
 {
-	klog_iter_t it;
-	klog_msg_t m;
-	size_t at = 0;
-	int r;
+	size_t at = 0, pos = from;
 
 	vals[0] = '\0';
-	klog_iter_init(&it, out->data + from, out->len - from, 0, 0, 0);
-	while ((r = klog_iter_next(&it, &m)) == 1) {
-		assert_true(m.valid);
-		assert_int_equal(m.magic, 0);
-		at += (size_t)snprintf(vals + at, cap - at, "%s%.*s",
-		    at ? "," : "", (int)m.payload_len, m.payload);
+	while (pos < out->len) {
+		const uint8_t *e = out->data + pos;
+		uint32_t length = klog_be32(e);
+
+		assert_true(out->len - pos >= 4 + (size_t)length);
+		if (pos > from)
+			at += (size_t)snprintf(vals + at, cap - at, ",");
+		if (e[4] == KLOG_MAGIC2) {
+			at = records_str(e, vals, at, cap);
+		} else {
+			assert_int_equal(e[4], 0);
+			assert_int_equal(klog_crc32(0, e + 9, length - 5),
+			    klog_be32(e + 5));
+			at += (size_t)snprintf(vals + at, cap - at, "%.*s",
+			    (int)length - 5, e + 9);
+		}
 		assert_true(at < cap);
+		pos += 4 + length;
 	}
-	assert_int_equal(r, 0);
-	klog_iter_free(&it);
 }
 
 typedef struct kout {
 	int n;
 	int64_t off[MAX_OUT_MSGS];
+	int64_t ts[MAX_OUT_MSGS];   /* magic 1's; -1 for magic 0 */
+	uint8_t magic[MAX_OUT_MSGS], attrs[MAX_OUT_MSGS];
 	char vals[8192];
+	char keys[8192];            /* "-" for a null one */
 	int bad_crcs;           /* messages whose CRC does not match */
 	int first_bad;          /* the first of them, or -1 */
 } kout_t;
@@ -240,9 +292,9 @@ typedef struct kout {
 static void
 kparse_any(const uint8_t *p, size_t len, kout_t *o)
 {
-	size_t pos = 0, at = 0, size;
+	size_t pos = 0, at = 0, kat = 0, size, h;
 	const uint8_t *m;
-	uint32_t vlen;
+	uint32_t klen, vlen;
 
 	memset(o, 0, sizeof(*o));
 	o->first_bad = -1;
@@ -254,17 +306,30 @@ kparse_any(const uint8_t *p, size_t len, kout_t *o)
 		if (klog_be32(m + 12) != klog_crc32(0, m + 16, size - 4) &&
 		    o->bad_crcs++ == 0)
 			o->first_bad = o->n;
-		assert_int_equal(m[16], 0);
-		assert_int_equal(m[17], 0);
-		assert_int_equal(klog_be32(m + 18), UINT32_MAX);
-		vlen = klog_be32(m + 22);
-		assert_int_equal(vlen, size - 14);
+		assert_true(m[16] <= 1);
 		assert_true(o->n < MAX_OUT_MSGS);
+		o->magic[o->n] = m[16];
+		o->attrs[o->n] = m[17];
+		h = m[16] == 1 ? 8 : 0;
+		o->ts[o->n] = h ? (int64_t)((uint64_t)klog_be32(m + 18) << 32 |
+		    klog_be32(m + 22)) : -1;
+		klen = klog_be32(m + 18 + h);
+		kat += (size_t)snprintf(o->keys + kat, sizeof(o->keys) - kat,
+		    "%s%.*s", o->n ? "," : "", klen == UINT32_MAX ? 1 :
+		    (int)klen, klen == UINT32_MAX ? "-" :
+		    (const char *)m + 22 + h);
+		if (klen == UINT32_MAX)
+			klen = 0;
+		vlen = klog_be32(m + 22 + h + klen);
+		assert_int_equal(vlen == UINT32_MAX ? 0 : vlen,
+		    size - 14 - h - klen);
 		o->off[o->n++] = (int64_t)((uint64_t)klog_be32(m) << 32 |
 		    klog_be32(m + 4));
 		at += (size_t)snprintf(o->vals + at, sizeof(o->vals) - at,
-		    "%s%.*s", at ? "," : "", (int)vlen, m + 26);
-		assert_true(at < sizeof(o->vals));
+		    "%s%.*s", o->n > 1 ? "," : "", vlen == UINT32_MAX ? 4 :
+		    (int)vlen, vlen == UINT32_MAX ? "null" :
+		    (const char *)m + 26 + h + klen);
+		assert_true(at < sizeof(o->vals) && kat < sizeof(o->keys));
 		pos += 12 + size;
 	}
 }
@@ -321,14 +386,15 @@ ingest_ok(const klog_buf_t *in, const char *want, uint32_t n, int codec)
 	char vals[8192];
 
 	klog_buf_init(&out);
-	assert_int_equal(klog_kmsg_ingest(in->data, in->len, MAXP, MAXI, &out,
+	assert_int_equal(klog_kmsg_ingest(in->data, in->len, &opt_all, &out,
 	    &info), 0);
 	entries_str(&out, 0, vals, sizeof(vals));
 	assert_string_equal(vals, want);
 	assert_int_equal(info.messages, n);
 	assert_int_equal(info.codec, codec);
 	if (n > 0)
-		assert_int_equal(info.first_entry, 4 + klog_be32(out.data));
+		assert_int_equal(info.first_delta, out.data[4] == KLOG_MAGIC2 ?
+		    0 : 3 + klog_be32(out.data));
 	klog_buf_free(&out);
 }
 
@@ -340,8 +406,9 @@ ingest_rc(const klog_buf_t *in, size_t max_payload, size_t max_inflate)
 	int r;
 
 	klog_buf_init(&out);
-	r = klog_kmsg_ingest(in->data, in->len, max_payload, max_inflate,
-	    &out, &info);
+	klog_kingest_t o = { max_payload, max_inflate, 0, KLOG_NO_TIMESTAMP };
+
+	r = klog_kmsg_ingest(in->data, in->len, &o, &out, &info);
 	if (r < 0)
 		assert_int_equal(out.len, 0);
 	klog_buf_free(&out);
@@ -357,7 +424,7 @@ test_ingest_v0(void **state)
 	klog_buf_init(&in);
 	kput_str(&in, 0, 0, "hello");
 	kput(&in, 1, 0, 0, "k", 1, "world", 5);
-	ingest_ok(&in, "hello,world", 2, 0);
+	ingest_ok(&in, "hello,[k=k/world]", 2, 0);
 	klog_buf_free(&in);
 }
 
@@ -371,7 +438,10 @@ test_ingest_v1(void **state)
 	kput(&in, 0, 1, 0x08, "key", 3, "one", 3); /* log-append time bit */
 	kput_str(&in, 1, 1, "two");
 	kput_str(&in, 2, 0, "three");
-	ingest_ok(&in, "one,two,three", 3, 0);
+	/* v1's timestamps are kept, and its LogAppendTime bit ignored (a
+	 * producer does not choose). */
+	ingest_ok(&in, "[k=key/one@1700000000000,two@1700000000000],three", 3,
+	    0);
 	klog_buf_free(&in);
 }
 
@@ -387,11 +457,15 @@ test_ingest_null_key_value(void **state)
 	kput(&in, 0, 0, 0, NULL, 0, NULL, 0);
 	kput(&in, 0, 1, 0, "", 0, "", 0);
 	kput(&in, 0, 1, 0, "k", 1, NULL, 0);
-	assert_int_equal(klog_kmsg_ingest(in.data, in.len, MAXP, MAXI, &out,
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &opt_all, &out,
 	    &info), 0);
+	char vals[256];
+
 	assert_int_equal(info.messages, 3);
-	assert_int_equal(info.first_entry, 9);
-	assert_int_equal(out.len, 27);
+	assert_int_equal(info.first_delta, 8);
+	/* An empty key is a key; a null value stays null in a record. */
+	entries_str(&out, 0, vals, sizeof(vals));
+	assert_string_equal(vals, ",[k=/@1700000000000,k=k/null@1700000000000]");
 	klog_buf_free(&in);
 	klog_buf_free(&out);
 }
@@ -404,7 +478,7 @@ test_ingest_empty(void **state)
 
 	(void)state;
 	klog_buf_init(&out);
-	assert_int_equal(klog_kmsg_ingest((const uint8_t *)"", 0, MAXP, MAXI,
+	assert_int_equal(klog_kmsg_ingest((const uint8_t *)"", 0, &opt_all,
 	    &out, &info), 0);
 	assert_int_equal(info.messages, 0);
 	assert_int_equal(out.len, 0);
@@ -425,8 +499,11 @@ wrapper_case(int codec)
 		kput_str(&in, 0, magic, "before");
 		kput_wrapper(&in, magic, codec, &inner);
 		kput_str(&in, 0, magic, "after");
-		ingest_ok(&in, "before,m0,m1,m2,m3,m4,after", 7,
-		    codec == 4 ? 2 : codec);
+		/* Each wrapper's set on its own: an entry of its own. */
+		ingest_ok(&in, magic == 0 ? "before,m0,m1,m2,m3,m4,after" :
+		    "[before@1700000000000],[m0@1700000000000,m1@1700000000000,"
+		    "m2@1700000000000,m3@1700000000000,m4@1700000000000],"
+		    "[after@1700000000000]", 7, codec == 4 ? 2 : codec);
 		klog_buf_free(&in);
 		klog_buf_free(&inner);
 	}
@@ -747,7 +824,7 @@ test_ingest_zstd_refused(void **state)
 		klog_buf_init(&in);
 		kput_str(&in, 0, magic, "before");
 		kput(&in, 1, magic, 4, NULL, 0, c, clen);
-		assert_int_equal(klog_kmsg_ingest(in.data, in.len, MAXP, MAXI,
+		assert_int_equal(klog_kmsg_ingest(in.data, in.len, &opt_all,
 		    &out, &info), -KLOG_EUNSUPPORTED);
 		assert_int_equal(info.refused_codec, 4);
 		assert_int_equal(out.len, 4);
@@ -775,21 +852,115 @@ test_ingest_restores_out(void **state)
 	kput_wrapper(&in, 1, 1, &inner);
 	kput_str(&in, 0, 0, "bad");
 	in.data[in.len - 1] ^= 1;
-	assert_int_equal(klog_kmsg_ingest(in.data, in.len, MAXP, MAXI, &out,
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &opt_all, &out,
 	    &info), -KLOG_ECORRUPT);
 	assert_int_equal(out.len, 6);
 	assert_memory_equal(out.data, "prefix", 6);
 	assert_false(out.failed);
 	/* And appended after it when all is well. */
 	in.data[in.len - 1] ^= 1;
-	assert_int_equal(klog_kmsg_ingest(in.data, in.len, MAXP, MAXI, &out,
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &opt_all, &out,
 	    &info), 0);
 	assert_memory_equal(out.data, "prefix", 6);
 	assert_int_equal(info.messages, 5);
-	assert_int_equal(info.first_entry, 12);
+	assert_int_equal(info.first_delta, 11);
 	assert_int_equal(out.len, 6 + 12 + 3 * 11 + 12);
 	klog_buf_free(&in);
 	klog_buf_free(&inner);
+	klog_buf_free(&out);
+}
+
+/*
+ * Keyed messages of one set are records of one magic-2 entry, in order;
+ * a message with nothing but its value ends it and stays magic 0; a
+ * record that would take the entry's body past max_message starts the
+ * next one; one that alone would is refused.
+ */
+static void
+test_ingest_keyed_groups(void **state)
+{
+	klog_kingest_t o = opt_all;
+	klog_kmsg_in_info_t info;
+	klog_buf_t in, out;
+	char vals[1024];
+	size_t one;
+
+	(void)state;
+	klog_buf_init(&in);
+	klog_buf_init(&out);
+	kput(&in, 0, 0, 0, "a", 1, "v1", 2);
+	kput(&in, 0, 0, 0, "b", 1, "v2", 2);
+	kput(&in, 0, 0, 0, NULL, 0, "plain", 5);
+	kput(&in, 0, 0, 0, "c", 1, "v3", 2);
+	kput(&in, 0, 0, 0, "d", 1, NULL, 0);
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &o, &out, &info),
+	    0);
+	assert_int_equal(info.messages, 5);
+	assert_int_equal(info.first_delta, 0);
+	entries_str(&out, 0, vals, sizeof(vals));
+	assert_string_equal(vals, "[k=a/v1,k=b/v2],plain,[k=c/v3,k=d/null]");
+	/* A body of 40 + one record (13 bytes here: length 1, attributes 1,
+	 * deltas 1 + 1, key 1 + 1, value 1 + 5, headers 1). */
+	klog_buf_reset(&in);
+	for (int i = 0; i < 5; i++)
+		kput(&in, 0, 0, 0, "k", 1, "12345", 5);
+	one = 40 + 13;
+	o.max_message = one + 13;     /* two records an entry */
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &o, &out, &info),
+	    0);
+	entries_str(&out, 0, vals, sizeof(vals));
+	assert_string_equal(vals, "[k=k/12345,k=k/12345],"
+	    "[k=k/12345,k=k/12345],[k=k/12345]");
+	o.max_message = one;          /* one an entry */
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &o, &out, &info),
+	    0);
+	entries_str(&out, 0, vals, sizeof(vals));
+	assert_string_equal(vals, "[k=k/12345],[k=k/12345],[k=k/12345],"
+	    "[k=k/12345],[k=k/12345]");
+	o.max_message = one - 1;      /* the value fits, its entry not */
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &o, &out, &info),
+	    -KLOG_ETOOBIG);
+	assert_int_equal(out.len, 0);
+	klog_buf_free(&in);
+	klog_buf_free(&out);
+}
+
+/* LogAppendTime: each magic-2 entry the broker's clock, its records'
+ * own times kept beneath; magic-0 entries have no time to stamp. */
+static void
+test_ingest_log_append_time(void **state)
+{
+	klog_kingest_t o = opt_all;
+	klog_kmsg_in_info_t info;
+	klog_buf_t in, out;
+	klog_batch_t h;
+	size_t e;
+
+	(void)state;
+	klog_buf_init(&in);
+	klog_buf_init(&out);
+	kput_str(&in, 0, 0, "plain");
+	kput_str(&in, 0, 1, "timed");
+	o.append_time = 1765100000000LL;
+	assert_int_equal(klog_kmsg_ingest(in.data, in.len, &o, &out, &info),
+	    0);
+	assert_int_equal(out.data[4], 0);
+	e = 4 + klog_be32(out.data);
+	assert_int_equal(info.first_delta, e - 1);
+	assert_int_equal(out.data[e + 4], KLOG_MAGIC2);
+	assert_int_equal(klog_batch_read(out.data + e + 10,
+	    klog_be32(out.data + e) - 6, &h), 0);
+	assert_int_equal(h.attributes, KLOG_BATCH_LOG_APPEND_TIME);
+	assert_int_equal(out.data[e + 5], KLOG_BATCH_LOG_APPEND_TIME);
+	assert_int_equal(h.max_timestamp, o.append_time);
+	assert_int_equal(h.first_timestamp, 1700000000000LL);
+	assert_int_equal(h.producer_id, KLOG_NO_PRODUCER);
+	assert_int_equal(klog_be32(out.data + e + 6), klog_crc32c(0,
+	    out.data + e + 10, klog_be32(out.data + e) - 6));
+	klog_buf_free(&in);
 	klog_buf_free(&out);
 }
 
@@ -807,7 +978,7 @@ serve_with(const klog_buf_t *set, int64_t base, int64_t min_offset,
 	klog_buf_init(&out);
 	klog_buf_put(&out, "pre", 3);
 	assert_int_equal(klog_kmsg_serve(set->data, set->len, base, min_offset,
-	    max_out, MAXI, &out, info), 0);
+	    0, max_out, MAXI, &out, info), 0);
 	assert_memory_equal(out.data, "pre", 3);
 	parse(out.data + 3, out.len - 3, o);
 	assert_int_equal((uint32_t)o->n, info->messages);
@@ -1233,12 +1404,12 @@ test_serve_inflate_limit(void **state)
 	    0);
 	klog_buf_put(&set, w, wlen);
 	free(w);
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, SIZE_MAX,
+	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, 0, SIZE_MAX,
 	    inner.len - 1, &out, &info), 0);
 	assert_int_equal(info.messages, 0);
 	assert_int_equal(info.bad_offset, 0);
 	assert_int_equal(out.len, 0);
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, SIZE_MAX,
+	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, 0, SIZE_MAX,
 	    inner.len, &out, &info), 0);
 	assert_int_equal(info.messages, 100);
 	klog_buf_free(&set);
@@ -1271,11 +1442,11 @@ test_round_trip(void **state)
 	free(w);
 	put_m0(&set, "");
 	put_m0(&set, "last");
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 77, 0, SIZE_MAX,
+	assert_int_equal(klog_kmsg_serve(set.data, set.len, 77, 0, 0, SIZE_MAX,
 	    MAXI, &kafka, &oinfo), 0);
 	assert_int_equal(oinfo.messages, 29);
 	kparse(kafka.data, kafka.len, &o);
-	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, MAXP, MAXI,
+	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, &opt_all,
 	    &back, &iinfo), 0);
 	assert_int_equal(iinfo.messages, 29);
 	/* The flat values, in order: the wrapper's inner ones in place. */
@@ -1288,14 +1459,19 @@ test_round_trip(void **state)
 	kput(&kafka, 1, 0, 0, "key", 3, "k2", 2);
 	entries_str(&back, 0, want, sizeof(want));
 	klog_buf_reset(&back);
-	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, MAXP, MAXI,
+	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, &opt_all,
 	    &back, &iinfo), 0);
 	klog_buf_reset(&set);
-	assert_int_equal(klog_kmsg_serve(back.data, back.len, 0, 0, SIZE_MAX,
+	assert_int_equal(klog_kmsg_serve(back.data, back.len, 0, 0, 0, SIZE_MAX,
 	    MAXI, &set, &oinfo), 0);
 	kparse(set.data, set.len, &o);
 	assert_string_equal(o.vals, "k1,k2");
-	assert_int_equal(o.off[0], iinfo.first_entry - 1);
+	assert_string_equal(o.keys, "-,key");
+	/* Two magic-2 entries (one timestamped, one not), a record each: the
+	 * produce's base offset is the first one's batch offset (record.h);
+	 * a MessageSet gives a last record its entry's last byte. */
+	assert_int_equal(iinfo.first_delta, 0);
+	assert_int_equal(o.off[0], 4 + klog_be32(back.data) - 1);
 	klog_buf_free(&set);
 	klog_buf_free(&inner);
 	klog_buf_free(&kafka);
@@ -1310,6 +1486,8 @@ main(void)
 		cmocka_unit_test(test_ingest_v1),
 		cmocka_unit_test(test_ingest_null_key_value),
 		cmocka_unit_test(test_ingest_empty),
+		cmocka_unit_test(test_ingest_keyed_groups),
+		cmocka_unit_test(test_ingest_log_append_time),
 		cmocka_unit_test(test_ingest_gzip),
 		cmocka_unit_test(test_ingest_snappy_raw),
 		cmocka_unit_test(test_ingest_snappy_xerial),
