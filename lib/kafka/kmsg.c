@@ -140,6 +140,7 @@ typedef struct ingest_ctx {
 	klog_kmsg_in_info_t *info;
 	klog_batch_builder_t bb;
 	int open;
+	int first;              /* bb is the set's first entry */
 } ingest_ctx_t;
 
 /* Finish the magic-2 entry being built, stamped under LogAppendTime. */
@@ -154,6 +155,12 @@ group_end(ingest_ctx_t *c)
 	c->open = 0;
 	if (klog_batch_end(&c->bb, c->out) < 0)
 		return -KLOG_ENOMEM;
+	/* A producer at Produce v0-2 fetches MessageSets, where a lone
+	 * record is at its entry's last byte (kserve.h). */
+	if (c->first && c->bb.count == 1)
+		c->info->first_delta = (int32_t)(c->out->len - c->bb.start) -
+		    1;
+	c->first = 0;
 	if (c->opt->append_time == KLOG_NO_TIMESTAMP)
 		return 0;
 	entry = c->out->data + c->bb.start;
@@ -239,8 +246,10 @@ add_record(ingest_ctx_t *c, const kafka_msg_t *m)
 		r = group_add(c, m);
 	if (r < 0)
 		return r;
-	if (c->info->messages++ == 0)
+	if (c->info->messages++ == 0) {
 		c->info->first_delta = 0;
+		c->first = 1;
+	}
 	return 0;
 }
 

@@ -52,23 +52,30 @@ teardown() {
 	assert produce(port, 3, "z", batch([b"a" * 100], True))[0] == 76
 	assert produce(port, 6, "z", batch([b"a" * 100], True))[0] == 76
 	assert produce(port, 2, "z", legacy_zstd([b"b" * 100]))[0] == 76
-	# Entries of 9 bytes and the value: 100 of 12 bytes, the first's
-	# Kafka offset 11; Produce v5 and later answer the log start.
-	assert produce(port, 7, "z", batch([b"one", b"two"] * 50, True)) == \
-	    (0, 11, 0)
-	assert produce(port, 5, "z", batch([b"three"])) == (0, 1213, 0)
+	# A batch is one entry, kept compressed: 10 bytes of header and its
+	# body (all but its first 21 bytes); its first record's Kafka offset
+	# is the entry's.  Produce v5 and later answer the log start.
+	z = batch([b"one", b"two"] * 50, True)
+	assert produce(port, 7, "z", z) == (0, 0, 0)
+	three = batch([b"three"])
+	first = len(z) - 21 + 10
+	end = first + len(three) - 21 + 10
+	assert produce(port, 5, "z", three) == (0, first, 0)
 	# Fetch v11 from the start: no session (0), the partition's high
 	# watermark, last stable offset, log start and preferred read
-	# replica (-1), then MessageSet v0.
+	# replica (-1), then the record batches as stored.
 	r = fetch11(port, "z", 0)
 	assert struct.unpack(">ihii", r[:14]) == (0, 0, 0, 1), r[:14]
 	p = 14 + 2 + 1
 	np, part, err, hwm, lso, start, aborted, preferred, size = \
 	    struct.unpack(">iihqqqiii", r[p:p + 46])
 	assert (np, part, err, hwm, lso, start, aborted, preferred) == \
-	    (1, 0, 0, 1214, 1214, 0, 0, -1), r[p:p + 46]
+	    (1, 0, 0, end, end, 0, 0, -1), r[p:p + 46]
 	assert size == len(r) - p - 46 and size > 0
-	assert r[p + 46 + 16] == 0          # magic 0
+	b = r[p + 46:]
+	assert struct.unpack(">qib", b[:8] + b[8:12] + b[16:17]) == \
+	    (0, first - 4 + 3, 2)
+	assert b[21:23] == z[21:23] and b[27:len(z)] == z[27:]
 	# An incremental session (epoch 1): the listener keeps none.
 	assert fetch11(port, "z", 0, 1) == struct.pack(">ihii", 0, 70, 0, 0)
 	# Metadata v4 and later: allow_auto_topic_creation false creates

@@ -55,7 +55,10 @@ typedef struct klog_kmsg_in_info {
 	int32_t first_delta;     /* the first one's Kafka offset less the
 	                            byte offset of the set: a magic-0 entry's
 	                            size less one (kmsg.h's offsets), 0 for a
-	                            magic-2 entry's first record */
+	                            magic-2 entry's first record, but its size
+	                            less one for a lone record of a
+	                            MessageSet's (as a MessageSet serves it,
+	                            kserve.h) */
 	int codec;               /* the last wrapper's codec, 0 if none */
 	int refused_codec;       /* with -KLOG_EUNSUPPORTED: 4 when zstd was
 	                            refused (where the format or the request
