@@ -4,12 +4,14 @@
  * kcat and log shippers, kafka-python, sarama, Kafka's Java client)
  * produce to and consume from klog's logs.  It speaks Kafka 2.1's versions
  * and the newer ones librdkafka 2.0.2 picks (kafka.c's apis[]), classic
- * or flexible (kprim.h), with MessageSet v0/v1 and RecordBatch v2 in and
- * MessageSet v0 out, transcoded to and from klog's 0.7 sets (kmsg.h,
- * kbatch.h).  A message's Kafka offset is the byte offset of the next one,
- * less one; consumer groups are coordinated here (coordinator.h), their offsets
- * kept under the data directory (koffsets.h).  Hand klog_kafka_front() and
- * the klog_kafka_t to klog_conns_listen().
+ * or flexible (kprim.h), with MessageSet v0/v1 and RecordBatch v2 in,
+ * record batches kept as magic-2 entries (kbatch.h) and MessageSets
+ * transcoded (kmsg.h), and out record batches as stored (Fetch v4+) or
+ * MessageSets (kserve.h).  A message's Kafka offset is the byte offset
+ * of the next one, less one (a batch's records: its own plus i);
+ * consumer groups are coordinated here (coordinator.h), their offsets
+ * kept under the data directory (koffsets.h).  Hand klog_kafka_front()
+ * and the klog_kafka_t to klog_conns_listen().
  */
 #ifndef KLOG_KAFKA_H
 #define KLOG_KAFKA_H
