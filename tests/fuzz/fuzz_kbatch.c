@@ -99,7 +99,7 @@ ingest(const uint8_t *set, size_t size, int64_t append_time)
 		CHECK(out.len == PREFIX_LEN);
 	} else {
 		check_ingested(out.data + PREFIX_LEN, out.len - PREFIX_LEN,
-		    &in, MAX_PAYLOAD, MAX_INFLATE);
+		    &in, MAX_PAYLOAD, MAX_INFLATE, 0);
 		check_bodies(set, size, out.data + PREFIX_LEN,
 		    out.len - PREFIX_LEN);
 	}

@@ -24,8 +24,10 @@
  * Produce sets of fuzz_kwire's captures (kcat's v0 plain, v1 plain, gzip,
  * raw snappy and lz4; kafka-python's v1 gzip), v0-gzip and
  * v1-snappy-xerial (the raw block re-framed) built by hand, gzip-bomb a
- * megabyte of zeros; 07-* are 0.7 sets, fuzz_msgset's and a gzip and two
- * snappy (xerial, raw) wrappers built by hand.
+ * megabyte of zeros; 07-* are klog sets, fuzz_msgset's, a gzip and two
+ * snappy (xerial, raw) wrappers built by hand, and two segments of magic-2
+ * entries kcat -K wrote through the listener (07-magic2-kcat-headers, with
+ * -H and a plain message after; 07-magic2-kcat-gzip, -z gzip).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -343,7 +345,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (size == 0)
 			CHECK(len == 0 && in.messages == 0);
-		check_ingested(set, len, &in, MAX_PAYLOAD, MAX_INFLATE);
+		check_ingested(set, len, &in, MAX_PAYLOAD, MAX_INFLATE, 1);
 		serve_all(set, len, base, sel, magic, 1, &served, &oinfo);
 		CHECK(oinfo.bad_offset == -1 && oinfo.need == 0);
 		CHECK(oinfo.consumed == len && oinfo.messages == in.messages);

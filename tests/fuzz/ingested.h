@@ -7,7 +7,9 @@
  * least one record and no more than they can number, every record whole
  * with offset deltas 0, 1, ... once inflated within max_inflate; as many
  * messages (a magic-2 entry's records) as *in says, the first at the
- * offset delta it says.  Aborts otherwise.
+ * offset delta it says: a magic-0 entry's last byte, a magic-2 entry's
+ * first, or with lone_last (a MessageSet's ingest) the last byte of a
+ * magic-2 entry of one record.  Aborts otherwise.
  */
 #ifndef KLOG_FUZZ_INGESTED_H
 #define KLOG_FUZZ_INGESTED_H
@@ -59,9 +61,9 @@ check_magic2(const uint8_t *e, uint32_t n, uint32_t max_payload,
 
 static void
 check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in,
-    uint32_t max_payload, size_t max_inflate)
+    uint32_t max_payload, size_t max_inflate, int lone_last)
 {
-	uint32_t msgs = 0;
+	uint32_t msgs = 0, k;
 	size_t pos = 0;
 
 	while (pos < len) {
@@ -73,11 +75,14 @@ check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in,
 		n = klog_be32(e);
 		if (n > len - pos - 4)
 			abort();
-		if (pos == 0 && in->first_delta != (e[4] == 2 ? 0 :
-		    (int32_t)n + 3))
-			abort();
 		if (e[4] == 2) {
-			msgs += check_magic2(e, n, max_payload, max_inflate);
+			k = check_magic2(e, n, max_payload, max_inflate);
+			if (pos == 0 && in->first_delta != (lone_last && k == 1 ?
+			    (int32_t)n + 3 : 0))
+				abort();
+			msgs += k;
+		} else if (pos == 0 && in->first_delta != (int32_t)n + 3) {
+			abort();
 		} else if (e[4] != 0 || n < 5 || n - 5 > max_payload ||
 		    klog_crc32(0, e + 9, n - 5) != klog_be32(e + 5)) {
 			abort();
