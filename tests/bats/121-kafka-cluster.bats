@@ -90,14 +90,35 @@ wait_leaders() {
 	for id in 1 2 3; do
 		[ "$id" != "$leader" ] && KAFKA="127.0.0.1:${KPORTS[$id]}"
 	done
+	# Compressed batches too: kept compressed, copied verbatim by the
+	# followers.
 	seq 20001 30000 >"$TMP/in2"
-	kc -P -t ev -X acks=all -X message.timeout.ms=60000 <"$TMP/in2"
+	kc -P -t ev -X acks=all -X message.timeout.ms=60000 -z gzip \
+		<"$TMP/in2"
 	# Every acknowledged record, from the new leaders, through Kafka and
 	# natively.
 	kc -C -t ev -o beginning -e >"$TMP/out"
 	sort -n "$TMP/out" | cmp - <(seq 1 30000)
 	klog-consume -Z "$ZKC" -t ev -o beginning -e | sort -n |
 		cmp - <(seq 1 30000)
+	# The two live replicas of each partition hold the same bytes up to
+	# the committed end, the gzip batches among them.
+	klog-consume -Z "$ZKC" -L -t ev >"$TMP/list"
+	for p in 0 1; do
+		end=$(awk -v p="$p" '$2 == p { print $4 }' "$TMP/list")
+		live=()
+		for id in 1 2 3; do
+			[ "$id" = "$leader" ] ||
+				live+=("$TMP/broker-$id/ev-$p/00000000000000000000.klog")
+		done
+		n=100
+		until cmp -n "$end" "${live[@]}" 2>/dev/null; do
+			n=$((n - 1))
+			[ "$n" -gt 0 ]
+			sleep 0.1
+		done
+	done
+	entry_kinds "${live[0]}" | grep -qx 2/1
 }
 
 @test "kafka cluster: a group's coordinator is one broker; its commits are ZooKeeper offsets klog-group describe shows" {

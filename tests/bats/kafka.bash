@@ -21,3 +21,18 @@ start_kafka_broker() {
 kc() {
 	timeout 60 kcat -b "$KAFKA" -q "$@"
 }
+
+# entry_kinds SEGMENT: each entry's magic and codec ("2/1": a gzip record
+# batch), one a line, read from the segment's bytes (not klog-dump's
+# output, whose format is its own).
+entry_kinds() {
+	python3 - "$1" <<-'EOF2'
+	import struct, sys
+	data = open(sys.argv[1], "rb").read()
+	pos = 0
+	while pos + 6 <= len(data):
+	    n, magic, attrs = struct.unpack(">IBB", data[pos:pos + 6])
+	    print("%d/%d" % (magic, attrs & 7 if magic else 0))
+	    pos += 4 + n
+	EOF2
+}
