@@ -127,10 +127,12 @@ note_error(klog_kafka_t *k, int16_t error)
 }
 
 /* A produce response from items: a part's Kafka base offset is its first
- * message's (item max holds it less the set's offset). */
+ * message's (item max holds it less the set's offset); append_time the
+ * LogAppendTime its batches were stamped with, or -1. */
 static void
 encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
-    int32_t corr, const klog_core_item_t *items, uint32_t n, size_t *errpos)
+    int32_t corr, const klog_core_item_t *items, uint32_t n,
+    int64_t append_time, size_t *errpos)
 {
 	klog_kproduce_res_t *r;
 
@@ -145,7 +147,8 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		    items[i].partition,
 		    klog_kwire_error_from_wire(items[i].error),
 		    items[i].offset + items[i].max,
-		    version >= 5 ? klog_core_item_log_start(&items[i]) : -1 };
+		    version >= 5 ? klog_core_item_log_start(&items[i]) : -1,
+		    append_time };
 	for (uint32_t i = 0; i < n; i++)
 		note_error(k, r[i].error);
 	klog_kwdata_produce_resp(out, corr, version, r, n, errpos);
@@ -203,8 +206,8 @@ produce_parts(klog_kafka_t *k, int16_t version, const klog_produce_req_t *req,
 	klog_kingest_t opt = {
 		.max_message = (size_t)k->cfg.max_message_bytes,
 		.zstd = version >= 7,
-		.append_time = k->cfg.log_append_time ? klog_clock_wall_ms() :
-		    KLOG_NO_TIMESTAMP,
+		.append_time = k->append_time = k->cfg.log_append_time ?
+		    klog_clock_wall_ms() : KLOG_NO_TIMESTAMP,
 	};
 	uint32_t waits = 0;
 
@@ -271,7 +274,7 @@ answer_produce(klog_kafka_t *k, const klog_kreq_t *r, klog_core_item_t *items,
 		return;
 	}
 	encode_produce(k, out, r->version, r->correlation, items, n,
-	    k->errpos);
+	    k->append_time, k->errpos);
 	if (out->failed)
 		return;
 	for (uint32_t i = 0; i < n; i++)
@@ -292,7 +295,7 @@ refuse_acks(klog_kafka_t *k, const klog_kreq_t *r, const klog_produce_req_t *req
 	for (uint32_t i = 0; i < req->count; i++)
 		k->results[i] = (klog_kproduce_res_t){ req->parts[i].topic,
 		    req->parts[i].partition, KLOG_KERR_INVALID_REQUIRED_ACKS,
-		    -1, -1 };
+		    -1, -1, -1 };
 	klog_kwdata_produce_resp(out, r->correlation, r->version, k->results,
 	    req->count, NULL);
 }
@@ -590,7 +593,7 @@ finish(klog_core_park_t *pk)
 	switch (pk->kind) {
 	case KLOG_CORE_PRODUCE:
 		encode_produce(k, out, version, pk->correlation, pk->items,
-		    pk->n, NULL);
+		    pk->n, pk->stamp, NULL);
 		break;
 	case KLOG_CORE_FETCH:
 		encode_fetch(k, out, version, pk->correlation, pk->tag[1],
@@ -622,6 +625,7 @@ park(klog_kafka_t *k, int kind, int16_t version, int32_t corr,
 	if (pk != NULL) {
 		pk->tag[0] = version;
 		pk->arrived_ns = k->arrived_ns;
+		pk->stamp = k->append_time;
 		k->parked = 1;
 	}
 	return pk;

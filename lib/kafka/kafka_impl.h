@@ -65,6 +65,7 @@ struct klog_kafka {
 	 * its answer's partitions (produce, fetch, list offsets), whether
 	 * it was parked (then counted when it is answered). */
 	int64_t arrived_ns;
+	int64_t append_time;       /* a produce's LogAppendTime, or -1 */
 	int16_t err;
 	int parked;
 	klog_promtext_reqs_t reqs;

@@ -237,7 +237,7 @@ klog_kwdata_produce_resp(klog_buf_t *b, int32_t corr, int16_t version,
 		klog_buf_put_i16(b, res[i].error);
 		klog_buf_put_i64(b, failed ? -1 : res[i].offset);
 		if (version >= 2)
-			klog_buf_put_i64(b, -1);  /* log append time: none */
+			klog_buf_put_i64(b, failed ? -1 : res[i].append_time);
 		if (version >= 5)
 			klog_buf_put_i64(b, failed ? -1 : res[i].log_start);
 	}

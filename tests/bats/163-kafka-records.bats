@@ -92,13 +92,20 @@ teardown() {
 	bs = sys.argv[1]
 	before = int(time.time() * 1000)
 	p = ck.Producer({"bootstrap.servers": bs})
-	p.produce("la", key=b"a", value=b"1", partition=0, timestamp=1000)
-	p.produce("la", key=b"b", value=b"2", partition=0, timestamp=2000)
+	dr = []
+	for key, value, ts in ((b"a", b"1", 1000), (b"b", b"2", 2000)):
+	    p.produce("la", key=key, value=value, partition=0, timestamp=ts,
+	              on_delivery=lambda e, m: dr.append((e, m.timestamp())))
 	assert p.flush(30) == 0
 	kp = KafkaProducer(bootstrap_servers=bs)
-	kp.send("la", value=b"3", timestamp_ms=3000, partition=0).get(30)
+	md = kp.send("la", value=b"3", timestamp_ms=3000, partition=0).get(30)
 	kp.close()
 	after = int(time.time() * 1000)
+	# The produce answer tells the time the batch was stamped with.
+	for e, (kind, ts) in dr:
+	    assert e is None and kind == ck.TIMESTAMP_LOG_APPEND_TIME, dr
+	    assert before <= ts <= after, (before, ts, after)
+	assert before <= md.timestamp <= after, md
 	c = ck.Consumer({"bootstrap.servers": bs, "group.id": "g"})
 	c.assign([ck.TopicPartition("la", 0, 0)])
 	for want in (b"1", b"2", b"3"):

@@ -154,6 +154,8 @@ struct klog_core_park {
 	                              limit of the request here */
 	int64_t arrived_ns;        /* the front end's own: when the request
 	                              came in, for its latency */
+	int64_t stamp;             /* the front end's own: the Kafka
+	                              listener's LogAppendTime of a produce */
 	klog_timer_t timer;
 	uint32_t n;
 	klog_core_item_t items[];  /* n, then the topic names */

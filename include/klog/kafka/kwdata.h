@@ -85,6 +85,7 @@ typedef struct klog_kproduce_res {
 	int16_t error;
 	int64_t offset;                /* the Kafka base offset */
 	int64_t log_start;             /* v5+: the log's start offset */
+	int64_t append_time;           /* v2+: LogAppendTime's, or -1 */
 } klog_kproduce_res_t;
 
 /* errpos[i], when not NULL, is where result i's error is, for

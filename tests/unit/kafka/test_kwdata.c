@@ -135,9 +135,10 @@ test_produce_request(void **state)
 }
 
 /*
- * Results a:0 at 100 and a:1 at 200 (log start 7), bb:0 failed (3):
- * partitions of one topic share its entry; an error's offsets are -1.
- * v1 adds the throttle time, v2 the log append time, v5 the log start.
+ * Results a:0 at 100 and a:1 at 200 (log start 7; a:1 stamped with a
+ * LogAppendTime), bb:0 failed (3): partitions of one topic share its
+ * entry; an error's offsets and time are -1.  v1 adds the throttle time,
+ * v2 the log append time, v5 the log start.
  */
 static const step_t produce_resps[] = {
 	{ 0, "00000041 0000004d 00000002 0001 61 00000002 "
@@ -151,20 +152,20 @@ static const step_t produce_resps[] = {
 	    "00000000" },
 	{ 2, "0000005d 0000004d 00000002 0001 61 00000002 "
 	    "00000000 0000 0000000000000064 ffffffffffffffff "
-	    "00000001 0000 00000000000000c8 ffffffffffffffff "
+	    "00000001 0000 00000000000000c8 000000123456789a "
 	    "0002 6262 00000001 00000000 0003 ffffffffffffffff "
 	    "ffffffffffffffff 00000000" },
 	{ 5, "00000075 0000004d 00000002 0001 61 00000002 "
 	    "00000000 0000 0000000000000064 ffffffffffffffff "
 	    "0000000000000007 "
-	    "00000001 0000 00000000000000c8 ffffffffffffffff "
+	    "00000001 0000 00000000000000c8 000000123456789a "
 	    "0000000000000007 "
 	    "0002 6262 00000001 00000000 0003 ffffffffffffffff "
 	    "ffffffffffffffff ffffffffffffffff 00000000" },
 	{ 7, "00000075 0000004d 00000002 0001 61 00000002 "
 	    "00000000 0000 0000000000000064 ffffffffffffffff "
 	    "0000000000000007 "
-	    "00000001 0000 00000000000000c8 ffffffffffffffff "
+	    "00000001 0000 00000000000000c8 000000123456789a "
 	    "0000000000000007 "
 	    "0002 6262 00000001 00000000 0003 ffffffffffffffff "
 	    "ffffffffffffffff ffffffffffffffff 00000000" },
@@ -175,8 +176,9 @@ test_produce_answer(void **state)
 {
 	const step_t *s = *state;
 	klog_kproduce_res_t res[3] = {
-		{ STR("a"), 0, 0, 100, 7 }, { STR("a"), 1, 0, 200, 7 },
-		{ STR("bb"), 0, 3, 0, 0 },
+		{ STR("a"), 0, 0, 100, 7, -1 },
+		{ STR("a"), 1, 0, 200, 7, 0x123456789a },  /* LogAppendTime */
+		{ STR("bb"), 0, 3, 0, 0, 5 },              /* an error: -1 */
 	};
 	size_t pos[3];
 	klog_buf_t b;
