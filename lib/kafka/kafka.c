@@ -26,8 +26,8 @@
 #include "klog/kafka/kbatch.h"
 #include "klog/kafka/kmsg.h"
 #include "klog/kafka/kserve.h"
-#include "klog/storage/record.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
 #define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
@@ -646,9 +646,9 @@ static kafka_handler_fn handle_api_versions;
  * klog_kwire_first_flexible() on), and its handler.
  * Produce 3 and Fetch 4 are what librdkafka needs to send RecordBatch v2,
  * whose one CRC-32C a batch it computes in hardware, where MessageSet v1
- * costs it zlib's CRC-32 a message, and Produce 7 to send zstd; fetches
- * still answer in MessageSet v0.  The data APIs are at Kafka 2.1's
- * versions or later (kwdata.h).
+ * costs it zlib's CRC-32 a message, and Produce 7 to send zstd; Fetch 4
+ * and later get the batches back as they were stored.  The data APIs are
+ * at Kafka 2.1's versions or later (kwdata.h).
  */
 static const struct kafka_api {
 	klog_kapi_range_t v;

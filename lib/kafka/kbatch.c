@@ -159,8 +159,8 @@ klog_kbatch_ingest(const uint8_t *set, size_t len, const klog_kingest_t *opt,
 			break;
 		}
 		size = LOG_OVERHEAD + (size_t)klog_be32(set + pos + 8);
-		if (size < HEADER || size > len - pos ||
-		    size - BODY_AT > KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC2_HEADER) {
+		if (size < HEADER || size > len - pos || size - BODY_AT >
+		    KLOG_MAX_ENTRY_LENGTH - KLOG_MAGIC2_HEADER) {
 			r = -KLOG_ECORRUPT;
 			break;
 		}

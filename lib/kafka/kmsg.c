@@ -439,8 +439,9 @@ serve_plain(serve_ctx_t *c, const uint8_t *p, int64_t at, uint32_t length)
 	    klog_buf_reserve(c->s.out, need) < 0)
 		return -KLOG_ENOMEM;
 	/* The stored CRC is the last 4 bytes of either header. */
-	serve_put(c->s.out->data + c->s.out->len, koff, p + KLOG_LENGTH_SIZE + hdr,
-	    n, kafka_crc(&c->crcs, n, klog_be32(p + hdr)));
+	serve_put(c->s.out->data + c->s.out->len, koff,
+	    p + KLOG_LENGTH_SIZE + hdr, n,
+	    kafka_crc(&c->crcs, n, klog_be32(p + hdr)));
 	c->s.out->len += need;
 	c->s.messages++;
 	return SERVED;

@@ -77,8 +77,8 @@ check_ingested(const uint8_t *set, size_t len, const klog_kmsg_in_info_t *in,
 			abort();
 		if (e[4] == 2) {
 			k = check_magic2(e, n, max_payload, max_inflate);
-			if (pos == 0 && in->first_delta != (lone_last && k == 1 ?
-			    (int32_t)n + 3 : 0))
+			if (pos == 0 && in->first_delta !=
+			    (lone_last && k == 1 ? (int32_t)n + 3 : 0))
 				abort();
 			msgs += k;
 		} else if (pos == 0 && in->first_delta != (int32_t)n + 3) {

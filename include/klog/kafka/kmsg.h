@@ -93,16 +93,16 @@ int klog_kmsg_ingest(const uint8_t *set, size_t len,
 
 /* What klog_kmsg_serve() did. */
 typedef struct klog_kmsg_out_info {
-	size_t consumed;         /* bytes of the 0.7 set transcoded (whole
+	size_t consumed;         /* bytes of the set served (whole
 	                            top-level entries) */
 	uint32_t messages;       /* Kafka messages written */
 	int64_t bad_offset;      /* -1, or the offset of the first entry that
 	                            could not be served (corrupt framing, a
 	                            wrapper or, read for a MessageSet, a
-	                            magic-2 entry with a bad CRC, one that does not
-	                            decompress, holds a wrapper or a message
-	                            with a bad CRC, or decompresses past
-	                            max_inflate) */
+	                            magic-2 entry with a bad CRC, one that
+	                            does not decompress, holds a wrapper or a
+	                            message with a bad CRC, or decompresses
+	                            past max_inflate) */
 	uint32_t need;           /* when no message was written and the
 	                            entry at set + consumed (the first, unless
 	                            skipped ones precede it) is cut by len: its
@@ -117,15 +117,15 @@ typedef struct klog_kmsg_out_info {
  * value the payload; 0.7 gzip and snappy wrappers decompressed up to
  * max_inflate bytes each), its magic-2 entries as magic (kserve.h: the
  * record batch as stored for 2, Fetch v4 and later; messages of magic 0
- * or 1 with their keys and timestamps for Fetch v0 to v3), stopping before the first top-level entry
- * that would take out past max_out bytes added (the first one is always
- * written whole, whatever its size), at a trailing cut entry, and at the
- * first entry that cannot be served (noted in info->bad_offset; what
- * precedes it is still served).  Messages whose Kafka offset is below
- * min_offset are left out (a fetch from inside a wrapper or a magic-2
- * entry; a record batch goes whole, and the client skips them); they add no
- * bytes, so the first entry that writes anything is the one always
- * written whole.  A wrapper is served whole or not at all.  Returns 0
+ * or 1 with their keys and timestamps for Fetch v0 to v3), stopping
+ * before the first top-level entry that would take out past max_out
+ * bytes added (the first one is always written whole, whatever its
+ * size), at a trailing cut entry, and at the first entry that cannot be
+ * served (noted in info->bad_offset; what precedes it is still served).
+ * Messages whose Kafka offset is below min_offset are left out (a fetch
+ * from inside a wrapper or a magic-2 entry; a record batch goes whole,
+ * and the client skips them); they add no bytes, so the first entry that
+ * writes anything is the one always written whole.  A wrapper is served whole or not at all.  Returns 0
  * (also when nothing could be served: see info), or -KLOG_ENOMEM with out
  * as it was.
  *

@@ -466,7 +466,8 @@ test_ingest_null_key_value(void **state)
 	assert_int_equal(info.first_delta, 8);
 	/* An empty key is a key; a null value stays null in a record. */
 	entries_str(&out, 0, vals, sizeof(vals));
-	assert_string_equal(vals, ",[k=/@1700000000000,k=k/null@1700000000000]");
+	assert_string_equal(vals,
+	    ",[k=/@1700000000000,k=k/null@1700000000000]");
 	klog_buf_free(&in);
 	klog_buf_free(&out);
 }
