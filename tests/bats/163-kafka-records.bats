@@ -134,7 +134,8 @@ teardown() {
 	run -0 kc -X api.version.request=false \
 		-X broker.version.fallback=0.9.0 -C -t old -p 0 -o beginning \
 		-e -f '%o %k %s\n'
-	[ "${lines[0]}" = "0 k1 v1" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} =~ ^[0-9]+\ k1\ v1$ ]]
 	[[ ${lines[1]} =~ ^[0-9]+\ k2\ v2$ ]]
 	end=$(klog-consume -L -t old | cut -f4)
 	[ "${lines[1]%% *}" -eq $((end - 1)) ]
