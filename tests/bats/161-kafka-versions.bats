@@ -22,7 +22,7 @@ teardown() {
 	seq 20000 | sed 's/^/zstd /' >"$TMP/in"
 	kc -P -t zs -p 0 -z zstd -d protocol <"$TMP/in" 2>"$TMP/p.log"
 	grep -q 'ProduceRequest (v7' "$TMP/p.log"
-	# Stored uncompressed, one message a line: the native tools read it.
+	# Stored as kcat's zstd batches: the native tools read them.
 	klog-consume -t zs -o beginning -e >"$TMP/native"
 	cmp "$TMP/in" "$TMP/native"
 	kc -C -t zs -o beginning -e -d protocol >"$TMP/out" 2>"$TMP/c.log"
