@@ -102,8 +102,8 @@ klog_consumer_list(klog_discovery_t *d, const char *topic, int timeout_ms,
 
 /* Queue a notice line, handed out as KLOG_CONSUMER_NOTICE; one that does
  * not fit is dropped (the reset it tells of happens all the same). */
-static void __attribute__((format(printf, 2, 3)))
-add_notice(klog_consumer_t *c, const char *fmt, ...)
+void
+consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
 {
 	size_t used = strlen(c->notice);
 	char line[512];
@@ -217,8 +217,8 @@ find_part(klog_consumer_t *c, int li, int32_t partition)
 
 /* Bytes of complete entries at the start of set; *first gets the length
  * field of the entry after them (0 if fewer than 4 bytes remain). */
-static size_t
-complete_bytes(const uint8_t *set, size_t len, uint32_t *first)
+size_t
+consumer_complete_bytes(const uint8_t *set, size_t len, uint32_t *first)
 {
 	size_t pos = 0;
 	uint32_t n;
@@ -276,7 +276,7 @@ part_error(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
 			    (long long)r->log_start, (long long)r->log_end);
 		to = c->cfg.reset == KLOG_CONSUMER_RESET_LATEST ?
 		    r->log_end : r->log_start;
-		add_notice(c,
+		consumer_add_notice(c,
 		    "topic \"%s\" partition %d: offset %lld is out of range "
 		    "(the log holds %lld to %lld); going on from %lld",
 		    c->topic, (int)p->index, (long long)p->asked,
@@ -303,7 +303,7 @@ part_advance(klog_consumer_t *c, struct cpart *p, const klog_fetch_result_t *r,
     klog_err_t *err)
 {
 	uint32_t first;
-	size_t done = complete_bytes(r->set, r->set_len, &first);
+	size_t done = consumer_complete_bytes(r->set, r->set_len, &first);
 	uint64_t need = (uint64_t)first + KLOG_LENGTH_SIZE;
 
 	p->fetch_offset = p->asked + (int64_t)done;
@@ -392,8 +392,8 @@ take_response(klog_consumer_t *c, int li, const klog_resp_header_t *h,
 	return 1;
 }
 
-static int
-all_done(const klog_consumer_t *c)
+int
+consumer_all_done(const klog_consumer_t *c)
 {
 	for (size_t i = 0; i < c->nparts; i++)
 		if (!c->parts[i].done)
@@ -446,8 +446,8 @@ link_service(klog_consumer_t *c, int li, int64_t now, klog_err_t *err)
 
 /* Wait for the next fetch response: 1 when one is taken, 0 if
  * interrupted or nothing came yet. */
-static int
-wait_response(klog_consumer_t *c, klog_err_t *err)
+int
+consumer_wait_response(klog_consumer_t *c, klog_err_t *err)
 {
 	struct pollfd pfd[c->nlinks + 2];
 	int64_t now = klog_clock_mono_ms(), next = -1;
@@ -528,8 +528,8 @@ relocation_retryable(int rc)
  * to 2 s, reset by a lost partition's answer); it may add links.  Gives up
  * once a partition went retry_for unanswered by a leader since its loss.
  */
-static int
-relocate(klog_consumer_t *c, klog_err_t *err)
+int
+consumer_relocate(klog_consumer_t *c, klog_err_t *err)
 {
 	int64_t now = klog_clock_mono_ms();
 	klog_discovery_part_t where;
@@ -574,219 +574,6 @@ relocate(klog_consumer_t *c, klog_err_t *err)
 	}
 	c->reloc_pending = left > 0;
 	return 0;
-}
-
-/* ---- handing out messages ---- */
-
-static int
-iter_error(klog_consumer_t *c, int rc, klog_err_t *err)
-{
-	const char *what = klog_iter_error(&c->it);
-
-	return klog_err_set(err, rc, "topic \"%s\" partition %d: offset "
-	    "%lld: %s", c->topic, (int)c->itp->index,
-	    (long long)klog_iter_error_offset(&c->it),
-	    what ? what : klog_strerror(rc));
-}
-
-/* The iterator checks each CRC as it hands the message out, while its
- * bytes are in the cache.  A pass of its own over the set, shared with a
- * second thread, cost more than the CRCs since they come from libdeflate. */
-static unsigned
-iter_flags(const klog_consumer_t *c)
-{
-	return KLOG_ITER_DEEP | (c->cfg.check_crc ? 0 : KLOG_ITER_NOCRC);
-}
-
-/* Start on the next set of the response; 0 when there is none left. */
-static int
-next_set(klog_consumer_t *c)
-{
-	klog_fetch_result_t *r;
-
-	while (c->ri < c->nres) {
-		r = &c->res[c->ri];
-		c->itp = c->res_part[c->ri];
-		klog_iter_init(&c->it, r->set, r->set_len, c->res_base[c->ri],
-		    iter_flags(c), 0);
-		c->ri++;
-		if (r->error == KLOG_WIRE_NONE && r->set_len > 0) {
-			c->iterating = 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * --skip-corrupt past broken framing at offset at (what: why): the next
- * whole valid entry of the set being handed out, found a byte at a time,
- * is where the iterator goes on, and where later fetches of the partition
- * start.  0 when the set holds none after it: the error stands.
- */
-static int
-resync(klog_consumer_t *c, int64_t at, const char *what)
-{
-	const klog_fetch_result_t *r = &c->res[c->ri - 1];
-	int64_t base = c->res_base[c->ri - 1];
-	size_t pos = (size_t)(at - base) + 1;
-	struct cpart *p = c->itp;
-	uint32_t first;
-	int64_t end;
-
-	while (pos < r->set_len &&
-	    klog_entry_valid(r->set + pos, r->set_len - pos) == 0)
-		pos++;
-	if (pos >= r->set_len)
-		return 0;
-	add_notice(c, "topic \"%s\" partition %d: offset %lld: "
-	    "%s; skipped %lld bytes to offset %lld (--skip-corrupt)", c->topic,
-	    (int)p->index, (long long)at, what,
-	    (long long)(base + (int64_t)pos - at), (long long)(base +
-	    (int64_t)pos));
-	klog_iter_free(&c->it);
-	klog_iter_init(&c->it, r->set + pos, r->set_len - pos,
-	    base + (int64_t)pos, iter_flags(c), 0);
-	p->position = base + (int64_t)pos;
-	/* The fetch in flight may have been asked at the damage: what this
-	 * answer holds whole from here on is handed out from it, and is
-	 * passed over when fetched again. */
-	end = p->position + (int64_t)complete_bytes(r->set + pos,
-	    r->set_len - pos, &first);
-	if (p->fetch_offset < end) {
-		p->skip_to = end;
-		p->fetch_offset = end;
-		if (c->cfg.exit_at_end && end >= p->end)
-			p->done = 1;
-	}
-	return 1;
-}
-
-/* Whether the bytes after a top-level entry that failed its CRC still look
- * like an entry (or end the set): if not, its length was the damage. */
-static int
-framing_held(const klog_consumer_t *c, const klog_msg_t *msg)
-{
-	const klog_fetch_result_t *r = &c->res[c->ri - 1];
-	size_t at = (size_t)(msg->offset - c->res_base[c->ri - 1]);
-	size_t next = (size_t)(msg->next_offset - c->res_base[c->ri - 1]);
-
-	/* An inner message of a wrapper: the wrapper framed it. */
-	if (next <= at || next - at != KLOG_LENGTH_SIZE +
-	    (size_t)klog_be32(r->set + at))
-		return 1;
-	if (r->set_len - next <= KLOG_LENGTH_SIZE)
-		return 1;
-	return klog_entry_header_ok(r->set + next, r->set_len - next) != 0;
-}
-
-/* --skip-corrupt: 1 if the damage the iterator met (a CRC mismatch, rc 1,
- * or broken framing, rc < 0) was passed over. */
-static int
-skip_damage(klog_consumer_t *c, int rc, const klog_msg_t *msg)
-{
-	if (rc < 0)
-		return rc == -KLOG_ECORRUPT && resync(c,
-		    klog_iter_error_offset(&c->it), klog_iter_error(&c->it) ?
-		    klog_iter_error(&c->it) : "corrupt entry");
-	if (!framing_held(c, msg))
-		return resync(c, msg->offset, "crc mismatch");
-	add_notice(c, "topic \"%s\" partition %d: offset %lld: "
-	    "crc mismatch; skipped (--skip-corrupt)", c->topic,
-	    (int)c->itp->index, (long long)msg->offset);
-	c->itp->position = msg->next_offset;
-	return 1;
-}
-
-static void
-hand_out(klog_consumer_t *c, klog_consumer_msg_t *m, const klog_msg_t *msg)
-{
-	m->partition = c->itp->index;
-	m->offset = msg->offset;
-	m->next_offset = msg->next_offset;
-	m->payload = msg->payload;
-	m->payload_len = msg->payload_len;
-	c->itp->position = msg->next_offset;
-}
-
-/* No iterator result is waiting for next_slow(). */
-#define NO_RESULT 2
-
-/*
- * klog_consumer_next() but for its common case: rc and *msg are the
- * iterator's result, not yet looked at, or rc is NO_RESULT.  Not inlined,
- * or its saved registers come back to the common case.
- */
-static int __attribute__((noinline))
-next_slow(klog_consumer_t *c, klog_consumer_msg_t *m, klog_err_t *err,
-    int rc, klog_msg_t *msg)
-{
-	for (;; rc = NO_RESULT) {
-		if (rc == NO_RESULT && c->notice[0] != '\0') {
-			char *nl = strchr(c->notice, '\n');
-
-			klog_err_set(err, 0, "%.*s", (int)(nl - c->notice),
-			    c->notice);
-			memmove(c->notice, nl + 1, strlen(nl + 1) + 1);
-			return KLOG_CONSUMER_NOTICE;
-		}
-		if (c->iterating) {
-			if (rc == NO_RESULT)
-				rc = klog_iter_next(&c->it, msg);
-			if (c->cfg.skip_corrupt && ((rc == 1 && !msg->valid) ||
-			    (rc < 0 && rc != -KLOG_EPARTIAL)) &&
-			    skip_damage(c, rc, msg))
-				continue;
-			if (rc == 1 && !msg->valid)
-				return klog_err_set(err, -KLOG_ECORRUPT,
-				    "topic \"%s\" partition %d: offset %lld: "
-				    "crc mismatch", c->topic,
-				    (int)c->itp->index, (long long)msg->offset);
-			if (rc == 1) {
-				hand_out(c, m, msg);
-				return KLOG_CONSUMER_MSG;
-			}
-			if (rc < 0 && rc != -KLOG_EPARTIAL)
-				return iter_error(c, rc, err);
-			klog_iter_free(&c->it);
-			c->iterating = 0;
-			continue;
-		}
-		if (next_set(c))
-			continue;
-		if (c->have_batch) {
-			c->have_batch = 0;
-			return KLOG_CONSUMER_BATCH;
-		}
-		if (c->cfg.exit_at_end && all_done(c))
-			return KLOG_CONSUMER_DONE;
-		if (c->reloc_pending && (rc = relocate(c, err)) < 0)
-			return rc;
-		if ((rc = wait_response(c, err)) < 0)
-			return rc;
-		if (rc == 0)
-			return KLOG_CONSUMER_BATCH;
-	}
-}
-
-/* A valid message of the set being handed out goes without next_slow()'s
- * loop, whose checks and saved registers were an eighth of klog-consume's
- * instructions (callgrind). */
-int
-klog_consumer_next(klog_consumer_t *c, klog_consumer_msg_t *m,
-    klog_err_t *err)
-{
-	klog_msg_t msg;
-	int rc = NO_RESULT;
-
-	if (c->iterating && c->notice[0] == '\0') {
-		rc = klog_iter_next(&c->it, &msg);
-		if (rc == 1 && msg.valid) {
-			hand_out(c, m, &msg);
-			return KLOG_CONSUMER_MSG;
-		}
-	}
-	return next_slow(c, m, err, rc, &msg);
 }
 
 void
@@ -911,7 +698,7 @@ start_part(klog_consumer_t *c, struct cpart *p, klog_err_t *err)
 	    err)) < 0)
 		return rc;
 	if (notice[0] != '\0')
-		add_notice(c, "%s", notice);
+		consumer_add_notice(c, "%s", notice);
 	set_position(c, p, start);
 	return 0;
 }

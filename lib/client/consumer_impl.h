@@ -1,7 +1,9 @@
 /*
- * What lib/client/consumer.c (fetching, handing out, following leaders) and
- * lib/client/startpos.c (where each partition starts: -o, offset files, -N, times,
- * --reset) share: the consumer's state.  Private to those two files.
+ * What lib/client/consumer.c (fetching, following leaders),
+ * lib/client/handout.c (handing the fetched messages out, --skip-corrupt)
+ * and lib/client/startpos.c (where each partition starts: -o, offset
+ * files, -N, times, --reset) share: the consumer's state.  Private to
+ * those three files.
  */
 #ifndef KLOG_CONSUMER_IMPL_H
 #define KLOG_CONSUMER_IMPL_H
@@ -81,6 +83,18 @@ struct klog_consumer {
 	 * partition reset at open has one. */
 	char notice[4096];
 };
+
+/* consumer.c, for handout.c: a notice line queued; the bytes of complete
+ * entries at the start of set (*first: the length field after them);
+ * every partition at its end; the lost partitions located again when due;
+ * the next fetch response waited for (1 taken, 0 interrupted or none). */
+void consumer_add_notice(klog_consumer_t *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+size_t consumer_complete_bytes(const uint8_t *set, size_t len,
+    uint32_t *first);
+int consumer_all_done(const klog_consumer_t *c);
+int consumer_relocate(klog_consumer_t *c, klog_err_t *err);
+int consumer_wait_response(klog_consumer_t *c, klog_err_t *err);
 
 /* startpos.c: p's first fetch offset in *out, from the configuration;
  * a reset it made (--reset) told in notice (cap bytes; "" if none). */
