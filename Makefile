@@ -45,12 +45,14 @@ BINS := $(CMD_SRC:cmd/%.c=bin/%)
 CLI_SRC := $(sort $(wildcard cmd/cli/*.c))
 CLI_OBJ := $(CLI_SRC:cmd/cli/%.c=build/cmd/cli/%.o)
 # A tool's commands beyond its main, in a folder of its own
-# (cmd/group/ for klog-group, cmd/serve/ for klog-serve), linked into that
-# tool alone.
+# (cmd/group/ for klog-group, cmd/serve/ for klog-serve, cmd/produce/ for
+# klog-produce), linked into that tool alone.
 GROUP_SRC := $(sort $(wildcard cmd/group/*.c))
 GROUP_OBJ := $(GROUP_SRC:cmd/group/%.c=build/cmd/group/%.o)
 SERVE_SRC := $(sort $(wildcard cmd/serve/*.c))
 SERVE_OBJ := $(SERVE_SRC:cmd/serve/%.c=build/cmd/serve/%.o)
+PRODUCE_SRC := $(sort $(wildcard cmd/produce/*.c))
+PRODUCE_OBJ := $(PRODUCE_SRC:cmd/produce/%.c=build/cmd/produce/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
@@ -87,6 +89,7 @@ bin/%: build/cmd/%.o $(CLI_OBJ) build/libklog.a
 
 bin/klog-group: $(GROUP_OBJ)
 bin/klog-serve: $(SERVE_OBJ)
+bin/klog-produce: $(PRODUCE_OBJ)
 
 build/tests/%: tests/unit/%.c build/libklog.a
 	@mkdir -p $(@D)

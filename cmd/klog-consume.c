@@ -153,9 +153,13 @@ static const char *const usage_text[] = {
 	"  -f, --format FMT       %s payload, %S size, %R size (4 bytes),"
 	" %o offset,\n"
 	"                         %O next offset, %p partition, %t topic,"
-	" %%; \\n \\t \\0 \\xNN\n"
-	"                         (default '%s\\n')\n"
-	"  -J, --json             one JSON object per message (NDJSON)\n"
+	" %k key,\n"
+	"                         %K key size, %T timestamp (ms), %h "
+	"headers, %%;\n"
+	"                         \\n \\t \\0 \\xNN (default '%s\\n')\n"
+	"  -J, --json             one JSON object per message (NDJSON), "
+	"with key,\n"
+	"                         timestamp and headers when it has them\n"
 	"  -D, --delimiter D      write D after each payload (-f '%sD')\n"
 	"  -u, --unbuffered       flush stdout after every message\n"
 	"      --offset-file F    resume from F and keep it up to date\n"
@@ -557,7 +561,10 @@ emit(run_t *r, const klog_consumer_msg_t *m)
 		.topic = r->o->topic, .topic_len = r->topic_len,
 		.partition = m->partition, .offset = m->offset,
 		.next_offset = m->next_offset, .payload = m->payload,
-		.payload_len = m->payload_len,
+		.payload_len = m->payload_len, .key = m->key,
+		.key_len = m->key_len, .timestamp = m->timestamp,
+		.headers = m->headers, .headers_len = m->headers_len,
+		.header_count = m->header_count,
 	};
 
 	klog_outfmt_render(r->fmt, &rec, &r->out);

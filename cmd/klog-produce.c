@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "produce/usage.h"
 #include "klog/base/clock.h"
 #include "klog/base/exit.h"
 #include "klog/client/client.h"
@@ -40,8 +41,11 @@ enum {
 	OPT_SOURCE_OFFSET_FILE,
 	OPT_STOP_ON_OVERSIZE,
 	OPT_STRIP_KEY,
+	OPT_TIMESTAMP,
 	OPT_VERSION,
 };
+
+#define MAX_HEADERS 64
 
 typedef struct opts {
 	cli_where_t where;         /* -b, -Z, --zk-session-timeout */
@@ -50,18 +54,22 @@ typedef struct opts {
 	klog_buf_t keydelim;       /* empty: no -K */
 	const char *source_file;   /* --source-offset-file */
 	const char *report_path;   /* --report, "-": stdout */
+	klog_header_t hdrs[MAX_HEADERS];  /* -H, views into argv */
+	uint32_t nhdrs;
+	int stamp;                 /* --timestamp */
 	int strip_key, json, verbose, quiet;
 	int progress;              /* --progress */
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
 
-static const char optstring[] = ":0a:b:D:F:hJK:m:p:qt:vX:Z:z:";
+static const char optstring[] = ":0a:b:D:F:hH:JK:m:p:qt:vX:Z:z:";
 static const struct option longopts[] = {
 	{ "acks", required_argument, NULL, 'a' },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "broker", required_argument, NULL, 'b' },
 	{ "compression", required_argument, NULL, 'z' },
 	{ "delimiter", required_argument, NULL, 'D' },
+	{ "header", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, 'J' },
 	{ "key-delimiter", required_argument, NULL, 'K' },
@@ -80,6 +88,7 @@ static const struct option longopts[] = {
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "strip-key", no_argument, NULL, OPT_STRIP_KEY },
 	{ "timeout", required_argument, NULL, 'm' },
+	{ "timestamp", no_argument, NULL, OPT_TIMESTAMP },
 	{ "topic", required_argument, NULL, 't' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -88,88 +97,6 @@ static const struct option longopts[] = {
 	{ "zookeeper", required_argument, NULL, 'Z' },
 	{ NULL, 0, NULL, 0 },
 };
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: " PROG " [-0hJqv] [-a acks] [-b brokers | -Z connect] "
-	    "[-D delim] [-K delim]\n"
-	    "                    [-X key=value] [-F file] [-m timeout]\n"
-	    "                    [-p partition] [-z codec] [--batch N] "
-	    "[--linger ms]\n"
-	    "                    [--max-message size] [--retry-for time] "
-	    "[--stop-on-oversize] [--progress]\n"
-	    "                    [--report file]\n"
-	    "                    [--strip-key] [--source-offset-file file] "
-	    "-t topic\n"
-	    "Read records from stdin, one per line, and publish them to a "
-	    "topic.\n"
-	    "\n"
-	    "  -b, --broker LIST      brokers, HOST:PORT[,...] (default: "
-	    "$KLOG_BROKERS or\n"
-	    "                         " CLI_DEFAULT_BROKERS ")\n"
-	    "  -Z, --zookeeper CONNECT  cluster mode: find the brokers in "
-	    "ZooKeeper at\n"
-	    "                         host:port[,...][/chroot] (default: "
-	    "$KLOG_ZOOKEEPER\n"
-	    "                         unless -b is given)\n"
-	    "      --zk-session-timeout TIME  requested ZooKeeper session "
-	    "timeout (default\n"
-	    "                         6000ms)\n");
-	cli_where_usage(f);
-	fprintf(f,
-	    "  -t, --topic TOPIC      the topic (created on first use)\n"
-	    "  -p, --partition N      only this partition (default: batches "
-	    "spread round robin)\n"
-	    "  -K, --key-delimiter D  the text before D is a key: same key, "
-	    "same partition\n"
-	    "      --strip-key        publish only the text after the key "
-	    "delimiter\n"
-	    "  -D, --delimiter D      record delimiter (default \\n; escapes "
-	    "\\n \\t \\0 \\xNN)\n"
-	    "  -0, --null             records end with NUL bytes (-D '\\0')\n"
-	    "  -J, --json             read the NDJSON envelope of "
-	    "klog-consume -J\n"
-	    "      --source-offset-file F  with -J: after each acknowledged "
-	    "batch, save the\n"
-	    "                         envelopes' source positions in F (a "
-	    "mirror's bookmark)\n"
-	    "  -z, --compression C    gzip or none (default none)\n"
-	    "  -a, --acks A           0 (none), 1 (appended) or all (synced); "
-	    "default 1\n"
-	    "      --batch N          records per request (default 1000)\n"
-	    "      --linger TIME      longest wait for a batch to fill "
-	    "(default 5ms)\n"
-	    "      --max-message SIZE largest record (default 1000000); a "
-	    "longer one is\n"
-	    "                         skipped with a warning, and the exit "
-	    "status is 1\n"
-	    "      --stop-on-oversize stop at the first record over "
-	    "--max-message instead\n"
-	    "      --progress         of a file on stdin, on stderr even when "
-	    "it is not a\n"
-	    "                         terminal\n"
-	    "      --report FILE      a JSON line per record into FILE (- for "
-	    "stdout):\n"
-	    "                         its number, partition and offset, or "
-	    "its error\n"
-	    "      --retry-for TIME   give up reconnecting, or retrying a "
-	    "partition with no\n"
-	    "                         leader or too few replicas, after TIME "
-	    "(default 30s)\n"
-	    "  -m, --timeout TIME     connect and metadata timeout (default "
-	    "5s)\n"
-	    "  -q, --quiet            no messages but errors\n"
-	    "  -v, --verbose          statistics on stderr at the end\n"
-	    "  -h, --help             print this help\n"
-	    "      --version          print the version\n"
-	    "\n"
-	    "Exit status: 0 every record acknowledged, 1 failure, 64 usage, "
-	    "65 bad -J input,\n69 broker or ZooKeeper unavailable, 74 I/O "
-	    "error, 77 authentication failed\n(certificate, SASL or "
-	    "ZooKeeper identity refused) or not authorized.\n");
-}
 
 /* A bare number is milliseconds. */
 static int64_t
@@ -204,11 +131,27 @@ parse_acks(const char *arg)
 static int
 parse_codec(const char *arg)
 {
-	if (strcmp(arg, "gzip") == 0)
-		return KLOG_CODEC_GZIP;
-	if (strcmp(arg, "none") != 0)
-		cli_misuse("-z %s: expected gzip or none", arg);
-	return KLOG_CODEC_NONE;
+	for (int c = KLOG_CODEC_NONE; c <= KLOG_CODEC_SNAPPY; c++)
+		if (strcmp(arg, klog_codec_name(c)) == 0)
+			return c;
+	cli_misuse("-z %s: expected gzip, snappy, lz4, zstd or none", arg);
+}
+
+/* -H name=value (kcat's): a header of every record; without '=', one
+ * with a null value. */
+static void
+add_header(opts_t *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	klog_header_t *h;
+
+	if (o->nhdrs == MAX_HEADERS)
+		cli_misuse("-H: at most %d headers", MAX_HEADERS);
+	h = &o->hdrs[o->nhdrs++];
+	h->key = (const uint8_t *)arg;
+	h->key_len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+	h->value = eq != NULL ? (const uint8_t *)eq + 1 : NULL;
+	h->value_len = eq != NULL ? (int32_t)strlen(eq + 1) : -1;
 }
 
 /* How stdin is cut into records, and what of them is sent. */
@@ -225,6 +168,12 @@ take_input(opts_t *o, int ch, const char *arg)
 		return 1;
 	case 'K':
 		delimiter("-K", arg, &o->keydelim);
+		return 1;
+	case 'H':
+		add_header(o, arg);
+		return 1;
+	case OPT_TIMESTAMP:
+		o->stamp = 1;
 		return 1;
 	case OPT_STRIP_KEY:
 		o->strip_key = 1;
@@ -345,13 +294,14 @@ parse_args(int argc, char **argv, opts_t *o)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) !=
 	    -1) {
-		cli_once(&seen, ch, longopts);
+		if (ch != 'H')          /* -H adds a header each time */
+			cli_once(&seen, ch, longopts);
 		if (cli_where_option(&o->where, ch, optarg) ||
 		    take_input(o, ch, optarg) || take_send(o, ch, optarg) ||
 		    take_report(o, ch, optarg))
 			continue;
 		if (ch == 'h')
-			cli_help(usage);
+			cli_help(produce_usage);
 		if (ch == OPT_VERSION)
 			cli_version();
 		cli_option_error(ch, argv);
@@ -367,7 +317,10 @@ typedef struct run {
 	klog_zk_t *zk;             /* cluster mode */
 	klog_discovery_t *d;
 	klog_input_t in;
-	klog_buf_t payload;        /* -J: the decoded record */
+	klog_input_record_t jrec;  /* -J: the decoded record */
+	klog_header_t *hdrs;       /* -J: its headers and -H's */
+	uint32_t hdrs_cap;
+	int64_t read_ms;           /* --timestamp: when stdin was read */
 	klog_bookmark_t *bm;       /* --source-offset-file */
 	klog_input_source_t src;   /* the record's source position */
 	uint64_t recno;            /* records read */
@@ -527,39 +480,89 @@ report_done(run_t *r, const klog_producer_done_t *d)
 	klog_iter_free(&it);
 }
 
+/* -J: the envelope's headers, then -H's; NULL when out of memory. */
+static const klog_header_t *
+all_headers(run_t *r, uint32_t *count)
+{
+	const klog_input_record_t *j = &r->jrec;
+	uint32_t n = j->header_count + r->o->nhdrs;
+	klog_header_t *h;
+
+	*count = n;
+	if (r->o->nhdrs == 0 || j->header_count == 0)
+		return j->header_count ? j->hdrs : r->o->hdrs;
+	if (n > r->hdrs_cap) {
+		if ((h = realloc(r->hdrs, n * sizeof(*h))) == NULL)
+			return NULL;
+		r->hdrs = h;
+		r->hdrs_cap = n;
+	}
+	memcpy(r->hdrs, j->hdrs, j->header_count * sizeof(*h));
+	memcpy(r->hdrs + j->header_count, r->o->hdrs,
+	    r->o->nhdrs * sizeof(*h));
+	return r->hdrs;
+}
+
+/* -J: the envelope into *pr; 0 for a blank line, <0 stops reading. */
+static int
+from_envelope(run_t *r, const uint8_t *line, size_t len,
+    klog_producer_rec_t *pr)
+{
+	const klog_input_record_t *j = &r->jrec;
+	klog_err_t err;
+	int rc;
+
+	KLOG_ERR_EMPTY(&err);
+	/* A blank line is no record: the numbers in messages count records,
+	 * as klog-consume -J wrote them, not lines. */
+	if ((rc = klog_input_envelope(line, len, &r->jrec, r->bm ? &r->src :
+	    NULL, &err)) == 0)
+		return 0;
+	r->recno++;
+	if (rc < 0)
+		return bad_record(r, rc, r->in.unterminated ? "the input ends "
+		    "inside it, with no newline (did its writer die?)" :
+		    err.msg);
+	/* An empty buffer may have no memory: "" is an empty value, NULL a
+	 * null one. */
+	pr->value = j->null_payload ? NULL : j->payload.len ?
+	    j->payload.data : (const uint8_t *)"";
+	pr->value_len = j->payload.len;
+	pr->key = !j->has_key ? NULL : j->key.len ? j->key.data :
+	    (const uint8_t *)"";
+	pr->key_len = j->key.len;
+	if (j->timestamp != KLOG_NO_TIMESTAMP)
+		pr->timestamp = j->timestamp;
+	if ((pr->headers = all_headers(r, &pr->header_count)) == NULL)
+		return bad_record(r, -KLOG_ENOMEM, "out of memory");
+	return 1;
+}
+
 /* Publish one record cut from stdin; <0 stops reading. */
 static int
 record(run_t *r, const uint8_t *rec, size_t len)
 {
 	const opts_t *o = r->o;
-	const uint8_t *key = NULL, *hit;
-	size_t keylen = 0;
+	klog_producer_rec_t pr = { .value = rec, .value_len = len,
+	    .timestamp = o->stamp ? r->read_ms : KLOG_NO_TIMESTAMP,
+	    .headers = o->hdrs, .header_count = o->nhdrs };
+	const uint8_t *hit;
 	klog_err_t err;
 	int rc;
 
 	KLOG_ERR_EMPTY(&err);
 	if (o->json) {
-		/* A blank line is no record: the numbers in messages count
-		 * records, as klog-consume -J wrote them, not lines. */
-		if ((rc = klog_input_envelope_source(rec, len, &r->payload,
-		    r->bm ? &r->src : NULL, &err)) == 0)
-			return 0;
-		r->recno++;
-		if (rc < 0)
-			return bad_record(r, rc, r->in.unterminated ?
-			    "the input ends inside it, with no newline (did "
-			    "its writer die?)" : err.msg);
-		rec = r->payload.data;
-		len = r->payload.len;
+		if ((rc = from_envelope(r, rec, len, &pr)) <= 0)
+			return rc;
 	} else {
 		r->recno++;
 		if (o->keydelim.len > 0 && (hit = memmem(rec, len,
 		    o->keydelim.data, o->keydelim.len)) != NULL) {
-			key = rec;
-			keylen = (size_t)(hit - rec);
+			pr.key = rec;
+			pr.key_len = (size_t)(hit - rec);
 			if (o->strip_key) {
-				rec = hit + o->keydelim.len;
-				len -= keylen + o->keydelim.len;
+				pr.value = hit + o->keydelim.len;
+				pr.value_len -= pr.key_len + o->keydelim.len;
 			}
 		}
 	}
@@ -568,7 +571,7 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	if (r->bm != NULL && (rc = klog_bookmark_note(r->bm, r->sent + 1,
 	    r->src.topic, r->src.partition, r->src.next_offset, &err)) < 0)
 		return bad_record(r, rc, err.msg);
-	rc = klog_producer_send(r->p, rec, len, key, keylen);
+	rc = klog_producer_send_record(r->p, &pr);
 	if (rc == -KLOG_ETOOBIG)
 		return oversized(r);
 	if (rc < 0)
@@ -694,6 +697,8 @@ pump(run_t *r, klog_err_t *err)
 			return 0;
 		}
 		eof = rc == 0;
+		if (r->o->stamp)
+			r->read_ms = klog_clock_wall_ms();
 		if ((more = drain_input(r)) < 0 || (!more && eof))
 			return 0;
 		progress(r);
@@ -775,8 +780,9 @@ connect_producer(run_t *r)
 	if ((rc = cli_where_open(&r->o->where, r->o->pc.connect_timeout_ms,
 	    &r->zk, &r->d)) != 0)
 		return rc;
-	/* Without keys (-J has none) a request's records are consecutive,
-	 * as the bookmark needs. */
+	/* -J's keys are stored but place no record, so a request's records
+	 * are consecutive, as the bookmark needs. */
+	r->o->pc.unkeyed_partitions = r->o->json;
 	if (r->bm != NULL || r->report != NULL) {
 		r->o->pc.done = request_done;
 		r->o->pc.arg = r;
@@ -858,7 +864,8 @@ close_run(run_t *r, int status)
 	klog_producer_close(r->p);
 	klog_discovery_close(r->d);
 	klog_zk_close(r->zk);
-	klog_buf_free(&r->payload);
+	klog_input_record_free(&r->jrec);
+	free(r->hdrs);
 	klog_buf_free(&r->o->delim);
 	klog_buf_free(&r->o->keydelim);
 	cli_where_close(&r->o->where);
@@ -888,7 +895,7 @@ main(int argc, char **argv)
 	cli_catch_stop();
 
 	r.o = &o;
-	klog_buf_init(&r.payload);
+	klog_input_record_init(&r.jrec);
 	if ((status = open_outputs(&r)) != 0 ||
 	    (status = connect_producer(&r)) != 0)
 		return close_run(&r, status);

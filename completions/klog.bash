@@ -250,10 +250,10 @@ _klog_produce()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
-		-h --help -J --json -K --key-delimiter --linger -m --timeout
+		-H --header -h --help -J --json -K --key-delimiter --linger -m --timeout
 		--max-message -p --partition -q --quiet --retry-for
 		--stop-on-oversize --strip-key --source-offset-file --progress --report
-		-t --topic -v --verbose --version -z --compression
+		-t --topic --timestamp -v --verbose --version -z --compression
 		-Z --zookeeper --zk-session-timeout --zk-auth-file -X --property
 		-F --property-file'
 
@@ -264,7 +264,7 @@ _klog_produce()
 		return 0
 		;;
 	-z|--compression)
-		COMPREPLY=( $(compgen -W "gzip none" -- "$cur") )
+		COMPREPLY=( $(compgen -W "gzip snappy lz4 zstd none" -- "$cur") )
 		return 0
 		;;
 	-t|--topic)

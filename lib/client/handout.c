@@ -138,6 +138,12 @@ hand_out(klog_consumer_t *c, klog_consumer_msg_t *m, const klog_msg_t *msg)
 	m->next_offset = msg->next_offset;
 	m->payload = msg->payload;
 	m->payload_len = msg->payload_len;
+	m->key = msg->key;
+	m->key_len = msg->key_len;
+	m->timestamp = msg->timestamp;
+	m->headers = msg->headers;
+	m->headers_len = msg->headers_len;
+	m->header_count = msg->header_count;
 	c->itp->position = msg->next_offset;
 }
 

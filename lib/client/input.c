@@ -7,6 +7,7 @@
 #include "klog/base/json.h"
 #include "klog/base/parse.h"
 #include "klog/client/input.h"
+#include "klog/storage/format.h"
 
 #define MIN_BUFFER (4u << 20)
 #define MAX_MEMBERS 32
@@ -180,6 +181,8 @@ klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len)
 	return 0;
 }
 
+/* ---- the -J envelope ---- */
+
 static const klog_json_member_t *
 member(const klog_json_member_t *m, size_t n, const char *key)
 {
@@ -200,51 +203,57 @@ blank(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/*
+ * Of a member name and its twin name_base64 of m[0..n): the one there, a
+ * JSON string, appended to out as bytes.  1 if one was, 0 if neither is
+ * there or (null_ok) name is null.
+ */
 static int
-decode_base64(const klog_json_member_t *m, klog_buf_t *out, klog_err_t *err)
+take_bytes(const klog_json_member_t *m, size_t n, const char *name,
+    int null_ok, klog_buf_t *out, klog_err_t *err)
 {
-	const char *s = m->raw + 1;
-	size_t n = m->raw_len - 2, got;
+	const klog_json_member_t *text, *b64, *v;
+	char b64name[32];
+	size_t got, len;
+	const char *s;
 
-	if (memchr(s, '\\', n) != NULL || klog_buf_reserve(out, n / 4 * 3 + 3)
-	    < 0 || klog_base64_decode(s, n, out->data, &got) < 0)
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "payload_base64: invalid base64");
-	out->len = got;
-	return 0;
+	snprintf(b64name, sizeof(b64name), "%s_base64", name);
+	text = member(m, n, name);
+	b64 = member(m, n, b64name);
+	if (text != NULL && b64 != NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "both %s and %s", name,
+		    b64name);
+	if ((v = text ? text : b64) == NULL ||
+	    (null_ok && v == text && v->type == KLOG_JSON_NULL))
+		return 0;
+	if (v->type != KLOG_JSON_STRING)
+		return klog_err_set(err, -KLOG_EINVAL, "%s: not a string",
+		    v == text ? name : b64name);
+	if (v == text) {
+		if (klog_json_unescape(out, v->raw, v->raw_len) < 0)
+			return klog_err_set(err, -KLOG_EINVAL, "%s: bad string",
+			    name);
+		return 1;
+	}
+	s = v->raw + 1;
+	len = v->raw_len - 2;
+	if (memchr(s, '\\', len) != NULL || klog_buf_reserve(out, len / 4 * 3 +
+	    3) < 0 || klog_base64_decode(s, len, out->data + out->len, &got) <
+	    0)
+		return klog_err_set(err, -KLOG_EINVAL, "%s: invalid base64",
+		    b64name);
+	out->len += got;
+	return 1;
 }
 
+/* Member v as an integer in [min, max]. */
 static int
-check_size(const klog_json_member_t *m, size_t have, klog_err_t *err)
+int_value(const klog_json_member_t *v, const char *key, int64_t min,
+    int64_t max, int64_t *out, klog_err_t *err)
 {
-	char num[24];
-	const char *why;
-	int64_t size;
-
-	if (m->type != KLOG_JSON_NUMBER || m->raw_len >= sizeof(num))
-		return klog_err_set(err, -KLOG_EINVAL, "size: not a number");
-	memcpy(num, m->raw, m->raw_len);
-	num[m->raw_len] = '\0';
-	if (klog_parse_i64(num, 0, INT64_MAX, &size, &why) < 0)
-		return klog_err_set(err, -KLOG_EINVAL, "size %s: %s", num, why);
-	if ((uint64_t)size != have)
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "size %s does not match the payload's %zu bytes", num,
-		    have);
-	return 0;
-}
-
-/* Member key of m as an integer in [min, max]. */
-static int
-int_member(const klog_json_member_t *m, size_t n, const char *key,
-    int64_t min, int64_t max, int64_t *out, klog_err_t *err)
-{
-	const klog_json_member_t *v = member(m, n, key);
 	const char *why;
 	char num[24];
 
-	if (v == NULL)
-		return klog_err_set(err, -KLOG_EINVAL, "no %s", key);
 	if (v->type != KLOG_JSON_NUMBER || v->raw_len >= sizeof(num))
 		return klog_err_set(err, -KLOG_EINVAL, "%s: not a number", key);
 	memcpy(num, v->raw, v->raw_len);
@@ -255,7 +264,34 @@ int_member(const klog_json_member_t *m, size_t n, const char *key,
 	return 0;
 }
 
-/* The source position of an envelope (see klog_input_envelope_source). */
+/* Member key of m as an integer in [min, max]. */
+static int
+int_member(const klog_json_member_t *m, size_t n, const char *key,
+    int64_t min, int64_t max, int64_t *out, klog_err_t *err)
+{
+	const klog_json_member_t *v = member(m, n, key);
+
+	if (v == NULL)
+		return klog_err_set(err, -KLOG_EINVAL, "no %s", key);
+	return int_value(v, key, min, max, out, err);
+}
+
+static int
+check_size(const klog_json_member_t *m, size_t have, klog_err_t *err)
+{
+	int64_t size;
+	int rc;
+
+	if ((rc = int_value(m, "size", 0, INT64_MAX, &size, err)) < 0)
+		return rc;
+	if ((uint64_t)size != have)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "size %.*s does not match the payload's %zu bytes",
+		    (int)m->raw_len, m->raw, have);
+	return 0;
+}
+
+/* The source position of an envelope (see klog_input_envelope). */
 static int
 source(const klog_json_member_t *m, size_t n, klog_input_source_t *src,
     klog_err_t *err)
@@ -287,49 +323,251 @@ source(const klog_json_member_t *m, size_t n, klog_input_source_t *src,
 	    &src->next_offset, err);
 }
 
-int
-klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
+void
+klog_input_record_init(klog_input_record_t *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	klog_buf_init(&rec->payload);
+	klog_buf_init(&rec->key);
+	klog_buf_init(&rec->hbytes);
+	rec->timestamp = KLOG_NO_TIMESTAMP;
+}
+
+void
+klog_input_record_free(klog_input_record_t *rec)
+{
+	klog_buf_free(&rec->payload);
+	klog_buf_free(&rec->key);
+	klog_buf_free(&rec->hbytes);
+	free(rec->hdrs);
+	klog_input_record_init(rec);
+}
+
+/*
+ * What one envelope's parse collects: the scalar members, and the headers
+ * decoded into rec->hbytes as they are met, each a name (a 4-byte length,
+ * the bytes) and a value (a 4-byte length, -1 for null, the bytes), made
+ * into rec->hdrs once hbytes stops moving.
+ */
+struct env {
+	klog_json_member_t m[MAX_MEMBERS];
+	size_t n;
+	int headers;                /* the member was met */
+	klog_input_record_t *rec;
+	klog_err_t *err;
+	int failed;                 /* err says why */
+};
+
+static void
+put_len(klog_buf_t *b, int32_t n)
+{
+	uint8_t be[4];
+
+	klog_put_be32(be, (uint32_t)n);
+	klog_buf_put(b, be, sizeof(be));
+}
+
+/* A header's name or value appended to hbytes with its length (-1: a
+ * null value). */
+static int
+header_part(struct env *e, const klog_json_member_t *m, size_t n,
+    const char *name, int null_ok)
+{
+	klog_buf_t *b = &e->rec->hbytes;
+	size_t at = b->len;
+	int rc;
+
+	put_len(b, -1);
+	if ((rc = take_bytes(m, n, name, null_ok, b, e->err)) < 0)
+		return rc;
+	if (rc == 0 && member(m, n, name) == NULL)
+		return klog_err_set(e->err, -KLOG_EINVAL, "no %s or %s_base64",
+		    name, name);
+	if (rc == 1 && b->len - at - 4 > INT32_MAX)
+		return klog_err_set(e->err, -KLOG_EINVAL, "%s: too long", name);
+	if (rc == 1 && !b->failed)
+		klog_put_be32(b->data + at, (uint32_t)(b->len - at - 4));
+	return b->failed ? klog_err_set(e->err, -KLOG_ENOMEM,
+	    "out of memory") : 0;
+}
+
+static int
+header_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
+    void *ctx)
+{
+	struct env *e = ctx;
+	klog_json_member_t *m;
+
+	(void)field;
+	/* A header has four members at most; the rest is the scratch's. */
+	if (e->n == MAX_MEMBERS)
+		return -KLOG_EINVAL;
+	m = &e->m[e->n];
+	m->key = key;
+	m->key_len = key_len;
+	if (klog_json_rd_scalar(r, m) < 0)
+		return -KLOG_EINVAL;
+	e->n++;
+	return 1;
+}
+
+/* One element of "headers": an object, decoded into hbytes. */
+static int
+header_elem(klog_json_rd_t *r, void *ctx)
+{
+	struct env *e = ctx;
+	size_t top = e->n;
+	int rc;
+
+	if (klog_json_rd_object(r, NULL, 0, header_member, e) < 0)
+		return -KLOG_EINVAL;
+	e->failed = 1;
+	if (e->rec->header_count == INT32_MAX)
+		return klog_err_set(e->err, -KLOG_EINVAL, "too many headers");
+	if ((rc = header_part(e, e->m + top, e->n - top, "key", 0)) < 0 ||
+	    (rc = header_part(e, e->m + top, e->n - top, "value", 1)) < 0)
+		return rc;
+	e->failed = 0;
+	e->rec->header_count++;
+	e->n = top;
+	return 0;
+}
+
+/* A header's fault told as the headers'. */
+static void
+headers_said(klog_err_t *err)
+{
+	char why[sizeof(err->msg)];
+
+	snprintf(why, sizeof(why), "%s", err->msg);
+	snprintf(err->msg, sizeof(err->msg), "headers: %.*s",
+	    (int)sizeof(err->msg) - 16, why);
+}
+
+static int
+env_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
+    void *ctx)
+{
+	struct env *e = ctx;
+	klog_json_member_t *m;
+	int rc;
+
+	(void)field;
+	if (key_len == 7 && memcmp(key, "headers", 7) == 0 &&
+	    klog_json_rd_peek(r) == '[') {
+		if (e->headers++) {
+			e->failed = 1;
+			return klog_err_set(e->err, -KLOG_EINVAL,
+			    "headers twice");
+		}
+		if ((rc = klog_json_rd_array(r, header_elem, e)) < 0 &&
+		    e->failed)
+			headers_said(e->err);
+		return rc < 0 ? rc : 1;
+	}
+	if (e->n == MAX_MEMBERS)
+		return -KLOG_EINVAL;
+	m = &e->m[e->n];
+	m->key = key;
+	m->key_len = key_len;
+	if (klog_json_rd_scalar(r, m) < 0)
+		return -KLOG_EINVAL;
+	e->n++;
+	return 1;
+}
+
+/* hbytes's headers as rec->hdrs, pointing into it. */
+static int
+point_headers(klog_input_record_t *rec)
+{
+	const uint8_t *p = rec->hbytes.data;
+	klog_header_t *h;
+	int32_t vlen;
+
+	if (rec->header_count > rec->hdrs_cap) {
+		if ((h = realloc(rec->hdrs, rec->header_count * sizeof(*h))) ==
+		    NULL)
+			return -KLOG_ENOMEM;
+		rec->hdrs = h;
+		rec->hdrs_cap = rec->header_count;
+	}
+	for (uint32_t i = 0; i < rec->header_count; i++) {
+		h = &rec->hdrs[i];
+		h->key_len = klog_be32(p);
+		h->key = p + 4;
+		p += 4 + h->key_len;
+		vlen = (int32_t)klog_be32(p);
+		h->value = vlen < 0 ? NULL : p + 4;
+		h->value_len = vlen;
+		p += 4 + (vlen < 0 ? 0 : (size_t)vlen);
+	}
+	return 0;
+}
+
+static void
+record_reset(klog_input_record_t *rec)
+{
+	klog_buf_reset(&rec->payload);
+	klog_buf_reset(&rec->key);
+	klog_buf_reset(&rec->hbytes);
+	rec->null_payload = 0;
+	rec->has_key = 0;
+	rec->timestamp = KLOG_NO_TIMESTAMP;
+	rec->header_count = 0;
+}
+
+/* The members but the headers and the source, into rec. */
+static int
+envelope_fields(const struct env *e, klog_input_record_t *rec,
     klog_err_t *err)
 {
-	return klog_input_envelope_source(line, len, payload, NULL, err);
+	const klog_json_member_t *m = e->m, *v;
+	size_t n = e->n;
+	int rc;
+
+	if ((rc = take_bytes(m, n, "payload", 1, &rec->payload, err)) < 0)
+		return rc;
+	if (rc == 0 && (v = member(m, n, "payload")) == NULL)
+		return klog_err_set(err, -KLOG_EINVAL,
+		    "no payload or payload_base64");
+	rec->null_payload = rc == 0;
+	if ((rc = take_bytes(m, n, "key", 1, &rec->key, err)) < 0)
+		return rc;
+	rec->has_key = rc;
+	if ((v = member(m, n, "timestamp")) != NULL &&
+	    v->type != KLOG_JSON_NULL &&
+	    (rc = int_value(v, "timestamp", INT64_MIN, INT64_MAX,
+	    &rec->timestamp, err)) < 0)
+		return rc;
+	if (rec->payload.failed || rec->key.failed)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	if ((v = member(m, n, "size")) != NULL &&
+	    (rc = check_size(v, rec->payload.len, err)) < 0)
+		return rc;
+	return 0;
 }
 
 int
-klog_input_envelope_source(const uint8_t *line, size_t len,
-    klog_buf_t *payload, klog_input_source_t *src, klog_err_t *err)
+klog_input_envelope(const uint8_t *line, size_t len,
+    klog_input_record_t *rec, klog_input_source_t *src, klog_err_t *err)
 {
-	klog_json_member_t m[MAX_MEMBERS];
-	const klog_json_member_t *text, *b64, *size;
-	size_t n;
+	struct env e = { .rec = rec, .err = err };
+	klog_json_rd_t r;
 	int rc;
 
-	klog_buf_reset(payload);
+	record_reset(rec);
 	if (blank(line, len))
 		return 0;
-	if (klog_json_parse_flat((const char *)line, len, m, MAX_MEMBERS, &n)
-	    < 0)
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "not a flat JSON object");
-	text = member(m, n, "payload");
-	b64 = member(m, n, "payload_base64");
-	if ((text == NULL) == (b64 == NULL))
-		return klog_err_set(err, -KLOG_EINVAL, text ?
-		    "both payload and payload_base64" :
-		    "no payload or payload_base64");
-	if ((text ? text : b64)->type != KLOG_JSON_STRING)
-		return klog_err_set(err, -KLOG_EINVAL, "%s: not a string",
-		    text ? "payload" : "payload_base64");
-	if (text != NULL && klog_json_unescape(payload, text->raw,
-	    text->raw_len) < 0)
-		return klog_err_set(err, -KLOG_EINVAL, "payload: bad string");
-	if (b64 != NULL && (rc = decode_base64(b64, payload, err)) < 0)
+	klog_json_rd_init(&r, (const char *)line, len, "envelope", NULL);
+	if (klog_json_rd_object(&r, NULL, 0, env_member, &e) < 0 ||
+	    klog_json_rd_end(&r) < 0)
+		return e.failed ? -KLOG_EINVAL : klog_err_set(err,
+		    -KLOG_EINVAL, "not a JSON object of scalars and headers");
+	if ((rc = envelope_fields(&e, rec, err)) < 0)
 		return rc;
-	if (payload->failed)
+	if (point_headers(rec) < 0)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
-	if ((size = member(m, n, "size")) != NULL &&
-	    (rc = check_size(size, payload->len, err)) < 0)
-		return rc;
-	if (src != NULL && (rc = source(m, n, src, err)) < 0)
+	if (src != NULL && (rc = source(e.m, e.n, src, err)) < 0)
 		return rc;
 	return 1;
 }

@@ -16,6 +16,10 @@ enum op_type {
 	OP_NEXT,
 	OP_PARTITION,
 	OP_TOPIC,
+	OP_KEY,
+	OP_KEYLEN,
+	OP_TIMESTAMP,
+	OP_HEADERS,
 };
 
 struct op {
@@ -30,9 +34,11 @@ struct klog_outfmt {
 	size_t nops;
 	uint8_t *lit;     /* every literal run, back to back */
 	/* The most a record renders to is lit_total + npayload payloads +
-	 * ntopic topics + nnum numbers (20 bytes at most each): reserved
-	 * once per record, then written in place. */
-	size_t lit_total, npayload, ntopic, nnum;
+	 * ntopic topics + nkey keys + nheaders headers' bytes (their
+	 * rendering is never longer: each header's two length varints take
+	 * at least its '=' and ',') + nnum numbers (20 bytes at most each):
+	 * reserved once per record, then written in place. */
+	size_t lit_total, npayload, ntopic, nkey, nheaders, nnum;
 	int delim;        /* the format is a payload and this byte (the
 	                     default '%s\n', -D), else -1 */
 };
@@ -123,16 +129,10 @@ token_type(char c, enum op_type *type, klog_err_t *err)
 	case 'O': *type = OP_NEXT; return 0;
 	case 'p': *type = OP_PARTITION; return 0;
 	case 't': *type = OP_TOPIC; return 0;
-	case 'k':
-	case 'K':
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "%%%c: messages have no key in the Kafka 0.7 format", c);
-	case 'T':
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "%%T: messages have no timestamp in the Kafka 0.7 format");
-	case 'h':
-		return klog_err_set(err, -KLOG_EINVAL,
-		    "%%h: messages have no headers in the Kafka 0.7 format");
+	case 'k': *type = OP_KEY; return 0;
+	case 'K': *type = OP_KEYLEN; return 0;
+	case 'T': *type = OP_TIMESTAMP; return 0;
+	case 'h': *type = OP_HEADERS; return 0;
 	case '\0':
 		return klog_err_set(err, -KLOG_EINVAL,
 		    "ends with a lone '%%'");
@@ -206,6 +206,10 @@ klog_outfmt_compile(const char *fmt, klog_outfmt_t **out, klog_err_t *err)
 			f->npayload++;
 		else if (f->ops[k].type == OP_TOPIC)
 			f->ntopic++;
+		else if (f->ops[k].type == OP_KEY)
+			f->nkey++;
+		else if (f->ops[k].type == OP_HEADERS)
+			f->nheaders++;
 		else if (f->ops[k].type != OP_LIT)
 			f->nnum++;
 	}
@@ -290,6 +294,45 @@ put_lit(klog_buf_t *out, const char *s)
 	klog_buf_put(out, s, strlen(s));
 }
 
+/* Bytes as a JSON member: "name":"text" when valid UTF-8, else
+ * "name_base64":"...". */
+static void
+put_bytes(klog_buf_t *out, const char *name, const void *p, size_t n)
+{
+	put_lit(out, "\"");
+	put_lit(out, name);
+	if (klog_utf8_valid(p, n)) {
+		put_lit(out, "\":");
+		klog_json_put_string(out, p, n);
+		return;
+	}
+	put_lit(out, "_base64\":\"");
+	klog_base64_put(out, p, n);
+	put_lit(out, "\"");
+}
+
+static void
+put_headers(klog_buf_t *out, const klog_outfmt_rec_t *r)
+{
+	klog_header_t h;
+	size_t pos = 0;
+	int first = 1;
+
+	put_lit(out, ",\"headers\":[");
+	while (klog_record_header_next(r->headers, r->headers_len, &pos, &h)) {
+		put_lit(out, first ? "{" : ",{");
+		first = 0;
+		put_bytes(out, "key", h.key, h.key_len);
+		put_lit(out, ",");
+		if (h.value == NULL)
+			put_lit(out, "\"value\":null");
+		else
+			put_bytes(out, "value", h.value, (size_t)h.value_len);
+		put_lit(out, "}");
+	}
+	put_lit(out, "]");
+}
+
 static void
 render_json(const klog_outfmt_rec_t *r, klog_buf_t *out)
 {
@@ -303,21 +346,30 @@ render_json(const klog_outfmt_rec_t *r, klog_buf_t *out)
 	put_i64(out, r->next_offset);
 	put_lit(out, ",\"size\":");
 	put_i64(out, (int64_t)r->payload_len);
-	if (klog_utf8_valid(r->payload, r->payload_len)) {
-		put_lit(out, ",\"payload\":");
-		klog_json_put_string(out, r->payload, r->payload_len);
-	} else {
-		put_lit(out, ",\"payload_base64\":\"");
-		klog_base64_put(out, r->payload, r->payload_len);
-		put_lit(out, "\"");
+	if (r->key != NULL) {
+		put_lit(out, ",");
+		put_bytes(out, "key", r->key, (size_t)r->key_len);
 	}
+	if (r->timestamp != KLOG_NO_TIMESTAMP) {
+		put_lit(out, ",\"timestamp\":");
+		put_i64(out, r->timestamp);
+	}
+	if (r->header_count > 0)
+		put_headers(out, r);
+	put_lit(out, ",");
+	if (r->payload == NULL)
+		put_lit(out, "\"payload\":null");
+	else
+		put_bytes(out, "payload", r->payload, r->payload_len);
 	put_lit(out, "}\n");
 }
 
+/* n may be 0 with p NULL (a null key or value). */
 static uint8_t *
 copy(uint8_t *w, const void *p, size_t n)
 {
-	memcpy(w, p, n);
+	if (n > 0)
+		memcpy(w, p, n);
 	return w + n;
 }
 
@@ -328,6 +380,26 @@ copy_i64(uint8_t *w, int64_t v)
 	char *p = fmt_i64(v, end);
 
 	return copy(w, p, (size_t)(end - p));
+}
+
+/* %h: name=value,... as kcat prints headers. */
+static uint8_t *
+copy_headers(uint8_t *w, const klog_outfmt_rec_t *r)
+{
+	klog_header_t h;
+	size_t pos = 0;
+	int first = 1;
+
+	while (klog_record_header_next(r->headers, r->headers_len, &pos, &h)) {
+		if (!first)
+			*w++ = ',';
+		first = 0;
+		w = copy(w, h.key, h.key_len);
+		*w++ = '=';
+		if (h.value != NULL)
+			w = copy(w, h.value, (size_t)h.value_len);
+	}
+	return w;
 }
 
 /* Per record, so one reservation and no bounds checked per piece: the
@@ -357,7 +429,9 @@ klog_outfmt_render(const klog_outfmt_t *f, const klog_outfmt_rec_t *r,
 		return;
 	}
 	need = f->lit_total + f->npayload * r->payload_len +
-	    f->ntopic * r->topic_len + f->nnum * 20;
+	    f->ntopic * r->topic_len + f->nnum * 20 +
+	    (r->key != NULL ? f->nkey * (size_t)r->key_len : 0) +
+	    f->nheaders * r->headers_len;
 	/* Nothing to write (an empty payload alone): out may have no
 	 * memory yet. */
 	if (need == 0 || (need > out->cap - out->len &&
@@ -378,10 +452,12 @@ klog_outfmt_render(const klog_outfmt_t *f, const klog_outfmt_rec_t *r,
 			w = copy(w, r->payload, r->payload_len);
 			break;
 		case OP_SIZE:
-			w = copy_i64(w, (int64_t)r->payload_len);
+			w = copy_i64(w, r->payload == NULL ? -1 :
+			    (int64_t)r->payload_len);
 			break;
 		case OP_RSIZE:
-			klog_put_be32(w, (uint32_t)r->payload_len);
+			klog_put_be32(w, r->payload == NULL ? UINT32_MAX :
+			    (uint32_t)r->payload_len);
 			w += 4;
 			break;
 		case OP_OFFSET:
@@ -395,6 +471,19 @@ klog_outfmt_render(const klog_outfmt_t *f, const klog_outfmt_rec_t *r,
 			break;
 		case OP_TOPIC:
 			w = copy(w, r->topic, r->topic_len);
+			break;
+		case OP_KEY:
+			if (r->key != NULL)
+				w = copy(w, r->key, (size_t)r->key_len);
+			break;
+		case OP_KEYLEN:
+			w = copy_i64(w, r->key != NULL ? r->key_len : -1);
+			break;
+		case OP_TIMESTAMP:
+			w = copy_i64(w, r->timestamp);
+			break;
+		case OP_HEADERS:
+			w = copy_headers(w, r);
 			break;
 		}
 	}

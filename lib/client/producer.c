@@ -8,6 +8,7 @@
 #include "klog/client/producer.h"
 #include "klog/storage/format.h"
 #include "klog/storage/names.h"
+#include "klog/storage/record.h"
 #include "producer_impl.h"
 
 #define MAX_IOV 64
@@ -326,6 +327,51 @@ pick(const klog_producer_t *p, const void *key, size_t keylen)
 	return p->sticky;
 }
 
+/* The open batch of partition idx, with room for esize more bytes of
+ * entries of the kind given; sealed and started afresh if not.  NULL:
+ * out of memory (*rc). */
+static struct req *
+open_batch(klog_producer_t *p, int idx, int kind, size_t esize, int *rc)
+{
+	size_t cap = kind == PRODUCER_PLAIN ? p->set_cap : p->records_cap;
+	struct req *r = p->open[idx];
+
+	*rc = 0;
+	if (r != NULL && (r->kind != kind ||
+	    (r->records > 0 && r->buf.len - r->hdr_len + esize > cap))) {
+		if ((*rc = producer_seal(p, idx)) < 0)
+			return NULL;
+		/* Round robin moved on: a new batch is the next one's. */
+		return NULL;
+	}
+	if (r == NULL) {
+		if ((r = producer_req_new(p, idx, klog_clock_mono_ms())) ==
+		    NULL) {
+			*rc = -KLOG_ENOMEM;
+			return NULL;
+		}
+		r->kind = kind;
+		p->open[idx] = r;
+		p->nopen++;
+	}
+	return r;
+}
+
+/* Account for a record added to r (partition idx). */
+static int
+added(klog_producer_t *p, struct req *r, int idx, size_t len)
+{
+	if (r->buf.failed)
+		return -KLOG_ENOMEM;
+	p->st.records++;
+	if (r->records++ == 0)
+		r->first_seq = p->st.records;
+	r->payload_bytes += len;
+	if (r->records >= p->cfg.batch_records)
+		return producer_seal(p, idx);
+	return 0;
+}
+
 int
 klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
     const void *key, size_t keylen)
@@ -336,31 +382,66 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 
 	if (len > p->cfg.max_message)
 		return -KLOG_ETOOBIG;
-	for (;;) {
+	do {
 		idx = pick(p, key, keylen);
-		r = p->open[idx];
-		if (r == NULL || r->records == 0 ||
-		    r->buf.len - r->hdr_len + esize <= p->set_cap)
-			break;
-		if ((rc = producer_seal(p, idx)) < 0)
-			return rc;
-	}
-	if (r == NULL) {
-		if ((r = producer_req_new(p, idx, klog_clock_mono_ms())) == NULL)
-			return -KLOG_ENOMEM;
-		p->open[idx] = r;
-		p->nopen++;
-	}
+		r = open_batch(p, idx, PRODUCER_PLAIN, esize, &rc);
+	} while (r == NULL && rc == 0);
+	if (r == NULL)
+		return rc;
 	if (klog_buf_reserve(&r->buf, esize) < 0)
 		return -KLOG_ENOMEM;
 	r->buf.len += klog_entry_encode(r->buf.data + r->buf.len, payload, len);
-	p->st.records++;
-	if (r->records++ == 0)
-		r->first_seq = p->st.records;
-	r->payload_bytes += len;
-	if (r->records >= p->cfg.batch_records)
-		return producer_seal(p, idx);
-	return 0;
+	return added(p, r, idx, len);
+}
+
+/* The most bytes rec takes in a magic-2 entry: Kafka's record with
+ * varints at their longest. */
+static size_t
+record_bound(const klog_producer_rec_t *rec)
+{
+	size_t n = 5 + 1 + 10 + 5 + 5 + rec->key_len + 5 + rec->value_len +
+	    5;
+
+	for (uint32_t i = 0; i < rec->header_count; i++)
+		n += 10 + rec->headers[i].key_len + (rec->headers[i].value ?
+		    (size_t)rec->headers[i].value_len : 0);
+	return n;
+}
+
+int
+klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
+{
+	int kind = rec->timestamp != KLOG_NO_TIMESTAMP ? PRODUCER_STAMPED :
+	    PRODUCER_RECORDS;
+	size_t esize = record_bound(rec);
+	struct req *r;
+	int idx, rc;
+
+	/* A record with nothing but a value stays a 9-byte-overhead plain
+	 * message, unless the codec is one only a magic-2 entry carries. */
+	if (rec->key == NULL && rec->value != NULL && rec->header_count == 0 &&
+	    kind == PRODUCER_RECORDS && p->cfg.codec <= KLOG_CODEC_GZIP)
+		return klog_producer_send(p, rec->value, rec->value_len, NULL,
+		    0);
+	if (rec->value_len > p->cfg.max_message || esize +
+	    KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER >
+	    p->records_cap + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER ||
+	    rec->key_len > INT32_MAX || rec->header_count > INT32_MAX)
+		return -KLOG_ETOOBIG;
+	do {
+		idx = pick(p, p->cfg.unkeyed_partitions ? NULL : rec->key,
+		    rec->key_len);
+		r = open_batch(p, idx, kind, esize, &rc);
+	} while (r == NULL && rc == 0);
+	if (r == NULL)
+		return rc;
+	if (r->records == 0)
+		klog_batch_begin(&r->bb, &r->buf, rec->timestamp,
+		    KLOG_NO_PRODUCER, -1, -1);
+	klog_batch_add(&r->bb, &r->buf, rec->timestamp, rec->key,
+	    (int32_t)rec->key_len, rec->value, rec->value ?
+	    (int32_t)rec->value_len : -1, rec->headers, rec->header_count);
+	return added(p, r, idx, rec->value_len);
 }
 
 int
@@ -550,6 +631,9 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	/* A gzip wrapper is one message: keep it under the size limit. */
 	if (cfg->codec == KLOG_CODEC_GZIP && p->set_cap > cfg->max_message)
 		p->set_cap = cfg->max_message;
+	/* So is a magic-2 entry (its body is its payload). */
+	p->records_cap = cfg->batch_bytes < cfg->max_message ?
+	    cfg->batch_bytes : cfg->max_message;
 	if ((rc = klog_discovery_partitions(d, p->topic, err)) == 0)
 		rc = producer_create_topic(p, err);
 	if (rc < 0)

@@ -15,6 +15,7 @@
 #include "klog/client/client.h"
 #include "klog/client/producer.h"
 #include "klog/storage/names.h"
+#include "klog/storage/record.h"
 
 /* Frames kept for reuse: enough for every request of a full queue of
  * one-record batches, and at most POOL_BYTES of buffers (a 1 MiB batch
@@ -23,10 +24,22 @@
 #define POOL_BYTES (16u << 20)
 
 
+/* What a batch's set holds: plain messages (magic 0, gzip-wrapped when
+ * asked), or one magic-2 entry whose records have no timestamp, or one
+ * whose records all have one (a batch's records share its first
+ * timestamp, or none). */
+enum producer_kind {
+	PRODUCER_PLAIN,
+	PRODUCER_RECORDS,
+	PRODUCER_STAMPED,
+};
+
 /* One batch: a whole PRODUCE frame for one partition. */
 struct req {
 	klog_buf_t buf;
 	size_t hdr_len;          /* bytes before the message set */
+	int kind;                /* enum producer_kind */
+	klog_batch_builder_t bb; /* a magic-2 entry's, while open */
 	int index;               /* partition index */
 	uint32_t records;
 	uint64_t first_seq;      /* klog_producer_send() number of its first */
@@ -66,6 +79,7 @@ struct klog_producer {
 	int nlinks, links_cap;
 	int wake_fd;             /* -1, or also waited for by poll */
 	size_t set_cap;          /* message-set bytes per batch */
+	size_t records_cap;      /* the same for a magic-2 entry */
 	int32_t next_id;
 	size_t queued;           /* sealed requests not yet done */
 	size_t queued_bytes;

@@ -1,7 +1,7 @@
 /*
  * The producer's send queues: a batch is a whole PRODUCE frame for one
  * partition, built from a head encoded once, sealed (gzip-wrapped when
- * asked), numbered and queued on the link of its partition's broker;
+ * asked; a magic-2 entry finished), numbered and queued on the link of its partition's broker;
  * frames are pooled for reuse.  Below both producer.c (the links' I/O,
  * acknowledgements) and partmap.c (where partitions go), which move
  * requests between queues with these and nothing else.
@@ -84,6 +84,7 @@ producer_req_new(klog_producer_t *p, int index, int64_t now)
 		return NULL;
 	}
 	r->hdr_len = r->buf.len;
+	r->kind = PRODUCER_PLAIN;
 	r->index = index;
 	r->records = 0;
 	r->payload_bytes = 0;
@@ -195,7 +196,9 @@ producer_seal(klog_producer_t *p, int index)
 
 	p->open[index] = NULL;
 	p->nopen--;
-	if (p->cfg.codec == KLOG_CODEC_GZIP)
+	if (r->kind != PRODUCER_PLAIN)
+		(void)klog_batch_end(&r->bb, &r->buf);  /* failed: buf says */
+	else if (p->cfg.codec == KLOG_CODEC_GZIP)
 		req_compress(p, r);
 	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;

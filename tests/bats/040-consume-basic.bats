@@ -27,10 +27,6 @@ teardown() {
 Try 'klog-consume -h'" ]
 	run -64 --separate-stderr klog-consume -t x --nope
 	[ "${stderr_lines[0]}" = "klog-consume: --nope: unknown option" ]
-	run -64 --separate-stderr klog-consume -t x -f '%k'
-	[ "${stderr_lines[0]}" = "klog-consume: -f %k: %k: messages have no key in the Kafka 0.7 format" ]
-	run -64 --separate-stderr klog-consume -t x -f '%T'
-	[[ "${stderr_lines[0]}" == *"no timestamp in the Kafka 0.7 format" ]]
 	run -64 --separate-stderr klog-consume -t x -f '%z'
 	[ "${stderr_lines[0]}" = "klog-consume: -f %z: %z: unknown format token" ]
 	run -64 --separate-stderr klog-consume -t x -f '\x4'

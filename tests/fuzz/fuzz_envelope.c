@@ -5,7 +5,8 @@
  * delimiter.
  *
  * Checks, besides not crashing or leaking: an envelope that decodes
- * re-encodes (klog-consume -J) to one that decodes to the same payload;
+ * re-encodes (klog-consume -J) to one that decodes to the same record
+ * (payload, key, timestamp, headers);
  * every member view lies inside the input; a JSON string that unescapes
  * gives valid UTF-8 that escapes and unescapes back to itself; base64
  * decoding accepts exactly the canonical encodings; klog_utf8_valid()
@@ -22,6 +23,7 @@
 #include "klog/base/error.h"
 #include "klog/base/json.h"
 #include "klog/client/input.h"
+#include "envrec.h"
 #include "klog/client/outfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,32 +40,43 @@ same(const klog_buf_t *b, const void *p, size_t n)
 static void
 envelope(const uint8_t *data, size_t size)
 {
-	klog_outfmt_rec_t r = { "t", 1, 0, 0, 0, NULL, 0 };
-	klog_buf_t payload, line, again;
+	klog_outfmt_rec_t r = { "t", 1, 0, 0, 0, NULL, 0, NULL, -1,
+	    KLOG_NO_TIMESTAMP, NULL, 0, 0 };
+	klog_input_record_t rec, again;
+	klog_buf_t line, hb;
 	klog_outfmt_t *f;
 	klog_err_t err = { 0 };
 	int rc;
 
-	klog_buf_init(&payload);
+	klog_input_record_init(&rec);
+	klog_input_record_init(&again);
 	klog_buf_init(&line);
-	klog_buf_init(&again);
-	rc = klog_input_envelope(data, size, &payload, &err);
+	klog_buf_init(&hb);
+	rc = klog_input_envelope(data, size, &rec, NULL, &err);
 	CHECK(rc == 0 || rc == 1 || rc == -KLOG_EINVAL);
 	CHECK(rc != -KLOG_EINVAL || err.msg[0] != '\0');
-	CHECK(rc != 0 || payload.len == 0);
+	CHECK(rc != 0 || (rec.payload.len == 0 && !rec.has_key &&
+	    rec.header_count == 0));
 	if (rc == 1) {
+		r.payload = rec.null_payload ? NULL : rec.payload.len ?
+		    rec.payload.data : (const uint8_t *)"";
+		r.payload_len = rec.payload.len;
+		r.key = !rec.has_key ? NULL : rec.key.len ? rec.key.data :
+		    (const uint8_t *)"";
+		r.key_len = rec.has_key ? (int32_t)rec.key.len : -1;
+		r.timestamp = rec.timestamp;
+		envrec_headers(&hb, rec.hdrs, rec.header_count, &r);
 		CHECK(klog_outfmt_json(&f) == 0);
-		r.payload = payload.data;
-		r.payload_len = payload.len;
 		klog_outfmt_render(f, &r, &line);
 		klog_outfmt_free(f);
-		CHECK(klog_input_envelope(line.data, line.len, &again, &err) ==
-		    1);
-		CHECK(same(&again, payload.data, payload.len));
+		CHECK(klog_input_envelope(line.data, line.len, &again, NULL,
+		    &err) == 1);
+		CHECK(envrec_same(&again, &r));
 	}
-	klog_buf_free(&payload);
+	klog_input_record_free(&rec);
+	klog_input_record_free(&again);
 	klog_buf_free(&line);
-	klog_buf_free(&again);
+	klog_buf_free(&hb);
 }
 
 static void

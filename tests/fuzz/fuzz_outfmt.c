@@ -3,12 +3,13 @@
  * -D delimiters and the -J envelope.
  *
  * The input is split into a format string (up to the first NUL) and a
- * record (offsets, partition, topic and payload bytes).  The compiled
+ * record (offsets, partition, topic, key, timestamp, headers and payload
+ * bytes).  The compiled
  * format must render exactly what a plain reference interpreter here
  * renders, and refuse exactly what it refuses; unescaping must agree the
- * same way; and the -J envelope of any payload must be one line that
+ * same way; and the -J envelope of any record must be one line that
  * klog-produce's reader (klog_input_envelope()) turns back into the same
- * bytes.  A broken invariant aborts.
+ * record.  A broken invariant aborts.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include "klog/client/input.h"
 #include "klog/client/outfmt.h"
 #include "klog/storage/format.h"
+#include "envrec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,6 +75,24 @@ put_dec(klog_buf_t *b, long long v)
 	klog_buf_put(b, num, (size_t)snprintf(num, sizeof(num), "%lld", v));
 }
 
+/* %h: name=value pairs, comma-separated, a null value as nothing. */
+static void
+ref_headers(const klog_outfmt_rec_t *r, klog_buf_t *out)
+{
+	klog_header_t h;
+	size_t pos = 0;
+
+	for (uint32_t i = 0; klog_record_header_next(r->headers,
+	    r->headers_len, &pos, &h); i++) {
+		if (i > 0)
+			klog_buf_put(out, ",", 1);
+		klog_buf_put(out, h.key, h.key_len);
+		klog_buf_put(out, "=", 1);
+		if (h.value != NULL)
+			klog_buf_put(out, h.value, (size_t)h.value_len);
+	}
+}
+
 /* What klog-consume(1) says -f does, the slow and obvious way. */
 static int
 ref_render(const char *fmt, const klog_outfmt_rec_t *r, klog_buf_t *out)
@@ -94,11 +114,22 @@ ref_render(const char *fmt, const klog_outfmt_rec_t *r, klog_buf_t *out)
 		switch (fmt[i + 1]) {
 		case '%': klog_buf_put(out, "%", 1); break;
 		case 's': klog_buf_put(out, r->payload, r->payload_len); break;
-		case 'S': put_dec(out, (long long)r->payload_len); break;
+		case 'S':
+			put_dec(out, r->payload ? (long long)r->payload_len :
+			    -1);
+			break;
 		case 'R':
-			klog_put_be32(be, (uint32_t)r->payload_len);
+			klog_put_be32(be, r->payload ? (uint32_t)r->payload_len :
+			    UINT32_MAX);
 			klog_buf_put(out, be, 4);
 			break;
+		case 'k':
+			if (r->key != NULL)
+				klog_buf_put(out, r->key, (size_t)r->key_len);
+			break;
+		case 'K': put_dec(out, r->key ? r->key_len : -1); break;
+		case 'T': put_dec(out, r->timestamp); break;
+		case 'h': ref_headers(r, out); break;
 		case 'o': put_dec(out, r->offset); break;
 		case 'O': put_dec(out, r->next_offset); break;
 		case 'p': put_dec(out, r->partition); break;
@@ -175,30 +206,64 @@ formats(const char *fmt, const klog_outfmt_rec_t *r)
 	klog_buf_free(&want);
 }
 
-/* -J out, klog-produce -J in: the same payload, one valid line. */
+/* -J out, klog-produce -J in: the same record, one valid line. */
 static void
 envelope(const klog_outfmt_rec_t *r)
 {
-	klog_json_member_t m[8];
+	klog_input_record_t back;
 	klog_outfmt_t *f;
-	klog_buf_t line, back;
+	klog_buf_t line;
 	klog_err_t err;
-	size_t n;
 
 	CHECK(klog_outfmt_json(&f) == 0);
 	klog_buf_init(&line);
-	klog_buf_init(&back);
+	klog_input_record_init(&back);
 	klog_outfmt_render(f, r, &line);
 	CHECK(!line.failed && line.len > 0 && line.data[line.len - 1] == '\n');
 	CHECK(memchr(line.data, '\n', line.len) == line.data + line.len - 1);
-	CHECK(klog_json_parse_flat((const char *)line.data, line.len, m, 8,
-	    &n) == 0 && n == 6);
-	CHECK(klog_input_envelope(line.data, line.len, &back, &err) == 1);
-	CHECK(back.len == r->payload_len && (back.len == 0 ||
-	    memcmp(back.data, r->payload, back.len) == 0));
+	CHECK(klog_input_envelope(line.data, line.len, &back, NULL, &err) ==
+	    1);
+	CHECK(envrec_same(&back, r));
 	klog_buf_free(&line);
-	klog_buf_free(&back);
+	klog_input_record_free(&back);
 	klog_outfmt_free(f);
+}
+
+/*
+ * Of the record's bytes at *p: a key (its length the first byte, none
+ * when that is odd), a timestamp (8 bytes; -1 half the time) and up to
+ * three headers (name and value lengths from a byte each, a null value
+ * when the value's is 255), taken from the front.
+ */
+static void
+take_record(const uint8_t **p, size_t *n, klog_header_t *h,
+    uint32_t *nh, klog_outfmt_rec_t *r)
+{
+	size_t k = *n > 0 ? **p : 1;
+
+	if (*n > 0) {
+		(*p)++;
+		(*n)--;
+	}
+	r->key = k % 2 || k / 2 > *n ? NULL : *p;
+	r->key_len = r->key ? (int32_t)(k / 2) : -1;
+	*p += r->key ? k / 2 : 0;
+	*n -= r->key ? k / 2 : 0;
+	r->timestamp = take64(p, n);
+	if (r->timestamp % 2)
+		r->timestamp = KLOG_NO_TIMESTAMP;
+	for (*nh = 0; *nh < 3 && *n >= 2; (*nh)++) {
+		size_t kl = (*p)[0] % 8, vl = (*p)[1];
+
+		if (kl + (vl == 255 ? 0 : vl % 16) + 2 > *n)
+			break;
+		h[*nh].key = *p + 2;
+		h[*nh].key_len = kl;
+		h[*nh].value = vl == 255 ? NULL : *p + 2 + kl;
+		h[*nh].value_len = vl == 255 ? -1 : (int32_t)(vl % 16);
+		*p += 2 + kl + (vl == 255 ? 0 : vl % 16);
+		*n -= 2 + kl + (vl == 255 ? 0 : vl % 16);
+	}
 }
 
 int
@@ -206,6 +271,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, '\0', size), *p;
 	klog_outfmt_rec_t r;
+	klog_header_t h[3];
+	uint32_t nh;
+	klog_buf_t hb;
 	char topic[32], *fmt;
 	size_t flen = nul != NULL ? (size_t)(nul - data) : size, n, tlen;
 
@@ -216,6 +284,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = data + flen + (nul != NULL);
 	n = size - flen - (nul != NULL);
 	memset(&r, 0, sizeof(r));
+	klog_buf_init(&hb);
 	r.offset = take64(&p, &n);
 	r.next_offset = take64(&p, &n);
 	r.partition = (int32_t)take64(&p, &n);
@@ -227,10 +296,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n -= n > 0 ? 1 + tlen : 0;
 	r.topic = topic;
 	r.topic_len = tlen;
-	r.payload = p;
-	r.payload_len = n;
+	take_record(&p, &n, h, &nh, &r);
+	envrec_headers(&hb, h, nh, &r);
+	/* A null value when the payload is one 0xff byte. */
+	r.payload = n == 1 && p[0] == 0xff ? NULL : p;
+	r.payload_len = r.payload ? n : 0;
 	formats(fmt, &r);
 	envelope(&r);
+	klog_buf_free(&hb);
 	free(fmt);
 	return 0;
 }

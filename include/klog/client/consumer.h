@@ -1,6 +1,8 @@
 /*
  * The consumer: FETCH requests over every partition of a topic (or some),
- * messages out one at a time, CRCs checked, gzip wrappers opened.
+ * messages out one at a time, CRCs checked, gzip wrappers opened, the
+ * records of magic-2 entries handed out with their keys, timestamps and
+ * headers.
  *
  * One fetch request per broker covers all its partitions, long-polling
  * (max_wait_ms, min_bytes).  As soon as a response is in, the next fetch is
@@ -22,7 +24,9 @@
  * the next offset of the last message handed out (or the start offset),
  * which is what an offset file stores to resume without loss.  Inside a
  * gzip wrapper every message but the last has the wrapper's offset as next
- * offset, so resuming from one re-reads the wrapper (at-least-once).
+ * offset, so resuming from one re-reads the wrapper (at-least-once); the
+ * records of a magic-2 entry likewise (offset W, the last one's next
+ * offset past the entry).
  *
  * What the broker sends is checked: a partial entry at the end of a
  * response is normal (fetched again); an entry larger than the fetch size
@@ -101,8 +105,16 @@ typedef struct klog_consumer_msg {
 	int32_t partition;          /* index */
 	int64_t offset;
 	int64_t next_offset;
-	const uint8_t *payload;
+	const uint8_t *payload;     /* NULL: a null value (payload_len 0) */
 	uint32_t payload_len;
+	/* A magic-2 record's (format.h's klog_msg_t); a plain message has
+	 * key NULL (key_len -1), timestamp KLOG_NO_TIMESTAMP, no headers. */
+	const uint8_t *key;
+	int32_t key_len;
+	int64_t timestamp;
+	const uint8_t *headers;     /* record.h's header bytes */
+	size_t headers_len;
+	uint32_t header_count;
 } klog_consumer_msg_t;
 
 enum klog_consumer_event {

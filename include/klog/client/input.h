@@ -1,6 +1,7 @@
 /*
  * klog-produce's input: records cut from a byte stream at a delimiter of
- * any length, and the -J envelope that klog-consume -J writes.
+ * any length, and the -J envelope that klog-consume -J writes (with the
+ * keys, timestamps and headers of records that have them).
  *
  * The splitter reads stdin in large chunks into one buffer and hands out
  * records as views into it (no copy, no allocation per record).  A delimiter
@@ -17,6 +18,7 @@
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/storage/names.h"
+#include "klog/storage/record.h"
 
 typedef struct klog_input {
 	uint8_t *buf;          /* owned */
@@ -68,16 +70,6 @@ void klog_input_set_eof(klog_input_t *in);
  */
 int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
 
-/*
- * Decode one -J envelope line (a flat JSON object as klog-consume -J
- * writes) into payload (reset first): the bytes of "payload" or
- * "payload_base64"; "size", if present, must match.  Other members are
- * ignored.  Returns 1 for a record, 0 for a blank line (nothing to send),
- * -KLOG_EINVAL with err saying what is wrong.
- */
-int klog_input_envelope(const uint8_t *line, size_t len, klog_buf_t *payload,
-    klog_err_t *err);
-
 /* Where a record came from, as klog-consume -J says. */
 typedef struct klog_input_source {
 	char topic[KLOG_TOPIC_MAX + 1];
@@ -86,12 +78,38 @@ typedef struct klog_input_source {
 } klog_input_source_t;
 
 /*
- * As klog_input_envelope(), and for a record *src from its "topic",
- * "partition" and "next_offset" members (klog-produce
- * --source-offset-file): -KLOG_EINVAL if one is missing or not what
- * klog-consume writes.
+ * One -J envelope's record, decoded into buffers of its own that are
+ * reused from line to line (klog_input_record_init(), _free()).
  */
-int klog_input_envelope_source(const uint8_t *line, size_t len,
-    klog_buf_t *payload, klog_input_source_t *src, klog_err_t *err);
+typedef struct klog_input_record {
+	klog_buf_t payload;        /* the value's bytes */
+	int null_payload;          /* "payload":null: a null value */
+	klog_buf_t key;
+	int has_key;               /* "key" or "key_base64" (not null) */
+	int64_t timestamp;         /* KLOG_NO_TIMESTAMP: none given */
+	klog_header_t *hdrs;       /* header_count of them, into hbytes */
+	uint32_t header_count;
+	uint32_t hdrs_cap;
+	klog_buf_t hbytes;         /* the headers' names and values */
+} klog_input_record_t;
+
+void klog_input_record_init(klog_input_record_t *rec);
+void klog_input_record_free(klog_input_record_t *rec);
+
+/*
+ * Decode one -J envelope line, a JSON object as klog-consume -J writes it,
+ * into rec (emptied first): the bytes of "payload" or "payload_base64"
+ * ("payload":null: a null value); "size", if present, must match; "key" or
+ * "key_base64" (absent or null: no key); "timestamp" (ms, absent, null or
+ * -1: none); "headers", an array of {"key" or "key_base64", "value",
+ * "value_base64" or "value":null}.  Every member but "headers" is a
+ * scalar; other members are ignored.  With src, also the record's source
+ * position from its "topic", "partition" and "next_offset" (klog-produce
+ * --source-offset-file), each of which must then be there as klog-consume
+ * writes it.  Returns 1 for a record, 0 for a blank line (nothing to
+ * send), -KLOG_EINVAL with err saying what is wrong, -KLOG_ENOMEM.
+ */
+int klog_input_envelope(const uint8_t *line, size_t len,
+    klog_input_record_t *rec, klog_input_source_t *src, klog_err_t *err);
 
 #endif

@@ -61,6 +61,7 @@
 
 #include "klog/base/error.h"
 #include "klog/client/discovery.h"
+#include "klog/storage/record.h"
 
 typedef struct klog_producer klog_producer_t;
 typedef struct klog_producer_done klog_producer_done_t;
@@ -70,7 +71,11 @@ typedef struct klog_producer_config {
 	int partition;              /* >= 0 fixed; -1 keys or round robin */
 	int acks;                   /* KLOG_ACKS_NONE, _LEADER or _ALL */
 	int timeout_ms;             /* broker-side wait for acks all */
-	int codec;                  /* KLOG_CODEC_NONE or KLOG_CODEC_GZIP */
+	int codec;                  /* KLOG_CODEC_* (codec.h) */
+	int unkeyed_partitions;     /* klog_producer_send_record()'s keys
+	                               are stored but do not choose the
+	                               partition: requests keep their records
+	                               consecutive (a mirror's bookmark) */
 	uint32_t batch_records;     /* default 1000 */
 	size_t batch_bytes;         /* message-set bytes; default 1 MiB */
 	int linger_ms;              /* default 5 */
@@ -143,6 +148,32 @@ int klog_producer_partitions(const klog_producer_t *p);
  */
 int klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
     const void *key, size_t keylen);
+
+/* A record with what a magic-2 entry carries (record.h). */
+typedef struct klog_producer_rec {
+	const void *value;          /* NULL: a null value (a tombstone) */
+	size_t value_len;
+	const void *key;            /* NULL: no key */
+	size_t key_len;
+	int64_t timestamp;          /* CreateTime, ms; KLOG_NO_TIMESTAMP */
+	const klog_header_t *headers;
+	uint32_t header_count;
+} klog_producer_rec_t;
+
+/*
+ * Queue one record (copied) with its key (stored, and hashed for the
+ * partition as klog_producer_send() does), timestamp and headers.  A
+ * batch of such records is one magic-2 entry (compressed whole with the
+ * codec), up to max_message bytes; a record with none of them and a value
+ * is sent as klog_producer_send() sends it (a plain message, 9 bytes of
+ * overhead), unless the codec is snappy, lz4 or zstd, which only a
+ * magic-2 entry carries.  A batch holds plain messages or records, and
+ * records with timestamps or without: a record of another kind than the
+ * open batch's seals it.  -KLOG_ETOOBIG if the value is over max_message
+ * or the record cannot fit an entry under it; -KLOG_ENOMEM.
+ */
+int klog_producer_send_record(klog_producer_t *p,
+    const klog_producer_rec_t *rec);
 
 /* Seal every open batch, so it goes out at the next poll. */
 void klog_producer_flush(klog_producer_t *p);

@@ -319,10 +319,10 @@ test_fill_from_pipe(void **state)
 }
 
 static int
-envelope(const char *line, klog_buf_t *payload, klog_err_t *err)
+envelope(const char *line, klog_input_record_t *rec, klog_err_t *err)
 {
-	return klog_input_envelope((const uint8_t *)line, strlen(line),
-	    payload, err);
+	return klog_input_envelope((const uint8_t *)line, strlen(line), rec,
+	    NULL, err);
 }
 
 /* The source position --source-offset-file takes from an envelope. */
@@ -331,7 +331,7 @@ test_envelope_source(void **state)
 {
 	klog_input_source_t src;
 	klog_err_t err = { 0 };
-	klog_buf_t payload;
+	klog_input_record_t rec;
 	const char *ok = "{\"topic\":\"ng\\u0069nx\",\"partition\":3,"
 	    "\"offset\":10,\"next_offset\":21,\"size\":1,\"payload\":\"x\"}";
 	const char *bad[] = {
@@ -347,66 +347,119 @@ test_envelope_source(void **state)
 	};
 
 	(void)state;
-	klog_buf_init(&payload);
-	assert_int_equal(klog_input_envelope_source((const uint8_t *)ok,
-	    strlen(ok), &payload, &src, &err), 1);
+	klog_input_record_init(&rec);
+	assert_int_equal(klog_input_envelope((const uint8_t *)ok,
+	    strlen(ok), &rec, &src, &err), 1);
 	assert_string_equal(src.topic, "nginx");
 	assert_int_equal(src.partition, 3);
 	assert_int_equal(src.next_offset, 21);
-	assert_int_equal(payload.len, 1);
+	assert_int_equal(rec.payload.len, 1);
 	/* Without src, the position is not asked for. */
-	assert_int_equal(envelope(bad[0], &payload, &err), 1);
+	assert_int_equal(envelope(bad[0], &rec, &err), 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(klog_input_envelope_source((const uint8_t *)
-		    bad[i], strlen(bad[i]), &payload, &src, &err),
-		    -KLOG_EINVAL);
-	assert_int_equal(klog_input_envelope_source((const uint8_t *)"  ", 2,
-	    &payload, &src, &err), 0);
-	klog_buf_free(&payload);
+		assert_int_equal(klog_input_envelope((const uint8_t *)bad[i],
+		    strlen(bad[i]), &rec, &src, &err), -KLOG_EINVAL);
+	assert_int_equal(klog_input_envelope((const uint8_t *)"  ", 2, &rec,
+	    &src, &err), 0);
+	klog_input_record_free(&rec);
 }
 
 static void
 test_envelope(void **state)
 {
 	klog_err_t err = { 0 };
-	klog_buf_t p;
+	klog_input_record_t r;
 
 	(void)state;
-	klog_buf_init(&p);
+	klog_input_record_init(&r);
 	assert_int_equal(envelope("{\"topic\":\"t\",\"partition\":0,"
 	    "\"offset\":0,\"next_offset\":18,\"size\":9,"
-	    "\"payload\":\"tab\\there\\n\"}", &p, &err), 1);
-	assert_int_equal(p.len, 9);
-	assert_memory_equal(p.data, "tab\there\n", 9);
-	assert_int_equal(envelope("{\"payload_base64\":\"YQD/CmI=\"}", &p,
+	    "\"payload\":\"tab\\there\\n\"}", &r, &err), 1);
+	assert_int_equal(r.payload.len, 9);
+	assert_memory_equal(r.payload.data, "tab\there\n", 9);
+	/* A plain message's envelope: no key, timestamp or headers. */
+	assert_false(r.has_key);
+	assert_false(r.null_payload);
+	assert_int_equal(r.timestamp, KLOG_NO_TIMESTAMP);
+	assert_int_equal(r.header_count, 0);
+	assert_int_equal(envelope("{\"payload_base64\":\"YQD/CmI=\"}", &r,
 	    &err), 1);
-	assert_int_equal(p.len, 5);
-	assert_memory_equal(p.data, "a\0\xff\nb", 5);
-	assert_int_equal(envelope("{\"payload\":\"\"}", &p, &err), 1);
-	assert_int_equal(p.len, 0);
-	assert_int_equal(envelope("  \t\r", &p, &err), 0);
-	assert_int_equal(envelope("", &p, &err), 0);
-	klog_buf_free(&p);
+	assert_int_equal(r.payload.len, 5);
+	assert_memory_equal(r.payload.data, "a\0\xff\nb", 5);
+	assert_int_equal(envelope("{\"payload\":\"\"}", &r, &err), 1);
+	assert_int_equal(r.payload.len, 0);
+	assert_false(r.null_payload);
+	assert_int_equal(envelope("  \t\r", &r, &err), 0);
+	assert_int_equal(envelope("", &r, &err), 0);
+	klog_input_record_free(&r);
+}
+
+/* What klog-consume -J writes of a magic-2 record comes back whole. */
+static void
+test_envelope_record(void **state)
+{
+	klog_err_t err = { 0 };
+	klog_input_record_t r;
+
+	(void)state;
+	klog_input_record_init(&r);
+	assert_int_equal(envelope("{\"topic\":\"t\",\"partition\":0,"
+	    "\"offset\":0,\"next_offset\":90,\"size\":3,\"key\":\"k\\u00e9\","
+	    "\"timestamp\":1700000000123,\"headers\":[{\"key\":\"a\","
+	    "\"value\":\"1\"},{\"key_base64\":\"/w==\",\"value_base64\":"
+	    "\"AAE=\"},{\"key\":\"n\",\"value\":null}],\"payload\":\"abc\"}",
+	    &r, &err), 1);
+	assert_true(r.has_key);
+	assert_int_equal(r.key.len, 3);
+	assert_memory_equal(r.key.data, "k\xc3\xa9", 3);
+	assert_int_equal(r.timestamp, 1700000000123);
+	assert_int_equal(r.header_count, 3);
+	assert_int_equal(r.hdrs[0].key_len, 1);
+	assert_memory_equal(r.hdrs[0].key, "a", 1);
+	assert_int_equal(r.hdrs[0].value_len, 1);
+	assert_memory_equal(r.hdrs[0].value, "1", 1);
+	assert_int_equal(r.hdrs[1].key_len, 1);
+	assert_memory_equal(r.hdrs[1].key, "\xff", 1);
+	assert_int_equal(r.hdrs[1].value_len, 2);
+	assert_memory_equal(r.hdrs[1].value, "\0\1", 2);
+	assert_null(r.hdrs[2].value);
+	assert_int_equal(r.hdrs[2].value_len, -1);
+	assert_int_equal(r.payload.len, 3);
+	/* The next line starts afresh; null key, null payload, no time. */
+	assert_int_equal(envelope("{\"key\":null,\"timestamp\":null,"
+	    "\"headers\":[],\"payload\":null}", &r, &err), 1);
+	assert_false(r.has_key);
+	assert_true(r.null_payload);
+	assert_int_equal(r.payload.len, 0);
+	assert_int_equal(r.timestamp, KLOG_NO_TIMESTAMP);
+	assert_int_equal(r.header_count, 0);
+	assert_int_equal(envelope("{\"key_base64\":\"\",\"timestamp\":-1,"
+	    "\"payload\":\"x\"}", &r, &err), 1);
+	assert_true(r.has_key);
+	assert_int_equal(r.key.len, 0);
+	assert_int_equal(r.timestamp, KLOG_NO_TIMESTAMP);
+	klog_input_record_free(&r);
 }
 
 static void
 check_bad(const char *line, const char *why)
 {
 	klog_err_t err = { 0 };
-	klog_buf_t p;
+	klog_input_record_t r;
 
-	klog_buf_init(&p);
-	assert_int_equal(envelope(line, &p, &err), -KLOG_EINVAL);
+	klog_input_record_init(&r);
+	assert_int_equal(envelope(line, &r, &err), -KLOG_EINVAL);
 	assert_string_equal(err.msg, why);
-	klog_buf_free(&p);
+	klog_input_record_free(&r);
 }
 
 static void
 test_envelope_errors(void **state)
 {
 	(void)state;
-	check_bad("hello", "not a flat JSON object");
-	check_bad("{\"payload\":\"x\"", "not a flat JSON object");
+	check_bad("hello", "not a JSON object of scalars and headers");
+	check_bad("{\"payload\":\"x\"",
+	    "not a JSON object of scalars and headers");
 	check_bad("{\"topic\":\"t\"}", "no payload or payload_base64");
 	check_bad("{\"payload\":\"x\",\"payload_base64\":\"eA==\"}",
 	    "both payload and payload_base64");
@@ -416,43 +469,123 @@ test_envelope_errors(void **state)
 	check_bad("{\"payload\":\"abc\",\"size\":4}",
 	    "size 4 does not match the payload's 3 bytes");
 	check_bad("{\"payload\":\"abc\",\"size\":\"3\"}", "size: not a number");
+	check_bad("{\"payload\":\"x\",\"key\":\"k\",\"key_base64\":\"aw==\"}",
+	    "both key and key_base64");
+	check_bad("{\"payload\":\"x\",\"key\":7}", "key: not a string");
+	check_bad("{\"payload\":\"x\",\"timestamp\":\"1\"}",
+	    "timestamp: not a number");
+	check_bad("{\"payload\":\"x\",\"timestamp\":1.5}",
+	    "timestamp 1.5: invalid");
+	check_bad("{\"payload\":\"x\",\"headers\":[{\"value\":\"v\"}]}",
+	    "headers: no key or key_base64");
+	check_bad("{\"payload\":\"x\",\"headers\":[{\"key\":\"k\"}]}",
+	    "headers: no value or value_base64");
+	check_bad("{\"payload\":\"x\",\"headers\":[{\"key\":null,"
+	    "\"value\":\"v\"}]}", "headers: key: not a string");
+	check_bad("{\"payload\":\"x\",\"headers\":[{\"key\":\"k\","
+	    "\"value_base64\":\"!\"}]}", "headers: value_base64: invalid "
+	    "base64");
+	check_bad("{\"payload\":\"x\",\"headers\":[],\"headers\":[]}",
+	    "headers twice");
+	check_bad("{\"payload\":\"x\",\"headers\":[[]]}",
+	    "not a JSON object of scalars and headers");
+	check_bad("{\"payload\":\"x\",\"headers\":{\"a\":\"b\"}}",
+	    "not a JSON object of scalars and headers");
+	check_bad("{\"payload\":\"x\",\"other\":[1]}",
+	    "not a JSON object of scalars and headers");
 }
 
-/* What klog-consume -J writes, klog-produce -J reads back exactly. */
+/* Random bytes, mostly text, some control bytes, some not UTF-8. */
+static void
+fill(uint8_t *p, size_t n, int round)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = round % 3 == 0 ? (uint8_t)rand() :
+		    (uint8_t)(rand() % 0x80);
+}
+
+/* What klog-consume -J writes, klog-produce -J reads back exactly: the
+ * payload, and a record's key, timestamp and headers. */
 static void
 test_envelope_round_trip(void **state)
 {
 	klog_outfmt_t *f = NULL;
 	klog_err_t err = { 0 };
-	klog_buf_t line, back;
-	uint8_t payload[300];
+	klog_buf_t line, rbytes;
+	klog_input_record_t back;
+	klog_record_t rd;
+	klog_header_t h[3];
+	uint8_t payload[300], key[40], hk[3][8], hv[3][20];
 	klog_outfmt_rec_t r = { .topic = "t", .topic_len = 1 };
 
 	(void)state;
 	klog_buf_init(&line);
-	klog_buf_init(&back);
+	klog_buf_init(&rbytes);
+	klog_input_record_init(&back);
 	assert_int_equal(klog_outfmt_json(&f), 0);
 	srand(7);
-	for (int round = 0; round < 200; round++) {
+	for (int round = 0; round < 300; round++) {
 		size_t n = (size_t)rand() % sizeof(payload);
+		size_t kn = (size_t)rand() % sizeof(key);
+		uint32_t nh = (uint32_t)(round % 4);
 
-		for (size_t i = 0; i < n; i++)
-			/* Mostly text, some control bytes, some invalid. */
-			payload[i] = round % 3 == 0 ? (uint8_t)rand() :
-			    (uint8_t)(rand() % 0x80);
-		r.payload = payload;
-		r.payload_len = n;
+		fill(payload, n, round);
+		fill(key, kn, round);
+		for (uint32_t i = 0; i < nh; i++) {
+			h[i].key_len = (size_t)rand() % sizeof(hk[i]);
+			fill(hk[i], h[i].key_len, round + (int)i);
+			h[i].key = hk[i];
+			h[i].value_len = rand() % 5 == 0 ? -1 :
+			    rand() % (int)sizeof(hv[i]);
+			h[i].value = h[i].value_len < 0 ? NULL : hv[i];
+			fill(hv[i], h[i].value_len < 0 ? 0 :
+			    (size_t)h[i].value_len, round);
+		}
+		/* The headers as a record stores them (record.h). */
+		klog_buf_reset(&rbytes);
+		klog_record_write(&rbytes, 0, 0, NULL, -1, "", 0, h, nh);
+		assert_int_equal(klog_record_read(rbytes.data, rbytes.len, &rd),
+		    0);
+		r.payload = round % 7 == 6 ? NULL : payload;
+		r.payload_len = r.payload ? n : 0;
+		r.key = round % 2 ? key : NULL;
+		r.key_len = r.key ? (int32_t)kn : -1;
+		r.timestamp = round % 5 == 0 ? KLOG_NO_TIMESTAMP :
+		    (int64_t)rand() * 1000;
+		r.headers = rd.headers;
+		r.headers_len = rd.headers_len;
+		r.header_count = rd.header_count;
 		klog_buf_reset(&line);
 		klog_outfmt_render(f, &r, &line);
 		assert_int_equal(klog_input_envelope(line.data, line.len - 1,
-		    &back, &err), 1);
-		assert_int_equal(back.len, n);
-		if (n > 0)
-			assert_memory_equal(back.data, payload, n);
+		    &back, NULL, &err), 1);
+		assert_int_equal(back.null_payload, r.payload == NULL);
+		assert_int_equal(back.payload.len, r.payload_len);
+		if (r.payload_len > 0)
+			assert_memory_equal(back.payload.data, payload, n);
+		assert_int_equal(back.has_key, r.key != NULL);
+		if (r.key != NULL) {
+			assert_int_equal(back.key.len, kn);
+			if (kn > 0)
+				assert_memory_equal(back.key.data, key, kn);
+		}
+		assert_int_equal(back.timestamp, r.timestamp);
+		assert_int_equal(back.header_count, nh);
+		for (uint32_t i = 0; i < nh; i++) {
+			assert_int_equal(back.hdrs[i].key_len, h[i].key_len);
+			assert_memory_equal(back.hdrs[i].key, h[i].key,
+			    h[i].key_len);
+			assert_int_equal(back.hdrs[i].value_len,
+			    h[i].value_len);
+			if (h[i].value_len > 0)
+				assert_memory_equal(back.hdrs[i].value,
+				    h[i].value, (size_t)h[i].value_len);
+		}
 	}
 	klog_outfmt_free(f);
 	klog_buf_free(&line);
-	klog_buf_free(&back);
+	klog_buf_free(&rbytes);
+	klog_input_record_free(&back);
 }
 
 int
@@ -468,6 +601,7 @@ main(void)
 		cmocka_unit_test(test_fill_from_pipe),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_envelope_source),
+		cmocka_unit_test(test_envelope_record),
 		cmocka_unit_test(test_envelope_errors),
 		cmocka_unit_test(test_envelope_round_trip),
 	};

@@ -17,6 +17,7 @@ rec(const void *payload, size_t len)
 		.topic = "nginx", .topic_len = 5, .partition = 3,
 		.offset = 1234567, .next_offset = 1234580,
 		.payload = payload, .payload_len = len,
+		.key = NULL, .key_len = -1, .timestamp = KLOG_NO_TIMESTAMP,
 	};
 	return r;
 }
@@ -198,12 +199,6 @@ static void
 test_errors(void **state)
 {
 	(void)state;
-	check_error("%k", "%k: messages have no key in the Kafka 0.7 format");
-	check_error("%s %K", "%K: messages have no key in the Kafka 0.7 format");
-	check_error("%T",
-	    "%T: messages have no timestamp in the Kafka 0.7 format");
-	check_error("%h",
-	    "%h: messages have no headers in the Kafka 0.7 format");
 	check_error("%z", "%z: unknown format token");
 	check_error("%\x01", "%\\x01: unknown format token");
 	check_error("%s%", "ends with a lone '%'");
@@ -269,6 +264,91 @@ test_json(void **state)
 	    "\"payload\":\"\"}\n");
 }
 
+/* A record with a key, a timestamp and headers (record.h's bytes). */
+static klog_outfmt_rec_t
+keyed(klog_buf_t *scratch, const klog_header_t *h, uint32_t n)
+{
+	klog_outfmt_rec_t r = rec("v", 1);
+	klog_record_t rd;
+
+	klog_buf_reset(scratch);
+	klog_record_write(scratch, 0, 0, NULL, -1, "", 0, h, n);
+	assert_int_equal(klog_record_read(scratch->data, scratch->len, &rd), 0);
+	r.key = (const uint8_t *)"user\x00" "1";
+	r.key_len = 6;
+	r.timestamp = 1700000000123;
+	r.headers = rd.headers;
+	r.headers_len = rd.headers_len;
+	r.header_count = rd.header_count;
+	return r;
+}
+
+/* kcat's %k %K %T %h, with kcat's meanings. */
+static void
+test_record_tokens(void **state)
+{
+	const klog_header_t h[] = {
+		{ (const uint8_t *)"a", 1, (const uint8_t *)"1", 1 },
+		{ (const uint8_t *)"trace", 5, (const uint8_t *)"x\x00y", 3 },
+		{ (const uint8_t *)"n", 1, NULL, -1 },
+	};
+	klog_outfmt_rec_t plain = rec("p", 1), null = rec(NULL, 0);
+	klog_buf_t scratch;
+	klog_outfmt_rec_t r;
+
+	(void)state;
+	klog_buf_init(&scratch);
+	r = keyed(&scratch, h, 3);
+	check_render("%k|%K|%T|%h|%s\\n", &r,
+	    "user\x00" "1|6|1700000000123|a=1,trace=x\x00y,n=|v\n", 42);
+	r = keyed(&scratch, h, 1);
+	CHECK("%h %h", &r, "a=1 a=1");
+	/* A plain message: no key (-1), no timestamp (-1), no headers. */
+	CHECK("[%k][%K][%T][%h]", &plain, "[][-1][-1][]");
+	/* An empty key is a key. */
+	plain.key = (const uint8_t *)"";
+	plain.key_len = 0;
+	CHECK("[%k][%K]", &plain, "[][0]");
+	/* A null value: kcat's -1 for its size. */
+	CHECK("[%s][%S]", &null, "[][-1]");
+	check_render("%R", &null, "\xff\xff\xff\xff", 4);
+	klog_buf_free(&scratch);
+}
+
+/* -J with a record's key, timestamp and headers, base64 where needed. */
+static void
+test_json_record(void **state)
+{
+	const klog_header_t h[] = {
+		{ (const uint8_t *)"a", 1, (const uint8_t *)"1", 1 },
+		{ (const uint8_t *)"\xff", 1, (const uint8_t *)"\x00\x01", 2 },
+		{ (const uint8_t *)"n", 1, NULL, -1 },
+	};
+	klog_outfmt_rec_t r, null = rec(NULL, 0);
+	klog_buf_t scratch;
+
+	(void)state;
+	klog_buf_init(&scratch);
+	r = keyed(&scratch, h, 3);
+	check_json(&r, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":1,"
+	    "\"key\":\"user\\u00001\",\"timestamp\":1700000000123,"
+	    "\"headers\":[{\"key\":\"a\",\"value\":\"1\"},"
+	    "{\"key_base64\":\"/w==\",\"value\":\"\\u0000\\u0001\"},"
+	    "{\"key\":\"n\",\"value\":null}],\"payload\":\"v\"}\n");
+	r = keyed(&scratch, h, 0);
+	r.key = (const uint8_t *)"k\xff";
+	r.key_len = 2;
+	check_json(&r, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":1,"
+	    "\"key_base64\":\"a/8=\",\"timestamp\":1700000000123,"
+	    "\"payload\":\"v\"}\n");
+	check_json(&null, "{\"topic\":\"nginx\",\"partition\":3,"
+	    "\"offset\":1234567,\"next_offset\":1234580,\"size\":0,"
+	    "\"payload\":null}\n");
+	klog_buf_free(&scratch);
+}
+
 static void
 test_many_records_one_buffer(void **state)
 {
@@ -306,6 +386,8 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_unescape),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_record_tokens),
+		cmocka_unit_test(test_json_record),
 		cmocka_unit_test(test_many_records_one_buffer),
 	};
 

@@ -713,11 +713,171 @@ test_refresh_shrinks(void **state)
 	fake_stop(sh.b);
 }
 
+/* One magic-2 entry of a log at *pos, checked as klog-format(5) says it
+ * is built: its records' keys "k<i>", values "rec <i>", headers
+ * "h"="v<i>" and (stamped) timestamps 1000 + i, i counting from *next. */
+static void
+check_entry(const klog_buf_t *log, size_t *pos, int stamped, int *next)
+{
+	const uint8_t *e = log->data + *pos, *body = e + 10, *rp;
+	uint32_t len = klog_be32(e);
+	size_t blen = len - 6, left;
+	klog_batch_t b;
+	klog_record_t r;
+	klog_header_t h;
+	char want[32];
+	size_t hp = 0;
+
+	assert_int_equal(e[4], KLOG_MAGIC2);
+	assert_int_equal(klog_be32(e + 6), klog_crc32c(0, body, blen));
+	assert_int_equal(klog_batch_read(body, blen, &b), 0);
+	assert_int_equal(e[5], b.attributes & 0xff);
+	assert_int_equal(b.attributes, 0);
+	assert_int_equal(b.last_offset_delta, (int32_t)len + 3);
+	assert_int_equal(b.producer_id, KLOG_NO_PRODUCER);
+	assert_int_equal(b.first_timestamp, stamped ? 1000 + *next :
+	    KLOG_NO_TIMESTAMP);
+	rp = body + KLOG_BATCH_BODY_HEADER;
+	left = blen - KLOG_BATCH_BODY_HEADER;
+	for (int32_t i = 0; i < b.count; i++, (*next)++) {
+		assert_int_equal(klog_record_read(rp, left, &r), 0);
+		assert_int_equal(r.offset_delta, i);
+		assert_int_equal(b.first_timestamp + (stamped ?
+		    r.timestamp_delta : 0), stamped ? 1000 + *next : -1);
+		snprintf(want, sizeof(want), "k%d", *next);
+		assert_int_equal(r.key_len, strlen(want));
+		assert_memory_equal(r.key, want, strlen(want));
+		snprintf(want, sizeof(want), "rec %d", *next);
+		assert_int_equal(r.value_len, strlen(want));
+		assert_memory_equal(r.value, want, strlen(want));
+		assert_int_equal(r.header_count, 1);
+		hp = 0;
+		assert_int_equal(klog_record_header_next(r.headers,
+		    r.headers_len, &hp, &h), 1);
+		snprintf(want, sizeof(want), "v%d", *next);
+		assert_memory_equal(h.key, "h", 1);
+		assert_int_equal(h.value_len, strlen(want));
+		assert_memory_equal(h.value, want, strlen(want));
+		rp += r.size;
+		left -= r.size;
+	}
+	assert_int_equal(left, 0);
+	*pos += 4 + len;
+}
+
+/* Send record i as klog-produce -K -H h=v<i> [--timestamp] would. */
+static void
+send_keyed(klog_producer_t *p, int i, int stamped)
+{
+	char key[16], val[32], hv[16];
+	klog_header_t h = { (const uint8_t *)"h", 1, (const uint8_t *)hv, 0 };
+	klog_producer_rec_t r = { val, 0, key, 0, stamped ? 1000 + i :
+	    KLOG_NO_TIMESTAMP, &h, 1 };
+
+	r.key_len = (size_t)snprintf(key, sizeof(key), "k%d", i);
+	r.value_len = (size_t)snprintf(val, sizeof(val), "rec %d", i);
+	h.value_len = snprintf(hv, sizeof(hv), "v%d", i);
+	assert_int_equal(klog_producer_send_record(p, &r), 0);
+}
+
+/*
+ * Records with keys, timestamps and headers: one magic-2 entry per
+ * request; a plain record between them stays a 9-byte-overhead magic-0
+ * message in a request of its own, and records without timestamps start
+ * a batch of their own too.
+ */
+static void
+test_records_as_magic2(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_rec_t plain = { "plain", 5, NULL, 0, KLOG_NO_TIMESTAMP,
+	    NULL, 0 };
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	size_t pos = 0;
+	int next = 0, i;
+
+	(void)state;
+	config(&cfg, 10);
+	cfg.linger_ms = 60000;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	for (i = 0; i < 25; i++)
+		send_keyed(p, i, 1);
+	assert_int_equal(klog_producer_send_record(p, &plain), 0);
+	for (; i < 30; i++)
+		send_keyed(p, i, 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 31);
+	assert_int_equal(st.requests, 5);
+	check_entry(&f->log[0], &pos, 1, &next);   /* 0-9 */
+	check_entry(&f->log[0], &pos, 1, &next);   /* 10-19 */
+	check_entry(&f->log[0], &pos, 1, &next);   /* 20-24 */
+	assert_int_equal(next, 25);
+	assert_int_equal(klog_be32(f->log[0].data + pos), 5 + 5);
+	assert_int_equal(f->log[0].data[pos + 4], 0);
+	pos += klog_entry_size(5);
+	check_entry(&f->log[0], &pos, 0, &next);   /* 25-29 */
+	assert_int_equal(pos, f->log[0].len);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+/* A record that cannot fit an entry under max_message is refused whole;
+ * a null value (a tombstone) is a record, never a plain message. */
+static void
+test_record_limits(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	static char big[1200];
+	klog_producer_rec_t r = { big, 990, "k", 1, KLOG_NO_TIMESTAMP, NULL,
+	    0 };
+	klog_producer_rec_t tomb = { NULL, 0, "k", 1, KLOG_NO_TIMESTAMP,
+	    NULL, 0 };
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	klog_batch_t b;
+	klog_record_t rd;
+
+	(void)state;
+	config(&cfg, 10);
+	cfg.max_message = 1000;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_send_record(p, &r), -KLOG_ETOOBIG);
+	r.value_len = 900;
+	assert_int_equal(klog_producer_send_record(p, &r), 0);
+	assert_int_equal(klog_producer_send_record(p, &tomb), 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	/* One entry of the two, the second a null value. */
+	assert_int_equal(4 + klog_be32(f->log[0].data), f->log[0].len);
+	assert_int_equal(klog_batch_read(f->log[0].data + 10,
+	    f->log[0].len - 10, &b), 0);
+	assert_int_equal(b.count, 2);
+	assert_int_equal(klog_record_read(f->log[0].data + 50,
+	    f->log[0].len - 50, &rd), 0);
+	assert_int_equal(rd.value_len, 900);
+	assert_int_equal(klog_record_read(f->log[0].data + 50 + rd.size,
+	    f->log[0].len - 50 - rd.size, &rd), 0);
+	assert_null(rd.value);
+	assert_int_equal(rd.value_len, -1);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_known_values),
+		cmocka_unit_test(test_records_as_magic2),
+		cmocka_unit_test(test_record_limits),
 		cmocka_unit_test(test_spread_in_order),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_creates_topic),
