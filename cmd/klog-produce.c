@@ -131,7 +131,7 @@ parse_acks(const char *arg)
 static int
 parse_codec(const char *arg)
 {
-	for (int c = KLOG_CODEC_NONE; c <= KLOG_CODEC_SNAPPY; c++)
+	for (int c = KLOG_CODEC_NONE; c <= KLOG_CODEC_MAX; c++)
 		if (strcmp(arg, klog_codec_name(c)) == 0)
 			return c;
 	cli_misuse("-z %s: expected gzip, snappy, lz4, zstd or none", arg);

@@ -418,9 +418,13 @@ klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
 	int idx, rc;
 
 	/* A record with nothing but a value stays a 9-byte-overhead plain
-	 * message, unless the codec is one only a magic-2 entry carries. */
+	 * message, unless the codec is one only a magic-2 entry carries or
+	 * a batch of records is open where it goes (so -K's lines without
+	 * a key do not cut keyed ones into batches of a few). */
 	if (rec->key == NULL && rec->value != NULL && rec->header_count == 0 &&
-	    kind == PRODUCER_RECORDS && p->cfg.codec <= KLOG_CODEC_GZIP)
+	    kind == PRODUCER_RECORDS && p->cfg.codec <= KLOG_CODEC_GZIP &&
+	    ((r = p->open[pick(p, NULL, 0)]) == NULL ||
+	    r->kind != PRODUCER_RECORDS))
 		return klog_producer_send(p, rec->value, rec->value_len, NULL,
 		    0);
 	if (rec->value_len > p->cfg.max_message || esize +

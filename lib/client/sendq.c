@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "klog/client/producer.h"
+#include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/record.h"
 
 #include "producer_impl.h"
 
@@ -109,6 +111,41 @@ req_compress(klog_producer_t *p, struct req *r)
 	free(w);
 }
 
+/*
+ * A finished magic-2 entry's records compressed as Kafka's producers do
+ * (one block of the codec in place of the records, its number in the
+ * attributes), then sealed again.  Kept uncompressed if the codec fails
+ * or the entry would outgrow the size limit.
+ */
+static void
+entry_compress(klog_producer_t *p, struct req *r)
+{
+	size_t at = r->bb.start + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER,
+	    rec = at + KLOG_BATCH_BODY_HEADER;
+	uint8_t *z = NULL;
+	size_t zlen = 0;
+	uint16_t attrs;
+
+	if (r->buf.failed || klog_codec_deflate(p->cfg.codec,
+	    KLOG_CODEC_LEVEL_DEFAULT, r->buf.data + rec, r->buf.len - rec, &z,
+	    &zlen) < 0 || KLOG_BATCH_BODY_HEADER + zlen > p->cfg.max_message) {
+		free(z);
+		return;
+	}
+	r->buf.len = rec;
+	klog_buf_put(&r->buf, z, zlen);
+	free(z);
+	if (r->buf.failed)
+		return;
+	attrs = (uint16_t)(r->buf.data[at] << 8 | r->buf.data[at + 1]);
+	attrs = (uint16_t)((attrs & ~KLOG_BATCH_CODEC_MASK) | p->cfg.codec);
+	r->buf.data[at] = (uint8_t)(attrs >> 8);
+	r->buf.data[at + 1] = (uint8_t)attrs;
+	klog_put_be32(r->buf.data + r->bb.start,
+	    (uint32_t)(r->buf.len - r->bb.start - KLOG_LENGTH_SIZE));
+	klog_batch_seal(r->buf.data + r->bb.start, r->buf.len - r->bb.start);
+}
+
 int
 producer_link_push(struct link *l, struct req *r)
 {
@@ -196,9 +233,11 @@ producer_seal(klog_producer_t *p, int index)
 
 	p->open[index] = NULL;
 	p->nopen--;
-	if (r->kind != PRODUCER_PLAIN)
-		(void)klog_batch_end(&r->bb, &r->buf);  /* failed: buf says */
-	else if (p->cfg.codec == KLOG_CODEC_GZIP)
+	if (r->kind != PRODUCER_PLAIN &&
+	    klog_batch_end(&r->bb, &r->buf) == 0 &&  /* failed: buf says */
+	    p->cfg.codec != KLOG_CODEC_NONE)
+		entry_compress(p, r);
+	else if (r->kind == PRODUCER_PLAIN && p->cfg.codec == KLOG_CODEC_GZIP)
 		req_compress(p, r);
 	if (p->cfg.partition < 0 && index == p->sticky) {
 		p->sticky = (p->sticky + 1) % p->npart;

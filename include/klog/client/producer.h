@@ -167,10 +167,12 @@ typedef struct klog_producer_rec {
  * codec), up to max_message bytes; a record with none of them and a value
  * is sent as klog_producer_send() sends it (a plain message, 9 bytes of
  * overhead), unless the codec is snappy, lz4 or zstd, which only a
- * magic-2 entry carries.  A batch holds plain messages or records, and
- * records with timestamps or without: a record of another kind than the
- * open batch's seals it.  -KLOG_ETOOBIG if the value is over max_message
- * or the record cannot fit an entry under it; -KLOG_ENOMEM.
+ * magic-2 entry carries, or the batch open where it goes holds records
+ * (it joins them, without a key).  A batch holds plain messages or
+ * records, and records with timestamps or without: a record of another
+ * kind than the open batch's seals it.  -KLOG_ETOOBIG if the value is
+ * over max_message or the record cannot fit an entry under it;
+ * -KLOG_ENOMEM.
  */
 int klog_producer_send_record(klog_producer_t *p,
     const klog_producer_rec_t *rec);

@@ -871,6 +871,114 @@ test_record_limits(void **state)
 	fake_stop(f);
 }
 
+/* -K's lines without a key join an open batch of keyed records (as
+ * records without a key) instead of cutting it; with none open, they
+ * are plain messages. */
+static void
+test_unkeyed_join_records(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	klog_producer_rec_t plain = { "plain", 5, NULL, 0, KLOG_NO_TIMESTAMP,
+	    NULL, 0 };
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	klog_iter_t it;
+	klog_msg_t m;
+	int n = 0;
+
+	(void)state;
+	config(&cfg, 100);
+	cfg.linger_ms = 60000;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_send_record(p, &plain), 0);
+	klog_producer_flush(p);
+	for (int i = 0; i < 6; i++)
+		if (i % 2)
+			assert_int_equal(klog_producer_send_record(p, &plain),
+			    0);
+		else
+			send_keyed(p, i, 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	/* The first alone: plain.  Then one entry of six records. */
+	assert_int_equal(f->log[0].data[4], 0);
+	assert_int_equal(f->log[0].len, klog_entry_size(5) + 4 +
+	    klog_be32(f->log[0].data + klog_entry_size(5)));
+	klog_iter_init(&it, f->log[0].data, f->log[0].len, 0, KLOG_ITER_DEEP,
+	    0);
+	while (klog_iter_next(&it, &m) == 1) {
+		if (n > 0)
+			assert_int_equal(m.magic, KLOG_MAGIC2);
+		assert_int_equal(m.key == NULL, n == 0 || n % 2 == 0);
+		n++;
+	}
+	klog_iter_free(&it);
+	assert_int_equal(n, 7);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
+/*
+ * Each codec: a batch's records compressed as one block in one magic-2
+ * entry, read back whole by the iterator (keys, values, timestamps,
+ * headers), all at the entry's offset and the last one's next offset
+ * past it.
+ */
+static void
+test_records_compressed(void **state)
+{
+	static const int codecs[] = { KLOG_CODEC_GZIP, KLOG_CODEC_SNAPPY,
+	    KLOG_CODEC_LZ4, KLOG_CODEC_ZSTD };
+	klog_producer_config_t cfg;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+	klog_iter_t it;
+	klog_msg_t m;
+	char want[32];
+	int i;
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+		fake_t *f = fake_start(1, 0);
+		klog_discovery_t *d = discover(f);
+
+		config(&cfg, 100);
+		cfg.codec = codecs[c];
+		assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+		for (i = 0; i < 100; i++)
+			send_keyed(p, i, 1);
+		assert_int_equal(klog_producer_drain(p, &err), 0);
+		/* One entry, compressed: far under 100 uncompressed records. */
+		assert_int_equal(4 + klog_be32(f->log[0].data), f->log[0].len);
+		assert_int_equal(f->log[0].data[5] & KLOG_BATCH_CODEC_MASK,
+		    codecs[c]);
+		assert_true(f->log[0].len < 100 * 20);
+		klog_iter_init(&it, f->log[0].data, f->log[0].len, 0,
+		    KLOG_ITER_DEEP, 0);
+		for (i = 0; klog_iter_next(&it, &m) == 1; i++) {
+			assert_true(m.valid);
+			assert_int_equal(m.offset, 0);
+			assert_int_equal(m.next_offset, i == 99 ?
+			    (int64_t)f->log[0].len : 0);
+			assert_int_equal(m.timestamp, 1000 + i);
+			snprintf(want, sizeof(want), "k%d", i);
+			assert_int_equal(m.key_len, strlen(want));
+			assert_memory_equal(m.key, want, strlen(want));
+			snprintf(want, sizeof(want), "rec %d", i);
+			assert_int_equal(m.payload_len, strlen(want));
+			assert_memory_equal(m.payload, want, strlen(want));
+			assert_int_equal(m.header_count, 1);
+		}
+		klog_iter_free(&it);
+		assert_int_equal(i, 100);
+		klog_producer_close(p);
+		klog_discovery_close(d);
+		fake_stop(f);
+	}
+}
+
 int
 main(void)
 {
@@ -878,6 +986,8 @@ main(void)
 		cmocka_unit_test(test_hash_known_values),
 		cmocka_unit_test(test_records_as_magic2),
 		cmocka_unit_test(test_record_limits),
+		cmocka_unit_test(test_records_compressed),
+		cmocka_unit_test(test_unkeyed_join_records),
 		cmocka_unit_test(test_spread_in_order),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_creates_topic),
