@@ -40,8 +40,10 @@ Try 'klog-produce -h'" ]
 	[ "${stderr_lines[0]}" = "klog-produce: -t: option needs an argument" ]
 	run -64 --separate-stderr klog-produce -t x -a 2
 	[ "${stderr_lines[0]}" = "klog-produce: -a 2: expected 0, 1 or all" ]
-	run -64 --separate-stderr klog-produce -t x -z snappy
-	[ "${stderr_lines[0]}" = "klog-produce: -z snappy: expected gzip or none" ]
+	run -64 --separate-stderr klog-produce -t x -z brotli
+	[ "${stderr_lines[0]}" = "klog-produce: -z brotli: expected gzip, snappy, lz4, zstd or none" ]
+	run -64 --separate-stderr klog-produce -t x -H a=1 -H b -H c=3 -H c=4 -z lz4 -t x
+	[ "${stderr_lines[0]}" = "klog-produce: -t given twice" ]
 	run -64 --separate-stderr klog-produce -t x --batch 0
 	[ "${stderr_lines[0]}" = "klog-produce: --batch 0: too small" ]
 	run -64 --separate-stderr klog-produce -t x -p 1x

@@ -53,7 +53,7 @@ teardown() {
 	# "record 4" here, counting lines).
 	printf '{"payload":"ok"}\n\n  \nnot json\n{"payload":"never"}\n' >"$TMP/in"
 	run -65 --separate-stderr klog-produce -t bad -J <"$TMP/in"
-	[ "$stderr" = "klog-produce: record 2: not a flat JSON object" ]
+	[ "$stderr" = "klog-produce: record 2: not a JSON object of scalars and headers" ]
 	run -0 klog-consume -t bad -o beginning -e
 	[ "$output" = "ok" ]
 }
