@@ -321,9 +321,12 @@ pick(const klog_producer_t *p, const void *key, size_t keylen)
 {
 	if (p->cfg.partition >= 0)
 		return p->cfg.partition;
-	if (key != NULL)
+	/* One partition: no hash to take. */
+	if (key != NULL && p->npart > 1)
 		return (int)(klog_producer_hash(key, keylen) %
 		    (uint32_t)p->npart);
+	if (key != NULL)
+		return 0;
 	return p->sticky;
 }
 
@@ -358,7 +361,7 @@ open_batch(klog_producer_t *p, int idx, int kind, size_t esize, int *rc)
 }
 
 /* Account for a record added to r (partition idx). */
-static int
+static inline int
 added(klog_producer_t *p, struct req *r, int idx, size_t len)
 {
 	if (r->buf.failed)
@@ -382,12 +385,22 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 
 	if (len > p->cfg.max_message)
 		return -KLOG_ETOOBIG;
-	do {
+	/* open_batch() inlined for the plain record, the common case. */
+	for (;;) {
 		idx = pick(p, key, keylen);
-		r = open_batch(p, idx, PRODUCER_PLAIN, esize, &rc);
-	} while (r == NULL && rc == 0);
-	if (r == NULL)
-		return rc;
+		r = p->open[idx];
+		if (r == NULL || (r->kind == PRODUCER_PLAIN && (r->records == 0 ||
+		    r->buf.len - r->hdr_len + esize <= p->set_cap)))
+			break;
+		if ((rc = producer_seal(p, idx)) < 0)
+			return rc;
+	}
+	if (r == NULL) {
+		if ((r = producer_req_new(p, idx, klog_clock_mono_ms())) == NULL)
+			return -KLOG_ENOMEM;
+		p->open[idx] = r;
+		p->nopen++;
+	}
 	if (klog_buf_reserve(&r->buf, esize) < 0)
 		return -KLOG_ENOMEM;
 	r->buf.len += klog_entry_encode(r->buf.data + r->buf.len, payload, len);
@@ -408,8 +421,9 @@ record_bound(const klog_producer_rec_t *rec)
 	return n;
 }
 
-int
-klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
+/* A record into the magic-2 entry of its partition's open batch. */
+static int __attribute__((noinline))
+send_in_entry(klog_producer_t *p, const klog_producer_rec_t *rec)
 {
 	int kind = rec->timestamp != KLOG_NO_TIMESTAMP ? PRODUCER_STAMPED :
 	    PRODUCER_RECORDS;
@@ -417,16 +431,6 @@ klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
 	struct req *r;
 	int idx, rc;
 
-	/* A record with nothing but a value stays a 9-byte-overhead plain
-	 * message, unless the codec is one only a magic-2 entry carries or
-	 * a batch of records is open where it goes (so -K's lines without
-	 * a key do not cut keyed ones into batches of a few). */
-	if (rec->key == NULL && rec->value != NULL && rec->header_count == 0 &&
-	    kind == PRODUCER_RECORDS && p->cfg.codec <= KLOG_CODEC_GZIP &&
-	    ((r = p->open[pick(p, NULL, 0)]) == NULL ||
-	    r->kind != PRODUCER_RECORDS))
-		return klog_producer_send(p, rec->value, rec->value_len, NULL,
-		    0);
 	if (rec->value_len > p->cfg.max_message || esize +
 	    KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER >
 	    p->records_cap + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER ||
@@ -446,6 +450,26 @@ klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
 	    (int32_t)rec->key_len, rec->value, rec->value ?
 	    (int32_t)rec->value_len : -1, rec->headers, rec->header_count);
 	return added(p, r, idx, rec->value_len);
+}
+
+/* A record with nothing but a value stays a 9-byte-overhead plain
+ * message, unless the codec is one only a magic-2 entry carries or a
+ * batch of records is open where it goes (so -K's lines without a key do
+ * not cut keyed ones into batches of a few).  Checked first: plain lines
+ * cost what they did before records came. */
+int
+klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
+{
+	const struct req *r;
+
+	if (rec->key == NULL && rec->value != NULL && rec->header_count == 0 &&
+	    rec->timestamp == KLOG_NO_TIMESTAMP &&
+	    p->cfg.codec <= KLOG_CODEC_GZIP &&
+	    ((r = p->open[pick(p, NULL, 0)]) == NULL ||
+	    r->kind != PRODUCER_RECORDS))
+		return klog_producer_send(p, rec->value, rec->value_len, NULL,
+		    0);
+	return send_in_entry(p, rec);
 }
 
 int

@@ -114,11 +114,18 @@ klog_batch_write(uint8_t *body, const klog_batch_t *b)
  * A zigzag varint of at most max bytes at *p, before end: 0, or
  * -KLOG_EPARTIAL when end cuts it, -KLOG_ECORRUPT when it is too long.
  */
-static int
+static inline int
 varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
 {
 	uint64_t u = 0;
 
+	/* Most of a record's varints are one byte: the loop cost a tenth of
+	 * the broker's instructions on keyed records (callgrind). */
+	if (*p < end && **p < 0x80) {
+		u = *(*p)++;
+		*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+		return 0;
+	}
 	for (int i = 0; i < max; i++) {
 		uint8_t b;
 
@@ -135,7 +142,7 @@ varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
 }
 
 /* An int32 varint, in range; inside a record, a cut one is corrupt. */
-static int
+static inline int
 varint32(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
 	if (varint(p, end, VARINT_MAX, v) < 0 || *v < INT32_MIN ||
