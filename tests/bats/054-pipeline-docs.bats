@@ -110,8 +110,14 @@ access_line() {
 		cmd=${cmd//-b dst:9092 -t nginx/-b $KLOG_BROKERS -t nginx-mirror}
 		run -0 bash -c "$cmd" || { echo "failed: $cmd"; false; }
 	done < <(examples "$KLOG_ROOT/man/klog-produce.1")
-	[ "$n" -eq 7 ]
+	[ "$n" -eq 9 ]
 	[ "$(klog-consume -t nginx-copy -o beginning -e | wc -l)" -eq 30 ]
+	# Keys, a header and timestamps, as the page shows them read back.
+	[ "$(klog-consume -t actions -o beginning -e -f '%k %h %s\n')" = \
+	    "alice app=web login
+bob app=web login" ]
+	[ "$(klog-consume -t actions -o beginning -e -f '%T\n' | sort -u |
+	    wc -l)" -eq 1 ]
 	# The mirror copied every line, and its bookmark says how far.
 	[ "$(klog-consume -t nginx-mirror -o beginning -e | wc -l)" -eq 30 ]
 	[ -s nginx.mirror ]
