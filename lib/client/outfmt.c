@@ -390,6 +390,8 @@ copy_headers(uint8_t *w, const klog_outfmt_rec_t *r)
 	size_t pos = 0;
 	int first = 1;
 
+	if (r->header_count == 0)
+		return w;
 	while (klog_record_header_next(r->headers, r->headers_len, &pos, &h)) {
 		if (!first)
 			*w++ = ',';

@@ -223,11 +223,14 @@ int
 klog_record_header_next(const uint8_t *hdrs, size_t len, size_t *pos,
     klog_header_t *h)
 {
-	const uint8_t *p = hdrs + *pos, *end = hdrs + len, *k;
+	const uint8_t *p, *end, *k;
 	int32_t kn;
 
+	/* A record without headers may have hdrs NULL: no arithmetic on it. */
 	if (*pos >= len)
 		return 0;
+	p = hdrs + *pos;
+	end = hdrs + len;
 	if (field(&p, end, 0, &k, &kn) < 0 ||
 	    field(&p, end, 1, &h->value, &h->value_len) < 0)
 		return 0;

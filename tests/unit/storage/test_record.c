@@ -312,6 +312,10 @@ test_header_walk(void **state)
 	assert_int_equal(klog_record_header_next(r.headers, r.headers_len,
 	    &pos, &h), 0);
 	assert_int_equal(pos, r.headers_len);
+	/* A message without headers (format.h: headers NULL) walks to
+	 * nothing, with no arithmetic on NULL (UBSan caught it). */
+	pos = 0;
+	assert_int_equal(klog_record_header_next(NULL, 0, &pos, &h), 0);
 	klog_buf_free(&out);
 }
 
