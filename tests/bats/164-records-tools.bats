@@ -12,7 +12,6 @@ load helpers
 setup() {
 	common_setup
 	unset KLOG_ZOOKEEPER KLOG_DATA_DIR
-	start_broker
 }
 
 teardown() {
@@ -29,6 +28,7 @@ segment() {
 }
 
 @test "records: -K, -H and --timestamp come back through -f %k %K %T %h and -J" {
+	start_broker
 	printf 'user-1\tlogin\nuser-2\tlogout\n\tempty key\nno key here\n' \
 		>"$TMP/in"
 	t0=$(now_ms)
@@ -68,6 +68,7 @@ user-2|6|source=tour,trace=,sp ace=a=b|logout
 }
 
 @test "records: binary keys and header values, base64 in -J, bytes in -f; bookmarks resume at the batch" {
+	start_broker
 	# A key and a value that are not UTF-8, a header value with a tab.
 	printf 'k\xff\x01|v\xfe\n' >"$TMP/in"
 	printf 'plain|rest\n' >>"$TMP/in"
@@ -96,6 +97,7 @@ user-2|6|source=tour,trace=,sp ace=a=b|logout
 }
 
 @test "records: -z gzip, snappy, lz4 and zstd compress the batches as Kafka does" {
+	start_broker
 	for i in $(seq 3000); do
 		printf 'user-%d\tGET /item/%d HTTP/1.1 200\n' $((i % 50)) "$i"
 	done >"$TMP/in"
@@ -129,6 +131,7 @@ user-2|6|source=tour,trace=,sp ace=a=b|logout
 }
 
 @test "records: a mirror (klog-consume -J | klog-produce -J) keeps keys, timestamps, headers and null values" {
+	start_broker
 	printf 'k1\tone\nk2\ttwo\nnokey\n' |
 		klog-produce -t src -K '\t' --strip-key -H a=1 --timestamp
 	printf '%s\n' \
