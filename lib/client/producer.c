@@ -431,9 +431,10 @@ send_in_entry(klog_producer_t *p, const klog_producer_rec_t *rec)
 	struct req *r;
 	int idx, rc;
 
+	/* An entry's body (its batch header and records) is one message to
+	 * the broker's limit, which one record alone must fit. */
 	if (rec->value_len > p->cfg.max_message || esize +
-	    KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER >
-	    p->records_cap + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER ||
+	    KLOG_BATCH_BODY_HEADER > p->cfg.max_message ||
 	    rec->key_len > INT32_MAX || rec->header_count > INT32_MAX)
 		return -KLOG_ETOOBIG;
 	do {

@@ -871,6 +871,36 @@ test_record_limits(void **state)
 	fake_stop(f);
 }
 
+/* A record over the batch size but under max_message goes alone, as a
+ * plain one does: the batch size is no record's limit. */
+static void
+test_record_over_batch_bytes(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_discovery_t *d = discover(f);
+	static char big[900];
+	klog_producer_rec_t r = { big, sizeof(big), "k", 1, 7, NULL, 0 };
+	klog_producer_config_t cfg;
+	klog_producer_stats_t st;
+	klog_producer_t *p = NULL;
+	klog_err_t err = { 0 };
+
+	(void)state;
+	config(&cfg, 10);
+	cfg.max_message = 1000;
+	cfg.batch_bytes = 600;
+	assert_int_equal(klog_producer_open(d, &cfg, &p, &err), 0);
+	assert_int_equal(klog_producer_send_record(p, &r), 0);
+	assert_int_equal(klog_producer_send_record(p, &r), 0);
+	assert_int_equal(klog_producer_drain(p, &err), 0);
+	klog_producer_stats(p, &st);
+	assert_int_equal(st.acked, 2);
+	assert_int_equal(st.requests, 2);
+	klog_producer_close(p);
+	klog_discovery_close(d);
+	fake_stop(f);
+}
+
 /* -K's lines without a key join an open batch of keyed records (as
  * records without a key) instead of cutting it; with none open, they
  * are plain messages. */
@@ -986,6 +1016,7 @@ main(void)
 		cmocka_unit_test(test_hash_known_values),
 		cmocka_unit_test(test_records_as_magic2),
 		cmocka_unit_test(test_record_limits),
+		cmocka_unit_test(test_record_over_batch_bytes),
 		cmocka_unit_test(test_records_compressed),
 		cmocka_unit_test(test_unkeyed_join_records),
 		cmocka_unit_test(test_spread_in_order),
