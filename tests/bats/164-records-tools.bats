@@ -3,11 +3,13 @@
 # 30): klog-produce -K stores the key, -H adds headers, --timestamp stamps
 # CreateTime, each batch of them one magic-2 entry (klog-format(5)),
 # compressed with any of Kafka's codecs; klog-consume gives them back
-# with kcat's %k %K %T %h and in -J, binary-safe; and a mirror
-# (klog-consume -J | klog-produce -J) copies them.
+# with kcat's %k %K %T %h and in -J, binary-safe; a mirror
+# (klog-consume -J | klog-produce -J) copies them; and kcat, through the
+# Kafka listener, reads them as klog-produce wrote them, and the other way.
 
 bats_require_minimum_version 1.5.0
 load helpers
+load kafka
 
 setup() {
 	common_setup
@@ -155,4 +157,18 @@ user-2|6|source=tour,trace=,sp ace=a=b|logout
 5 -1" ]
 	# The bookmark holds the source's end: every envelope acknowledged.
 	grep -q $'^src\t0\t'"$(stat -c %s "$(segment src)")"'$' "$TMP/bm"
+}
+
+@test "records: kcat reads the keys, timestamps and headers klog-produce wrote, and klog-consume kcat's" {
+	start_kafka_broker
+	printf 'user-1\tlogin\nuser-2\tlogout\nnokey\n' |
+		klog-produce -t kc -K '\t' --strip-key -H src=a --timestamp -z lz4
+	ts=$(klog-consume -t kc -o beginning -e -c 1 -f '%T')
+	run -0 kc -C -t kc -o beginning -e -f '%k|%T|%h|%s\n'
+	[ "$output" = "user-1|$ts|src=a|login
+user-2|$ts|src=a|logout
+|$ts|src=a|nokey" ]
+	printf 'k:v\n' | kc -P -t back -K: -H x=y
+	run -0 klog-consume -t back -o beginning -e -f '%k|%h|%s\n'
+	[ "$output" = "k|x=y|v" ]
 }
