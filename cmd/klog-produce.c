@@ -270,8 +270,6 @@ check_opts(opts_t *o)
 		cli_misuse("-J and -K cannot be used together");
 	if (o->strip_key && o->keydelim.len == 0)
 		cli_misuse("--strip-key needs -K");
-	if (o->keydelim.len > 0 && o->pc.partition >= 0)
-		cli_misuse("-K and -p cannot be used together");
 	if (o->source_file != NULL && !o->json)
 		cli_misuse("--source-offset-file needs -J: the positions come "
 		    "from the envelopes");

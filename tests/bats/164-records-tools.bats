@@ -172,3 +172,15 @@ user-2|$ts|src=a|logout
 	run -0 klog-consume -t back -o beginning -e -f '%k|%h|%s\n'
 	[ "$output" = "k|x=y|v" ]
 }
+
+@test "records: -K with -p stores the keys in the partition named" {
+	start_broker --topic two:2
+	printf 'a\tone\nb\ttwo\nc\tthree\n' >"$TMP/in"
+	klog-produce -t two -p 1 -K '\t' --strip-key <"$TMP/in"
+	run -0 klog-consume -t two -p 1 -o beginning -e -f '%p %k %s\n'
+	[ "$output" = "1 a one
+1 b two
+1 c three" ]
+	run -0 klog-consume -t two -p 0 -o beginning -e -f '%k %s\n'
+	[ -z "$output" ]
+}
