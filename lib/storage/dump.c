@@ -18,6 +18,7 @@
 #include "klog/storage/dump.h"
 #include "klog/storage/epochs.h"
 #include "klog/storage/names.h"
+#include "klog/storage/record.h"
 
 #define COUNT_REACHED 1
 
@@ -197,11 +198,57 @@ out:
 	return cbrc;
 }
 
+/*
+ * What is wrong with the fields of the magic-2 entry *m, whose CRC-32C
+ * matches, or NULL: the checks a broker makes before appending one
+ * (format.c's klog_msgset_validate()).
+ */
+static const char *
+batch_problem(const klog_msg_t *m)
+{
+	klog_batch_t h;
+
+	if (klog_batch_read(m->payload, m->payload_len, &h) < 0)
+		return "body shorter than the batch's 40-byte header";
+	if ((h.attributes & 0xff) != m->attributes)
+		return "attrs byte is not the low byte of the batch's attributes";
+	if ((h.attributes & KLOG_BATCH_CODEC_MASK) > KLOG_CODEC_MAX)
+		return "unknown compression codec";
+	if (h.attributes & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
+		return "a transactional or control batch, which klog never "
+		    "stores";
+	if (h.count < 1)
+		return "recordsCount below 1";
+	if (h.last_offset_delta != (int64_t)m->length + 3)
+		return "lastOffsetDelta is not the entry's length + 3";
+	return NULL;
+}
+
+/* The magic-2 entry *m counted; 1 if its records can be read, 0 if not
+ * (a bad CRC-32C, reported with the message), or an error. */
+static int
+on_batch(reader_t *r, const klog_msg_t *m)
+{
+	klog_batch_t h;
+	const char *why;
+
+	r->sum.batches++;
+	if (!m->valid)
+		return 0;
+	if ((why = batch_problem(m)) != NULL) {
+		r->sum.corrupt++;
+		return emit(r, KLOG_DUMP_CORRUPT, m->offset, m, why);
+	}
+	if (klog_batch_read(m->payload, m->payload_len, &h) == 0)
+		r->sum.records += (uint64_t)h.count;
+	return 1;
+}
+
 /* One top-level entry: 0 to go on, COUNT_REACHED, or an error. */
 static int
 on_entry(reader_t *r, const klog_msg_t *m)
 {
-	int rc;
+	int rc, open = m->codec != KLOG_CODEC_NONE && m->valid;
 
 	if (r->o->count >= 0 && r->reported >= r->o->count)
 		return COUNT_REACHED;
@@ -210,14 +257,18 @@ on_entry(reader_t *r, const klog_msg_t *m)
 	r->sum.messages++;
 	r->sum.entry_bytes += KLOG_LENGTH_SIZE + (uint64_t)m->length;
 	r->sum.payload_bytes += m->payload_len;
-	r->sum.codecs[m->codec]++;
+	if (m->codec <= KLOG_CODEC_MAX)
+		r->sum.codecs[m->codec]++;
 	r->sum.next_offset = m->next_offset;
 	if (!m->valid)
 		r->sum.crc_errors++;
 	if ((rc = emit(r, KLOG_DUMP_MESSAGE, m->offset, m, NULL)) < 0)
 		return rc;
-	if ((r->o->flags & KLOG_DUMP_DEEP) && m->codec != KLOG_CODEC_NONE &&
-	    m->valid)
+	/* A magic-2 entry's records are opened like a wrapper's messages,
+	 * compressed or not. */
+	if (m->magic == KLOG_MAGIC2 && (open = on_batch(r, m)) < 0)
+		return open;
+	if ((r->o->flags & KLOG_DUMP_DEEP) && open > 0)
 		return open_wrapper(r, m);
 	return 0;
 }
@@ -276,10 +327,16 @@ on_tail(reader_t *r)
 	klog_dump_event_t ev = r->ev;
 	const char *why = NULL;
 
-	if (r->have > KLOG_LENGTH_SIZE && r->buf[4] > 1)
+	if (r->have > KLOG_LENGTH_SIZE && r->buf[4] > KLOG_MAGIC2)
 		why = "unknown magic byte";
 	else if (r->have > KLOG_LENGTH_SIZE + 1 && r->buf[4] == 1 &&
 	    (r->buf[5] & KLOG_CODEC_MASK) == KLOG_CODEC_MASK)
+		why = "unknown compression codec";
+	else if (r->have > KLOG_LENGTH_SIZE && r->buf[4] == KLOG_MAGIC2 &&
+	    klog_be32(r->buf) < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER)
+		why = "entry length too small";
+	else if (r->have > KLOG_LENGTH_SIZE + 1 && r->buf[4] == KLOG_MAGIC2 &&
+	    (r->buf[5] & KLOG_BATCH_CODEC_MASK) > KLOG_CODEC_MAX)
 		why = "unknown compression codec";
 	if (why != NULL)
 		return corrupt_here(r, why);

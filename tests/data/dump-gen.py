@@ -18,6 +18,21 @@ dump-deepbad.bin    a gzip wrapper whose second inner message has a bad CRC
                     (the wrapper's own CRC is right)
 dump-badgzip.bin    a "gzip" wrapper whose payload is not gzip, then one entry
 dump-snappy.bin     a snappy wrapper (klog cannot open it), then one entry
+
+Magic-2 entries (include/klog/storage/record.h: a Kafka RecordBatch v2's body
+from its attributes on, CRC-32C; lastOffsetDelta = length + 3), written here
+from Kafka's spec and read back with kafka-python's own reader when it is
+installed (/usr/bin/python3), so the bytes are Kafka's and not only ours:
+
+dump-records.bin    a plain line, a batch of 3 records (keys, a null key, a
+                    null value, headers, binary ones), a gzip batch of an
+                    idempotent producer, a LogAppendTime batch, a plain line
+dump-m2-crc.bin     a batch with one value byte changed, its CRC-32C kept,
+                    then a plain line
+dump-m2-delta.bin   a batch whose lastOffsetDelta is not length + 3 (CRC-32C
+                    right), then a plain line
+dump-m2-record.bin  a batch whose second record says offsetDelta 5 (CRC-32C
+                    right: only --deep sees it), then a plain line
 """
 import os
 import struct
@@ -39,6 +54,78 @@ def m1(payload, attrs=0):
 def gzip(data):
     c = zlib.compressobj(6, zlib.DEFLATED, 15 + 16)
     return c.compress(data) + c.flush()
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def varint(v):
+    """Kafka's zigzag varint (protobuf's)."""
+    u = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while True:
+        if u < 0x80:
+            out.append(u)
+            return bytes(out)
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+
+
+def blob(b):
+    return varint(-1) if b is None else varint(len(b)) + b
+
+
+def record(ts_delta, delta, key, value, headers=()):
+    body = (b"\x00" + varint(ts_delta) + varint(delta) + blob(key) +
+            blob(value) + varint(len(headers)))
+    for k, v in headers:
+        body += varint(len(k)) + k + blob(v)
+    return varint(len(body)) + body
+
+
+def m2(records, first_ts, codec=0, producer=(-1, -1, -1), log_append=None,
+       last_delta=None, deltas=None):
+    """A magic-2 entry of records (ts_delta, key, value, headers) with
+    offsetDelta 0, 1, ... (or deltas); log_append: the broker's time
+    (LogAppendTime)."""
+    deltas = deltas or range(len(records))
+    raw = b"".join(record(r[0], d, *r[1:]) for d, r in zip(deltas, records))
+    if codec == 1:
+        raw = gzip(raw)
+    attrs = codec | (0x08 if log_append is not None else 0)
+    max_ts = (log_append if log_append is not None else
+              first_ts + max(r[0] for r in records))
+    length = 6 + 40 + len(raw)
+    body = struct.pack(">hiqqqhii", attrs,
+                       length + 3 if last_delta is None else last_delta,
+                       first_ts, max_ts, producer[0], producer[1],
+                       producer[2], len(records)) + raw
+    return struct.pack(">IBBI", length, 2, attrs & 0xFF, crc32c(body)) + body
+
+
+def as_kafka(entry, base_offset):
+    """The Kafka RecordBatch a fetch answers for entry (record.h)."""
+    n = struct.unpack(">I", entry[:4])[0]
+    return (struct.pack(">qiib", base_offset, n + 3, 0, 2) + entry[6:10] +
+            entry[10:])
+
+
+def kafka_check(entry):
+    """Read entry back with kafka-python's reader, if there is one."""
+    try:
+        from kafka.record.default_records import DefaultRecordBatch
+    except ImportError:
+        return "(kafka-python not here: not cross-checked)"
+    batch = DefaultRecordBatch(bytearray(as_kafka(entry, 0)))
+    assert batch.validate_crc(), "kafka-python: CRC-32C"
+    recs = [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in batch]
+    return "kafka-python reads %d records: %r" % (len(recs), recs)
 
 
 def flip(entry):
@@ -95,12 +182,48 @@ FIXTURES = {
 }
 
 
+TS = 1700000000000    # 2023-11-14T22:13:20.000Z
+BATCH = [(0, b"k1", b"v1", [(b"h", b"x")]),
+         (5, None, b"two"),
+         (1234, b"\x00\xff", None, [(b"bin", b"\xff\x00"), (b"nul", None)])]
+FIXTURES.update({
+    "dump-records.bin": [
+        ("magic 0 'plain'", m0(b"plain")),
+        ("magic 2, 3 records (BATCH), CreateTime, no producer",
+         m2(BATCH, TS)),
+        ("magic 2 gzip, 2 records, producer 1000 epoch 2 sequence 5",
+         m2([(0, b"a", b"alpha"), (1, b"b", b"bravo")], TS + 60000, codec=1,
+            producer=(1000, 2, 5))),
+        ("magic 2, 1 record, LogAppendTime (the broker's TS + 1 h)",
+         m2([(0, None, b"appended")], TS, log_append=TS + 3600000)),
+        ("magic 0 'end'", m0(b"end")),
+    ],
+    "dump-m2-crc.bin": [
+        ("magic 2 'k1' 'v1' stored as 'w1' (CRC-32C kept)",
+         m2(BATCH[:1], TS).replace(b"v1", b"w1")),
+        ("magic 0 'after'", m0(b"after")),
+    ],
+    "dump-m2-delta.bin": [
+        ("magic 2, lastOffsetDelta 2 (not length + 3)",
+         m2(BATCH[:1], TS, last_delta=2)),
+        ("magic 0 'after'", m0(b"after")),
+    ],
+    "dump-m2-record.bin": [
+        ("magic 2, its second record's offsetDelta 5",
+         m2([(0, None, b"one"), (0, None, b"two")], TS, deltas=[0, 5])),
+        ("magic 0 'after'", m0(b"after")),
+    ],
+})
+
+
 def main():
     for name, entries in FIXTURES.items():
         pos = 0
         print(name)
         for label, e in entries:
             print("  %4d (0x%02x) %4d bytes  %s" % (pos, pos, len(e), label))
+            if e[4:5] == b"\x02" and name == "dump-records.bin":
+                print("      " + kafka_check(e))
             pos += len(e)
         print("  total %d bytes" % pos)
         with open(os.path.join(HERE, name), "wb") as f:

@@ -74,7 +74,11 @@ typedef struct klog_dump_summary {
 	uint64_t entry_bytes;   /* bytes of top-level entries, length
 	                           prefixes included */
 	uint64_t payload_bytes; /* bytes of top-level payloads */
-	uint64_t codecs[KLOG_CODEC_MAX + 1]; /* top-level entries per codec */
+	uint64_t batches;       /* magic-2 entries */
+	uint64_t records;       /* their records, as their headers count
+	                           them (CRC-32C matching) */
+	uint64_t codecs[KLOG_CODEC_MAX + 1]; /* top-level entries per codec,
+	                           by Kafka's numbers (codec.h) */
 	uint64_t crc_errors;    /* messages (inner ones too) with a bad CRC */
 	uint64_t corrupt;       /* CORRUPT events */
 	uint64_t unchecked;     /* UNCHECKED events */
