@@ -201,7 +201,8 @@ out:
 /*
  * What is wrong with the fields of the magic-2 entry *m, whose CRC-32C
  * matches, or NULL: the checks a broker makes before appending one
- * (format.c's klog_msgset_validate()).
+ * (klog_msgset_validate()) that the iterator leaves to its callers (it
+ * refuses an unknown codec itself).
  */
 static const char *
 batch_problem(const klog_msg_t *m)
@@ -212,8 +213,6 @@ batch_problem(const klog_msg_t *m)
 		return "body shorter than the batch's 40-byte header";
 	if ((h.attributes & 0xff) != m->attributes)
 		return "attrs byte is not the low byte of the batch's attributes";
-	if ((h.attributes & KLOG_BATCH_CODEC_MASK) > KLOG_CODEC_MAX)
-		return "unknown compression codec";
 	if (h.attributes & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
 		return "a transactional or control batch, which klog never "
 		    "stores";

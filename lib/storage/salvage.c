@@ -56,6 +56,12 @@ emit(const char *file, const uint8_t *p, uint32_t length, int64_t off,
 			continue;
 		m.payload = msg.payload;
 		m.payload_len = msg.payload_len;
+		m.key = msg.key;
+		m.key_len = msg.key_len;
+		m.timestamp = msg.timestamp;
+		m.headers = msg.headers;
+		m.headers_len = msg.headers_len;
+		m.header_count = msg.header_count;
 		(*count)++;
 		if ((rc = fn(arg, &m)) != 0)
 			break;
