@@ -199,55 +199,15 @@ out:
 }
 
 /*
- * What is wrong with the fields of the magic-2 entry *m, whose CRC-32C
- * matches, or NULL: the checks a broker makes before appending one
- * (klog_msgset_validate()) that the iterator leaves to its callers (it
- * refuses an unknown codec itself).
+ * One top-level entry: 0 to go on, COUNT_REACHED, or an error.  bad says
+ * why a magic-2 entry's batch is not one klog stores (its records are then
+ * not opened), or is NULL.
  */
-static const char *
-batch_problem(const klog_msg_t *m)
+static int
+on_entry(reader_t *r, const klog_msg_t *m, const char *bad)
 {
 	klog_batch_t h;
-
-	if (klog_batch_read(m->payload, m->payload_len, &h) < 0)
-		return "body shorter than the batch's 40-byte header";
-	if ((h.attributes & 0xff) != m->attributes)
-		return "attrs byte is not the low byte of the batch's attributes";
-	if (h.attributes & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
-		return "a transactional or control batch, which klog never "
-		    "stores";
-	if (h.count < 1)
-		return "recordsCount below 1";
-	if (h.last_offset_delta != (int64_t)m->length + 3)
-		return "lastOffsetDelta is not the entry's length + 3";
-	return NULL;
-}
-
-/* The magic-2 entry *m counted; 1 if its records can be read, 0 if not
- * (a bad CRC-32C, reported with the message), or an error. */
-static int
-on_batch(reader_t *r, const klog_msg_t *m)
-{
-	klog_batch_t h;
-	const char *why;
-
-	r->sum.batches++;
-	if (!m->valid)
-		return 0;
-	if ((why = batch_problem(m)) != NULL) {
-		r->sum.corrupt++;
-		return emit(r, KLOG_DUMP_CORRUPT, m->offset, m, why);
-	}
-	if (klog_batch_read(m->payload, m->payload_len, &h) == 0)
-		r->sum.records += (uint64_t)h.count;
-	return 1;
-}
-
-/* One top-level entry: 0 to go on, COUNT_REACHED, or an error. */
-static int
-on_entry(reader_t *r, const klog_msg_t *m)
-{
-	int rc, open = m->codec != KLOG_CODEC_NONE && m->valid;
+	int rc;
 
 	if (r->o->count >= 0 && r->reported >= r->o->count)
 		return COUNT_REACHED;
@@ -261,15 +221,72 @@ on_entry(reader_t *r, const klog_msg_t *m)
 	r->sum.next_offset = m->next_offset;
 	if (!m->valid)
 		r->sum.crc_errors++;
+	if (m->magic == KLOG_MAGIC2)
+		r->sum.batches++;
 	if ((rc = emit(r, KLOG_DUMP_MESSAGE, m->offset, m, NULL)) < 0)
 		return rc;
+	if (bad != NULL) {
+		r->sum.corrupt++;
+		return emit(r, KLOG_DUMP_CORRUPT, m->offset, m, bad);
+	}
+	if (!m->valid)
+		return 0;
+	if (m->magic == KLOG_MAGIC2 &&
+	    klog_batch_read(m->payload, m->payload_len, &h) == 0)
+		r->sum.records += (uint64_t)h.count;
 	/* A magic-2 entry's records are opened like a wrapper's messages,
 	 * compressed or not. */
-	if (m->magic == KLOG_MAGIC2 && (open = on_batch(r, m)) < 0)
-		return open;
-	if ((r->o->flags & KLOG_DUMP_DEEP) && open > 0)
+	if ((r->o->flags & KLOG_DUMP_DEEP) && (m->magic == KLOG_MAGIC2 ||
+	    m->codec != KLOG_CODEC_NONE))
 		return open_wrapper(r, m);
 	return 0;
+}
+
+/*
+ * Whether buf[0] is a whole magic-2 entry with a sane length.  One that
+ * the iterator refuses for its batch's fields (format.h: its attrs byte,
+ * lastOffsetDelta, count, codec, a transaction's bits) is still framed by
+ * its length, as an entry with a bad CRC is.
+ */
+static int
+whole_batch(const reader_t *r)
+{
+	uint32_t length = klog_entry_header_ok(r->buf, r->have);
+
+	return length != 0 && r->buf[4] == KLOG_MAGIC2 &&
+	    length <= r->have - KLOG_LENGTH_SIZE;
+}
+
+/*
+ * The whole magic-2 entry at buf[0], refused by the iterator for why:
+ * shown as the iterator shows an entry, reported, and stepped over.
+ * Returns what on_entry() does.
+ */
+static int
+on_bad_batch(reader_t *r, const char *why)
+{
+	klog_msg_t m;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.offset = buf_offset(r);
+	m.length = klog_be32(r->buf);
+	m.next_offset = m.offset + KLOG_LENGTH_SIZE + m.length;
+	m.magic = KLOG_MAGIC2;
+	m.attributes = r->buf[5];
+	m.crc_stored = klog_be32(r->buf + 6);
+	m.payload = r->buf + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	m.payload_len = m.length - KLOG_MAGIC2_HEADER;
+	m.codec = m.payload[KLOG_BATCH_ATTRS_AT + 1] & KLOG_BATCH_CODEC_MASK;
+	m.crc_computed = klog_crc32c(0, m.payload, m.payload_len);
+	m.valid = m.crc_computed == m.crc_stored;
+	m.timestamp = KLOG_NO_TIMESTAMP;
+	m.key_len = -1;
+	m.batch = m.payload;
+	m.batch_len = m.payload_len;
+	if ((rc = on_entry(r, &m, why)) == 0)
+		advance(r, KLOG_LENGTH_SIZE + (size_t)m.length);
+	return rc;
 }
 
 /* The size of the entry at buf[0] by its length field, or -1. */
@@ -360,9 +377,14 @@ dump_entries(reader_t *r)
 			return rc;
 		klog_iter_init(&it, r->buf, r->have, buf_offset(r), 0, 0);
 		while ((rc = klog_iter_next(&it, &m)) == 1)
-			if ((rc = on_entry(r, &m)) != 0)
+			if ((rc = on_entry(r, &m, NULL)) != 0)
 				return rc == COUNT_REACHED ? 0 : rc;
 		advance(r, (size_t)(klog_iter_offset(&it) - buf_offset(r)));
+		if (rc < 0 && rc != -KLOG_EPARTIAL && whole_batch(r)) {
+			if ((rc = on_bad_batch(r, klog_iter_error(&it))) != 0)
+				return rc == COUNT_REACHED ? 0 : rc;
+			continue;
+		}
 		if (rc == 0 && r->eof)
 			return 0;
 		if (rc == -KLOG_EPARTIAL && r->eof)

@@ -83,7 +83,7 @@ teardown() {
 	[ -z "$stderr" ]
 	run -0 klog-dump --verify "$DATA/dump-empty.bin"
 	run -0 klog-dump -s "$DATA/dump-empty.bin"
-	[[ "$output" == *' first=0 next=0 entries=0 messages=0 payload_bytes=0 '*' status=ok' ]]
+	[[ "$output" == *' first=0 next=0 entries=0 messages=0 batches=0 records=0 payload_bytes=0 '*' status=ok' ]]
 }
 
 @test "dump: a missing file is an I/O error: 74" {

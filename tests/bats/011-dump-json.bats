@@ -111,7 +111,7 @@ PY
 
 @test "summary: text figures match the fixture" {
 	run -0 klog-dump -s "$DATA/dump-valid.bin"
-	[ "$output" = "$DATA/dump-valid.bin: base=0 first=0 next=169 entries=7 messages=7 payload_bytes=104 overhead_bytes=65 overhead_per_msg=9.29 codecs=none:6,gzip:1,snappy:0 crc_errors=0 corrupt=0 unchecked=0 partial_bytes=0 status=ok" ]
+	[ "$output" = "$DATA/dump-valid.bin: base=0 first=0 next=169 entries=7 messages=7 batches=0 records=0 payload_bytes=104 overhead_bytes=65 overhead_per_msg=9.29 codecs=none:6,gzip:1,snappy:0,lz4:0,zstd:0 crc_errors=0 corrupt=0 unchecked=0 partial_bytes=0 status=ok" ]
 	run -65 klog-dump -s "$DATA/dump-truncated.bin"
-	[[ "$output" == *' first=0 next=28 entries=2 messages=2 payload_bytes=10 overhead_bytes=18 overhead_per_msg=9.00 '*' partial_bytes=10 status=partial' ]]
+	[[ "$output" == *' first=0 next=28 entries=2 messages=2 batches=0 records=0 payload_bytes=10 overhead_bytes=18 overhead_per_msg=9.00 '*' partial_bytes=10 status=partial' ]]
 }

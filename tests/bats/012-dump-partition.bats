@@ -35,7 +35,7 @@ teardown() {
 	run -0 klog-dump -s "$P"
 	[ "${#lines[@]}" -eq 3 ]
 	[[ "${lines[0]}" == "$P/00000000000000000000.klog: base=0 first=0 next=169 entries=7 "* ]]
-	[[ "${lines[1]}" == "$P/00000000000000000169.klog: base=169 first=169 next=197 entries=2 messages=2 payload_bytes=10 overhead_bytes=18 "* ]]
+	[[ "${lines[1]}" == "$P/00000000000000000169.klog: base=169 first=169 next=197 entries=2 messages=2 batches=0 records=0 payload_bytes=10 overhead_bytes=18 "* ]]
 	[[ "${lines[2]}" == "$P/00000000000000000197.kafka: base=197 first=197 next=366 "*' status=ok' ]]
 	run -0 bash -c 'klog-dump -s -J --deep "$1" | jq -s "map(.messages) | add"' _ "$P"
 	[ "$output" = 20 ]

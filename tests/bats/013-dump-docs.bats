@@ -13,6 +13,8 @@ setup() {
 	cp "$DATA/dump-valid.bin" "$TMP/data/events-0/00000000000000000000.klog"
 	cp "$DATA/dump-valid.bin" "$TMP/data/events-0/00000000000000000169.klog"
 	cp "$DATA/dump-valid.bin" "$TMP/data/copy.bin"
+	mkdir -p "$TMP/data/clicks-0"
+	cp "$DATA/dump-records.bin" "$TMP/data/clicks-0/00000000000000000000.klog"
 }
 
 teardown() {
@@ -63,6 +65,11 @@ block() {
 	[[ "${lines[0]}" == 'offset=169 pos=0 '* ]]
 	run -0 klog-dump -b 169 copy.bin
 	[[ "${lines[0]}" == 'offset=169 pos=0 '* ]]
+	run -0 bash -c "klog-dump -J --deep clicks-0 | jq -c 'select(.kafka_offset) | [.kafka_offset, .key, .timestamp]' | head -n 2"
+	[ "${lines[0]}" = '[14,"k1",1700000000000]' ]
+	[ "${lines[1]}" = '[15,null,1700000000005]' ]
+	run -0 bash -c "klog-dump -s -J clicks-0 | jq -s 'map(.records) | add'"
+	[ "$output" = 6 ]
 }
 
 @test "docs: every example of klog-format(5) works" {

@@ -16,6 +16,7 @@
 #include "klog/storage/dump.h"
 #include "klog/storage/format.h"
 #include "klog/storage/log.h"
+#include "klog/storage/record.h"
 
 /* Each test gets a fresh directory. */
 typedef struct fixture {
@@ -24,6 +25,7 @@ typedef struct fixture {
 	klog_buf_t trace;   /* what the callback saw */
 	int stop_at;        /* make the callback fail at this event (1-based) */
 	int events;
+	uint64_t batches, records;  /* the last END's */
 } fixture_t;
 
 static int
@@ -146,6 +148,8 @@ record(void *arg, const klog_dump_event_t *ev)
 		klog_dump_render_json(t, ev);
 		break;
 	case KLOG_DUMP_END:
+		f->batches = s->batches;
+		f->records = s->records;
 		tracef(t, "END first=%lld next=%lld entries=%llu messages=%llu"
 		    " entry_bytes=%llu payload=%llu codecs=%llu/%llu/%llu"
 		    " crc=%llu corrupt=%llu unchecked=%llu partial=%lld\n",
@@ -687,6 +691,105 @@ test_directory(void **state)
 	    "segment, which ends at 135\n"));
 }
 
+/*
+ * A magic-2 entry of n records "r0", "r1", ... keyed "k"; with
+ * bad_delta, its lastOffsetDelta off by one and its CRC-32C made to match
+ * (only the batch's fields are wrong).  Returns its offset in the set.
+ */
+static size_t
+batch(klog_buf_t *b, int n, int bad_delta)
+{
+	klog_batch_builder_t bb;
+	size_t at = b->len;
+	uint8_t *body;
+	char v[8];
+
+	klog_batch_begin(&bb, b, 1700000000000, KLOG_NO_PRODUCER, -1, -1);
+	for (int i = 0; i < n; i++) {
+		snprintf(v, sizeof(v), "r%d", i);
+		klog_batch_add(&bb, b, 1700000000000 + i, "k", 1, v,
+		    (int32_t)strlen(v), NULL, 0);
+	}
+	assert_int_equal(klog_batch_end(&bb, b), 0);
+	if (!bad_delta)
+		return at;
+	body = b->data + at + KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER;
+	body[KLOG_BATCH_LAST_DELTA_AT + 3] ^= 1;
+	klog_put_be32(b->data + at + 6, klog_crc32c(0, body, b->len - at -
+	    KLOG_LENGTH_SIZE - KLOG_MAGIC2_HEADER));
+	return at;
+}
+
+static void
+test_magic2(void **state)
+{
+	fixture_t *f = *state;
+	klog_dump_opts_t o;
+	char path[128], want[200];
+	size_t b1, b2, b3;
+	const char *t;
+
+	m0(&f->set, "plain");
+	b1 = batch(&f->set, 3, 0);
+	b2 = batch(&f->set, 2, 1);
+	b3 = batch(&f->set, 1, 0);
+	m0(&f->set, "end");
+	write_set(f, "m2", path, sizeof(path));
+	klog_dump_opts_default(&o);
+	assert_int_equal(run(f, path, &o), 0);
+	t = trace(f);
+	/* A batch refused for its fields is shown, reported, stepped over. */
+	assert_int_equal(count_lines(t, "{"), 5);
+	snprintf(want, sizeof(want), "CORRUPT offset %zu (byte 0x%zx): "
+	    "magic-2 entry: batch's last offset delta is not its length + 3\n",
+	    b2, b2);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\"offset\":%zu,", b3);
+	assert_non_null(strstr(t, want));
+	assert_non_null(strstr(t, "\"payload\":\"end\"}"));
+		assert_non_null(strstr(t, " entries=5 messages=5 "));
+	assert_non_null(strstr(t, "codecs=5/0/0 crc=0 corrupt=1 "));
+
+	/* Deep: the good batches' records, each at its entry's offset, the
+	 * last one's next offset past it. */
+	o.flags = KLOG_DUMP_DEEP;
+	assert_int_equal(run(f, path, &o), 0);
+	t = trace(f);
+	assert_int_equal(count_lines(t, "{"), 9);
+	snprintf(want, sizeof(want), "\"offset\":%zu,\"next_offset\":%zu,"
+	    "\"pos\":%zu,", b1, b2, b1);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "\"kafka_offset\":%zu,\"key\":\"k\","
+	    "\"timestamp\":1700000000002,\"payload\":\"r2\"}", b1 + 2);
+	assert_non_null(strstr(t, want));
+	assert_non_null(strstr(t, " entries=5 messages=7 "));
+
+	/* -n counts the refused batch as an entry too. */
+	o.count = 3;
+	assert_int_equal(run(f, path, &o), 0);
+	t = trace(f);
+	snprintf(want, sizeof(want), "END first=0 next=%zu entries=3 ", b3);
+	assert_non_null(strstr(t, want));
+}
+
+static void
+test_magic2_summary(void **state)
+{
+	fixture_t *f = *state;
+	klog_dump_opts_t o;
+	char path[128];
+
+	m0(&f->set, "plain");
+	batch(&f->set, 3, 0);
+	batch(&f->set, 2, 0);
+	write_set(f, "sum", path, sizeof(path));
+	klog_dump_opts_default(&o);
+	assert_int_equal(run(f, path, &o), 0);
+	assert_non_null(strstr(trace(f), "END first=0 "));
+	assert_int_equal(f->batches, 2);
+	assert_int_equal(f->records, 5);
+}
+
 int
 main(void)
 {
@@ -714,6 +817,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_callback_stops, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_directory, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_magic2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_magic2_summary, setup,
 		    teardown),
 	};
 

@@ -180,54 +180,32 @@ build_batch(klog_buf_t *e, int64_t producer)
 	assert_int_equal(klog_batch_end(&bb, e), 0);
 }
 
-/* The entry as the iterator shows it without KLOG_ITER_DEEP. */
+/*
+ * The i-th message the iterator gives of the entry e at offset, with
+ * flags: the entry itself (shallow), or its i-th record (deep).  The
+ * iterator in *it keeps the pointers alive; the caller frees it.
+ */
 static void
-entry_msg(const klog_buf_t *e, int64_t offset, klog_msg_t *m)
+iter_msg(klog_iter_t *it, const klog_buf_t *e, int64_t offset,
+    unsigned flags, int i, klog_msg_t *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->offset = offset;
-	m->length = klog_be32(e->data);
-	m->next_offset = offset + 4 + m->length;
-	m->magic = e->data[4];
-	m->attributes = e->data[5];
-	m->codec = m->attributes & KLOG_BATCH_CODEC_MASK;
-	m->crc_stored = klog_be32(e->data + 6);
-	m->crc_computed = klog_crc32c(0, e->data + 10, m->length - 6);
-	m->valid = m->crc_stored == m->crc_computed;
-	m->payload = e->data + 10;
-	m->payload_len = m->length - 6;
-	m->batch = m->payload;
-	m->batch_len = m->payload_len;
-	m->timestamp = KLOG_NO_TIMESTAMP;
-	m->key_len = -1;
+	klog_iter_init(it, e->data, e->len, offset, flags, 0);
+	for (int j = 0; j <= i; j++)
+		assert_int_equal(klog_iter_next(it, m), 1);
 }
 
-/* Record i of the entry as the iterator shows it with KLOG_ITER_DEEP. */
 static void
-record_msg(const klog_buf_t *e, int64_t offset, int i, klog_msg_t *m)
+entry_msg(klog_iter_t *it, const klog_buf_t *e, int64_t offset,
+    klog_msg_t *m)
 {
-	const uint8_t *p = e->data + 10 + KLOG_BATCH_BODY_HEADER;
-	klog_record_t r;
-	klog_batch_t h;
+	iter_msg(it, e, offset, 0, 0, m);
+}
 
-	entry_msg(e, offset, m);
-	assert_int_equal(klog_batch_read(m->batch, m->batch_len, &h), 0);
-	for (int j = 0; j <= i; j++) {
-		assert_int_equal(klog_record_read(p, e->len - (size_t)(p -
-		    e->data), &r), 0);
-		p += r.size;
-	}
-	m->depth = 1;
-	m->next_offset = i + 1 == h.count ? m->next_offset : offset;
-	m->timestamp = h.first_timestamp + r.timestamp_delta;
-	m->key = r.key;
-	m->key_len = r.key_len;
-	m->headers = r.headers;
-	m->headers_len = r.headers_len;
-	m->header_count = r.header_count;
-	m->delta = r.offset_delta;
-	m->payload = r.value;
-	m->payload_len = r.value_len < 0 ? 0 : (uint32_t)r.value_len;
+static void
+record_msg(klog_iter_t *it, const klog_buf_t *e, int64_t offset, int i,
+    klog_msg_t *m)
+{
+	iter_msg(it, e, offset, KLOG_ITER_DEEP, i, m);
 }
 
 static void
@@ -246,18 +224,23 @@ test_batch_text(void **state)
 {
 	klog_dump_event_t ev;
 	klog_buf_t e, b;
+	klog_iter_t it;
 	klog_msg_t m;
+	uint32_t crc;
 	char want[512];
 
 	(void)state;
 	build_batch(&e, 1000);
-	entry_msg(&e, 110, &m);
+	entry_msg(&it, &e, 110, &m);
 	message_event(&ev, &m);
 	klog_buf_init(&b);
 	klog_dump_render_text(&b, &ev, 40);
-	entry_msg(&e, 110, &m);
+	crc = m.crc_stored;
 	/* No producer: no producer fields. */
-	e.data[10 + KLOG_BATCH_PRODUCER_ID_AT] = 0xff;
+	klog_iter_free(&it);
+	klog_buf_free(&e);
+	build_batch(&e, KLOG_NO_PRODUCER);
+	entry_msg(&it, &e, 110, &m);
 	klog_dump_render_text(&b, &ev, 40);
 	klog_buf_put(&b, "", 1);
 	snprintf(want, sizeof(want),
@@ -268,9 +251,10 @@ test_batch_text(void **state)
 	    "offset=110 pos=10 size=%u magic=2 codec=none crc32c=0x%08x "
 	    "computed=0x%08x status=ok records=2 timestamp_type=CreateTime "
 	    "first_timestamp=1700000000000 max_timestamp=1700000001234\n",
-	    m.payload_len, m.crc_stored, m.crc_computed, m.payload_len,
-	    m.crc_stored, m.crc_computed);
+	    m.payload_len, crc, crc, m.payload_len, m.crc_stored,
+	    m.crc_stored);
 	assert_string_equal((char *)b.data, want);
+	klog_iter_free(&it);
 	klog_buf_free(&b);
 	klog_buf_free(&e);
 }
@@ -280,17 +264,19 @@ test_record_text(void **state)
 {
 	klog_dump_event_t ev;
 	klog_buf_t e, b;
+	klog_iter_t it;
 	klog_msg_t m;
 
 	(void)state;
 	build_batch(&e, KLOG_NO_PRODUCER);
 	klog_buf_init(&b);
-	record_msg(&e, 110, 0, &m);
+	record_msg(&it, &e, 110, 0, &m);
 	message_event(&ev, &m);
 	klog_dump_render_text(&b, &ev, 40);
 	klog_dump_render_text(&b, &ev, 1);
 	klog_dump_render_text(&b, &ev, 0);
-	record_msg(&e, 110, 1, &m);
+	klog_iter_free(&it);
+	record_msg(&it, &e, 110, 1, &m);
 	klog_dump_render_text(&b, &ev, 40);
 	klog_buf_put(&b, "", 1);
 	assert_string_equal((char *)b.data,
@@ -305,6 +291,7 @@ test_record_text(void **state)
 	    "  offset=110 kafka_offset=111 pos=10 size=0 magic=2 "
 	    "timestamp=1700000001234 time=2023-11-14T22:13:21.234Z "
 	    "payload=null\n");
+	klog_iter_free(&it);
 	klog_buf_free(&b);
 	klog_buf_free(&e);
 }
@@ -314,30 +301,33 @@ test_record_json(void **state)
 {
 	klog_dump_event_t ev;
 	klog_buf_t e, b;
+	klog_iter_t it;
 	klog_msg_t m;
 
 	(void)state;
 	build_batch(&e, KLOG_NO_PRODUCER);
 	klog_buf_init(&b);
-	record_msg(&e, 110, 0, &m);
+	record_msg(&it, &e, 110, 0, &m);
 	message_event(&ev, &m);
 	klog_dump_render_json(&b, &ev);
-	record_msg(&e, 110, 1, &m);
+	klog_iter_free(&it);
+	record_msg(&it, &e, 110, 1, &m);
 	m.timestamp = KLOG_NO_TIMESTAMP;
 	klog_dump_render_json(&b, &ev);
 	klog_buf_put(&b, "", 1);
 	assert_string_equal((char *)b.data,
 	    "{\"file\":\"seg\",\"offset\":110,\"next_offset\":110,\"pos\":10,"
-	    "\"length\":84,\"size\":2,\"magic\":2,\"attributes\":0,"
+	    "\"length\":30,\"size\":2,\"magic\":2,\"attributes\":0,"
 	    "\"codec\":\"none\",\"depth\":1,\"valid\":true,"
 	    "\"kafka_offset\":110,\"key\":\"k1\",\"timestamp\":1700000000000,"
 	    "\"headers\":[{\"key\":\"h\",\"value\":\"x\"},{\"key\":\"a=b,c\","
 	    "\"value_base64\":\"/yw9\"},{\"key\":\"nul\",\"value\":null}],"
 	    "\"payload\":\"v1\"}\n"
 	    "{\"file\":\"seg\",\"offset\":110,\"next_offset\":198,\"pos\":10,"
-	    "\"length\":84,\"size\":0,\"magic\":2,\"attributes\":0,"
+	    "\"length\":8,\"size\":0,\"magic\":2,\"attributes\":0,"
 	    "\"codec\":\"none\",\"depth\":1,\"valid\":true,"
 	    "\"kafka_offset\":111,\"payload\":null}\n");
+	klog_iter_free(&it);
 	klog_buf_free(&b);
 	klog_buf_free(&e);
 }
@@ -347,6 +337,7 @@ test_batch_json(void **state)
 {
 	klog_dump_event_t ev;
 	klog_buf_t e, b;
+	klog_iter_t it;
 	klog_msg_t m;
 	char want[256];
 
@@ -355,7 +346,7 @@ test_batch_json(void **state)
 	/* LogAppendTime: the bit in the attributes, both copies. */
 	e.data[10 + 1] |= KLOG_BATCH_LOG_APPEND_TIME;
 	e.data[5] |= KLOG_BATCH_LOG_APPEND_TIME;
-	entry_msg(&e, 0, &m);
+	entry_msg(&it, &e, 0, &m);
 	message_event(&ev, &m);
 	ev.base = 0;
 	klog_buf_init(&b);
@@ -369,6 +360,7 @@ test_batch_json(void **state)
 	    m.crc_stored, m.crc_computed);
 	assert_non_null(strstr((char *)b.data, want));
 	assert_non_null(strstr((char *)b.data, "\"attributes\":8,"));
+	klog_iter_free(&it);
 	klog_buf_free(&b);
 	klog_buf_free(&e);
 }
@@ -378,11 +370,12 @@ test_describe_batch(void **state)
 {
 	klog_dump_event_t ev;
 	klog_buf_t e, b;
+	klog_iter_t it;
 	klog_msg_t m;
 
 	(void)state;
 	build_batch(&e, KLOG_NO_PRODUCER);
-	entry_msg(&e, 110, &m);
+	entry_msg(&it, &e, 110, &m);
 	m.crc_computed = 0x1234;
 	m.valid = 0;
 	message_event(&ev, &m);
@@ -404,6 +397,7 @@ test_describe_batch(void **state)
 	    "not checked");
 	assert_memory_equal(b.data, "offset 110 (byte 0xa): crc32c mismatch "
 	    "(stored 0x", 46);
+	klog_iter_free(&it);
 	klog_buf_free(&b);
 	klog_buf_free(&e);
 }
