@@ -4,7 +4,8 @@
  * messages after the damage.  Reading them back finds those messages by
  * resynchronizing: from the first byte, an entry is taken where its length,
  * magic, attributes and CRC all hold (klog_entry_valid(): a magic-2 entry's
- * CRC-32C too), and the search moves on a byte at a time where they do not.  Offline and read-only (klog-dump --salvage).
+ * CRC-32C too), and the search moves on a byte at a time where they do
+ * not.  Offline and read-only (klog-dump --salvage).
  */
 #ifndef KLOG_SALVAGE_H
 #define KLOG_SALVAGE_H
