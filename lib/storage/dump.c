@@ -124,15 +124,32 @@ not_boundary(reader_t *r, int64_t start)
 }
 
 /*
+ * Whether buf[0] is a whole magic-2 entry with a sane length.  One that
+ * the iterator refuses for its batch's fields (format.h: its attrs byte,
+ * lastOffsetDelta, count, codec, a transaction's bits) is still framed by
+ * its length, as an entry with a bad CRC is.
+ */
+static int
+whole_batch(const reader_t *r)
+{
+	uint32_t length = klog_entry_header_ok(r->buf, r->have);
+
+	return length != 0 && r->buf[4] == KLOG_MAGIC2 &&
+	    length <= r->have - KLOG_LENGTH_SIZE;
+}
+
+/*
  * Walk entry lengths (no CRC) until buf[0] is the entry at start.  An entry
  * that cannot be framed before start leaves the buffer there, so that the
- * dump reports that corruption rather than silently nothing.
+ * dump reports that corruption rather than silently nothing; a magic-2
+ * entry refused for its batch's fields is framed by its length.
  */
 static int
 skip_to(reader_t *r, int64_t start)
 {
 	klog_iter_t it;
 	klog_msg_t m;
+	int64_t next;
 	int rc;
 
 	for (;;) {
@@ -149,6 +166,15 @@ skip_to(reader_t *r, int64_t start)
 				return not_boundary(r, start);
 		}
 		advance(r, (size_t)(klog_iter_offset(&it) - buf_offset(r)));
+		if (buf_offset(r) != start && rc < 0 && rc != -KLOG_EPARTIAL &&
+		    whole_batch(r)) {
+			next = buf_offset(r) + KLOG_LENGTH_SIZE +
+			    klog_be32(r->buf);
+			if (next > start)
+				return not_boundary(r, start);
+			advance(r, (size_t)(next - buf_offset(r)));
+			continue;
+		}
 		if (buf_offset(r) == start || (rc < 0 && rc != -KLOG_EPARTIAL))
 			return 0;
 		if (r->eof)
@@ -240,21 +266,6 @@ on_entry(reader_t *r, const klog_msg_t *m, const char *bad)
 	    m->codec != KLOG_CODEC_NONE))
 		return open_wrapper(r, m);
 	return 0;
-}
-
-/*
- * Whether buf[0] is a whole magic-2 entry with a sane length.  One that
- * the iterator refuses for its batch's fields (format.h: its attrs byte,
- * lastOffsetDelta, count, codec, a transaction's bits) is still framed by
- * its length, as an entry with a bad CRC is.
- */
-static int
-whole_batch(const reader_t *r)
-{
-	uint32_t length = klog_entry_header_ok(r->buf, r->have);
-
-	return length != 0 && r->buf[4] == KLOG_MAGIC2 &&
-	    length <= r->have - KLOG_LENGTH_SIZE;
 }
 
 /*

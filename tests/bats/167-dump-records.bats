@@ -93,6 +93,9 @@ teardown() {
 	[[ "${lines[1]}" == 'offset=65 '*'payload="after"' ]]
 	run -65 bash -c 'klog-dump -s -J "$1" 2>/dev/null | jq -c "[.entries, .batches, .corrupt, .next_offset, .status]"; exit "${PIPESTATUS[0]}"' _ "$DATA/dump-m2-delta.bin"
 	[ "$output" = '[2,1,1,79,"corrupt"]' ]
+	# -o past it: its length frames it, as for any entry.
+	run -0 klog-dump -o 65 "$DATA/dump-m2-delta.bin"
+	[[ "$output" == 'offset=65 '*'payload="after"' ]]
 }
 
 @test "records: --verify --deep finds a record out of order; shallow does not look" {
