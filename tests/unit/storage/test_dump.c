@@ -764,7 +764,18 @@ test_magic2(void **state)
 	assert_non_null(strstr(t, want));
 	assert_non_null(strstr(t, " entries=5 messages=7 "));
 
+	/* -o past it: its length frames it. */
+	klog_dump_opts_default(&o);
+	o.start = (int64_t)b3;
+	assert_int_equal(run(f, path, &o), 0);
+	snprintf(want, sizeof(want), "END first=%zu next=%zu entries=2 ", b3,
+	    f->set.len);
+	assert_non_null(strstr(trace(f), want));
+	o.start = (int64_t)b3 - 1;
+	assert_int_equal(run(f, path, &o), -KLOG_ENOTBOUNDARY);
+
 	/* -n counts the refused batch as an entry too. */
+	klog_dump_opts_default(&o);
 	o.count = 3;
 	assert_int_equal(run(f, path, &o), 0);
 	t = trace(f);
