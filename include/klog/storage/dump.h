@@ -1,14 +1,15 @@
 /*
  * klog-dump's logic: walk segment files and partition directories, and
  * report every message and every problem found as events to a callback.
- * Renderers turn events into the tool's text lines and NDJSON records.
- * Nothing here prints, and files are opened O_RDONLY only.
+ * Renderers (lib/storage/dumpfmt.c) turn events into the tool's text lines
+ * and NDJSON records.  Nothing here prints, and files are opened O_RDONLY
+ * only.
  *
  * A file is read in bounded chunks (4 MiB by default); an entry cut by the
  * end of a chunk is carried over to the next one, and the chunk buffer grows
  * only as far as the largest single entry.  Each call allocates one chunk
- * buffer (and an inflate buffer per gzip wrapper under KLOG_DUMP_DEEP), never
- * one per message.
+ * buffer (and an inflate buffer per gzip wrapper or compressed magic-2
+ * entry under KLOG_DUMP_DEEP), never one per message.
  *
  * Events for one file, in order:
  *
@@ -21,6 +22,14 @@
  * be framed and is not read.  A gzip wrapper that does not inflate, or whose
  * inner set is malformed, is a CORRUPT about that wrapper only (under
  * KLOG_DUMP_DEEP), and the walk goes on after it.
+ *
+ * A magic-2 entry (record.h) is a MESSAGE whose payload is its body; under
+ * KLOG_DUMP_DEEP its records follow as MESSAGEs of depth 1, as a wrapper's
+ * messages do, and records that do not decompress or read are a CORRUPT
+ * about the entry.  One whose batch's fields the iterator refuses (its
+ * attrs byte, lastOffsetDelta, record count, codec, a transaction's bits)
+ * is still framed by its length: a MESSAGE, then a CORRUPT about it, and
+ * the walk goes on after it.
  */
 #ifndef KLOG_DUMP_H
 #define KLOG_DUMP_H
@@ -35,7 +44,8 @@
 #define KLOG_DUMP_CHUNK ((size_t)4 << 20)
 
 enum klog_dump_flags {
-	KLOG_DUMP_DEEP = 1 << 0,  /* open gzip wrappers, report inner messages */
+	KLOG_DUMP_DEEP = 1 << 0,  /* open gzip wrappers and magic-2 entries,
+	                             report inner messages and records */
 };
 
 typedef struct klog_dump_opts {
@@ -100,7 +110,8 @@ typedef struct klog_dump_event {
 	                               FILE argument always is */
 	int64_t offset;             /* the entry (or segment) concerned */
 	const klog_msg_t *msg;      /* MESSAGE; also CORRUPT and UNCHECKED
-	                               about a wrapper: the wrapper */
+	                               about a wrapper or a magic-2 entry:
+	                               the entry */
 	const char *what;           /* CORRUPT, UNCHECKED: why (static) */
 	int64_t size;               /* FILE: the file's size (-1 if not a
 	                               regular file); PARTIAL: bytes present;
@@ -154,7 +165,15 @@ void klog_dump_describe(klog_buf_t *b, const klog_dump_event_t *ev);
  *   computed=0xd87f7e0c status=ok payload="test"
  * (one line), with inner messages indented by two spaces.  The payload shows
  * its first preview bytes, escaped C-style, "..." after the closing quote if
- * there is more; preview 0 leaves it out.
+ * there is more; preview 0 leaves it out.  A magic-2 entry shows its
+ * batch's fields (crc32c=, records=, timestamp_type=, first_timestamp=,
+ * max_timestamp=, and producer_id=, producer_epoch=, base_sequence= when
+ * it has a producer id) instead of a payload; a record shows its Kafka
+ * offset, timestamp (and time= in ISO 8601 UTC), key and headers (cut and
+ * left out as payloads are) and its value (payload=null when null):
+ *     offset=14 kafka_offset=15 pos=14 size=2 magic=2
+ *     timestamp=1700000000000 time=2023-11-14T22:13:20.000Z key="k"
+ *     headers="name=value,name2" payload="v"
  */
 void klog_dump_render_text(klog_buf_t *b, const klog_dump_event_t *ev,
     size_t preview);
