@@ -118,3 +118,26 @@ teardown() {
 	echo "${lines[4]}" | jq -e '.offset == 1118 and .payload == "alpha"'
 	echo "${lines[7]}" | jq -e '.offset == 1279 and .payload == "end"'
 }
+
+# What a Kafka producer stored through the Kafka listener: klog-dump's Kafka
+# offsets, keys, headers and timestamps are the ones kcat reads back.
+@test "records: kcat's batches, gzip and plain, as klog-dump shows them and kcat reads them" {
+	load kafka
+	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR
+	start_kafka_broker --topic kd:1
+	# Lines that compress, or librdkafka sends them uncompressed.
+	seq 1 20 | awk '{ print "k" $1 ":GET /item/" $1 " HTTP/1.1 200 curl/8.5" }' |
+	    kc -P -t kd -p 0 -K: -H h=x -z gzip
+	printf ':v21\n' | kc -P -t kd -p 0 -K: -H a=1 -H b=2
+	seg="$BROKER_DATA/kd-0/00000000000000000000.klog"
+	run -0 --separate-stderr klog-dump --verify --deep "$seg"
+	[ -z "$stderr" ]
+	run -0 kc -C -t kd -p 0 -o beginning -e -f '%o %k %h %T %s\n'
+	want=$output
+	[ "${#lines[@]}" -eq 21 ]
+	run -0 bash -c 'klog-dump -J --deep "$1" | jq -r "select(.depth == 1) | \"\(.kafka_offset) \(.key // \"\") \(.headers | map(\"\(.key)=\(.value)\") | join(\",\")) \(.timestamp) \(.payload)\""' _ "$seg"
+	[ "$output" = "$want" ]
+	# The gzip batches are stored compressed, as they came.
+	run -0 bash -c 'klog-dump -s -J "$1" | jq -c "[.records, .codecs.gzip > 0, .codecs.none > 0]"' _ "$seg"
+	[ "$output" = '[21,true,true]' ]
+}
