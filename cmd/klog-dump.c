@@ -286,8 +286,9 @@ on_salvaged(void *arg, const klog_salvaged_t *m)
 {
 	struct salvage_out *so = arg;
 	klog_outfmt_rec_t r = { so->topic, strlen(so->topic), so->partition,
-	    m->offset, m->next_offset, m->payload, m->payload_len, NULL, -1,
-	    KLOG_NO_TIMESTAMP, NULL, 0, 0 };
+	    m->offset, m->next_offset, m->payload, m->payload_len, m->key,
+	    m->key_len, m->timestamp, m->headers, m->headers_len,
+	    m->header_count };
 
 	klog_outfmt_render(so->fmt, &r, &so->st->out);
 	return so->st->out.len >= OUT_FLUSH ? flush_out(so->st) : 0;

@@ -117,6 +117,35 @@ teardown() {
 	echo "${lines[1]}" | jq -e '.topic == "t" and .offset == 1021 and .payload == "v1"'
 	echo "${lines[4]}" | jq -e '.offset == 1118 and .payload == "alpha"'
 	echo "${lines[7]}" | jq -e '.offset == 1279 and .payload == "end"'
+	# A record keeps its key, timestamp and headers, binary ones too.
+	echo "${lines[1]}" | jq -e '.key == "k1" and .timestamp == 1700000000000 and .headers == [{"key":"h","value":"x"}]'
+	echo "${lines[3]}" | jq -e '.key_base64 == "AP8=" and .payload == null and .headers[1] == {"key":"nul","value":null}'
+	echo "${lines[0]}" | jq -e 'has("key") or has("timestamp") or has("headers") | not'
+}
+
+# What --salvage and -J --deep print of records, klog-produce -J sends back
+# with their keys, timestamps and headers.
+@test "records: --salvage and -J --deep output goes back through klog-produce -J" {
+	mkdir "$TMP/t-0"
+	{ printf 'junk!!!'; cat "$DATA/dump-records.bin"; } >"$TMP/t-0/00000000000000001000.salvage"
+	start_broker
+	klog-dump --salvage "$TMP/t-0" | klog-produce -J -t back -a all
+	klog-dump -J --deep "$DATA/dump-records.bin" | jq -c 'select(.magic != 2 or .depth == 1)' |
+	    klog-produce -J -t deep -a all
+	want='["plain",null,null,null]
+["v1","k1",1700000000000,[{"key":"h","value":"x"}]]
+["two",null,1700000000005,null]
+[null,null,1700000001234,[{"key":"bin","value_base64":"/wA="},{"key":"nul","value":null}]]
+["alpha","a",1700000060000,null]
+["bravo","b",1700000060001,null]
+["appended",null,1700003600000,null]
+["end",null,null,null]'
+	for t in back deep; do
+		run -0 bash -c 'klog-consume -t "$1" -o beginning -e -J | jq -c "[.payload, .key, .timestamp, .headers]"' _ "$t"
+		[ "$output" = "$want" ] || { echo "$t: $output"; false; }
+	done
+	run -0 bash -c 'klog-consume -t back -o beginning -e -J | jq -r ".key_base64 // empty"'
+	[ "$output" = 'AP8=' ]
 }
 
 # What a Kafka producer stored through the Kafka listener: klog-dump's Kafka
