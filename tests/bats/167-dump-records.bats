@@ -146,6 +146,12 @@ teardown() {
 	done
 	run -0 bash -c 'klog-consume -t back -o beginning -e -J | jq -r ".key_base64 // empty"'
 	[ "$output" = 'AP8=' ]
+	# What klog-produce -K -H --timestamp wrote, as klog-dump shows it.
+	printf 'k1\tv1\n' | klog-produce -t kh -K '\t' --strip-key -H a=1 --timestamp -a all
+	run -0 klog-dump --deep "$BROKER_DATA/kh-0"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == 'offset=0 pos=0 '*' magic=2 codec=none crc32c='*' status=ok records=1 timestamp_type=CreateTime '* ]]
+	[[ "${lines[1]}" == '  offset=0 kafka_offset=0 pos=0 size=2 magic=2 timestamp='*' time=20'*'Z key="k1" headers="a=1" payload="v1"' ]]
 }
 
 # What a Kafka producer stored through the Kafka listener: klog-dump's Kafka
