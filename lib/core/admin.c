@@ -23,6 +23,7 @@ static void
 part_free(klog_core_part_t *p)
 {
 	core_rep_free_part(p);
+	core_idem_free(p);
 	klog_log_close(p->log);
 	free(p->siov);
 	free(p->sref);

@@ -6,6 +6,7 @@
  *   topics.c      a hash of topic names, partitions made lazily
  *   parks.c       acks=all, long polls, OFFSETS waiting for a flush;
  *                 their items link into partitions
+ *   idem.c        idempotent producers' state, checked and kept
  *   stage.c       produce sets held until the read is done
  *   offline.c     a failed sync: the storage failed for good
  *   replicated.c  replicated partitions (replica.c's rules applied)
@@ -47,6 +48,8 @@ topics_free(klog_core_t *c)
 	free(c->buckets);
 	for (size_t i = 0; i < c->nparts; i++) {
 		core_rep_free_part(c->parts[i]);
+		core_idem_save(c, c->parts[i]);
+		core_idem_free(c->parts[i]);
 		free(c->parts[i]->siov);
 		free(c->parts[i]->sref);
 		free(c->parts[i]);

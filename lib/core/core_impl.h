@@ -11,6 +11,7 @@
 #include "klog/core/replica.h"
 #include "klog/core/replicated.h"
 #include "klog/storage/flusher.h"
+#include "klog/storage/pstate.h"
 
 /* Where a staged set's result lives until its write is done. */
 struct stage_ref {
@@ -46,6 +47,8 @@ struct klog_core_part {
 	uint32_t smsgs;
 	int staged;               /* in c->staged */
 	klog_replica_t *rep;      /* NULL: not replicated */
+	klog_pstate_t *ps;        /* its producers; NULL until its first
+	                             append (idem.c) */
 	void *follower;           /* the fetcher's, while following */
 	int caught_up;            /* fetched up to a leader's HW since the
 	                             broker started */
@@ -143,6 +146,29 @@ void core_storage_failed(klog_core_t *c, const klog_core_part_t *p,
  * will ever be flushed (log.h) and a wait for it would be answered at
  * once, again and again. */
 int64_t core_awaited_end(klog_log_t *log);
+
+/* idem.c */
+/* p's producer state, rebuilt from its log the first time; NULL when out
+ * of memory. */
+klog_pstate_t *core_idem_state(klog_core_t *c, klog_core_part_t *p);
+/* Before staging set[0..len) for p: 0 to stage it (a producer's batch in
+ * sequence is recorded at the offset it will have), 1 when it is answered
+ * in it (an error, or a duplicate's original offset and end). */
+int core_idem_check(klog_core_t *c, klog_core_part_t *p, const uint8_t *set,
+    uint32_t len, klog_core_item_t *it);
+/* The set checked at at was not staged after all. */
+void core_idem_unstage(klog_core_part_t *p, int64_t at);
+/* p's staged sets were written (some may have failed); the log had
+ * segments segments before: a snapshot if it rolled. */
+void core_idem_written(klog_core_t *c, klog_core_part_t *p, size_t segments);
+/* A follower is appending set at at. */
+int core_idem_replica(klog_core_t *c, klog_core_part_t *p, const uint8_t *set,
+    size_t len, int64_t at, klog_err_t *err);
+/* p's log was cut to end (-1: emptied). */
+int core_idem_cut(klog_core_part_t *p, int64_t end, klog_err_t *err);
+/* Save p's state as of its log's end (a clean close). */
+void core_idem_save(klog_core_t *c, klog_core_part_t *p);
+void core_idem_free(klog_core_part_t *p);
 
 /* stage.c */
 void core_after_append(klog_core_t *c, klog_core_part_t *p);

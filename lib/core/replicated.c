@@ -463,17 +463,23 @@ klog_core_replica_append(klog_core_t *c, klog_core_part_t *p,
     const uint8_t *set, size_t len, uint32_t msgs, int32_t epoch,
     klog_err_t *err)
 {
+	size_t segments = klog_log_segment_count(p->log);
 	int rc;
 
 	if (c->storage_failed)
 		return klog_err_set(err, -KLOG_ESTORAGE, "topic \"%s\" "
 		    "partition %d: storage failed: no more writes",
 		    p->topic->name, (int)p->id);
+	if ((rc = core_idem_replica(c, p, set, len, klog_log_end(p->log),
+	    err)) < 0)
+		return rc;
 	if (epoch > klog_epochs_latest(p->rep->epochs) &&
 	    (rc = klog_epochs_append(p->rep->epochs, epoch,
 	    klog_log_end(p->log), err)) < 0)
 		return rc;
-	if ((rc = klog_log_append(p->log, set, len, msgs, NULL, err)) < 0) {
+	rc = klog_log_append(p->log, set, len, msgs, NULL, err);
+	core_idem_written(c, p, segments);
+	if (rc < 0) {
 		if (rc == -KLOG_ESTORAGE)
 			core_storage_failed(c, p, err);
 		return rc;
@@ -496,6 +502,8 @@ klog_core_replica_truncate(klog_core_t *c, klog_core_part_t *p,
 	}
 	if (p->rep->hw > *landed)
 		p->rep->hw = *landed;
+	if ((rc = core_idem_cut(p, *landed, err)) < 0)
+		return rc;
 	return klog_epochs_truncate(p->rep->epochs, *landed, err);
 }
 
@@ -511,6 +519,8 @@ klog_core_replica_reset(klog_core_t *c, klog_core_part_t *p, int64_t base,
 		return rc;
 	}
 	p->rep->hw = base;
+	if ((rc = core_idem_cut(p, -1, err)) < 0)
+		return rc;
 	return klog_epochs_clear(p->rep->epochs, err);
 }
 

@@ -99,9 +99,13 @@ produce_part(klog_core_t *c, const klog_produce_part_t *pp, int acks,
 	if ((it->error = validate_set(c, pp->set, pp->set_len, trusted,
 	    &info)) != 0)
 		return;
-	if ((it->error = core_stage(c, p, pp->set, pp->set_len, info.messages,
-	    &first, &it->staged)) != 0)
+	if (core_idem_check(c, p, pp->set, pp->set_len, it))
 		return;
+	if ((it->error = core_stage(c, p, pp->set, pp->set_len, info.messages,
+	    &first, &it->staged)) != 0) {
+		core_idem_unstage(p, klog_log_end(p->log) + p->sbytes);
+		return;
+	}
 	it->offset = first;
 	it->target = first + pp->set_len;
 }

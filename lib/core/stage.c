@@ -87,8 +87,8 @@ static void
 commit_part(klog_core_t *c, klog_core_part_t *p, klog_core_patch_fn *patch,
     void *arg)
 {
+	size_t done = 0, segments = klog_log_segment_count(p->log);
 	klog_err_t err;
-	size_t done = 0;
 	int rc;
 
 	rc = klog_log_appendv(p->log, p->siov, p->sn, p->smsgs, NULL, &done,
@@ -112,6 +112,7 @@ commit_part(klog_core_t *c, klog_core_part_t *p, klog_core_patch_fn *patch,
 	p->sn = 0;
 	p->sbytes = 0;
 	p->smsgs = 0;
+	core_idem_written(c, p, segments);
 	if (done > 0)
 		append_ok(c, p, rc == 0);
 }

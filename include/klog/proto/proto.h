@@ -141,6 +141,12 @@ enum klog_wire_error {
 	KLOG_WIRE_ILLEGAL_AUTH_STATE = 27,   /* AUTHENTICATE out of turn */
 	KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED = 28,
 	KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED = 29, /* Kafka's number */
+	KLOG_WIRE_OUT_OF_ORDER_SEQUENCE = 30, /* a producer's batch after a
+	                                        gap in its sequences */
+	KLOG_WIRE_INVALID_PRODUCER_EPOCH = 31, /* an epoch older than the
+	                                         producer's */
+	KLOG_WIRE_UNKNOWN_PRODUCER_ID = 32,  /* a producer id the partition
+	                                       does not know, not at 0 */
 	KLOG_WIRE_ERROR_MAX
 };
 
