@@ -756,3 +756,76 @@ klog_acl_authorize(const klog_acl_set_t *s, const char *principal,
 	return klog_acl_decide(s, principal, host, op, res, name, NULL) >=
 	    KLOG_ACL_ALLOWED_BY_ACL;
 }
+
+/* ---- the decision on a resource type (Kafka's authorizeByResourceType,
+ * KIP-679) ---- */
+
+/* Whether the request's principal and the rule's match (one's own ACLs,
+ * or everyone's). */
+static int
+principal_fits(const struct rule *r, const char *principal)
+{
+	return strcmp(r->acl.principal, principal) == 0 ||
+	    strcmp(r->acl.principal, KLOG_ACL_ANYONE) == 0;
+}
+
+/* Whether a DENY of the request covers the allowed pattern a. */
+static int
+denied_pattern(const klog_acl_set_t *s, size_t from, size_t to,
+    const struct rule *a, const struct ask *q)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct rule *d = s->v[i];
+
+		if (d->acl.perm != KLOG_ACL_DENY ||
+		    !principal_fits(d, q->principal) || !rule_fits(d, q))
+			continue;
+		if (d->acl.pattern == KLOG_ACL_PREFIXED ?
+		    strncmp(a->acl.name, d->acl.name, d->namelen) == 0 :
+		    a->acl.pattern == KLOG_ACL_LITERAL &&
+		    strcmp(a->acl.name, d->acl.name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+klog_acl_authorize_any(const klog_acl_set_t *s, const char *principal,
+    const char *host, klog_acl_op_t op, klog_acl_res_t res)
+{
+	struct ask q = { .principal = principal, .host = host,
+	    .res = (int)res,
+	    .op = (unsigned)op < KLOG_ACL_OP_COUNT ? OP(op) : 0 };
+	size_t from = lower(s, 0, s->n, (int)res, 0, "", 0, NULL), to = from;
+	const struct rule *wildcard_allow = NULL;
+
+	for (size_t i = 0; i < s->nsupers; i++)
+		if (strcmp(s->supers[i], principal) == 0)
+			return 1;
+	while (to < s->n && (int)s->v[to]->acl.res == (int)res)
+		to++;
+	if (from == to)
+		return s->everyone;
+	for (size_t i = from; i < to; i++) {
+		const struct rule *r = s->v[i];
+
+		if (!principal_fits(r, principal) || !rule_fits(r, &q) ||
+		    r->acl.pattern != KLOG_ACL_LITERAL ||
+		    strcmp(r->acl.name, KLOG_ACL_WILDCARD) != 0)
+			continue;
+		if (r->acl.perm == KLOG_ACL_DENY)
+			return 0;
+		wildcard_allow = r;
+	}
+	if (wildcard_allow != NULL)
+		return 1;
+	for (size_t i = from; i < to; i++) {
+		const struct rule *r = s->v[i];
+
+		if (r->acl.perm == KLOG_ACL_ALLOW &&
+		    principal_fits(r, principal) && rule_fits(r, &q) &&
+		    !denied_pattern(s, from, to, r, &q))
+			return 1;
+	}
+	return 0;
+}

@@ -18,11 +18,13 @@
  * config only at the value every topic has (another is POLICY_VIOLATION,
  * saying which klog-serve option sets it).
  *
- * InitProducerId is refused as Kafka refuses a principal without
- * IDEMPOTENT_WRITE (CLUSTER_AUTHORIZATION_FAILED), or a transactional id
- * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): both make librdkafka's producer
- * fail at once with a fatal error and Kafka's Java producer fail its
- * sends, where other errors are retried for ever.
+ * InitProducerId grants an idempotent producer its id (pids.h: blocks
+ * from the data directory, or ZooKeeper in a cluster) under Kafka 2.8's
+ * ACL rule (IDEMPOTENT_WRITE on the cluster, or WRITE on some topic);
+ * a transactional id is refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+ * which makes librdkafka's producer fail at once with a fatal error and
+ * Kafka's Java producer fail its sends, where other errors are retried
+ * for ever.
  *
  * Admin requests are rare: their scratch is allocated per request, and
  * one naming more than MAX_TOPICS topics closes the connection.
@@ -808,31 +810,82 @@ out:
 
 /* ---- InitProducerId ---- */
 
-void
-kafka_init_producer_id(klog_kafka_t *k, const klog_kreq_t *r)
+/* Log a refusal or a failure of InitProducerId, a line a second. */
+static void
+pid_say(klog_kafka_t *k, const klog_kreq_t *r, int level, const char *fmt,
+    ...)
 {
 	const char *sw = klog_conn_auth(k->conn)->software;
 	int64_t now = klog_clock_mono_ns();
-	klog_str_t txn;
-	int32_t timeout_ms;
-	int16_t error;
-	char id[64];
+	char id[64], why[256];
+	va_list ap;
 
-	if (klog_kwadmin_init_producer_id(r, &txn, &timeout_ms) < 0) {
-		k->bad = "an InitProducerId request that does not parse";
-		return;
-	}
-	error = txn.p != NULL ? KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED :
-	    KLOG_KERR_CLUSTER_AUTHORIZATION_FAILED;
-	klog_kwadmin_init_producer_id_resp(klog_outq_buf(k->q), r, error);
 	if (k->pid_said_ns != 0 && now - k->pid_said_ns < NS_PER_S)
 		return;
 	k->pid_said_ns = now;
 	if (klog_str_cstr(r->client_id, id, sizeof(id)) < 0)
 		snprintf(id, sizeof(id), "?");
-	klog_logger_say(&k->cfg.log, KLOG_LEVEL_WARN, "Kafka listener: "
-	    "InitProducerId from client id \"%s\"%s%s%s refused (%s): klog "
-	    "grants no producer ids; the client sets %s", id, sw[0] ? " (" :
-	    "", sw, sw[0] ? ")" : "", klog_kwire_error_name(error),
-	    txn.p != NULL ? "no transactional.id" : "enable.idempotence=false");
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	klog_logger_say(&k->cfg.log, level, "Kafka listener: InitProducerId "
+	    "from client id \"%s\"%s%s%s: %s", id, sw[0] ? " (" : "", sw,
+	    sw[0] ? ")" : "", why);
+}
+
+/*
+ * A producer id and epoch for an idempotent producer: a new id at epoch
+ * 0, or (v3+, KIP-360) the producer's own id at its epoch plus one, which
+ * restarts its sequences after an error (librdkafka's epoch bump); an
+ * epoch at its end takes a new id.  The answer's error, or 0.
+ */
+static int16_t
+grant(klog_kafka_t *k, const klog_kreq_t *r, int64_t *pid, int16_t *epoch)
+{
+	klog_err_t err;
+	int rc;
+
+	if ((*pid < 0) != (*epoch < 0))
+		return KLOG_KERR_INVALID_REQUEST;
+	if (*pid >= 0 && *epoch < INT16_MAX - 1) {
+		(*epoch)++;
+		return KLOG_KERR_NONE;
+	}
+	*epoch = 0;
+	if ((rc = klog_pids_next(k->pids, k->clustered ?
+	    k->cluster.producer_block : NULL, k->cluster.arg, pid,
+	    &err)) == 0)
+		return KLOG_KERR_NONE;
+	pid_say(k, r, KLOG_LEVEL_ERROR, "no producer id: %s",
+	    klog_err_text(&err, rc));
+	return KLOG_KERR_COORDINATOR_NOT_AVAILABLE;
+}
+
+void
+kafka_init_producer_id(klog_kafka_t *k, const klog_kreq_t *r)
+{
+	klog_str_t txn;
+	int32_t timeout_ms;
+	int64_t pid;
+	int16_t epoch, error;
+
+	if (klog_kwadmin_init_producer_id(r, &txn, &timeout_ms, &pid,
+	    &epoch) < 0) {
+		k->bad = "an InitProducerId request that does not parse";
+		return;
+	}
+	if (txn.p != NULL) {
+		error = KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		pid_say(k, r, KLOG_LEVEL_WARN, "refused (%s): klog has no "
+		    "transactions; the client sets no transactional.id",
+		    klog_kwire_error_name(error));
+	} else if (!kafka_may_idempotent(k)) {
+		error = KLOG_KERR_CLUSTER_AUTHORIZATION_FAILED;
+	} else {
+		error = grant(k, r, &pid, &epoch);
+	}
+	if (error != KLOG_KERR_NONE)
+		pid = epoch = -1;
+	klog_kwadmin_init_producer_id_resp(klog_outq_buf(k->q), r, error, pid,
+	    epoch);
 }

@@ -16,6 +16,7 @@
 #include "klog/kafka/coordinator.h"
 #include "klog/kafka/kafka.h"
 #include "klog/kafka/koffsets.h"
+#include "klog/storage/pids.h"
 #include "klog/kafka/kwdata.h"
 #include "klog/kafka/kwgroup.h"
 #include "klog/kafka/kwire.h"
@@ -71,6 +72,7 @@ struct klog_kafka {
 	klog_promtext_reqs_t reqs;
 	int64_t pid_said_ns;       /* when an InitProducerId refusal was last
 	                              logged (a line a second at most) */
+	klog_pids_t *pids;         /* producer ids handed out (kadmin.c) */
 };
 
 /*
@@ -84,6 +86,11 @@ int kafka_may(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
  * reports. */
 int kafka_allowed(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
     klog_str_t name);
+
+/* Whether it may get a producer id: IDEMPOTENT_WRITE on the cluster (ALL
+ * in klog's ACLs), else WRITE on some topic (Kafka 2.8's rule).  A refusal
+ * is logged. */
+int kafka_may_idempotent(klog_kafka_t *k);
 
 /* Whether it may create the topic: CREATE on the cluster, else on it. */
 int kafka_may_create(klog_kafka_t *k, klog_str_t topic);

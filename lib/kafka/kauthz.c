@@ -75,6 +75,23 @@ kafka_allowed(klog_kafka_t *k, klog_acl_op_t op, klog_acl_res_t res,
 }
 
 int
+kafka_may_idempotent(klog_kafka_t *k)
+{
+	const klog_acl_set_t *set = klog_authz_set(k->cfg.authz);
+	klog_connauth_t *a;
+
+	if (k->cfg.authz == NULL || set == NULL ||
+	    kafka_allowed(k, KLOG_ACL_ALL, KLOG_ACL_CLUSTER, (klog_str_t){ 0 }))
+		return 1;
+	a = klog_conn_auth(k->conn);
+	if (klog_acl_authorize_any(set, klog_connauth_principal(a),
+	    klog_connauth_host(a), KLOG_ACL_WRITE, KLOG_ACL_TOPIC))
+		return 1;
+	/* Asked again the logging way, so the refusal has its line. */
+	return kafka_may(k, KLOG_ACL_ALL, KLOG_ACL_CLUSTER, (klog_str_t){ 0 });
+}
+
+int
 kafka_may_create(klog_kafka_t *k, klog_str_t topic)
 {
 	klog_connauth_t *a;

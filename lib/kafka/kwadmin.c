@@ -320,30 +320,32 @@ klog_kwadmin_describe_configs_resp(klog_buf_t *b, const klog_kreq_t *r,
 
 int
 klog_kwadmin_init_producer_id(const klog_kreq_t *r, klog_str_t *txn_id,
-    int32_t *timeout_ms)
+    int32_t *timeout_ms, int64_t *producer_id, int16_t *epoch)
 {
 	klog_kprim_rd_t rd;
 
 	klog_kwire_reader(r, &rd);
 	*txn_id = klog_kprim_nstr(&rd);
 	*timeout_ms = klog_rd_i32(&rd.rd);
+	*producer_id = -1;
+	*epoch = -1;
 	if (r->version >= 3) {
-		(void)klog_rd_i64(&rd.rd);   /* producer id */
-		(void)klog_rd_i16(&rd.rd);   /* its epoch */
+		*producer_id = klog_rd_i64(&rd.rd);
+		*epoch = klog_rd_i16(&rd.rd);
 	}
 	return klog_kprim_end(&rd);
 }
 
 void
 klog_kwadmin_init_producer_id_resp(klog_buf_t *b, const klog_kreq_t *r,
-    int16_t error)
+    int16_t error, int64_t producer_id, int16_t epoch)
 {
 	size_t start = klog_kwire_begin_resp(b, r);
 
 	klog_buf_put_i32(b, 0);    /* throttle time */
 	klog_buf_put_i16(b, error);
-	klog_buf_put_i64(b, -1);   /* producer id: none */
-	klog_buf_put_i16(b, -1);   /* its epoch */
+	klog_buf_put_i64(b, producer_id);
+	klog_buf_put_i16(b, epoch);
 	klog_kprim_put_tags(b, r->flexible);
 	klog_kwire_end(b, start);
 }

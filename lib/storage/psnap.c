@@ -17,7 +17,7 @@
 
 #define MAGIC "KLPS"
 #define VERSION 1
-#define HEADER 24                     /* magic .. count */
+#define HEADER 22                     /* magic .. count */
 #define CRC_AT 6
 #define PRODUCER 17                   /* id, timestamp, batch count */
 #define BATCH 26

@@ -263,4 +263,16 @@ int klog_acl_authorize(const klog_acl_set_t *s, const char *principal,
     const char *host, klog_acl_op_t op, klog_acl_res_t res,
     const char *name);
 
+/*
+ * Whether principal may do op on some resource of type res (Kafka 2.8's
+ * authorizeByResourceType, KIP-679: an idempotent producer needs WRITE
+ * on any topic): a super user may; a matching DENY of the LITERAL "*"
+ * refuses, a matching ALLOW of it allows; else an ALLOW that no matching
+ * DENY covers (a PREFIXED one a prefix of its name, a LITERAL one of a
+ * LITERAL name the same) allows.  With no ACL of the type at all,
+ * allow.everyone.if.no.acl.found decides.
+ */
+int klog_acl_authorize_any(const klog_acl_set_t *s, const char *principal,
+    const char *host, klog_acl_op_t op, klog_acl_res_t res);
+
 #endif

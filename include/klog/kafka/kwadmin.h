@@ -143,13 +143,15 @@ void klog_kwadmin_describe_configs_resp(klog_buf_t *b, const klog_kreq_t *r,
 
 /* ---- InitProducerId ---- */
 
-/* The transactional id (null: p NULL); v3+'s producer id and epoch are
- * read and not kept. */
+/* The transactional id (null: p NULL); v3+'s producer id and epoch
+ * (KIP-360: the ones the producer has, to be bumped), -1 and -1 before v3
+ * or when it has none. */
 int klog_kwadmin_init_producer_id(const klog_kreq_t *r, klog_str_t *txn_id,
-    int32_t *timeout_ms);
+    int32_t *timeout_ms, int64_t *producer_id, int16_t *epoch);
 
-/* An answer granting no producer id: error, id -1, epoch -1. */
+/* The answer: error, the producer id and its epoch (-1, -1 with an
+ * error). */
 void klog_kwadmin_init_producer_id_resp(klog_buf_t *b, const klog_kreq_t *r,
-    int16_t error);
+    int16_t error, int64_t producer_id, int16_t epoch);
 
 #endif

@@ -452,41 +452,75 @@ test_init_producer_id(void **state)
 		0, 0, 0, 0, 0, 53,
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	};
+	/* v3 (flexible) with the producer's id 0x0102 and epoch 7 (KIP-360),
+	 * and its answer granting id 0x0102 at epoch 8. */
+	static const uint8_t v3[] = {
+		0, 0, 0, 0x75, 0x30,
+		0, 0, 0, 0, 0, 0, 1, 2, 0, 7,
+		0,
+	};
+	static const uint8_t v3_resp[] = {
+		0, 0, 0, 22, 0, 0, 0, 9, 0,
+		0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 1, 2, 0, 8,
+		0,
+	};
 	klog_str_t txn;
 	int32_t timeout_ms;
+	int64_t pid;
+	int16_t epoch;
 	klog_kreq_t r;
 	klog_buf_t b, out;
 
 	(void)state;
 	klog_buf_init(&out);
 	frame(&b, KLOG_KAPI_INIT_PRODUCER_ID, 1, v1, sizeof(v1), &r);
-	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms),
+	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms,
+	    &pid, &epoch),
 	    0);
 	assert_true(str_is(txn, "tx"));
 	assert_int_equal(timeout_ms, 60000);
+	assert_int_equal(pid, -1);
+	assert_int_equal(epoch, -1);
 	klog_kwadmin_init_producer_id_resp(&out, &r,
-	    KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+	    KLOG_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1);
 	same(&out, v1_resp, sizeof(v1_resp));
 	klog_buf_free(&b);
 
 	frame(&b, KLOG_KAPI_INIT_PRODUCER_ID, 4, v4, sizeof(v4), &r);
-	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms),
+	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms,
+	    &pid, &epoch),
 	    0);
 	assert_null(txn.p);
 	assert_int_equal(timeout_ms, -1);
 	klog_buf_reset(&out);
 	klog_kwadmin_init_producer_id_resp(&out, &r,
-	    KLOG_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	    KLOG_KERR_CLUSTER_AUTHORIZATION_FAILED, -1, -1);
 	same(&out, v4_resp, sizeof(v4_resp));
+	klog_buf_free(&b);
+
+	frame(&b, KLOG_KAPI_INIT_PRODUCER_ID, 3, v3, sizeof(v3), &r);
+	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms,
+	    &pid, &epoch), 0);
+	assert_null(txn.p);
+	assert_int_equal(timeout_ms, 30000);
+	assert_int_equal(pid, 0x0102);
+	assert_int_equal(epoch, 7);
+	klog_buf_reset(&out);
+	klog_kwadmin_init_producer_id_resp(&out, &r, KLOG_KERR_NONE, 0x0102,
+	    8);
+	same(&out, v3_resp, sizeof(v3_resp));
 	klog_buf_free(&b);
 
 	/* v4 without its tags, or read as classic: refused. */
 	frame(&b, KLOG_KAPI_INIT_PRODUCER_ID, 4, v4, sizeof(v4) - 1, &r);
-	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms),
+	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms,
+	    &pid, &epoch),
 	    -KLOG_EPROTO);
 	klog_buf_free(&b);
 	frame(&b, KLOG_KAPI_INIT_PRODUCER_ID, 1, v4, 1, &r);
-	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms),
+	assert_int_equal(klog_kwadmin_init_producer_id(&r, &txn, &timeout_ms,
+	    &pid, &epoch),
 	    -KLOG_EPROTO);
 	klog_buf_free(&b);
 	klog_buf_free(&out);

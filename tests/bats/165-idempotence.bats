@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Kafka's idempotent producer on the Kafka listener (klog-kafka(7),
+# IDEMPOTENCE): InitProducerId's ids, unique across restarts (the data
+# directory's .producer-ids) and across brokers (ZooKeeper's
+# /latest_producer_id_block, as Kafka's); the ACL rule; and
+# confluent-kafka's idempotent producer through kill -9 of a standalone
+# broker and of a replicated partition's leader: nothing lost, nothing
+# twice, in order.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load kafka
+
+setup() {
+	common_setup
+	unset KLOG_BROKERS KLOG_ZOOKEEPER KLOG_DATA_DIR
+	# pid.py PORT [VERSION ID EPOCH [TXN]]...: InitProducerId requests on
+	# one connection, each answer "ERROR ID EPOCH".
+	cat >"$TMP/pid.py" <<-'EOF'
+	import socket, struct, sys
+	s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+	def ask(version, pid, epoch, txn):
+	    head = struct.pack('>hhih', 22, version, 7, 2) + b'kc'
+	    flex = version >= 2
+	    if flex:
+	        head += b'\0'
+	    if txn is None:
+	        body = b'\0' if flex else struct.pack('>h', -1)
+	    else:
+	        t = txn.encode()
+	        body = (bytes([len(t) + 1]) if flex else
+	            struct.pack('>h', len(t))) + t
+	    body += struct.pack('>i', 60000)
+	    if version >= 3:
+	        body += struct.pack('>qh', pid, epoch)
+	    if flex:
+	        body += b'\0'
+	    req = head + body
+	    s.sendall(struct.pack('>i', len(req)) + req)
+	    size = struct.unpack('>i', s.recv(4))[0]
+	    data = b''
+	    while len(data) < size:
+	        data += s.recv(size - len(data))
+	    at = 5 if flex else 4
+	    _, err, pid, epoch = struct.unpack('>ihqh', data[at:at + 16])
+	    print(err, pid, epoch)
+	a = sys.argv[2:]
+	while a:
+	    txn = None
+	    if len(a) > 3 and not a[3].lstrip('-').isdigit():
+	        txn = a[3]
+	    ask(int(a[0]), int(a[1]), int(a[2]), txn)
+	    a = a[4 if txn else 3:]
+	EOF
+}
+
+teardown() {
+	common_teardown
+}
+
+pid() {
+	timeout 30 "$PY" "$TMP/pid.py" "$@"
+}
+
+@test "idempotence: InitProducerId hands out ids from a block reserved in the data directory, bumps a producer's epoch, refuses transactions" {
+	start_kafka_broker
+	run -0 pid "$KAFKA_PORT" 4 -1 -1  4 -1 -1  3 1 0  3 1 -1  0 -1 -1 \
+	    1 -1 -1 txn
+	[ "${lines[0]}" = '0 0 0' ]
+	[ "${lines[1]}" = '0 1 0' ]
+	# KIP-360: the producer's own id at its epoch plus one.
+	[ "${lines[2]}" = '0 1 1' ]
+	# An id without an epoch.
+	[ "${lines[3]}" = '42 -1 -1' ]
+	[ "${lines[4]}" = '0 2 0' ]
+	# A transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+	[ "${lines[5]}" = '53 -1 -1' ]
+	# The block was reserved before its first id went out.
+	[ "$(cat "$BROKER_DATA/.producer-ids")" = 1000 ]
+	# kill -9: the rest of the block is never handed out.
+	kill -KILL "$BROKER_PID"
+	wait_gone "$BROKER_PID" 5
+	start_kafka_broker
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '0 1000 0' ]
+	[ "$(cat "$BROKER_DATA/.producer-ids")" = 2000 ]
+	# A file that does not read: no id at all, rather than one that may
+	# have been handed out (COORDINATOR_NOT_AVAILABLE, which clients
+	# retry), and a line saying why.
+	kill -KILL "$BROKER_PID"
+	wait_gone "$BROKER_PID" 5
+	printf '2000x\n' >"$BROKER_DATA/.producer-ids"
+	start_kafka_broker
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '15 -1 -1' ]
+	grep -q 'InitProducerId from client id "kc": no producer id: .*/.producer-ids: "2000x" is not a producer id' "$TMP/broker.log"
+}
+
+@test "idempotence: InitProducerId under ACLs: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (Kafka 2.8's rule)" {
+	local acls=$TMP/acls
+	: >"$acls"
+	chmod 600 "$acls"
+	start_kafka_broker --acls "$acls"
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '31 -1 -1' ]
+	# WRITE on a prefix of topics.
+	klog-group --acls "$acls" acls add --allow-principal User:ANONYMOUS \
+		--operation Write -t app- --prefixed >/dev/null
+	kill -KILL "$BROKER_PID"
+	wait_gone "$BROKER_PID" 5
+	start_kafka_broker --acls "$acls"
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '0 0 0' ]
+	# ...denied on a shorter prefix: no topic left to write.
+	klog-group --acls "$acls" acls add --deny-principal User:ANONYMOUS \
+		--operation Write -t app --prefixed >/dev/null
+	kill -KILL "$BROKER_PID"
+	wait_gone "$BROKER_PID" 5
+	start_kafka_broker --acls "$acls"
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '31 -1 -1' ]
+	# IDEMPOTENT_WRITE on the cluster (ALL in klog's words) is enough.
+	klog-group --acls "$acls" acls add --allow-principal User:ANONYMOUS \
+		--operation All --cluster >/dev/null
+	kill -KILL "$BROKER_PID"
+	wait_gone "$BROKER_PID" 5
+	start_kafka_broker --acls "$acls"
+	run -0 pid "$KAFKA_PORT" 4 -1 -1
+	[ "$output" = '0 1000 0' ]
+}
+
+@test "idempotence: in a cluster, each broker takes its blocks from ZooKeeper's /latest_producer_id_block, as Kafka's brokers do" {
+	start_zk
+	ZKC="$ZK/pids"
+	local k1 k2
+	k1=$(free_port)
+	k2=$(free_port)
+	start_zk_broker 1 --kafka-listen "127.0.0.1:$k1"
+	start_zk_broker 2 --kafka-listen "127.0.0.1:$k2"
+	run -0 pid "$k1" 4 -1 -1  4 -1 -1
+	[ "$output" = "$(printf '0 0 0\n0 1 0')" ]
+	run -0 pid "$k2" 4 -1 -1
+	[ "$output" = '0 1000 0' ]
+	run -0 /usr/share/zookeeper/bin/zkCli.sh -server "$ZKC" \
+	    get /latest_producer_id_block
+	[[ $output == *'{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}'* ]]
+	# Broker 1 restarted takes a new block: its old one's rest is lost.
+	kill -TERM "${BROKER_PIDS[1]}"
+	wait_gone "${BROKER_PIDS[1]}" 5
+	start_zk_broker 1 --kafka-listen "127.0.0.1:$k1"
+	wait_port "$k1" 5
+	run -0 pid "$k1" 4 -1 -1
+	[ "$output" = '0 2000 0' ]
+	stop_zk
+}
