@@ -713,6 +713,67 @@ test_cost(void **state)
 	klog_acl_set_free(s);
 }
 
+/* ---- on any resource of a type (Kafka's authorizeByResourceType) ---- */
+
+static int
+any_write(const klog_acl_set_t *s, const char *principal)
+{
+	return klog_acl_authorize_any(s, principal, "10.0.0.9",
+	    KLOG_ACL_WRITE, KLOG_ACL_TOPIC);
+}
+
+static void
+test_authorize_any(void **state)
+{
+	klog_acl_set_t *s = set_new();
+	klog_err_t err = { 0, "" };
+
+	(void)state;
+	/* Nothing: refused, unless allow.everyone.if.no.acl.found. */
+	assert_false(any_write(s, ALICE));
+	klog_acl_allow_everyone_if_no_acl(s, 1);
+	assert_true(any_write(s, ALICE));
+	/* An ACL on a group names no topic: still "no ACL" for topics. */
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_READ, KLOG_ACL_GROUP,
+	    KLOG_ACL_LITERAL, "g", ALICE);
+	assert_true(any_write(s, ALICE));
+	/* An ACL of the type that allows something else: refused. */
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_READ, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "logs", ALICE);
+	assert_false(any_write(s, ALICE));
+	/* A literal WRITE; another principal's is not alice's. */
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "bobs", BOB);
+	assert_false(any_write(s, ALICE));
+	assert_true(any_write(s, BOB));
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_ALL, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "orders", ALICE);
+	assert_true(any_write(s, ALICE));
+	/* ...denied by name, or by a prefix of it: none left. */
+	add(s, KLOG_ACL_DENY, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_PREFIXED, "ord", ALICE);
+	assert_false(any_write(s, ALICE));
+	/* A prefixed ALLOW a longer DENY prefix does not cover. */
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_PREFIXED, "app-", ALICE);
+	assert_true(any_write(s, ALICE));
+	add(s, KLOG_ACL_DENY, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "app-1", ALICE);
+	assert_true(any_write(s, ALICE));
+	/* Everyone's DENY on the literal "*": refused whatever else. */
+	add(s, KLOG_ACL_ALLOW, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "*", BOB);
+	assert_true(any_write(s, BOB));
+	add(s, KLOG_ACL_DENY, KLOG_ACL_WRITE, KLOG_ACL_TOPIC,
+	    KLOG_ACL_LITERAL, "*", "User:*");
+	assert_false(any_write(s, ALICE));
+	assert_false(any_write(s, BOB));
+	/* A super user may. */
+	assert_int_equal(klog_acl_super_users(s, BOB, &err), 0);
+	assert_true(any_write(s, BOB));
+	klog_acl_set_free(s);
+}
+
 int
 main(void)
 {
@@ -731,6 +792,7 @@ main(void)
 		cmocka_unit_test(test_cluster),
 		cmocka_unit_test(test_against_reference),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_authorize_any),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
