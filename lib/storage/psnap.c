@@ -385,27 +385,25 @@ scan(klog_log_t *log, int64_t offset, int64_t end, klog_pstate_t *ps,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	while (offset < end && rc == 0) {
 		klog_log_slice_t sl;
-		size_t pos = 0, size;
+		size_t pos = 0, size, got;
 
 		if ((rc = klog_log_read(log, offset, SCAN_CHUNK, &sl, err)) < 0)
 			break;
-		if (sl.len == 0 || read_all(sl.fd, buf, sl.len,
-		    sl.file_pos) < 0) {
-			rc = sl.len == 0 ? 0 : klog_err_sys(err, "read",
-			    klog_log_dir(log));
-			klog_log_slice_release(&sl);
-			break;
-		}
+		got = sl.len;
+		if (got > 0 && read_all(sl.fd, buf, got, sl.file_pos) < 0)
+			rc = klog_err_sys(err, "read", klog_log_dir(log));
 		klog_log_slice_release(&sl);
+		if (got == 0 || rc < 0)
+			break;
 		/* An entry longer than the chunk counts by its header. */
-		while (sl.len - pos >= KLOG_LENGTH_SIZE && rc == 0) {
+		while (got - pos >= KLOG_LENGTH_SIZE && rc == 0) {
 			size = KLOG_LENGTH_SIZE + klog_be32(buf + pos);
-			if (size > sl.len - pos && (pos > 0 ||
-			    sl.len < KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER +
+			if (size > got - pos && (pos > 0 || got <
+			    KLOG_LENGTH_SIZE + KLOG_MAGIC2_HEADER +
 			    KLOG_BATCH_BODY_HEADER))
 				break;
 			rc = klog_pstate_update_entry(ps, buf + pos,
-			    size < sl.len - pos ? size : sl.len - pos,
+			    size < got - pos ? size : got - pos,
 			    offset + (int64_t)pos);
 			pos += size;
 		}
