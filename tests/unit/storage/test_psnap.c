@@ -305,9 +305,14 @@ test_rebuild(void **state)
 	snprintf(path, sizeof(path), "%s/t-0/%020lld.snapshot", f->dir,
 	    (long long)klog_log_end(log) + 100);
 	assert_int_equal(access(path, F_OK), -1);
-	/* A cut: snapshots above it go. */
-	assert_int_equal(klog_psnap_drop_above(log, mid, &err), 0);
+	/* Left: the damaged one at the end (the one at mid went when the
+	 * third was written).  A cut to mid: it goes too. */
 	assert_int_equal(snapshots(f->dir), 1);
+	assert_int_equal(klog_psnap_drop_above(log, klog_log_end(log), &err),
+	    0);
+	assert_int_equal(snapshots(f->dir), 1);
+	assert_int_equal(klog_psnap_drop_above(log, mid, &err), 0);
+	assert_int_equal(snapshots(f->dir), 0);
 	klog_pstate_free(ps);
 	klog_pstate_free(live);
 	klog_log_close(log);
