@@ -230,7 +230,10 @@ check_read() {
 @test "idempotence: confluent-kafka's idempotent producer through two kill -9 of the broker: nothing lost, nothing twice, in order" {
 	local n=30000 prod
 	write_producer
-	start_kafka_broker --topic idem:1
+	# Acknowledgements wait up to 300 ms for a flush, so that each kill
+	# finds batches written and not yet acknowledged, which the producer
+	# sends again.
+	start_kafka_broker --topic idem:1 --flush-ms 300
 	"$PY" "$TMP/produce.py" "$KAFKA" idem "$n" "$TMP/progress" \
 	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
 	prod=$!
@@ -239,7 +242,7 @@ check_read() {
 		wait_acked "$at"
 		kill -KILL "$BROKER_PID"
 		wait_gone "$BROKER_PID" 5
-		restart_kafka_broker --topic idem:1
+		restart_kafka_broker --topic idem:1 --flush-ms 300
 	done
 	wait "$prod"
 	cat "$TMP/producer.out" >&3
