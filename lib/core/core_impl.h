@@ -49,6 +49,7 @@ struct klog_core_part {
 	klog_replica_t *rep;      /* NULL: not replicated */
 	klog_pstate_t *ps;        /* its producers; NULL until its first
 	                             append (idem.c) */
+	int64_t idem_said_ms;     /* a refused batch last logged */
 	void *follower;           /* the fetcher's, while following */
 	int caught_up;            /* fetched up to a leader's HW since the
 	                             broker started */

@@ -64,6 +64,37 @@ core_idem_state(klog_core_t *c, klog_core_part_t *p)
 	return p->ps;
 }
 
+/* A batch refused: a line a second at most per partition, for what a
+ * client only shows as a retry or an epoch bump. */
+static void
+refused(klog_core_t *c, klog_core_part_t *p, const klog_batch_t *b,
+    int16_t error)
+{
+	const klog_pstate_producer_t *pr = klog_pstate_get(p->ps,
+	    b->producer_id);
+	int64_t now = klog_clock_mono_ms();
+	char what[200];
+	int n;
+
+	if (p->idem_said_ms != 0 && now - p->idem_said_ms < 1000)
+		return;
+	p->idem_said_ms = now;
+	n = snprintf(what, sizeof(what), "producer %lld epoch %d: sequences "
+	    "%d..%d refused (%s): ", (long long)b->producer_id,
+	    (int)b->producer_epoch, (int)b->base_sequence,
+	    (int)klog_pstate_last_seq(b->base_sequence, b->count),
+	    klog_wire_error_name(error));
+	if (pr == NULL)
+		snprintf(what + n, sizeof(what) - (size_t)n, "the partition "
+		    "does not know it");
+	else
+		snprintf(what + n, sizeof(what) - (size_t)n, "its last batch "
+		    "is %d..%d at epoch %d", (int)pr->b[pr->n - 1].first_seq,
+		    (int)pr->b[pr->n - 1].last_seq,
+		    (int)pr->b[pr->n - 1].epoch);
+	say(c, p, KLOG_LEVEL_INFO, what, NULL, 0);
+}
+
 static int16_t
 verdict_error(int v)
 {
@@ -106,6 +137,7 @@ core_idem_check(klog_core_t *c, klog_core_part_t *p, const uint8_t *set,
 	}
 	if (v != KLOG_PSTATE_APPEND) {
 		it->error = verdict_error(v);
+		refused(c, p, &b, it->error);
 		return 1;
 	}
 	at = klog_log_end(p->log) + p->sbytes;

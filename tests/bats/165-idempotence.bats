@@ -227,6 +227,79 @@ check_read() {
 	cmp "$TMP/read" "$TMP/want"
 }
 
+# proxy.py LISTEN_PORT BROKER_PORT TRIGGER: a TCP relay in front of the
+# Kafka listener that, once TRIGGER exists (it removes it), swallows what
+# the broker answers for 300 ms, requests still passing, then drops every
+# connection: acknowledgements lost, so the producer sends again batches
+# the broker has.
+write_proxy() {
+	cat >"$TMP/proxy.py" <<-'EOF'
+	import os, socket, sys, threading, time
+	lport, bport, trigger = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+	state = {'until': 0.0, 'gen': 0}
+	lock = threading.Lock()
+	def pump(src, dst, answers, gen):
+	    try:
+	        while True:
+	            data = src.recv(65536)
+	            if not data:
+	                break
+	            if answers:
+	                with lock:
+	                    if os.path.exists(trigger):
+	                        os.unlink(trigger)
+	                        state['until'] = time.time() + 0.3
+	                        state['gen'] += 1
+	                    until, g = state['until'], state['gen']
+	                if g != gen and time.time() >= until:
+	                    break
+	                if g != gen:
+	                    continue
+	            dst.sendall(data)
+	    except OSError:
+	        pass
+	    for s in (src, dst):
+	        try:
+	            s.shutdown(socket.SHUT_RDWR)
+	        except OSError:
+	            pass
+	srv = socket.socket()
+	srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	srv.bind(('127.0.0.1', lport))
+	srv.listen(64)
+	while True:
+	    c, _ = srv.accept()
+	    b = socket.create_connection(('127.0.0.1', bport))
+	    with lock:
+	        gen = state['gen']
+	    threading.Thread(target=pump, args=(c, b, False, gen), daemon=True).start()
+	    threading.Thread(target=pump, args=(b, c, True, gen), daemon=True).start()
+	EOF
+}
+
+@test "idempotence: acknowledgements lost on the way: the batches sent again are answered with their first offsets, not written twice" {
+	local n=20000 prod pport
+	write_producer
+	write_proxy
+	pport=$(free_port)
+	start_kafka_broker --topic idem:1 --kafka-advertise "127.0.0.1:$pport"
+	"$PY" "$TMP/proxy.py" "$pport" "$KAFKA_PORT" "$TMP/drop" &
+	PIDS+=("$!")
+	wait_port "$pport" 5
+	"$PY" "$TMP/produce.py" "127.0.0.1:$pport" idem "$n" "$TMP/progress" \
+	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
+	prod=$!
+	PIDS+=("$prod")
+	for at in 4000 9000 14000; do
+		wait_acked "$at"
+		touch "$TMP/drop"
+	done
+	wait "$prod"
+	cat "$TMP/producer.out" >&3
+	[ "$(cat "$TMP/producer.out")" = "acked $n failed 0 left 0 []" ]
+	check_read idem "$n"
+}
+
 @test "idempotence: confluent-kafka's idempotent producer through two kill -9 of the broker: nothing lost, nothing twice, in order" {
 	local n=30000 prod
 	write_producer
@@ -250,4 +323,47 @@ check_read() {
 	check_read idem "$n"
 	# Each restart rebuilt the producers from the log.
 	[ "$(grep -c 'producer state: 0 snapshots unreadable' "$TMP/broker.log")" -ge 2 ]
+}
+
+@test "idempotence: a replicated partition's leader killed -9 mid-stream: the new leader knows the producer from what it copied; nothing lost, nothing twice, in order" {
+	local n=20000 prod leader id boot=
+	declare -A kp
+	write_producer
+	start_zk
+	ZKC="$ZK/rep"
+	# A leader flushes 300 ms after its last append, its followers at
+	# once: batches are copied while their acknowledgement waits, so the
+	# kill leaves the new leader holding batches the producer sends again.
+	for id in 1 2 3; do
+		kp[$id]=$(free_port)
+		start_zk_broker "$id" --zk-session-timeout 2000 --flush-ms 300 \
+		    --replica-lag-time 3s --kafka-listen "127.0.0.1:${kp[$id]}"
+		boot="$boot${boot:+,}127.0.0.1:${kp[$id]}"
+	done
+	klog-group -Z "$ZKC" -H create-topic -t rt --partitions 1 \
+		--replication-factor 3 --min-insync-replicas 2 >/dev/null
+	leader=
+	until [ -n "$leader" ] && [ "$leader" -ge 0 ]; do
+		sleep 0.1
+		leader=$(klog-group -Z "$ZKC" -H -J topics -t rt | jq -r .leader)
+	done
+	"$PY" "$TMP/produce.py" "$boot" rt "$n" "$TMP/progress" \
+	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
+	prod=$!
+	PIDS+=("$prod")
+	wait_acked 6000
+	kill -KILL "${BROKER_PIDS[$leader]}"
+	wait "$prod"
+	cat "$TMP/producer.out" >&3
+	[ "$(cat "$TMP/producer.out")" = "acked $n failed 0 left 0 []" ]
+	for id in 1 2 3; do
+		[ "$id" != "$leader" ] && KAFKA="127.0.0.1:${kp[$id]}"
+	done
+	check_read rt "$n"
+	# The new leader took the producer's next batch: it was no stranger
+	# (UNKNOWN_PRODUCER_ID would have made the producer bump its epoch).
+	! grep 'producer state\|refused' "$TMP"/broker-[123].log | grep -v \
+	    'scanned' >&3
+	! grep -q 'refused' "$TMP"/broker-[123].log
+	stop_zk
 }
