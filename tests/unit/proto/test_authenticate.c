@@ -129,7 +129,8 @@ test_auth_errors(void **state)
 	    KLOG_WIRE_AUTHENTICATION_FAILED);
 	assert_string_equal(klog_proto_api_name(KLOG_API_AUTHENTICATE),
 	    "AUTHENTICATE");
-	assert_string_equal(klog_wire_error_name(30), "UNKNOWN");
+	assert_string_equal(klog_wire_error_name(KLOG_WIRE_ERROR_MAX),
+	    "UNKNOWN");
 }
 
 int

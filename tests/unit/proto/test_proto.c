@@ -230,6 +230,11 @@ test_error_mapping(void **state)
 		/* The ACLs' refusals: one code to the tools (exit 77). */
 		{ KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED, -KLOG_EDENIED },
 		{ KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED, -KLOG_EDENIED },
+		/* An idempotent producer's refusals: the broker's word, which
+		 * a producer reads by its wire code. */
+		{ KLOG_WIRE_OUT_OF_ORDER_SEQUENCE, -KLOG_EBROKER },
+		{ KLOG_WIRE_INVALID_PRODUCER_EPOCH, -KLOG_EBROKER },
+		{ KLOG_WIRE_UNKNOWN_PRODUCER_ID, -KLOG_EBROKER },
 		{ KLOG_WIRE_ERROR_MAX, -KLOG_EBROKER },
 		{ 1000, -KLOG_EBROKER },
 		{ -7, -KLOG_EBROKER },
