@@ -179,13 +179,15 @@ bench: all $(BENCH_BINS)
 # Long fault loops, with their figures (tests/soak/): replication, a
 # longer version of tests/bats/112's kill loop; faults, one broker under
 # every kind of client, retention, hostile connections and kill -9;
+# idempotence, an idempotent Kafka producer through kill -9 and lost
+# acknowledgements, each record once;
 # partitions (not in the default list: it needs root and takes about 10
 # minutes), a cluster in network namespaces cut, healed and slowed in six
 # scenarios, three timings each (SOAK_SCENARIOS="b c", SOAK_TIMINGS="1"
 # pick a few; exit 1 when the broker misses a target, 2 when the harness
 # fails).
 SOAK_SECONDS ?= 300
-SOAK ?= replication faults
+SOAK ?= replication faults idempotence
 soak: all
 	@for s in $(SOAK); do echo "soak: $$s for $(SOAK_SECONDS)s"; \
 		SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/$$s.sh || exit 1; done

@@ -154,52 +154,6 @@ pid() {
 	stop_zk
 }
 
-# produce.py BOOTSTRAP TOPIC N PROGRESS: an idempotent confluent-kafka
-# producer of records "0".."N-1" (8 digits), paced so that kills land
-# mid-stream, writing how many were acknowledged to PROGRESS as it goes;
-# prints "acked A failed F" at the end.
-write_producer() {
-	cat >"$TMP/produce.py" <<-'EOF'
-	import os, sys, time
-	from confluent_kafka import Producer
-	boot, topic, n, progress = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-	p = Producer({'bootstrap.servers': boot, 'enable.idempotence': True,
-	    'linger.ms': 2, 'batch.num.messages': 50,
-	    'message.timeout.ms': 120000, 'retry.backoff.ms': 50,
-	    'reconnect.backoff.ms': 20, 'reconnect.backoff.max.ms': 200,
-	    'socket.timeout.ms': 5000, 'topic.metadata.refresh.interval.ms': 1000})
-	acked = [0]
-	failed = []
-	def done(err, msg):
-	    if err is None:
-	        acked[0] += 1
-	    else:
-	        failed.append(err.str())
-	def say(k):
-	    with open(progress + '.tmp', 'w') as f:
-	        f.write('%d\n' % k)
-	    os.replace(progress + '.tmp', progress)
-	last = 0
-	for i in range(n):
-	    while True:
-	        try:
-	            p.produce(topic, b'%08d' % i, on_delivery=done)
-	            break
-	        except BufferError:
-	            p.poll(0.05)
-	    p.poll(0)
-	    if i % 50 == 49:
-	        time.sleep(0.01)
-	    if acked[0] - last >= 500:
-	        last = acked[0]
-	        say(last)
-	left = p.flush(120)
-	say(acked[0])
-	print('acked', acked[0], 'failed', len(failed), 'left', left,
-	    failed[:3])
-	EOF
-}
-
 # restart_kafka_broker ARGS...: start_kafka_broker's broker again, on its
 # ports and data directory.
 restart_kafka_broker() {
@@ -227,66 +181,14 @@ check_read() {
 	cmp "$TMP/read" "$TMP/want"
 }
 
-# proxy.py LISTEN_PORT BROKER_PORT TRIGGER: a TCP relay in front of the
-# Kafka listener that, once TRIGGER exists (it removes it), swallows what
-# the broker answers for 300 ms, requests still passing, then drops every
-# connection: acknowledgements lost, so the producer sends again batches
-# the broker has.
-write_proxy() {
-	cat >"$TMP/proxy.py" <<-'EOF'
-	import os, socket, sys, threading, time
-	lport, bport, trigger = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-	state = {'until': 0.0, 'gen': 0}
-	lock = threading.Lock()
-	def pump(src, dst, answers, gen):
-	    try:
-	        while True:
-	            data = src.recv(65536)
-	            if not data:
-	                break
-	            if answers:
-	                with lock:
-	                    if os.path.exists(trigger):
-	                        os.unlink(trigger)
-	                        state['until'] = time.time() + 0.3
-	                        state['gen'] += 1
-	                    until, g = state['until'], state['gen']
-	                if g != gen and time.time() >= until:
-	                    break
-	                if g != gen:
-	                    continue
-	            dst.sendall(data)
-	    except OSError:
-	        pass
-	    for s in (src, dst):
-	        try:
-	            s.shutdown(socket.SHUT_RDWR)
-	        except OSError:
-	            pass
-	srv = socket.socket()
-	srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-	srv.bind(('127.0.0.1', lport))
-	srv.listen(64)
-	while True:
-	    c, _ = srv.accept()
-	    b = socket.create_connection(('127.0.0.1', bport))
-	    with lock:
-	        gen = state['gen']
-	    threading.Thread(target=pump, args=(c, b, False, gen), daemon=True).start()
-	    threading.Thread(target=pump, args=(b, c, True, gen), daemon=True).start()
-	EOF
-}
-
 @test "idempotence: acknowledgements lost on the way: the batches sent again are answered with their first offsets, not written twice" {
 	local n=20000 prod pport
-	write_producer
-	write_proxy
 	pport=$(free_port)
 	start_kafka_broker --topic idem:1 --kafka-advertise "127.0.0.1:$pport"
-	"$PY" "$TMP/proxy.py" "$pport" "$KAFKA_PORT" "$TMP/drop" &
+	"$PY" "$BATS_TEST_DIRNAME/ackdrop.py" "$pport" "$KAFKA_PORT" "$TMP/drop" &
 	PIDS+=("$!")
 	wait_port "$pport" 5
-	"$PY" "$TMP/produce.py" "127.0.0.1:$pport" idem "$n" "$TMP/progress" \
+	"$PY" "$BATS_TEST_DIRNAME/idemprod.py" "127.0.0.1:$pport" idem "$n" "$TMP/progress" \
 	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
 	prod=$!
 	PIDS+=("$prod")
@@ -302,12 +204,11 @@ write_proxy() {
 
 @test "idempotence: confluent-kafka's idempotent producer through two kill -9 of the broker: nothing lost, nothing twice, in order" {
 	local n=30000 prod
-	write_producer
 	# Acknowledgements wait up to 300 ms for a flush, so that each kill
 	# finds batches written and not yet acknowledged, which the producer
 	# sends again.
 	start_kafka_broker --topic idem:1 --flush-ms 300
-	"$PY" "$TMP/produce.py" "$KAFKA" idem "$n" "$TMP/progress" \
+	"$PY" "$BATS_TEST_DIRNAME/idemprod.py" "$KAFKA" idem "$n" "$TMP/progress" \
 	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
 	prod=$!
 	PIDS+=("$prod")
@@ -328,7 +229,6 @@ write_proxy() {
 @test "idempotence: a replicated partition's leader killed -9 mid-stream: the new leader knows the producer from what it copied; nothing lost, nothing twice, in order" {
 	local n=20000 prod leader id boot=
 	declare -A kp
-	write_producer
 	start_zk
 	ZKC="$ZK/rep"
 	# A leader flushes 300 ms after its last append, its followers at
@@ -347,7 +247,7 @@ write_proxy() {
 		sleep 0.1
 		leader=$(klog-group -Z "$ZKC" -H -J topics -t rt | jq -r .leader)
 	done
-	"$PY" "$TMP/produce.py" "$boot" rt "$n" "$TMP/progress" \
+	"$PY" "$BATS_TEST_DIRNAME/idemprod.py" "$boot" rt "$n" "$TMP/progress" \
 	    >"$TMP/producer.out" 2>"$TMP/producer.err" &
 	prod=$!
 	PIDS+=("$prod")
