@@ -17,13 +17,6 @@
 
 #include "core_impl.h"
 
-static int64_t
-max_idle(const klog_core_t *c)
-{
-	return c->cfg.producer_expiration_ms > 0 ?
-	    c->cfg.producer_expiration_ms : KLOG_PSTATE_EXPIRATION_MS;
-}
-
 static void
 say(klog_core_t *c, const klog_core_part_t *p, int level, const char *what,
     const klog_err_t *err, int rc)
@@ -46,8 +39,8 @@ core_idem_state(klog_core_t *c, klog_core_part_t *p)
 		return p->ps;
 	if (klog_pstate_new(&p->ps) < 0)
 		return NULL;
-	rc = klog_psnap_load(p->log, p->ps, klog_clock_wall_ms(), max_idle(c),
-	    &info, &err);
+	rc = klog_psnap_load(p->log, p->ps, klog_clock_wall_ms(),
+	    KLOG_PSTATE_EXPIRATION_MS, &info, &err);
 	/* A log that cannot be read to its end leaves the producers found
 	 * so far: those past the fault come back as unknown ones, which
 	 * start a new epoch. */
@@ -166,7 +159,8 @@ core_idem_written(klog_core_t *c, klog_core_part_t *p, size_t segments)
 	klog_pstate_truncate(p->ps, klog_log_end(p->log));
 	if (klog_log_segment_count(p->log) <= segments)
 		return;
-	klog_pstate_expire(p->ps, klog_clock_wall_ms(), max_idle(c));
+	klog_pstate_expire(p->ps, klog_clock_wall_ms(),
+	    KLOG_PSTATE_EXPIRATION_MS);
 	if ((rc = klog_psnap_write(p->log, p->ps, klog_log_end(p->log),
 	    &err)) < 0)
 		say(c, p, KLOG_LEVEL_WARN, "snapshot", &err, rc);

@@ -69,8 +69,6 @@ typedef struct klog_core_config {
 	int64_t flush_messages;        /* 0: no count trigger */
 	int64_t flush_ms;              /* 0: no time trigger; both 0: eager */
 	int64_t max_message_bytes;     /* per top-level message payload */
-	int64_t producer_expiration_ms; /* an idle producer forgotten; 0:
-	                                  Kafka's day */
 	klog_logger_t log;
 	klog_core_topic_fn *topic_created;
 	void *topic_arg;
