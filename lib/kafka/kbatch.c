@@ -44,17 +44,6 @@ records(const uint8_t *rec, size_t len, int32_t count)
 	return pos == len ? 0 : -KLOG_ECORRUPT;
 }
 
-/*
- * Kafka's idempotent producer (a producer id set) is not served: the
- * listener grants no producer ids, so such a batch is refused, whatever
- * its sequence.  The one place where a batch's producer fields are judged.
- */
-static int
-refuse_idempotent(const klog_batch_t *h)
-{
-	return h->producer_id != KLOG_NO_PRODUCER ? -KLOG_EUNSUPPORTED : 0;
-}
-
 /* The batch b[0..size) checked, its header into *h. */
 static int
 check(const uint8_t *b, size_t size, const klog_kingest_t *opt,
@@ -76,8 +65,6 @@ check(const uint8_t *b, size_t size, const klog_kingest_t *opt,
 		return -KLOG_ECORRUPT;
 	if (h->attributes & (KLOG_BATCH_TRANSACTIONAL | KLOG_BATCH_CONTROL))
 		return -KLOG_EUNSUPPORTED;
-	if ((r = refuse_idempotent(h)) < 0)
-		return r;
 	if (codec == KLOG_CODEC_ZSTD && !opt->zstd) {
 		info->refused_codec = codec;
 		return -KLOG_EUNSUPPORTED;

@@ -36,8 +36,8 @@
  * the record's length, offset deltas 0, 1, 2, ..., the records filling
  * the batch).  Returns 0; -KLOG_ECORRUPT for a bad batch or record, an
  * unknown codec, data that does not decompress or a cut set;
- * -KLOG_EUNSUPPORTED for a transactional or control batch, an idempotent
- * one (a producer id: the listener grants none), or zstd where
+ * -KLOG_EUNSUPPORTED for a transactional or control batch (a producer's
+ * batch is taken: the core checks its sequence, idem.c), or zstd where
  * opt->zstd is 0 (info->refused_codec 4); -KLOG_ETOOBIG for a batch over
  * opt->max_message or records that decompress past opt->max_inflate;
  * -KLOG_ENOMEM.  On error out is as it was and *info unspecified but for

@@ -320,8 +320,9 @@ refusals(void **state)
 		{ { 0, -1, 2, 1, 1, 0 }, 0 },
 		{ { 0x10, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },   /* transactional */
 		{ { 0x20, -1, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },   /* control */
-		{ { 0, 7, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },       /* idempotent */
-		{ { 0, 0x1ffffffffLL, 2, 1, 1, 0 }, -KLOG_EUNSUPPORTED },
+		/* A producer's batch: taken, its sequence the core's to judge. */
+		{ { 0, 7, 2, 1, 1, 0 }, 0 },
+		{ { 0, 0x1ffffffffLL, 2, 1, 1, 0 }, 0 },
 		{ { 4, -1, 2, 1, 1, 0 }, -KLOG_ECORRUPT },          /* not zstd */
 		{ { 5, -1, 2, 1, 1, 0 }, -KLOG_ECORRUPT },          /* codec 5 */
 		{ { 0, -1, 2, 1, 2, 0 }, -KLOG_ECORRUPT },          /* delta skips */
