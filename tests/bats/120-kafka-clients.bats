@@ -56,9 +56,13 @@ teardown() {
 	for codec in gzip snappy lz4; do
 		seq 20000 | sed "s/^/$codec /" >"$TMP/$codec"
 		kc -P -t "z$codec" -p 0 -z "$codec" <"$TMP/$codec"
-		# Kept as the batches came, compressed.
-		[ "$(entry_kinds "$BROKER_DATA/z$codec-0/00000000000000000000.klog" |
-		    sort -u)" = "2/${num[$codec]}" ]
+		# Kept as the batches came, compressed: librdkafka sends a batch
+		# uncompressed when compressing would not shrink it (a short
+		# last one, under load), so 2/0 may be there too.
+		kinds=$(entry_kinds \
+		    "$BROKER_DATA/z$codec-0/00000000000000000000.klog" | sort -u)
+		[[ $'\n'$kinds$'\n' == *$'\n'"2/${num[$codec]}"$'\n'* ]]
+		[ -z "$(grep -vx -e 2/0 -e "2/${num[$codec]}" <<<"$kinds")" ]
 		klog-consume -t "z$codec" -o beginning -e >"$TMP/$codec.out"
 		cmp "$TMP/$codec" "$TMP/$codec.out"
 		kc -C -t "z$codec" -o beginning -e >"$TMP/$codec.kc"
