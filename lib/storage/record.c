@@ -110,77 +110,98 @@ klog_batch_write(uint8_t *body, const klog_batch_t *b)
 	put_be32(body + KLOG_BATCH_COUNT_AT, (uint32_t)b->count);
 }
 
-/*
- * A zigzag varint of at most max bytes at *p, before end: 0, or
- * -KLOG_EPARTIAL when end cuts it, -KLOG_ECORRUPT when it is too long.
- */
-static inline int
-varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
+/* A zigzag varint's value. */
+static inline int64_t
+unzig(uint64_t u)
 {
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/*
+ * The raw (still zigzag-encoded) varint of at most max bytes at *p, before
+ * end: 0, or -KLOG_EPARTIAL when end cuts it, -KLOG_ECORRUPT when it is
+ * too long.  Inlined everywhere, and most of a record's varints are one
+ * byte and its lengths two (under 8 KiB): taken without the loop.  The
+ * broker's check of a keyed nginx line went from 267 instructions to 160
+ * (callgrind; field() was a call, the two-byte varints the loop).
+ */
+static inline __attribute__((always_inline)) int
+uvarint(const uint8_t **p, const uint8_t *end, int max, uint64_t *v)
+{
+	const uint8_t *q = *p;
 	uint64_t u = 0;
 
-	/* Most of a record's varints are one byte: the loop cost a tenth of
-	 * the broker's instructions on keyed records (callgrind). */
-	if (*p < end && **p < 0x80) {
-		u = *(*p)++;
-		*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-		return 0;
+	if (end - q >= 2) {
+		if (q[0] < 0x80) {
+			*v = q[0];
+			*p = q + 1;
+			return 0;
+		}
+		if (q[1] < 0x80) {
+			*v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+			*p = q + 2;
+			return 0;
+		}
 	}
 	for (int i = 0; i < max; i++) {
 		uint8_t b;
 
-		if (*p == end)
+		if (q == end)
 			return -KLOG_EPARTIAL;
-		b = *(*p)++;
+		b = *q++;
 		u |= (uint64_t)(b & 0x7f) << (7 * i);
 		if ((b & 0x80) == 0) {
-			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			*v = u;
+			*p = q;
 			return 0;
 		}
 	}
 	return -KLOG_ECORRUPT;
 }
 
-/* An int32 varint, in range; inside a record, a cut one is corrupt. */
-static inline int
-varint32(const uint8_t **p, const uint8_t *end, int64_t *v)
+/* An int32 varint, raw; inside a record, a cut one is corrupt.  A zigzag
+ * value is an int32 exactly when its encoding fits 32 bits. */
+static inline __attribute__((always_inline)) int
+uvarint32(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	if (varint(p, end, VARINT_MAX, v) < 0 || *v < INT32_MIN ||
-	    *v > INT32_MAX)
+	if (uvarint(p, end, VARINT_MAX, v) < 0 || *v >> 32 != 0)
 		return -KLOG_ECORRUPT;
 	return 0;
 }
 
-/* A length-prefixed field (-1 null: *v NULL) at *p, before end. */
-static int
+/* A length-prefixed field (-1 null: *v NULL) at *p, before end.  Zigzag's
+ * odd values are the negative lengths, 1 the -1 of null. */
+static inline __attribute__((always_inline)) int
 field(const uint8_t **p, const uint8_t *end, int nullable, const uint8_t **v,
     int32_t *n)
 {
-	int64_t len;
+	uint64_t u;
 
-	if (varint32(p, end, &len) < 0)
+	if (uvarint32(p, end, &u) < 0)
 		return -KLOG_ECORRUPT;
-	if (len == -1 && nullable) {
+	if (u & 1) {
+		if (u != 1 || !nullable)
+			return -KLOG_ECORRUPT;
 		*v = NULL;
 		*n = -1;
 		return 0;
 	}
-	if (len < 0 || len > end - *p)
+	if ((int64_t)(u >> 1) > end - *p)
 		return -KLOG_ECORRUPT;
 	*v = *p;
-	*n = (int32_t)len;
-	*p += len;
+	*n = (int32_t)(u >> 1);
+	*p += u >> 1;
 	return 0;
 }
 
 /* The headers at *p, count of them, before end. */
 static int
-headers(const uint8_t **p, const uint8_t *end, int64_t count)
+headers(const uint8_t **p, const uint8_t *end, uint64_t count)
 {
 	const uint8_t *v;
 	int32_t n;
 
-	for (int64_t h = 0; h < count; h++)
+	for (uint64_t h = 0; h < count; h++)
 		if (field(p, end, 0, &v, &n) < 0 ||
 		    field(p, end, 1, &v, &n) < 0)
 			return -KLOG_ECORRUPT;
@@ -191,28 +212,32 @@ int
 klog_record_read(const uint8_t *p, size_t left, klog_record_t *r)
 {
 	const uint8_t *q = p, *end = p + left, *rend;
-	int64_t len, ts, delta, count;
+	uint64_t u, ts, delta, count;
+	int64_t len;
 	int rc;
 
-	if ((rc = varint(&q, end, VARINT_MAX, &len)) < 0)
+	if ((rc = uvarint(&q, end, VARINT_MAX, &u)) < 0)
 		return rc;
+	len = unzig(u);
 	if (len < 1 || len > INT32_MAX)
 		return -KLOG_ECORRUPT;
 	if (len > end - q)
 		return -KLOG_EPARTIAL;
 	rend = q + len;
 	q++;                             /* attributes: none defined */
-	if (varint(&q, rend, VARLONG_MAX, &ts) < 0 ||
-	    varint32(&q, rend, &delta) < 0 ||
+	/* A count is a non-negative int32: even, under 2^32 zigzagged. */
+	if (uvarint(&q, rend, VARLONG_MAX, &ts) < 0 ||
+	    uvarint32(&q, rend, &delta) < 0 ||
 	    field(&q, rend, 1, &r->key, &r->key_len) < 0 ||
 	    field(&q, rend, 1, &r->value, &r->value_len) < 0 ||
-	    varint32(&q, rend, &count) < 0 || count < 0)
+	    uvarint32(&q, rend, &count) < 0 || (count & 1))
 		return -KLOG_ECORRUPT;
+	count >>= 1;
 	r->headers = q;
-	if (headers(&q, rend, count) < 0 || q != rend)
+	if ((count > 0 && headers(&q, rend, count) < 0) || q != rend)
 		return -KLOG_ECORRUPT;
-	r->timestamp_delta = ts;
-	r->offset_delta = (int32_t)delta;
+	r->timestamp_delta = unzig(ts);
+	r->offset_delta = (int32_t)unzig(delta);
 	r->headers_len = (size_t)(rend - r->headers);
 	r->header_count = (uint32_t)count;
 	r->size = (size_t)(rend - p);
@@ -240,27 +265,43 @@ klog_record_header_next(const uint8_t *hdrs, size_t len, size_t *pos,
 	return 1;
 }
 
-/* Bytes of v's zigzag varint. */
-static size_t
-varint_size(int64_t v)
+/* v zigzag-encoded. */
+static inline uint64_t
+zig(int64_t v)
 {
-	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-	size_t n = 1;
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
 
-	while (u >= 0x80) {
-		u >>= 7;
+/* Bytes of the varint of u (encoded), 7 bits a byte: one and two (a
+ * record's small numbers, its lengths under 8 KiB) tested first. */
+static inline size_t
+uvarint_size(uint64_t u)
+{
+	size_t n = 2;
+
+	if (u < 0x80)
+		return 1;
+	for (u >>= 14; u != 0; u >>= 7)
 		n++;
-	}
 	return n;
 }
 
-/* v's zigzag varint at p; returns its size. */
-static size_t
-varint_put(uint8_t *p, int64_t v)
+/* The varint of u (encoded) at p; returns its size.  One and two bytes
+ * (a record's small numbers, its lengths under 8 KiB) without the loop. */
+static inline __attribute__((always_inline)) size_t
+uvarint_put(uint8_t *p, uint64_t u)
 {
-	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 	size_t n = 0;
 
+	if (u < 0x80) {
+		p[0] = (uint8_t)u;
+		return 1;
+	}
+	if (u < 0x4000) {
+		p[0] = (uint8_t)(u | 0x80);
+		p[1] = (uint8_t)(u >> 7);
+		return 2;
+	}
 	while (u >= 0x80) {
 		p[n++] = (uint8_t)(u | 0x80);
 		u >>= 7;
@@ -269,21 +310,81 @@ varint_put(uint8_t *p, int64_t v)
 	return n;
 }
 
-/* A field's size: its length varint and its bytes (none when null). */
-static size_t
-field_size(int32_t n)
+/* n bytes from v to p: keys are short, and two overlapping moves of 4 or
+ * 8 bytes are cheaper than a call to memcpy (17 instructions less a
+ * keyed nginx line, callgrind). */
+static inline __attribute__((always_inline)) void
+copy(uint8_t *p, const uint8_t *v, size_t n)
 {
-	return varint_size(n) + (n > 0 ? (size_t)n : 0);
+	if (n >= 8 && n <= 16) {
+		memcpy(p, v, 8);
+		memcpy(p + n - 8, v + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(p, v, 4);
+		memcpy(p + n - 4, v + n - 4, 4);
+	} else if (n > 0) {
+		memcpy(p, v, n);         /* v may be NULL when n is 0 */
+	}
 }
 
-static size_t
+static inline __attribute__((always_inline)) size_t
 field_put(uint8_t *p, const void *v, int32_t n)
 {
-	size_t k = varint_put(p, n);
+	size_t k = uvarint_put(p, zig(n));
 
-	if (n > 0)
-		memcpy(p + k, v, (size_t)n);
-	return k + (n > 0 ? (size_t)n : 0);
+	if (n <= 0)
+		return k;
+	copy(p + k, v, (size_t)n);
+	return k + (size_t)n;
+}
+
+/*
+ * The record into out.  Inlined into both callers, with the room checked
+ * here and klog_buf_reserve() called only to grow, and written in one
+ * pass: its length's varint guessed from a bound on the body (moved in
+ * the rare case the guess was long).  A keyed nginx line took 258
+ * instructions here, each varint and field a call and a loop and every
+ * size computed before the writing, and takes 181 (callgrind).
+ */
+static inline __attribute__((always_inline)) void
+record_put(klog_buf_t *out, int64_t timestamp_delta, int32_t offset_delta,
+    const void *key, int32_t key_len, const void *value, int32_t value_len,
+    const klog_header_t *hdrs, uint32_t count)
+{
+	size_t bound, guess, len, k;
+	uint8_t *start, *body, *p;
+
+	if (key == NULL)
+		key_len = -1;
+	bound = 1 + VARLONG_MAX + 4 * VARINT_MAX +
+	    (key_len > 0 ? (size_t)key_len : 0) +
+	    (value_len > 0 ? (size_t)value_len : 0);
+	for (uint32_t i = 0; i < count; i++)
+		bound += 2 * VARINT_MAX + hdrs[i].key_len +
+		    (hdrs[i].value != NULL && hdrs[i].value_len > 0 ?
+		    (size_t)hdrs[i].value_len : 0);
+	guess = uvarint_size(bound << 1);
+	if ((out->failed || out->cap - out->len < guess + bound) &&
+	    klog_buf_reserve(out, guess + bound) < 0)
+		return;
+	start = out->data + out->len;
+	p = body = start + guess;
+	*p++ = 0;
+	p += uvarint_put(p, zig(timestamp_delta));
+	p += uvarint_put(p, zig(offset_delta));
+	p += field_put(p, key, key_len);
+	p += field_put(p, value, value_len);
+	p += uvarint_put(p, zig(count));
+	for (uint32_t i = 0; i < count; i++) {
+		p += field_put(p, hdrs[i].key, (int32_t)hdrs[i].key_len);
+		p += field_put(p, hdrs[i].value, hdrs[i].value == NULL ? -1 :
+		    hdrs[i].value_len);
+	}
+	len = (size_t)(p - body);
+	if ((k = uvarint_size(len << 1)) != guess)
+		memmove(start + k, body, len);
+	uvarint_put(start, len << 1);
+	out->len += k + len;
 }
 
 void
@@ -292,34 +393,8 @@ klog_record_write(klog_buf_t *out, int64_t timestamp_delta,
     const void *value, int32_t value_len, const klog_header_t *hdrs,
     uint32_t count)
 {
-	size_t body, need;
-	uint8_t *p;
-
-	if (key == NULL)
-		key_len = -1;
-	body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) +
-	    field_size(key_len) + field_size(value_len) + varint_size(count);
-	for (uint32_t i = 0; i < count; i++)
-		body += field_size((int32_t)hdrs[i].key_len) +
-		    field_size(hdrs[i].value == NULL ? -1 :
-		    hdrs[i].value_len);
-	need = varint_size((int64_t)body) + body;
-	if (klog_buf_reserve(out, need) < 0)
-		return;
-	p = out->data + out->len;
-	p += varint_put(p, (int64_t)body);
-	*p++ = 0;
-	p += varint_put(p, timestamp_delta);
-	p += varint_put(p, offset_delta);
-	p += field_put(p, key, key_len);
-	p += field_put(p, value, value_len);
-	p += varint_put(p, count);
-	for (uint32_t i = 0; i < count; i++) {
-		p += field_put(p, hdrs[i].key, (int32_t)hdrs[i].key_len);
-		p += field_put(p, hdrs[i].value, hdrs[i].value == NULL ? -1 :
-		    hdrs[i].value_len);
-	}
-	out->len += need;
+	record_put(out, timestamp_delta, offset_delta, key, key_len, value,
+	    value_len, hdrs, count);
 }
 
 void
@@ -343,11 +418,13 @@ klog_batch_add(klog_batch_builder_t *bb, klog_buf_t *out, int64_t timestamp,
     const void *key, int32_t key_len, const void *value, int32_t value_len,
     const klog_header_t *hdrs, uint32_t count)
 {
+	int64_t delta = bb->first_timestamp < 0 || timestamp < 0 ? 0 :
+	    timestamp - bb->first_timestamp;
+
 	if (timestamp > bb->max_timestamp)
 		bb->max_timestamp = timestamp;
-	klog_record_write(out, bb->first_timestamp < 0 || timestamp < 0 ? 0 :
-	    timestamp - bb->first_timestamp, bb->count, key, key_len, value,
-	    value_len, hdrs, count);
+	record_put(out, delta, bb->count, key, key_len, value, value_len, hdrs,
+	    count);
 	bb->count++;
 }
 

@@ -4,7 +4,8 @@
  *
  * As a record (klog_record_read()): a record read lies inside the bytes,
  * its headers walk to exactly their count, and writing what was read
- * (klog_record_write()) reads back the same.  As a body: made an entry
+ * (klog_record_write()) reads back the same; a reader written the plain
+ * way, a varint byte by byte, agrees with it on every input.  As a body: made an entry
  * (the length field, magic 2, the attrs byte from the body, and sealed:
  * lastOffsetDelta and CRC-32C right, so mutations reach the records),
  * then iterated deep and validated deep, which must agree on where it
@@ -18,6 +19,7 @@
  * LogAppendTime, a producer id), their records compressed with each codec
  * (klog_codec_deflate()), and one record alone.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,98 @@ check_inside(const uint8_t *p, int64_t n, const uint8_t *data, size_t size)
 	CHECK(n >= 0 && p >= data && (size_t)(p - data) + (size_t)n <= size);
 }
 
+/*
+ * The reader as it was before its one- and two-byte varints skipped the
+ * loop (a varint byte by byte, every check spelled out): what
+ * klog_record_read() says of any bytes, it must say too.
+ */
+static int
+ref_varint(const uint8_t **p, const uint8_t *end, int max, int64_t *v)
+{
+	uint64_t u = 0;
+
+	for (int i = 0; i < max; i++) {
+		uint8_t b;
+
+		if (*p == end)
+			return -KLOG_EPARTIAL;
+		b = *(*p)++;
+		u |= (uint64_t)(b & 0x7f) << (7 * i);
+		if ((b & 0x80) == 0) {
+			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			return 0;
+		}
+	}
+	return -KLOG_ECORRUPT;
+}
+
+static int
+ref_varint32(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	if (ref_varint(p, end, 5, v) < 0 || *v < INT32_MIN || *v > INT32_MAX)
+		return -KLOG_ECORRUPT;
+	return 0;
+}
+
+static int
+ref_field(const uint8_t **p, const uint8_t *end, int nullable,
+    const uint8_t **v, int64_t *n)
+{
+	if (ref_varint32(p, end, n) < 0)
+		return -KLOG_ECORRUPT;
+	if (*n == -1 && nullable) {
+		*v = NULL;
+		return 0;
+	}
+	if (*n < 0 || *n > end - *p)
+		return -KLOG_ECORRUPT;
+	*v = *p;
+	*p += *n;
+	return 0;
+}
+
+static void
+ref_check(const uint8_t *data, size_t size, int rc, const klog_record_t *r)
+{
+	const uint8_t *q = data, *end = data + size, *rend, *key, *value, *v;
+	int64_t len, ts, delta, kn, vn, count, n;
+	int want;
+
+	if ((want = ref_varint(&q, end, 5, &len)) < 0) {
+		CHECK(rc == want);
+		return;
+	}
+	if (len < 1 || len > INT32_MAX) {
+		CHECK(rc == -KLOG_ECORRUPT);
+		return;
+	}
+	if (len > end - q) {
+		CHECK(rc == -KLOG_EPARTIAL);
+		return;
+	}
+	rend = q + len;
+	q++;
+	want = ref_varint(&q, rend, 10, &ts) < 0 ||
+	    ref_varint32(&q, rend, &delta) < 0 ||
+	    ref_field(&q, rend, 1, &key, &kn) < 0 ||
+	    ref_field(&q, rend, 1, &value, &vn) < 0 ||
+	    ref_varint32(&q, rend, &count) < 0 || count < 0 ?
+	    -KLOG_ECORRUPT : 0;
+	for (int64_t h = 0; want == 0 && h < count; h++)
+		if (ref_field(&q, rend, 0, &v, &n) < 0 ||
+		    ref_field(&q, rend, 1, &v, &n) < 0)
+			want = -KLOG_ECORRUPT;
+	if (want == 0 && q != rend)
+		want = -KLOG_ECORRUPT;
+	CHECK(rc == want);
+	if (want < 0)
+		return;
+	CHECK(r->size == (size_t)(rend - data) && r->timestamp_delta == ts &&
+	    r->offset_delta == delta && r->key == key && r->key_len == kn &&
+	    r->value == value && r->value_len == vn &&
+	    r->header_count == (uint32_t)count);
+}
+
 static void
 as_record(const uint8_t *data, size_t size)
 {
@@ -54,6 +148,7 @@ as_record(const uint8_t *data, size_t size)
 	int rc = klog_record_read(data, size, &r);
 
 	CHECK(rc == 0 || rc == -KLOG_ECORRUPT || rc == -KLOG_EPARTIAL);
+	ref_check(data, size, rc, &r);
 	if (rc < 0)
 		return;
 	CHECK(r.size >= 2 && r.size <= size);

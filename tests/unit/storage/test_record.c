@@ -263,6 +263,105 @@ test_bad_records(void **state)
 	}
 }
 
+/* Bytes of v's zigzag varint, the plain way. */
+static size_t
+zigzag_size(int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 1;
+
+	while (u >= 0x80) {
+		u >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Every size of key and value around the one- and two-byte varint edges
+ * (the writer guesses its length's varint from a bound, and moves the
+ * body when the guess was long): each record as long as Kafka's layout
+ * says, and read back whole. */
+static void
+test_sizes_around_varint_edges(void **state)
+{
+	static const int32_t lens[] = { -1, 0, 1, 20, 40, 47, 48, 49, 63, 64,
+	    65, 100, 215, 8100, 8150, 8170, 8191, 8192, 8193, 20000 };
+	static uint8_t bytes[20000];
+	klog_header_t h = { .key = (const uint8_t *)"h", .key_len = 1,
+	    .value = bytes,
+	    .value_len = 60 };
+	klog_buf_t out;
+	klog_record_t r;
+
+	(void)state;
+	memset(bytes, 'x', sizeof(bytes));
+	klog_buf_init(&out);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			int32_t kl = lens[i] > 64 ? lens[i] % 64 : lens[i];
+			int32_t vl = lens[j];
+			uint32_t nh = (uint32_t)(i + j) % 2;
+			size_t body = 1 + zigzag_size(5) + zigzag_size(70) +
+			    zigzag_size(kl) + (kl > 0 ? (size_t)kl : 0) +
+			    zigzag_size(vl) + (vl > 0 ? (size_t)vl : 0) + 1 +
+			    nh * (1 + 1 + 1 + 60);
+
+			klog_buf_reset(&out);
+			klog_record_write(&out, 5, 70, kl < 0 ? NULL : bytes,
+			    kl, vl < 0 ? NULL : bytes, vl, &h, nh);
+			assert_false(out.failed);
+			assert_int_equal(out.len, zigzag_size((int64_t)body) +
+			    body);
+			assert_int_equal(klog_record_read(out.data, out.len,
+			    &r), 0);
+			assert_int_equal(r.size, out.len);
+			assert_int_equal(r.key_len, kl);
+			assert_int_equal(r.value_len, vl);
+			assert_int_equal(r.header_count, nh);
+			assert_int_equal(r.offset_delta, 70);
+		}
+	}
+	klog_buf_free(&out);
+}
+
+/* The reader's one- and two-byte varints, taken without its loop, say
+ * what the loop says: a two-byte length whose second byte is past the
+ * record, a non-shortest zero, an int32 length of 2^32 zigzagged. */
+static void
+test_short_varints(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t bytes[16];
+		size_t len;
+		int want;
+	} cases[] = {
+		/* length 5: attrs, ts, od, key null, then 0x80 ends it */
+		{ "value length's second byte past the record", { 0x0a, 0, 0,
+		    0, 1, 0x80, 0x01, 0 }, 8, -KLOG_ECORRUPT },
+		{ "value length zero in two bytes", { 0x0e, 0, 0, 0, 1, 0x80,
+		    0x00, 0 }, 8, 0 },
+		{ "value length 2^31 zigzagged", { 0x16, 0, 0, 0, 1, 0x80,
+		    0x80, 0x80, 0x80, 0x10, 0, 0 }, 12, -KLOG_ECORRUPT },
+		{ "header count in two bytes", { 0x0e, 0, 0, 0, 1, 1, 0x80,
+		    0x00 }, 8, 0 },
+		{ "length in two bytes, cut", { 0x80, 0x01 }, 2,
+		    -KLOG_EPARTIAL },
+		{ "length 1 in two bytes, cut", { 0x82, 0x00 }, 2,
+		    -KLOG_EPARTIAL },
+	};
+	klog_record_t r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = klog_record_read(cases[i].bytes, cases[i].len, &r);
+
+		if (got != cases[i].want)
+			fail_msg("%s: %d, not %d", cases[i].what, got,
+			    cases[i].want);
+	}
+}
+
 /* A record cut anywhere is -KLOG_EPARTIAL, never read. */
 static void
 test_cut_records(void **state)
@@ -370,6 +469,8 @@ main(void)
 		cmocka_unit_test(test_varint_edges),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_cut_records),
+		cmocka_unit_test(test_sizes_around_varint_edges),
+		cmocka_unit_test(test_short_varints),
 		cmocka_unit_test(test_header_walk),
 		cmocka_unit_test(test_producer_and_seal),
 	};
