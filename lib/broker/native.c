@@ -387,7 +387,7 @@ trusted(void *arg, const klog_produce_part_t *pp)
 	if (v->iov_base != (const void *)pp->set || v->iov_len != pp->set_len)
 		return 0;
 	n->vnext++;
-	return 1;
+	return KLOG_CORE_TRUST_CRC;
 }
 
 /* Encode a produce response now and note where each staged set's result

@@ -46,8 +46,10 @@ validate_set(klog_core_t *c, const uint8_t *set, uint32_t len, int trusted,
 	unsigned flags = KLOG_ITER_DEEP;
 	int rc;
 
-	if (trusted)
+	if (trusted & KLOG_CORE_TRUST_CRC)
 		flags |= KLOG_ITER_OUTER_CHECKED;
+	if (trusted & KLOG_CORE_TRUST_RECORDS)
+		flags |= KLOG_ITER_RECORDS_CHECKED;
 	rc = klog_msgset_validate(set, len, flags, info);
 
 	switch (rc) {
@@ -119,8 +121,8 @@ klog_core_produce(klog_core_t *c, const klog_produce_req_t *req,
 	for (uint32_t i = 0; i < req->count; i++) {
 		const klog_produce_part_t *pp = &req->parts[i];
 
-		produce_part(c, pp, req->acks, trust != NULL && trust(arg, pp),
-		    &items[i]);
+		produce_part(c, pp, req->acks, trust != NULL ? trust(arg, pp) :
+		    0, &items[i]);
 		if (req->acks != KLOG_ACKS_ALL || items[i].target < 0)
 			continue;
 		if (core_visible_end(items[i].part) >= items[i].target)

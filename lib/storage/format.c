@@ -600,14 +600,19 @@ wrapper_count(const klog_msg_t *w, unsigned flags, uint32_t *count)
 	return r;
 }
 
-/* Count the records of the magic-2 entry *m, reading every one. */
+/* Count the records of the magic-2 entry *m, reading every one unless
+ * flags say the caller did (its header then says). */
 static int
-batch_count(const klog_msg_t *m, uint32_t *count)
+batch_count(const klog_msg_t *m, unsigned flags, uint32_t *count)
 {
 	klog_batchiter_t bi;
 	const char *why;
 	int r;
 
+	if (flags & KLOG_ITER_RECORDS_CHECKED) {
+		*count = klog_be32(m->payload + KLOG_BATCH_COUNT_AT);
+		return 0;
+	}
 	r = klog_batchiter_open(&bi, m->payload, m->payload_len,
 	    DEFAULT_MAX_INFLATE, &why);
 	if (r < 0)
@@ -641,7 +646,7 @@ klog_msgset_validate(const void *buf, size_t len, unsigned flags,
 		}
 		count = 1;
 		if ((flags & KLOG_ITER_DEEP) && (r = m.magic == KLOG_MAGIC2 ?
-		    batch_count(&m, &count) : m.codec != KLOG_CODEC_NONE ?
+		    batch_count(&m, flags, &count) : m.codec != KLOG_CODEC_NONE ?
 		    wrapper_count(&m, flags, &count) : 0) < 0)
 			goto bad;
 		info->messages += count;

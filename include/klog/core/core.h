@@ -164,8 +164,17 @@ struct klog_core_park {
 /* Patch a result the front end encoded at pos into error (offset -1). */
 typedef void klog_core_patch_fn(void *arg, size_t pos, int16_t error);
 
-/* Whether the front end's decoder checked the CRCs of pp's set. */
+/* What the front end's decoder checked of pp's set: 0 (nothing), or
+ * KLOG_CORE_TRUST_CRC (its top-level CRCs), with KLOG_CORE_TRUST_RECORDS
+ * when it also read its magic-2 entries' records as klog_msgset_validate()
+ * would (KLOG_ITER_RECORDS_CHECKED: the core then does not inflate and
+ * read them again). */
 typedef int klog_core_trust_fn(void *arg, const klog_produce_part_t *pp);
+
+enum klog_core_trust {
+	KLOG_CORE_TRUST_CRC = 1,
+	KLOG_CORE_TRUST_RECORDS = 2,
+};
 
 /*
  * A core over store (the caller's, open until after klog_core_free()),
@@ -196,8 +205,8 @@ int klog_core_topics(klog_core_t *c, klog_core_topic_fn *fn, void *arg);
 
 /*
  * A produce request: fill items[0..req->count) (the staged sets' results,
- * or errors; parts with partition -1 go round robin).  trust says which
- * sets' CRCs the decoder checked (NULL: none).  Returns how many items an
+ * or errors; parts with partition -1 go round robin).  trust says what
+ * the decoder checked of each set (NULL: nothing).  Returns how many items an
  * acks=all request must wait for (0 for other acks).
  */
 int klog_core_produce(klog_core_t *c, const klog_produce_req_t *req,

@@ -183,6 +183,10 @@ enum klog_iter_flags {
 	KLOG_ITER_OUTER_CHECKED = 1 << 2, /* the top-level CRCs were checked
 	                                     (crcpool.h): taken as matching;
 	                                     inner ones are still computed */
+	KLOG_ITER_RECORDS_CHECKED = 1 << 3, /* klog_msgset_validate() only:
+	                                       magic-2 entries' records were
+	                                       read as batchiter.h reads them
+	                                       (kbatch.h's ingest) */
 };
 
 /* Iterator over a message set in memory.  Stack-allocate it; fields are
@@ -265,8 +269,11 @@ typedef struct klog_msgset_info {
  * byte the body's attributes' low byte, its stored lastOffsetDelta length
  * + 3, a codec 0-4, at least one record; not transactional), its CRC-32C
  * matching; deep, its records as batchiter.h checks them (offsetDelta i
- * for the i-th, recordsCount of them), within 64 MiB decompressed.  So
- * validation stops where the iterator would.  Returns 0 if the whole
+ * for the i-th, recordsCount of them), within 64 MiB decompressed, unless
+ * flags has KLOG_ITER_RECORDS_CHECKED, when its recordsCount is taken as
+ * its records' count unread (the caller read them so, within that bound:
+ * a Kafka producer's batch, inflated once).  So validation stops where
+ * the iterator would.  Returns 0 if the whole
  * buffer is valid complete entries; -KLOG_EPARTIAL if it ends in a cut
  * entry; -KLOG_EUNSUPPORTED for a transactional or control batch or a
  * snappy wrapper met deep; -KLOG_ECORRUPT (or the iterator's other

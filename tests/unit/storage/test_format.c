@@ -1562,6 +1562,45 @@ test_magic2_bad(void **state)
 	    "record offset delta out of order");
 }
 
+/*
+ * KLOG_ITER_RECORDS_CHECKED: a caller that read a batch's records (the
+ * Kafka listener's ingest) has validation take its recordsCount unread.
+ * Records made bad after the header's checks pass so, and only so; every
+ * check of the entry itself (its CRC, codec, lastOffsetDelta, count of at
+ * least one) still holds with the flag.
+ */
+static void
+test_magic2_records_checked(void **state)
+{
+	const unsigned deep = KLOG_ITER_DEEP | KLOG_ITER_RECORDS_CHECKED;
+	klog_msgset_info_t info;
+	klog_buf_t b;
+	size_t w;
+
+	(void)state;
+	klog_buf_init(&b);
+	put_str(&b, "alpha");
+	w = put_batch(&b, 3, 1000);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, deep, &info), 0);
+	assert_int_equal(info.messages, 1 + 3);
+	delta_out_of_order(b.data + w);
+	recrc(b.data + w);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, KLOG_ITER_DEEP,
+	    &info), -KLOG_ECORRUPT);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, deep, &info), 0);
+	assert_int_equal(info.messages, 1 + 3);
+	b.data[b.len - 1] ^= 1;          /* the CRC is still checked */
+	assert_int_equal(klog_msgset_validate(b.data, b.len, deep, &info),
+	    -KLOG_ECORRUPT);
+	assert_int_equal(info.bad_offset, (int64_t)w);
+	recrc(b.data + w);
+	bump_last_delta(b.data + w);
+	recrc(b.data + w);
+	assert_int_equal(klog_msgset_validate(b.data, b.len, deep, &info),
+	    -KLOG_ECORRUPT);
+	klog_buf_free(&b);
+}
+
 /* A magic-2 entry too short for the body's header; a gzip wrapper
  * holding a magic-2 entry (Kafka never nests a batch). */
 static void
@@ -1698,6 +1737,7 @@ main(void)
 		cmocka_unit_test(test_magic2_timestamps),
 		cmocka_unit_test(test_magic2_crc),
 		cmocka_unit_test(test_magic2_bad),
+		cmocka_unit_test(test_magic2_records_checked),
 		cmocka_unit_test(test_magic2_framing),
 		cmocka_unit_test(test_magic2_cut),
 		cmocka_unit_test(test_pre30_fixture),
