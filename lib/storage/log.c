@@ -36,6 +36,7 @@
 #include "klog/storage/log.h"
 #include "klog/storage/names.h"
 #include "klog/storage/segment.h"
+#include "klog/storage/timeindex.h"
 
 #include "log_impl.h"
 
@@ -429,6 +430,7 @@ log_roll(klog_log_t *log, klog_err_t *err)
 	/* Sealed with nothing left to sync: no flush will hand it over. */
 	if (active(log)->base + active(log)->size <= log->flushed_end)
 		klog_fdcache_adopt(log->cache, &active(log)->ent);
+	klog_timeindex_trim(&active(log)->times);
 	log->segs[log->nsegs++] = s;
 	log->dirty |= DIRTY_PARTITION;
 	return 0;
@@ -503,6 +505,7 @@ klog_log_appendv(klog_log_t *log, const struct iovec *iov, size_t n,
 		klog_segment_mark(s, s->size);
 		r = klog_segment_write(s, log->dir, iov + i, j - i, bytes,
 		    &kept, &bytes, err);
+		klog_timeindex_append(&s->times, s->size, iov + i, kept);
 		s->size += (int64_t)bytes;
 		log->end += (int64_t)bytes;
 		log->bytes += (int64_t)bytes;

@@ -1,8 +1,9 @@
 /*
  * The partition log's insides, shared by its files: log.c (open, recovery,
  * append, flush, truncation), logpoint.c (the recovery point), logread.c
- * (where a read's bytes are) and logretain.c (the segments listed, OFFSETS
- * by time, retention).  Nothing else includes this.
+ * (where a read's bytes are), logretain.c (the segments listed, OFFSETS
+ * by time, retention) and logtime.c (the first record at or after a
+ * time).  Nothing else includes this.
  */
 #ifndef KLOG_LOG_IMPL_H
 #define KLOG_LOG_IMPL_H
@@ -10,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "klog/storage/fdcache.h"
 #include "klog/storage/log.h"
@@ -84,6 +86,41 @@ seg_find(const klog_log_t *log, int64_t offset)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The segments copied out under the lock, each referenced, and *flushed
+ * (may be NULL) the flushed end then; for logretain.c and logtime.c. */
+static inline int
+log_snapshot(klog_log_t *log, struct snap **out, size_t *n, int64_t *flushed)
+{
+	struct snap *sn;
+
+	pthread_mutex_lock(&log->mu);
+	*n = log->nsegs;
+	if (flushed != NULL)
+		*flushed = log->flushed_end;
+	if ((sn = malloc(*n * sizeof(*sn))) == NULL) {
+		pthread_mutex_unlock(&log->mu);
+		return -KLOG_ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		sn[i].seg = log->segs[i];
+		sn[i].base = log->segs[i]->base;
+		sn[i].size = log->segs[i]->size;
+		sn[i].kafka = log->segs[i]->kafka;
+		klog_segment_ref(sn[i].seg);
+	}
+	pthread_mutex_unlock(&log->mu);
+	*out = sn;
+	return 0;
+}
+
+static inline void
+log_snapshot_free(struct snap *sn, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		klog_segment_unref(sn[i].seg);
+	free(sn);
 }
 
 /* log.c, for logretain.c */

@@ -21,39 +21,6 @@
 
 #include "log_impl.h"
 
-static int
-snapshot(klog_log_t *log, struct snap **out, size_t *n, int64_t *flushed)
-{
-	struct snap *sn;
-
-	pthread_mutex_lock(&log->mu);
-	*n = log->nsegs;
-	if (flushed != NULL)
-		*flushed = log->flushed_end;
-	if ((sn = malloc(*n * sizeof(*sn))) == NULL) {
-		pthread_mutex_unlock(&log->mu);
-		return -KLOG_ENOMEM;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		sn[i].seg = log->segs[i];
-		sn[i].base = log->segs[i]->base;
-		sn[i].size = log->segs[i]->size;
-		sn[i].kafka = log->segs[i]->kafka;
-		klog_segment_ref(sn[i].seg);
-	}
-	pthread_mutex_unlock(&log->mu);
-	*out = sn;
-	return 0;
-}
-
-static void
-snapshot_free(struct snap *sn, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		klog_segment_unref(sn[i].seg);
-	free(sn);
-}
-
 /* The segment file's mtime in ms since the epoch; -KLOG_ENOENT if another
  * process removed it. */
 static int
@@ -78,7 +45,7 @@ klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
 	int64_t ms;
 	int r;
 
-	if ((r = snapshot(log, &sn, &count, NULL)) < 0)
+	if ((r = log_snapshot(log, &sn, &count, NULL)) < 0)
 		return r;
 	*n = count;
 	for (size_t i = 0; i < count && i < max; i++) {
@@ -90,7 +57,7 @@ klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
 		else if (r != -KLOG_ENOENT)
 			break;
 	}
-	snapshot_free(sn, count);
+	log_snapshot_free(sn, count);
 	return r == -KLOG_ENOENT ? 0 : r;
 }
 
@@ -117,10 +84,10 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 	int r, gone = 0;
 
 	*n = 0;
-	if ((r = snapshot(log, &sn, &count, &flushed)) < 0)
+	if ((r = log_snapshot(log, &sn, &count, &flushed)) < 0)
 		return r;
 	if ((ot = malloc((count + 1) * sizeof(*ot))) == NULL) {
-		snapshot_free(sn, count);
+		log_snapshot_free(sn, count);
 		return -KLOG_ENOMEM;
 	}
 	/* Past the flushed end only when every segment up to it is gone
@@ -156,7 +123,7 @@ klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
 		offsets[(*n)++] = ot[start].offset;
 out:
 	free(ot);
-	snapshot_free(sn, count);
+	log_snapshot_free(sn, count);
 	/* Deleted behind our back, as klog_log_read() finds: the start and
 	 * the open descriptors follow the files from now on, so a reader
 	 * that asks first and never reads the gone range is not the only
@@ -283,7 +250,7 @@ klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
 
 	*deleted_segments = 0;
 	*deleted_bytes = 0;
-	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
+	if ((r = log_snapshot(log, &sn, &n, NULL)) < 0)
 		return klog_err_set(err, r, "%s: out of memory", log->dir);
 	r = plan_retain(log, sn, n, max_age_ms, max_bytes, now_ms, &plan);
 	if (r < 0) {
@@ -302,7 +269,7 @@ klog_log_retain(klog_log_t *log, int64_t max_age_ms, int64_t max_bytes,
 		r = drop_prefix(log, sn, k, 1, deleted_segments,
 		    deleted_bytes, err);
 out:
-	snapshot_free(sn, n);
+	log_snapshot_free(sn, n);
 	return r;
 }
 
@@ -314,7 +281,7 @@ klog_log_rescan(klog_log_t *log, klog_err_t *err)
 	int64_t ms, bytes = 0;
 	int r = 0;
 
-	if ((r = snapshot(log, &sn, &n, NULL)) < 0)
+	if ((r = log_snapshot(log, &sn, &n, NULL)) < 0)
 		return klog_err_set(err, r, "%s: out of memory", log->dir);
 	for (k = 0; k + 1 < n; k++)
 		if ((r = snap_mtime(log, &sn[k], &ms)) != -KLOG_ENOENT)
@@ -325,6 +292,6 @@ klog_log_rescan(klog_log_t *log, klog_err_t *err)
 	}
 	r = k > 0 ? drop_prefix(log, sn, k, 0, &deleted, &bytes, err) : 0;
 out:
-	snapshot_free(sn, n);
+	log_snapshot_free(sn, n);
 	return r;
 }

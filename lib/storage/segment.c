@@ -76,6 +76,7 @@ klog_segment_new(klog_fdcache_t *cache, int64_t base, int64_t size,
 	atomic_init(&s->refs, 1);
 	s->marks = NULL;
 	s->nmarks = s->marks_cap = 0;
+	klog_timeindex_init(&s->times, KLOG_TIMEINDEX_SPACING);
 	return s;
 }
 
@@ -93,6 +94,7 @@ klog_segment_unref(klog_segment_t *s)
 	klog_fdcache_drop(s->cache, &s->ent);
 	klog_fdcache_unref(s->cache);
 	free(s->marks);
+	klog_timeindex_free(&s->times);
 	free(s);
 }
 
@@ -519,6 +521,7 @@ klog_segment_truncate(klog_segment_t *s, const char *dir, int64_t pos,
 	 * anew, anywhere. */
 	while (s->nmarks > 0 && s->marks[s->nmarks - 1] >= good)
 		s->nmarks--;
+	klog_timeindex_cut(&s->times, good);
 	*landed = good;
 	return 0;
 }

@@ -197,6 +197,42 @@ int klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
 int klog_log_offsets_before(klog_log_t *log, int64_t time_ms, int64_t *offsets,
     int max, int *n);
 
+/* What klog_log_find_time() found. */
+enum klog_log_time_status {
+	KLOG_LOG_TIME_FOUND,      /* a record at or after the time */
+	KLOG_LOG_TIME_NONE,       /* records carry timestamps, none that late */
+	KLOG_LOG_TIME_UNSTAMPED,  /* no record carries one: the segments'
+	                             mtimes are all there is to go by */
+};
+
+typedef struct klog_log_time {
+	int status;               /* KLOG_LOG_TIME_* */
+	int64_t offset;           /* the entry holding the record (klog's
+	                             offset, a reader's start) */
+	int64_t kafka_offset;     /* the record's Kafka offset (offset +
+	                             its offset delta) */
+	int64_t timestamp;        /* the record's */
+} klog_log_time_t;
+
+/*
+ * The first record, in log order, whose timestamp is at or after time_ms
+ * (Kafka's ListOffsets by timestamp), among the visible log (below the
+ * flushed end).  Only magic-2 entries carry timestamps (timeindex.h);
+ * records without one are never found.  Each segment's time index is
+ * completed first, reading the bytes appends did not note (the whole
+ * segment, the first time for one written before the broker started);
+ * then about a spacing of it is read.  A segment deleted behind the log is passed
+ * over.  -KLOG_EIO, -KLOG_ECORRUPT (an impossible length on the way),
+ * -KLOG_ENOMEM, with err set.
+ */
+int klog_log_find_time(klog_log_t *log, int64_t time_ms,
+    klog_log_time_t *out, klog_err_t *err);
+
+/* Bytes the log's time indexes hold in memory, and bytes of its segments
+ * they have not seen yet (what lookups would read first). */
+size_t klog_log_time_index_bytes(klog_log_t *log);
+int64_t klog_log_time_unindexed(klog_log_t *log);
+
 /* Copy up to max segment infos, oldest first; *n gets the total count. */
 int klog_log_segments(klog_log_t *log, klog_segment_info_t *out, size_t max,
     size_t *n);

@@ -32,6 +32,7 @@
 
 #include "klog/base/error.h"
 #include "klog/storage/fdcache.h"
+#include "klog/storage/timeindex.h"
 
 /*
  * Marks: positions in the file where an entry starts, ascending, at least
@@ -52,6 +53,7 @@ typedef struct klog_segment {
 	atomic_int refs;
 	int64_t *marks;            /* see above; the log's, under its lock */
 	size_t nmarks, marks_cap;
+	klog_timeindex_t times;    /* timeindex.h; the log's, under its lock */
 } klog_segment_t;
 
 /*
