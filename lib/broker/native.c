@@ -580,7 +580,7 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 	klog_buf_t *out = klog_outq_buf(n->q);
 	klog_core_item_t *items;
 	uint32_t got;
-	int allowed;
+	int allowed, flushes;
 
 	if (klog_proto_decode_offsets_grow(body, len, &n->s.parts, &got) < 0) {
 		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
@@ -594,8 +594,11 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 	}
 	klog_core_refuse_items(items, (uint32_t)allowed, got, n->s.parts.p,
 	    sizeof(klog_offsets_part_t), KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED);
-	if (klog_core_offsets(n->core, n->s.parts.p, (uint32_t)allowed,
-	    items) == 0)
+	flushes = klog_core_offsets(n->core, n->s.parts.p, (uint32_t)allowed,
+	    items);
+	for (uint32_t i = 0; i < got; i++)
+		items[i].first_at = h->version == KLOG_PROTO_VERSION_OFFSETS_AT;
+	if (flushes == 0)
 		encode_offsets(n, out, corr, items, got);
 	else if (park(n, KLOG_CORE_OFFSETS, corr, items, got, 0) == NULL)
 		out->failed = 1;
@@ -733,7 +736,8 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 {
 	klog_buf_t *out = klog_outq_buf(n->q);
 
-	if (h->version != KLOG_PROTO_VERSION) {
+	if (h->version != KLOG_PROTO_VERSION && !(h->api == KLOG_API_OFFSETS &&
+	    h->version == KLOG_PROTO_VERSION_OFFSETS_AT)) {
 		encode_error(n, out, h->correlation,
 		    KLOG_WIRE_UNSUPPORTED_VERSION);
 		return;

@@ -46,6 +46,7 @@ struct klog_client {
 	int want;
 	int handshaken;
 	uint8_t *gather;     /* GATHER_MAX bytes, made on first use */
+	int offsets_v1;      /* the broker refused OFFSETS at version 2 */
 };
 
 int
@@ -749,8 +750,8 @@ answer_error(klog_err_t *err, int rc, const char *what, const char *topic,
 	return klog_err_set(err, rc, "%s: %s", what, why);
 }
 
-int
-klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
+static int
+query_offsets(klog_client_t *c, int at, const char *topic, int32_t part,
     int64_t time, int max, int timeout_ms, const char *what, int64_t *offsets,
     int *n, klog_err_t *err)
 {
@@ -765,7 +766,8 @@ klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
 	int rc;
 
 	*n = 0;
-	if ((rc = klog_proto_encode_offsets(&c->out, id, &q, 1)) < 0)
+	if ((rc = at ? klog_proto_encode_offsets_at(&c->out, id, &q, 1) :
+	    klog_proto_encode_offsets(&c->out, id, &q, 1)) < 0)
 		return klog_err_set(err, rc, "%s: offsets request: %s",
 		    c->name, klog_strerror(rc));
 	if ((rc = klog_client_call(c, id, timeout_ms, &error, &body, &len,
@@ -791,14 +793,32 @@ klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
 }
 
 int
+klog_client_query_offsets(klog_client_t *c, const char *topic, int32_t part,
+    int64_t time, int max, int timeout_ms, const char *what, int64_t *offsets,
+    int *n, klog_err_t *err)
+{
+	return query_offsets(c, 0, topic, part, time, max, timeout_ms, what,
+	    offsets, n, err);
+}
+
+int
 klog_client_query_offset(klog_client_t *c, const char *topic, int32_t part,
     int64_t time, int timeout_ms, const char *what, int64_t *offset,
     klog_err_t *err)
 {
-	int n;
+	int n, rc;
 
-	return klog_client_query_offsets(c, topic, part, time, 1, timeout_ms,
-	    what, offset, &n, err);
+	/* A time: the first record at or after it, asked at version 2 of
+	 * a broker that knows it, and as before of one that does not. */
+	if (time >= 0 && !c->offsets_v1) {
+		rc = query_offsets(c, 1, topic, part, time, 1, timeout_ms,
+		    what, offset, &n, err);
+		if (rc != -KLOG_EUNSUPPORTED)
+			return rc;
+		c->offsets_v1 = 1;
+	}
+	return query_offsets(c, 0, topic, part, time, 1, timeout_ms, what,
+	    offset, &n, err);
 }
 
 int

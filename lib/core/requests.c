@@ -309,11 +309,50 @@ cap_offsets(int64_t end, int64_t *v, int *n)
 }
 
 int16_t
+klog_core_offsets_time(const klog_core_item_t *it, klog_log_time_t *res)
+{
+	if (it->error != KLOG_WIRE_NONE)
+		return it->error;
+	if (klog_log_find_time(it->part->log, it->offset, res, NULL) < 0)
+		return KLOG_WIRE_STORAGE_ERROR;
+	/* A replicated partition's records past its committed end are not
+	 * to be read yet. */
+	if (res->status == KLOG_LOG_TIME_FOUND &&
+	    res->offset >= core_visible_end(it->part))
+		res->status = KLOG_LOG_TIME_NONE;
+	return KLOG_WIRE_NONE;
+}
+
+/* OFFSETS v2 with a time: the entry holding the first record at or after
+ * it, or the end; 0 where no record carries a timestamp. */
+static int
+first_at(const klog_core_item_t *it, int64_t *out, int *count,
+    int16_t *error)
+{
+	klog_log_time_t t;
+
+	if (!it->first_at || it->offset < 0)
+		return 0;
+	if ((*error = klog_core_offsets_time(it, &t)) != KLOG_WIRE_NONE)
+		return 1;
+	if (t.status == KLOG_LOG_TIME_UNSTAMPED)
+		return 0;
+	out[0] = t.status == KLOG_LOG_TIME_FOUND ? t.offset :
+	    core_visible_end(it->part);
+	*count = 1;
+	return 1;
+}
+
+int16_t
 klog_core_offsets_read(const klog_core_item_t *it, int64_t *out, int *count)
 {
+	int16_t error;
+
 	*count = 0;
 	if (it->error != KLOG_WIRE_NONE || it->max == 0)
 		return it->error;
+	if (first_at(it, out, count, &error))
+		return error;
 	if (klog_log_offsets_before(it->part->log, it->offset, out, it->max,
 	    count) < 0) {
 		*count = 0;

@@ -517,6 +517,41 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 
 /* ---- list offsets ---- */
 
+/* ListOffsets v1+ by a timestamp (Kafka 0.10's): the first record at or
+ * after it, *ts and k->offs[0], else -1 and -1 (cnt 0); 0 where no record
+ * carries a timestamp, for the segments' answer. */
+static int
+offsets_by_time(klog_kafka_t *k, const klog_core_item_t *it, int16_t *error,
+    int64_t *ts, int *cnt)
+{
+	klog_log_time_t t;
+	int16_t e = klog_core_offsets_time(it, &t);
+
+	if (e == KLOG_WIRE_NONE && t.status == KLOG_LOG_TIME_UNSTAMPED)
+		return 0;
+	*error = klog_kwire_error_from_wire(e);
+	*cnt = e == KLOG_WIRE_NONE && t.status == KLOG_LOG_TIME_FOUND;
+	k->offs[0] = t.kafka_offset;
+	*ts = t.timestamp;
+	return 1;
+}
+
+/* Kafka 0.7's answer, from the segments: v0's, and v1+'s where no record
+ * carries a timestamp. */
+static int16_t
+offsets_of_segments(klog_kafka_t *k, const klog_core_item_t *it, int *cnt)
+{
+	int16_t error = klog_kwire_error_from_wire(
+	    klog_core_offsets_read(it, k->offs, cnt));
+
+	/* A time before every segment: the log's start. */
+	if (error == 0 && *cnt == 0 && it->offset >= 0 && it->part != NULL)
+		error = klog_kwire_error_from_wire(klog_core_offsets_read(
+		    &(klog_core_item_t){ .part = it->part,
+		    .offset = KLOG_OFFSET_EARLIEST, .max = 1 }, k->offs, cnt));
+	return error;
+}
+
 static void
 encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
     int32_t corr, const klog_core_item_t *items, uint32_t n)
@@ -529,6 +564,7 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 	klog_kwire_topics_begin(out, &t);
 	for (uint32_t i = 0; i < n; i++) {
 		const klog_core_item_t *it = &items[i];
+		int64_t ts = -1;
 		int16_t error;
 
 		if (klog_buf_grow((void **)&k->offs, &k->offs_cap,
@@ -536,18 +572,12 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 			out->failed = 1;
 			return;
 		}
-		error = klog_kwire_error_from_wire(
-		    klog_core_offsets_read(it, k->offs, &cnt));
-		/* A time before every segment: the log's start. */
-		if (error == 0 && cnt == 0 && it->offset >= 0 &&
-		    it->part != NULL)
-			error = klog_kwire_error_from_wire(klog_core_offsets_read(
-			    &(klog_core_item_t){ .part = it->part,
-			    .offset = KLOG_OFFSET_EARLIEST, .max = 1 },
-			    k->offs, &cnt));
+		if (version == 0 || it->offset < 0 || it->part == NULL ||
+		    !offsets_by_time(k, it, &error, &ts, &cnt))
+			error = offsets_of_segments(k, it, &cnt);
 		klog_kwire_topics_part(out, &t, it->topic);
 		klog_kwdata_offsets_part(out, version, it->partition, error,
-		    k->offs, cnt);
+		    k->offs, cnt, ts);
 		note_error(k, error);
 	}
 	klog_kwire_topics_end(out, &t);

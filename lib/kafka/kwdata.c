@@ -309,7 +309,7 @@ klog_kwdata_offsets_head(klog_buf_t *b, int16_t version)
 
 void
 klog_kwdata_offsets_part(klog_buf_t *b, int16_t version, int32_t partition,
-    int16_t error, const int64_t *offs, int cnt)
+    int16_t error, const int64_t *offs, int cnt, int64_t ts)
 {
 	klog_buf_put_i32(b, partition);
 	klog_buf_put_i16(b, error);
@@ -319,7 +319,7 @@ klog_kwdata_offsets_part(klog_buf_t *b, int16_t version, int32_t partition,
 			klog_buf_put_i64(b, offs[j]);
 		return;
 	}
-	klog_buf_put_i64(b, -1);          /* timestamp: none kept */
+	klog_buf_put_i64(b, error || cnt == 0 ? -1 : ts);
 	klog_buf_put_i64(b, error || cnt == 0 ? -1 : offs[0]);
 	if (version >= 4)
 		klog_buf_put_i32(b, -1);  /* leader epoch: unknown */

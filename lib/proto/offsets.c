@@ -1,6 +1,7 @@
 /*
  * OFFSETS on the wire: the offsets before a time (-1 latest, -2 earliest)
- * of each partition asked about.  The response's offsets stay a view of
+ * of each partition asked about, or at version 2 the first record at or
+ * after it.  The response's offsets stay a view of
  * big-endian int64s in the frame, read one at a time by
  * klog_proto_offset_at(), so decoding allocates nothing however many
  * offsets a broker sends.
@@ -35,6 +36,21 @@ klog_proto_encode_offsets(klog_buf_t *b, int32_t correlation,
 		klog_buf_put_i32(b, parts[i].max);
 	}
 	return proto_finish(b, start);
+}
+
+int
+klog_proto_encode_offsets_at(klog_buf_t *b, int32_t correlation,
+    const klog_offsets_part_t *parts, uint32_t n)
+{
+	size_t start = b->len;
+	int rc;
+
+	if ((rc = klog_proto_encode_offsets(b, correlation, parts, n)) < 0)
+		return rc;
+	/* The header's version: after size and api. */
+	b->data[start + 6] = 0;
+	b->data[start + 7] = KLOG_PROTO_VERSION_OFFSETS_AT;
+	return 0;
 }
 
 int

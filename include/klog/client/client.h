@@ -187,7 +187,11 @@ int klog_client_call(klog_client_t *c, int32_t id, int timeout_ms,
  * Ask c's broker for one offset of partition part (the broker's own
  * number) of topic, one OFFSETS round trip within timeout_ms: time
  * KLOG_OFFSET_LATEST, KLOG_OFFSET_EARLIEST, or ms since the epoch for the
- * newest segment start at or before it.  The answer maps one way for every
+ * entry holding the first record whose timestamp is at or after it (or
+ * the end if none is), asked at OFFSETS version 2; a broker that refuses
+ * that version, or whose partition holds no record with a timestamp,
+ * answers the newest segment start at or before it (the connection then
+ * asks at version 1 from the first refusal on).  The answer maps one way for every
  * caller: a broker's error, whether for the whole request or for the
  * partition, as klog_wire_error_to_klog() says (the same as for a FETCH);
  * -KLOG_ENOENT if the broker has no offset that old; -KLOG_EPROTO for an

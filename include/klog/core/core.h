@@ -105,6 +105,9 @@ typedef struct klog_core_item {
 	int align;                /* fetch: an offset inside a message reads
 	                             from that message's start (the Kafka
 	                             listener's; set by the front end) */
+	int first_at;             /* offsets: a time asks for the first record
+	                             at or after it (OFFSETS v2; set by the
+	                             front end) */
 	int32_t replica_id;
 	int32_t div_epoch;        /* rfetch: where the follower diverges */
 	int64_t div_end;
@@ -263,6 +266,15 @@ int klog_core_offsets(klog_core_t *c, const klog_offsets_part_t *parts,
  * *count set; a KLOG_WIRE_* error. */
 int16_t klog_core_offsets_read(const klog_core_item_t *it, int64_t *out,
     int *count);
+
+/*
+ * The first record at or after an answered offsets item's time (>= 0),
+ * klog_log_find_time(): *res, and a KLOG_WIRE_* error.  A found offset at
+ * or past what readers may see (a replicated partition's committed end)
+ * is NONE.
+ */
+int16_t klog_core_offsets_time(const klog_core_item_t *it,
+    klog_log_time_t *res);
 
 /* A topic's partition count for metadata: 0, or a wire error. */
 int16_t klog_core_topic_meta(klog_core_t *c, klog_str_t name,

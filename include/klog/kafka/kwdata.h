@@ -114,10 +114,11 @@ void klog_kwdata_fetch_error(klog_buf_t *b, int32_t corr, int16_t version,
 /* A ListOffsets answer's head, after the frame's: throttle time (v2+). */
 void klog_kwdata_offsets_head(klog_buf_t *b, int16_t version);
 /* A ListOffsets answer's partition: index and error, then v0's array of
- * the cnt offsets, or v1+'s timestamp (-1: none kept), first offset (-1
+ * the cnt offsets, or v1+'s timestamp ts (-1: none), first offset (-1
  * for none or an error) and leader epoch (v4+: -1). */
 void klog_kwdata_offsets_part(klog_buf_t *b, int16_t version,
-    int32_t partition, int16_t error, const int64_t *offs, int cnt);
+    int32_t partition, int16_t error, const int64_t *offs, int cnt,
+    int64_t ts);
 
 /* Metadata v0-v8. */
 #define KLOG_KMETA_OPS_NONE INT32_MIN  /* authorized operations not asked */

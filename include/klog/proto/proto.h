@@ -31,7 +31,11 @@
  * OFFSETS (4)  body: count:4 count x [topic:str partition:4 time:8 max:4]
  *              resp: count:4 count x [topic:str partition:4 error:2
  *                    n:4 n x offset:8]      (descending)
- *   time -1 latest, -2 earliest, else ms since the epoch.
+ *   time -1 latest, -2 earliest, else ms since the epoch.  At version 2
+ *   (the only API with one) a time >= 0 answers one offset: the entry
+ *   holding the first record whose timestamp is at or after it, or the
+ *   flushed end when none is; the version-1 answer where no record of
+ *   the partition carries a timestamp.
  * REPLICA_FETCH (6)  a follower broker's fetch of one replicated partition
  *              body: replica_id:4 leader_epoch:4 max_wait_ms:4 topic:str
  *                    partition:4 offset:8 flushed:8 last_epoch:4 max_bytes:4
@@ -77,6 +81,11 @@
 #include "klog/base/buf.h"
 
 #define KLOG_PROTO_VERSION 1
+/* OFFSETS alone also takes version 2: the same body and answer, but a
+ * time >= 0 answers the entry holding the first record whose timestamp is
+ * at or after it (klog-protocol(7)).  A broker older than it refuses the
+ * version; the client then asks at version 1. */
+#define KLOG_PROTO_VERSION_OFFSETS_AT 2
 #define KLOG_REQ_HEADER_SIZE 12   /* size, api, version, correlation */
 #define KLOG_RESP_HEADER_SIZE 10  /* size, correlation, error */
 #define KLOG_DEFAULT_PORT "9092"
@@ -345,6 +354,10 @@ typedef struct klog_offsets_result {
 } klog_offsets_result_t;
 
 int klog_proto_encode_offsets(klog_buf_t *b, int32_t correlation,
+    const klog_offsets_part_t *parts, uint32_t n);
+/* The same at KLOG_PROTO_VERSION_OFFSETS_AT: a time >= 0 asks for the
+ * first record at or after it. */
+int klog_proto_encode_offsets_at(klog_buf_t *b, int32_t correlation,
     const klog_offsets_part_t *parts, uint32_t n);
 int klog_proto_decode_offsets(const uint8_t *body, size_t len,
     klog_offsets_part_t *parts, uint32_t max, uint32_t *n);

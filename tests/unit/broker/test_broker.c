@@ -35,6 +35,7 @@
 #include "klog/proto/proto.h"
 #include "klog/storage/format.h"
 #include "klog/storage/log.h"
+#include "klog/storage/record.h"
 
 /* ---- fixture: a broker in a thread ---- */
 
@@ -355,6 +356,40 @@ fetch(int fd, const char *topic, int32_t partition, int64_t offset,
 	return recv_fetch(fd, 9, set);
 }
 
+/* OFFSETS at version 2 for one partition, or at v: the header's error
+ * (0 when it answered), the partition's, and the first offset. */
+static int16_t
+offsets_v(int fd, int16_t v, const char *topic, int64_t time,
+    int16_t *error, int64_t *first)
+{
+	klog_offsets_part_t part = { str(topic), 0, time, 10 };
+	klog_offsets_result_t r;
+	klog_resp_header_t h;
+	klog_buf_t out;
+	uint8_t *body;
+	size_t len;
+	uint32_t n;
+
+	klog_buf_init(&out);
+	assert_int_equal(klog_proto_encode_offsets_at(&out, 4, &part, 1), 0);
+	out.data[7] = (uint8_t)v;
+	send_buf(fd, &out);
+	klog_buf_free(&out);
+	recv_resp(fd, &h, &body, &len);
+	assert_int_equal(h.correlation, 4);
+	*first = -1;
+	if (h.error == 0) {
+		assert_int_equal(klog_proto_decode_offsets_resp(body, len, &r,
+		    1, &n), 0);
+		*error = r.error;
+		*first = r.count > 0 ? klog_proto_offset_at(&r, 0) : -1;
+		if (v == KLOG_PROTO_VERSION_OFFSETS_AT && time >= 0)
+			assert_true(r.count <= 1);
+	}
+	free(body);
+	return h.error;
+}
+
 /* OFFSETS for one partition: error, and the first offset (or -1). */
 static int16_t
 offsets(int fd, const char *topic, int32_t partition, int64_t time,
@@ -386,6 +421,65 @@ offsets(int fd, const char *topic, int32_t partition, int64_t time,
 }
 
 /* ---- tests ---- */
+
+/* A magic-2 entry of records stamped ts[0..n) appended to set. */
+static void
+put_batch(klog_buf_t *set, const int64_t *ts, int n)
+{
+	klog_batch_builder_t bb;
+
+	klog_batch_begin(&bb, set, ts[0], KLOG_NO_PRODUCER, -1, -1);
+	for (int i = 0; i < n; i++)
+		klog_batch_add(&bb, set, ts[i], NULL, -1, "v", 1, NULL, 0);
+	assert_int_equal(klog_batch_end(&bb, set), 0);
+}
+
+/* OFFSETS v2 finds the entry holding the first record at or after a
+ * time; v1 keeps Kafka 0.7's answer; no other API or version is taken. */
+static void
+test_offsets_by_time(void **state)
+{
+	struct fx *f = *state;
+	static const int64_t a[] = { 1000 }, b[] = { 3000, 2500 },
+	    c[] = { 2000 };
+	klog_produce_result_t pr;
+	klog_buf_t set;
+	int64_t first, end;
+	int16_t error;
+	size_t one;
+	int fd;
+
+	fx_start(f);
+	fd = client(f);
+	klog_buf_init(&set);
+	put_batch(&set, a, 1);
+	one = set.len;
+	put_batch(&set, b, 2);
+	put_batch(&set, c, 1);
+	end = (int64_t)set.len;
+	pr = produce(fd, KLOG_ACKS_LEADER, "t", 0, &set);
+	assert_int_equal(pr.error, 0);
+	assert_int_equal(offsets_v(fd, 2, "t", 1500, &error, &first), 0);
+	assert_int_equal(error, 0);
+	assert_int_equal(first, (int64_t)one);
+	assert_int_equal(offsets_v(fd, 2, "t", 0, &error, &first), 0);
+	assert_int_equal(first, 0);
+	/* The running max: 2000 is first reached in the second entry. */
+	assert_int_equal(offsets_v(fd, 2, "t", 2000, &error, &first), 0);
+	assert_int_equal(first, (int64_t)one);
+	assert_int_equal(offsets_v(fd, 2, "t", 3001, &error, &first), 0);
+	assert_int_equal(first, end);
+	assert_int_equal(offsets_v(fd, 2, "t", KLOG_OFFSET_LATEST, &error,
+	    &first), 0);
+	assert_int_equal(first, end);
+	/* Version 1: the segments' times, all newer than 1970. */
+	assert_int_equal(offsets_v(fd, 1, "t", 1500, &error, &first), 0);
+	assert_int_equal(first, -1);
+	assert_int_equal(offsets_v(fd, 3, "t", 1500, &error, &first),
+	    KLOG_WIRE_UNSUPPORTED_VERSION);
+	klog_buf_free(&set);
+	close(fd);
+}
 
 static void
 test_produce_then_fetch(void **state)
@@ -1391,6 +1485,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_produce_then_fetch, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_offsets_by_time, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_acks_zero_and_all, setup,
 		    teardown),

@@ -264,6 +264,43 @@ test_query_offset(void **state)
 	fake_stop(f);
 }
 
+/* A time is asked at OFFSETS v2; a broker older than it refuses the
+ * version, and the connection asks at v1 from then on. */
+static void
+test_query_offset_v2(void **state)
+{
+	fake_t *f = fake_start(1, 0);
+	klog_client_t *c = connect_fake(f);
+	klog_err_t err = { 0 };
+	int64_t off = -1;
+
+	(void)state;
+	fake_append(f, 0, "hello");
+	assert_int_equal(klog_client_query_offset(c, "t", 0, 1000, 2000,
+	    NULL, &off, &err), -KLOG_ENOENT);
+	assert_int_equal(f->offsets_v2, 1);
+	/* Latest and earliest stay at v1. */
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(f->offsets_v2, 1);
+	klog_client_close(c);
+	f->old_version = 1;
+	c = connect_fake(f);
+	assert_int_equal(klog_client_query_offset(c, "t", 0, 1000, 2000,
+	    NULL, &off, &err), -KLOG_ENOENT);
+	assert_string_equal(err.msg, "topic \"t\" partition 0: no offset "
+	    "that old");
+	assert_int_equal(f->offsets_v2, 2);
+	assert_int_equal(klog_client_query_offset(c, "t", 0, 1000, 2000,
+	    NULL, &off, &err), -KLOG_ENOENT);
+	assert_int_equal(f->offsets_v2, 2);
+	assert_int_equal(klog_client_query_offset(c, "t", 0,
+	    KLOG_OFFSET_LATEST, 2000, NULL, &off, &err), 0);
+	assert_int_equal(off, klog_entry_size(5));
+	klog_client_close(c);
+	fake_stop(f);
+}
+
 /* The same on a connection of its own; a dead broker is ECONN. */
 static void
 test_query_offset_at(void **state)
@@ -354,6 +391,7 @@ main(void)
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_closed_by_broker),
 		cmocka_unit_test(test_query_offset),
+		cmocka_unit_test(test_query_offset_v2),
 		cmocka_unit_test(test_query_offset_at),
 		cmocka_unit_test(test_discovery_static),
 		cmocka_unit_test(test_discovery_unavailable),

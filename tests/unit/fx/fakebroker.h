@@ -46,6 +46,11 @@ typedef struct fake {
 	                                  wire error (0: answer) */
 	int offsets_garbage;           /* answer OFFSETS with a body that
 	                                  does not parse */
+	int old_version;               /* refuse every version but 1, as a
+	                                  broker older than OFFSETS v2 does */
+	int offsets_v2;                /* OFFSETS requests at version 2 seen
+	                                  (answered as version 1: no record
+	                                  here carries a timestamp) */
 	int16_t produce_error;         /* answer produces number
 	                                  [produce_error_from, +count) (1-based)
 	                                  with this, appending nothing; count
@@ -300,7 +305,17 @@ fake_serve(fake_t *f, int fd)
 		body.len = (size_t)h.size + 4 - KLOG_REQ_HEADER_SIZE;
 		klog_buf_reset(&out);
 		pthread_mutex_lock(&f->mu);
+		if (h.api == KLOG_API_OFFSETS &&
+		    h.version == KLOG_PROTO_VERSION_OFFSETS_AT)
+			f->offsets_v2++;
+		if (f->old_version && h.version != KLOG_PROTO_VERSION) {
+			klog_proto_end(&out, klog_proto_resp_begin(&out,
+			    h.correlation, KLOG_WIRE_UNSUPPORTED_VERSION));
+			h.api = -1;
+		}
 		switch (h.api) {
+		case -1:
+			break;
 		case KLOG_API_METADATA:
 			fake_metadata(f, h.correlation, body.data, body.len,
 			    &out);

@@ -384,13 +384,13 @@ static const step_t offsets_resps[] = {
 	    "00000000 0000 00000002 0000000000000021 0000000000000009 "
 	    "00000001 0003 00000000" },
 	{ 1, "0000003b 00000006 00000001 0001 74 00000002 "
-	    "00000000 0000 ffffffffffffffff 0000000000000021 "
+	    "00000000 0000 0000000000001234 0000000000000021 "
 	    "00000001 0003 ffffffffffffffff ffffffffffffffff" },
 	{ 2, "0000003f 00000006 00000000 00000001 0001 74 00000002 "
-	    "00000000 0000 ffffffffffffffff 0000000000000021 "
+	    "00000000 0000 0000000000001234 0000000000000021 "
 	    "00000001 0003 ffffffffffffffff ffffffffffffffff" },
 	{ 4, "00000047 00000006 00000000 00000001 0001 74 00000002 "
-	    "00000000 0000 ffffffffffffffff 0000000000000021 ffffffff "
+	    "00000000 0000 0000000000001234 0000000000000021 ffffffff "
 	    "00000001 0003 ffffffffffffffff ffffffffffffffff ffffffff" },
 };
 
@@ -408,10 +408,10 @@ test_offsets_answer(void **state)
 	klog_kwdata_offsets_head(&b, s->version);
 	klog_kwire_topics_begin(&b, &t);
 	klog_kwire_topics_part(&b, &t, STR("t"));
-	klog_kwdata_offsets_part(&b, s->version, 0, 0, offs, 2);
+	klog_kwdata_offsets_part(&b, s->version, 0, 0, offs, 2, 0x1234);
 	klog_kwire_topics_part(&b, &t, STR("t"));
 	klog_kwdata_offsets_part(&b, s->version, 1,
-	    KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION, offs, 0);
+	    KLOG_KERR_UNKNOWN_TOPIC_OR_PARTITION, offs, 0, 0x1234);
 	klog_kwire_topics_end(&b, &t);
 	klog_kwire_end(&b, start);
 	bytes_are(&b, s->hex);

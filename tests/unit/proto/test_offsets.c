@@ -87,6 +87,33 @@ test_offsets(void **state)
 	assert_int_equal(parts[1].max, 10);
 }
 
+/* Version 2: the same frame but for the header's version. */
+static void
+test_offsets_at(void **state)
+{
+	klog_offsets_part_t in[2] = {
+		{ STR("t"), 0, KLOG_OFFSET_LATEST, 1 },
+		{ STR("t"), 2, 1300000000000, 10 },
+	};
+	klog_buf_t b;
+
+	(void)state;
+	klog_buf_init(&b);
+	assert_int_equal(klog_proto_encode_offsets_at(&b, 10, in, 2), 0);
+	assert_int_equal(b.len, sizeof(offsets_req));
+	assert_memory_equal(b.data, offsets_req, 6);
+	assert_int_equal(b.data[6], 0);
+	assert_int_equal(b.data[7], KLOG_PROTO_VERSION_OFFSETS_AT);
+	assert_memory_equal(b.data + 8, offsets_req + 8,
+	    sizeof(offsets_req) - 8);
+	/* A bad part leaves the buffer as it was, as encoders do. */
+	in[0].topic.len = INT16_MAX + 1;
+	assert_int_equal(klog_proto_encode_offsets_at(&b, 10, in, 2),
+	    -KLOG_EINVAL);
+	assert_int_equal(b.len, sizeof(offsets_req));
+	klog_buf_free(&b);
+}
+
 static void
 test_offsets_resp(void **state)
 {
@@ -249,6 +276,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offsets),
+		cmocka_unit_test(test_offsets_at),
 		cmocka_unit_test(test_offsets_resp),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_trailing_bytes),
