@@ -3,7 +3,7 @@
 # klog's figures sit beside the machine's own limits.  Never part of make
 # check: figures need a quiet machine.
 #
-# The scenarios are sys, append and iter (below) and bench/NAME.sh for the
+# The scenarios are sys, append, iter and timeindex (below) and bench/NAME.sh for the
 # rest; bench/lib.sh holds what those share and lists the knobs
 # (BENCH_SCALE=0.01 for a smoke run, BENCH_RUNS, BENCH_TMPDIR).  Lines
 # starting with "#" are commentary; the others are "name value unit".
@@ -15,7 +15,7 @@ SCALE=${BENCH_SCALE:-1}
 TMPDIR=${BENCH_TMPDIR:-$PWD/build/bench-tmp}
 export TMPDIR
 mkdir -p "$TMPDIR"
-ORDER="sys append iter produce consume tools peers latency retained partitions
+ORDER="sys append iter timeindex produce consume tools peers latency retained partitions
 clients cpu compression cluster replication kafka tls"
 
 head_() { printf '\n== %s\n' "$*"; }
@@ -62,9 +62,20 @@ iter() {
 			($2 >= 1000 ? "met" : "missed") }'
 }
 
+# timeindex: a time lookup on one segment of magic-2 entries (1 GiB at
+# scale 1), warm, at the first lookup after an open, and cold; the index's
+# bytes per GiB.  Writes the segment under TMPDIR.
+timeindex() {
+	head_ "time lookup: one segment of 16 KiB batches of 200-byte records"
+	out=$($B/bench_timeindex "$(scaled 1073741824 16777216)")
+	echo "$out" | grep '^#'
+	echo "$out" | tail -n 1 | awk '{ for (i = 1; i < NF; i += 2)
+		print $i, $(i + 1), ($i ~ /_us$/ ? "us" : "bytes") }'
+}
+
 run_one() {
 	case "$1" in
-	sys|append|iter) "$1" ;;
+	sys|append|iter|timeindex) "$1" ;;
 	*)
 		if [ -f "bench/$1.sh" ] && [ "$1" != lib ] && [ "$1" != run ]
 		then
