@@ -133,6 +133,7 @@ produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 		    KLOG_KERR_CORRUPT_MESSAGE : KLOG_KERR_NONE);
 		res[i].offset = (int64_t)req->parts[i].set_len;
 		res[i].log_start = (int64_t)i;
+		res[i].append_time = i % 2 ? -1 : 1000 + (int64_t)i;
 	}
 	klog_buf_reset(b);
 	start = b->len;
@@ -155,7 +156,8 @@ produce_resp(klog_buf_t *b, const klog_kreq_t *r, const klog_produce_req_t *req)
 			CHECK(klog_rd_i64(&rd) == (res[parts].error ? -1 :
 			    res[parts].offset));
 			if (v >= 2)
-				CHECK(klog_rd_i64(&rd) == -1);
+				CHECK(klog_rd_i64(&rd) == (res[parts].error ?
+				    -1 : res[parts].append_time));
 			if (v >= 5)
 				CHECK(klog_rd_i64(&rd) == (res[parts].error ?
 				    -1 : res[parts].log_start));
@@ -308,7 +310,8 @@ offsets_resp(klog_buf_t *b, const klog_kreq_t *r,
 	for (uint32_t i = 0; i < n; i++) {
 		klog_kwire_topics_part(b, &t, p[i].topic);
 		klog_kwdata_offsets_part(b, v, p[i].partition,
-		    (int16_t)(i & 1 ? 3 : 0), &p[i].time, 1);
+		    (int16_t)(i & 1 ? 3 : 0), &p[i].time, 1,
+		    i % 4 == 0 ? -1 : 2000 + (int64_t)i);
 	}
 	klog_kwire_topics_end(b, &t);
 	klog_kwire_end(b, start);
@@ -335,7 +338,8 @@ offsets_resp(klog_buf_t *b, const klog_kreq_t *r,
 					CHECK(klog_rd_i64(&rd) == p[k].time);
 				continue;
 			}
-			CHECK(klog_rd_i64(&rd) == -1);
+			CHECK(klog_rd_i64(&rd) == (failed || k % 4 == 0 ? -1 :
+			    2000 + (int64_t)k));
 			CHECK(klog_rd_i64(&rd) == (failed ? -1 : p[k].time));
 			if (v >= 4)
 				CHECK(klog_rd_i32(&rd) == -1);
