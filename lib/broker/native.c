@@ -24,54 +24,9 @@
 #include "klog/storage/crcpool.h"
 #include "klog/storage/format.h"
 
+#include "native_impl.h"
+
 #define FETCH_BUDGET ((int64_t)512 << 20)  /* file bytes in one response */
-
-/* Arrays reused by every request (the loop is single-threaded); caps are
- * in bytes. */
-struct scratch {
-	klog_proto_array_t parts;  /* decoder output of any API */
-	klog_core_item_t *items;
-	size_t items_cap;
-	klog_produce_result_t *results;
-	size_t results_cap;
-	size_t *errpos;
-	size_t errpos_cap;
-	klog_offsets_part_t *oparts;
-	size_t oparts_cap;
-	int16_t *errors;
-	size_t errors_cap;
-	int32_t *counts;
-	size_t counts_cap;
-	const int64_t **offp;
-	size_t offp_cap;
-	int64_t *offsets;
-	size_t offsets_cap;
-	klog_meta_topic_t *mtopics;
-	size_t mtopics_cap;
-};
-
-struct klog_native {
-	klog_native_config_t cfg;
-	char *adv_host;
-	klog_core_t *core;
-	struct scratch s;
-	klog_crcpool_t *verify;     /* CRCs of a read on more cores, or NULL */
-	klog_proto_array_t vparts; /* the precheck's decoder output */
-	struct iovec *vsets;       /* the produce sets of one read, in order */
-	size_t vsets_cap;
-	size_t nchecked;           /* vsets whose CRCs all matched */
-	size_t vnext;              /* the next set the decoder hands over */
-	/* The connection process() works for, and its output queue. */
-	klog_conn_t *conn;
-	klog_outq_t *q;
-	/* The request being handled: when it came in, the first error its
-	 * answer carries, whether it was parked (then counted when it is
-	 * answered). */
-	int64_t arrived_ns;
-	int16_t err;
-	int parked;
-	klog_promtext_reqs_t reqs;
-};
 
 static klog_core_item_t *
 scratch_items(klog_native_t *n, uint32_t count)
@@ -83,23 +38,6 @@ scratch_items(klog_native_t *n, uint32_t count)
 }
 
 /* ---- encoding responses ---- */
-
-/* The first error of an answer, for the requests' error label. */
-static inline void
-note_error(klog_native_t *n, int16_t error)
-{
-	if (n->err == KLOG_WIRE_NONE)
-		n->err = error;
-}
-
-static void
-encode_error(klog_native_t *n, klog_buf_t *out, int32_t corr, int16_t error)
-{
-	size_t start = klog_proto_resp_begin(out, corr, error);
-
-	note_error(n, error);
-	klog_proto_end(out, start);
-}
 
 /* A produce response; with errpos, where each result's error is. */
 static void
@@ -285,50 +223,6 @@ finish(klog_core_park_t *pk)
 	klog_conn_want_write(pk->conn);
 }
 
-/* ---- authorization (authz.h; everything allowed without ACLs) ---- */
-
-static int
-may(klog_native_t *n, klog_acl_op_t op, klog_acl_res_t res, klog_str_t name)
-{
-	klog_connauth_t *a;
-
-	if (n->cfg.authz == NULL)
-		return 1;
-	a = klog_conn_auth(n->conn);
-	return klog_authz_check(n->cfg.authz, klog_connauth_principal(a),
-	    klog_connauth_host(a), op, res, name.p, name.len);
-}
-
-static int
-may_create(klog_native_t *n, klog_str_t topic)
-{
-	klog_connauth_t *a;
-
-	if (n->cfg.authz == NULL)
-		return 1;
-	a = klog_conn_auth(n->conn);
-	return klog_authz_create_topic(n->cfg.authz,
-	    klog_connauth_principal(a), klog_connauth_host(a), topic.p,
-	    topic.len);
-}
-
-/* The parts (n of size bytes, a topic first in each) of topics the
- * principal may do op on, moved in front; their count, or -1. */
-static int
-split_allowed(klog_native_t *n, klog_acl_op_t op, void *parts, size_t size,
-    uint32_t count)
-{
-	klog_connauth_t *a;
-	int rc;
-
-	if (n->cfg.authz == NULL)
-		return (int)count;
-	a = klog_conn_auth(n->conn);
-	rc = klog_authz_split(n->cfg.authz, klog_connauth_principal(a),
-	    klog_connauth_host(a), op, parts, size, 0, count);
-	return rc < 0 ? -1 : rc;
-}
-
 /* Why a produce to topic is refused: WRITE on it, and CREATE when the
  * produce would create it; KLOG_WIRE_NONE when it is not. */
 static int16_t
@@ -336,9 +230,9 @@ produce_refusal(klog_native_t *n, klog_str_t topic)
 {
 	int parts;
 
-	if (!may(n, KLOG_ACL_WRITE, KLOG_ACL_TOPIC, topic) ||
+	if (!native_may(n, KLOG_ACL_WRITE, KLOG_ACL_TOPIC, topic) ||
 	    (klog_core_topic_meta(n->core, topic, &parts) ==
-	    KLOG_WIRE_UNKNOWN_TOPIC && !may_create(n, topic)))
+	    KLOG_WIRE_UNKNOWN_TOPIC && !native_may_create(n, topic)))
 		return KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
 	return KLOG_WIRE_NONE;
 }
@@ -453,11 +347,11 @@ handle_produce(klog_native_t *n, const klog_req_header_t *h,
 	int waits;
 
 	if (klog_proto_decode_produce_grow(body, len, &req, &n->s.parts) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
+		native_encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, req.count)) == NULL) {
-		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
+		native_encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	waits = n->cfg.authz == NULL ? klog_core_produce(n->core, &req,
@@ -484,13 +378,13 @@ handle_fetch(klog_native_t *n, const klog_req_header_t *h,
 	int allowed, now;
 
 	if (klog_proto_decode_fetch_grow(body, len, &req, &n->s.parts) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
+		native_encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, req.count)) == NULL ||
-	    (allowed = split_allowed(n, KLOG_ACL_READ, req.parts,
+	    (allowed = native_split_allowed(n, KLOG_ACL_READ, req.parts,
 	    sizeof(*req.parts), req.count)) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
+		native_encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	/* The core sees the partitions allowed; the refused follow them. */
@@ -536,16 +430,16 @@ handle_rfetch(klog_native_t *n, const klog_req_header_t *h,
 	klog_core_park_t *pk;
 
 	if (klog_proto_decode_rfetch(body, len, &req) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
+		native_encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if (!may_replicate(n, req.replica_id)) {
-		encode_error(n, out, corr,
+		native_encode_error(n, out, corr,
 		    KLOG_WIRE_CLUSTER_AUTHORIZATION_FAILED);
 		return;
 	}
 	if ((it = scratch_items(n, 1)) == NULL) {
-		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
+		native_encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	if (klog_core_rfetch(n->core, &req, it, &resp)) {
@@ -583,13 +477,13 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 	int allowed, flushes;
 
 	if (klog_proto_decode_offsets_grow(body, len, &n->s.parts, &got) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
+		native_encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
 		return;
 	}
 	if ((items = scratch_items(n, got)) == NULL ||
-	    (allowed = split_allowed(n, KLOG_ACL_DESCRIBE, n->s.parts.p,
+	    (allowed = native_split_allowed(n, KLOG_ACL_DESCRIBE, n->s.parts.p,
 	    sizeof(klog_offsets_part_t), got)) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
+		native_encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
 		return;
 	}
 	klog_core_refuse_items(items, (uint32_t)allowed, got, n->s.parts.p,
@@ -604,113 +498,6 @@ handle_offsets(klog_native_t *n, const klog_req_header_t *h,
 		out->failed = 1;
 }
 
-/* A requested topic's partition count, or a wire error (with 0
- * partitions and broker id -1, as klog-protocol(7) says). */
-static void
-meta_topic(klog_native_t *n, klog_str_t name, klog_meta_topic_t *mt)
-{
-	int parts;
-
-	*mt = (klog_meta_topic_t){ .topic = name, .broker_id = -1 };
-	if (!may(n, KLOG_ACL_DESCRIBE, KLOG_ACL_TOPIC, name)) {
-		mt->error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
-		return;
-	}
-	if ((mt->error = klog_core_topic_meta(n->core, name, &parts)) != 0)
-		return;
-	mt->partitions = parts;
-	mt->broker_id = n->cfg.broker_id;
-}
-
-static void
-handle_metadata(klog_native_t *n, const klog_req_header_t *h,
-    const uint8_t *body, size_t len)
-{
-	int32_t corr = h->correlation;
-	klog_buf_t *out = klog_outq_buf(n->q);
-	klog_meta_broker_t self = { n->cfg.broker_id,
-	    { n->adv_host, (uint16_t)strlen(n->adv_host) },
-	    n->cfg.advertised_port };
-	klog_metadata_t md = { .broker_id = n->cfg.broker_id, .nbrokers = 1,
-	    .brokers = &self };
-	klog_str_t *names;
-	klog_connauth_t *a = klog_conn_auth(n->conn);
-	uint32_t got;
-	size_t nt, shown = 0;
-	int parts;
-
-	if (klog_proto_decode_metadata_grow(body, len, &n->s.parts, &got) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
-		return;
-	}
-	names = n->s.parts.p;
-	nt = got > 0 ? got : klog_core_topic_count(n->core);
-	if (klog_buf_grow((void **)&n->s.mtopics, &n->s.mtopics_cap,
-	    (nt + 1) * sizeof(*n->s.mtopics)) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_STORAGE_ERROR);
-		return;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		const char *name;
-
-		if (got > 0) {
-			meta_topic(n, names[i], &n->s.mtopics[shown++]);
-			continue;
-		}
-		name = klog_core_topic_at(n->core, i, &parts);
-		/* Of all topics, those it may not describe are left out. */
-		if (!klog_authz_visible(n->cfg.authz,
-		    klog_connauth_principal(a), klog_connauth_host(a), name,
-		    strlen(name)))
-			continue;
-		n->s.mtopics[shown++] = (klog_meta_topic_t){ KLOG_WIRE_NONE,
-		    { name, (uint16_t)strlen(name) }, parts,
-		    n->cfg.broker_id };
-	}
-	md.ntopics = (uint32_t)shown;
-	md.topics = n->s.mtopics;
-	if (klog_proto_encode_metadata_resp(out, corr, &md) < 0)
-		out->failed = 1;
-}
-
-/* CREATE_TOPIC needs CREATE on the cluster, else on the topic;
- * ALTER_TOPIC ALTER and DELETE_TOPIC DELETE on the topic. */
-static int
-may_admin(klog_native_t *n, int16_t api, klog_str_t topic)
-{
-	if (api == KLOG_API_CREATE_TOPIC)
-		return may_create(n, topic);
-	return may(n, api == KLOG_API_ALTER_TOPIC ? KLOG_ACL_ALTER :
-	    KLOG_ACL_DELETE, KLOG_ACL_TOPIC, topic);
-}
-
-/* CREATE_TOPIC, ALTER_TOPIC, DELETE_TOPIC: answered now. */
-static void
-handle_topic_admin(klog_native_t *n, const klog_req_header_t *h,
-    const uint8_t *body, size_t len)
-{
-	int16_t api = h->api;
-	int32_t corr = h->correlation;
-	klog_buf_t *out = klog_outq_buf(n->q);
-	klog_topic_admin_t req;
-	klog_topic_admin_resp_t res;
-
-	if (klog_proto_decode_topic_admin(api, body, len, &req) < 0) {
-		encode_error(n, out, corr, KLOG_WIRE_INVALID_REQUEST);
-		return;
-	}
-	res.topic = req.topic;
-	res.partitions = 0;
-	if (!may_admin(n, api, req.topic))
-		res.error = KLOG_WIRE_TOPIC_AUTHORIZATION_FAILED;
-	else
-		res.error = klog_core_topic_admin(n->core, api, &req,
-		    &res.partitions);
-	note_error(n, res.error);
-	if (klog_proto_encode_topic_admin_resp(out, corr, &res) < 0)
-		out->failed = 1;
-}
-
 typedef void native_handler_fn(klog_native_t *n, const klog_req_header_t *h,
     const uint8_t *body, size_t len);
 
@@ -721,12 +508,13 @@ static native_handler_fn *const handlers[] = {
 	[KLOG_API_PRODUCE] = handle_produce,
 	[KLOG_API_FETCH] = handle_fetch,
 	[KLOG_API_OFFSETS] = handle_offsets,
-	[KLOG_API_METADATA] = handle_metadata,
+	[KLOG_API_METADATA] = native_metadata,
 	[KLOG_API_REPLICA_FETCH] = handle_rfetch,
 	[KLOG_API_REPLICA_POS] = handle_rpos,
-	[KLOG_API_CREATE_TOPIC] = handle_topic_admin,
-	[KLOG_API_ALTER_TOPIC] = handle_topic_admin,
-	[KLOG_API_DELETE_TOPIC] = handle_topic_admin,
+	[KLOG_API_CREATE_TOPIC] = native_topic_admin,
+	[KLOG_API_ALTER_TOPIC] = native_topic_admin,
+	[KLOG_API_DELETE_TOPIC] = native_topic_admin,
+	[KLOG_API_INIT_PRODUCER] = native_init_producer,
 };
 #define NHANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
@@ -738,7 +526,7 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 
 	if (h->version != KLOG_PROTO_VERSION && !(h->api == KLOG_API_OFFSETS &&
 	    h->version == KLOG_PROTO_VERSION_OFFSETS_AT)) {
-		encode_error(n, out, h->correlation,
+		native_encode_error(n, out, h->correlation,
 		    KLOG_WIRE_UNSUPPORTED_VERSION);
 		return;
 	}
@@ -746,7 +534,7 @@ dispatch(klog_native_t *n, const klog_req_header_t *h,
 		commit(n);
 	if (h->api < 0 || (size_t)h->api >= NHANDLERS ||
 	    handlers[h->api] == NULL) {
-		encode_error(n, out, h->correlation, KLOG_WIRE_UNKNOWN_API);
+		native_encode_error(n, out, h->correlation, KLOG_WIRE_UNKNOWN_API);
 		return;
 	}
 	handlers[h->api](n, h, body, len);
@@ -823,7 +611,7 @@ refuse(klog_native_t *n, klog_conn_t *c, const uint8_t *p, size_t len,
 	else
 		snprintf(why, sizeof(why), "bad request size %d",
 		    (int32_t)klog_be32(p));
-	encode_error(n, klog_outq_buf(n->q),
+	native_encode_error(n, klog_outq_buf(n->q),
 	    klog_proto_peek_correlation(p, len), rc == -KLOG_ETOOBIG ?
 	    KLOG_WIRE_REQUEST_TOO_LARGE : KLOG_WIRE_INVALID_REQUEST);
 	klog_conn_refuse(c, why);

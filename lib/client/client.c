@@ -869,3 +869,28 @@ klog_client_topic_admin(klog_client_t *c, int16_t api, const char *topic,
 	*now = res.partitions;
 	return 0;
 }
+
+int
+klog_client_init_producer(klog_client_t *c, int timeout_ms,
+    klog_producer_id_t *id, int16_t *error, klog_err_t *err)
+{
+	const uint8_t *body;
+	size_t len;
+	int32_t rid = klog_client_next_id(c);
+	int rc;
+
+	if ((rc = klog_proto_encode_init_producer(&c->out, rid, id)) < 0)
+		return klog_err_set(err, rc, "%s: INIT_PRODUCER request: %s",
+		    c->name, klog_strerror(rc));
+	if ((rc = klog_client_call(c, rid, timeout_ms, error, &body, &len,
+	    err)) < 0)
+		return rc;
+	/* An old broker's UNKNOWN_API has no body. */
+	if (*error != KLOG_WIRE_NONE)
+		return 0;
+	if (klog_proto_decode_init_producer_resp(body, len, id) < 0 ||
+	    id->producer_id < 0)
+		return klog_err_set(err, -KLOG_EPROTO, "%s: malformed "
+		    "INIT_PRODUCER response", c->name);
+	return 0;
+}

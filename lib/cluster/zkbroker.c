@@ -10,9 +10,11 @@
 #include "klog/cluster/zklogins.h"
 #include "klog/cluster/zkkafka.h"
 #include "klog/cluster/zkrepl.h"
+#include "klog/core/idem.h"
 #include "klog/core/offline.h"
 #include "klog/core/replicated.h"
 #include "klog/zk/layout.h"
+#include "klog/zk/pidblock.h"
 #include "klog/zk/rtopics.h"
 #include "klog/zk/zkacl.h"
 #include "klog/zk/zkasync.h"
@@ -267,6 +269,16 @@ replicated(void *arg, const char *topic)
 	return klog_zkrepl_has(zb->repl, topic);
 }
 
+/* Producer ids for both front ends (core/idem.h), as Kafka's brokers
+ * take them. */
+static int
+producer_block(void *arg, int64_t *start, int64_t *end, klog_err_t *err)
+{
+	klog_zkbroker_t *zb = arg;
+
+	return klog_pidblock_take(zb->zk, zb->cfg.broker_id, start, end, err);
+}
+
 static int
 open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 {
@@ -283,6 +295,7 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 		return r;
 	klog_core_set_create_check(core, replicated, zb);
 	klog_core_set_storage_hook(core, klog_zkrepl_storage_failed, zb->repl);
+	klog_core_set_producer_block(core, producer_block, zb);
 	klog_core_set_replication(core, zb->cfg.replica_lag_ms,
 	    klog_zkrepl_isr_change, zb->repl, klog_fetcher_flushed,
 	    zb->fetcher);
@@ -453,6 +466,8 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 	if (zb->repl != NULL) {
 		klog_core_set_create_check(klog_broker_core(zb->b), NULL, NULL);
 		klog_core_set_storage_hook(klog_broker_core(zb->b), NULL, NULL);
+		klog_core_set_producer_block(klog_broker_core(zb->b), NULL,
+		    NULL);
 		klog_core_set_replication(klog_broker_core(zb->b),
 		    zb->cfg.replica_lag_ms, NULL, NULL, NULL, NULL);
 	}

@@ -9,7 +9,6 @@
 #include "klog/cluster/zkkafka.h"
 #include "klog/kafka/kwire.h"
 #include "klog/zk/layout.h"
-#include "klog/zk/pidblock.h"
 #include "klog/zk/rtadmin.h"
 #include "klog/zk/rtopics.h"
 
@@ -441,15 +440,6 @@ topic_conf(void *arg, const char *name, klog_kafka_tconf_t *out,
 	return KLOG_KERR_NONE;
 }
 
-static int
-producer_block(void *arg, int64_t *start, int64_t *end, klog_err_t *err)
-{
-	klog_zkkafka_t *zkk = arg;
-
-	return klog_pidblock_take(zkk->zk, zkk->cfg.broker_id, start, end,
-	    err);
-}
-
 /* ---- a group's offsets ---- */
 
 /* One topic's committed offsets under /consumers/<group>/offsets: the
@@ -568,7 +558,7 @@ klog_zkkafka_new(klog_zk_t *zk, klog_kafka_t *kafka,
 	zkk->seed = (uint32_t)cfg->broker_id * 2654435761u;
 	hooks = (klog_kafka_cluster_t){ zkk, brokers, topics, topic,
 	    coordinator, commit, committed, committed_all, create_topic,
-	    grow_topic, delete_topic, topic_conf, producer_block };
+	    grow_topic, delete_topic, topic_conf };
 	klog_kafka_set_cluster(kafka, &hooks);
 	*out = zkk;
 	return 0;

@@ -166,6 +166,7 @@ klog_core_new(klog_loop_t *loop, klog_store_t *store,
 	c->eager = cfg->flush_messages == 0 && cfg->flush_ms == 0;
 	klog_timer_init(&c->flush_timer, on_flush_tick, c);
 	if ((rc = start_timers(c)) < 0 ||
+	    (rc = klog_pids_new(klog_store_data_dir(store), &c->pids)) < 0 ||
 	    (rc = klog_flusher_new(wake_loop, loop, &c->fl)) < 0) {
 		klog_core_free(c);
 		return klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
@@ -185,5 +186,6 @@ klog_core_free(klog_core_t *c)
 	klog_loop_timer_stop(c->loop, &c->flush_timer);
 	core_rep_stop(c);
 	topics_free(c);
+	klog_pids_free(c->pids);
 	free(c);
 }

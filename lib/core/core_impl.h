@@ -11,6 +11,7 @@
 #include "klog/core/replica.h"
 #include "klog/core/replicated.h"
 #include "klog/storage/flusher.h"
+#include "klog/storage/pids.h"
 #include "klog/storage/pstate.h"
 
 /* Where a staged set's result lives until its write is done. */
@@ -92,6 +93,9 @@ struct klog_core {
 	klog_timer_t fail_timer;   /* tells fail_fn */
 	void (*fail_fn)(void *);
 	void *fail_arg;
+	klog_pids_t *pids;         /* producer ids granted (idem.c) */
+	klog_pids_block_fn *pid_block; /* their source; NULL: the file */
+	void *pid_block_arg;
 };
 
 

@@ -7,12 +7,14 @@
  * finds it; a write that fails forgets what it did not write; a follower
  * records what it appends; a cut forgets what it cut.  A snapshot is
  * taken when an append rolls the log to a new segment, and at a clean
- * close, so a restart reads at most a segment's headers.
+ * close, so a restart reads at most a segment's headers.  Producer ids
+ * are granted here too (idem.h).
  */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "klog/base/clock.h"
+#include "klog/core/idem.h"
 #include "klog/storage/psnap.h"
 
 #include "core_impl.h"
@@ -202,4 +204,28 @@ core_idem_free(klog_core_part_t *p)
 {
 	klog_pstate_free(p->ps);
 	p->ps = NULL;
+}
+
+void
+klog_core_set_producer_block(klog_core_t *c, klog_pids_block_fn *fn,
+    void *arg)
+{
+	c->pid_block = fn;
+	c->pid_block_arg = arg;
+}
+
+int
+klog_core_producer_id(klog_core_t *c, int64_t *pid, int16_t *epoch,
+    klog_err_t *err)
+{
+	if ((*pid < 0) != (*epoch < 0))
+		return klog_err_set(err, -KLOG_EINVAL, "a producer id %lld "
+		    "with epoch %d", (long long)*pid, (int)*epoch);
+	if (*pid >= 0 && *epoch < INT16_MAX - 1) {
+		(*epoch)++;
+		return 0;
+	}
+	*epoch = 0;
+	return klog_pids_next(c->pids, c->pid_block, c->pid_block_arg, pid,
+	    err);
 }

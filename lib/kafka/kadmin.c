@@ -18,8 +18,8 @@
  * config only at the value every topic has (another is POLICY_VIOLATION,
  * saying which klog-serve option sets it).
  *
- * InitProducerId grants an idempotent producer its id (pids.h: blocks
- * from the data directory, or ZooKeeper in a cluster) under Kafka 2.8's
+ * InitProducerId grants an idempotent producer its id (the core's,
+ * core/idem.h: blocks from the data directory, or ZooKeeper in a cluster) under Kafka 2.8's
  * ACL rule (IDEMPOTENT_WRITE on the cluster, or WRITE on some topic);
  * a transactional id is refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
  * which makes librdkafka's producer fail at once with a fatal error and
@@ -39,6 +39,7 @@
 #include "klog/base/clock.h"
 #include "klog/base/parse.h"
 #include "klog/core/admin.h"
+#include "klog/core/idem.h"
 #include "klog/kafka/kwadmin.h"
 #include "klog/storage/names.h"
 
@@ -833,29 +834,17 @@ pid_say(klog_kafka_t *k, const klog_kreq_t *r, int level, const char *fmt,
 	    sw[0] ? ")" : "", why);
 }
 
-/*
- * A producer id and epoch for an idempotent producer: a new id at epoch
- * 0, or (v3+, KIP-360) the producer's own id at its epoch plus one, which
- * restarts its sequences after an error (librdkafka's epoch bump); an
- * epoch at its end takes a new id.  The answer's error, or 0.
- */
+/* A producer id and epoch (the core's, idem.h); the answer's error. */
 static int16_t
 grant(klog_kafka_t *k, const klog_kreq_t *r, int64_t *pid, int16_t *epoch)
 {
 	klog_err_t err;
 	int rc;
 
-	if ((*pid < 0) != (*epoch < 0))
+	if ((rc = klog_core_producer_id(k->core, pid, epoch, &err)) == 0)
+		return KLOG_KERR_NONE;
+	if (rc == -KLOG_EINVAL)
 		return KLOG_KERR_INVALID_REQUEST;
-	if (*pid >= 0 && *epoch < INT16_MAX - 1) {
-		(*epoch)++;
-		return KLOG_KERR_NONE;
-	}
-	*epoch = 0;
-	if ((rc = klog_pids_next(k->pids, k->clustered ?
-	    k->cluster.producer_block : NULL, k->cluster.arg, pid,
-	    &err)) == 0)
-		return KLOG_KERR_NONE;
 	pid_say(k, r, KLOG_LEVEL_ERROR, "no producer id: %s",
 	    klog_err_text(&err, rc));
 	return KLOG_KERR_COORDINATOR_NOT_AVAILABLE;

@@ -936,8 +936,7 @@ klog_kafka_new(klog_loop_t *loop, klog_core_t *core,
 	}
 	k->cfg.advertised_host = k->adv_host;
 	k->cfg.data_dir = NULL;
-	if ((rc = klog_pids_new(cfg->data_dir, &k->pids)) < 0 ||
-	    (rc = kafka_groups_open(k, loop, cfg->data_dir, err)) < 0) {
+	if ((rc = kafka_groups_open(k, loop, cfg->data_dir, err)) < 0) {
 		klog_kafka_free(k);
 		return rc;
 	}
@@ -951,7 +950,6 @@ klog_kafka_free(klog_kafka_t *k)
 	if (k == NULL)
 		return;
 	kafka_groups_close(k);
-	klog_pids_free(k->pids);
 	for (size_t i = 0; i < k->blocks_cap; i++)
 		klog_buf_free(&k->blocks[i]);
 	free(k->blocks);

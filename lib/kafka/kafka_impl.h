@@ -16,7 +16,6 @@
 #include "klog/kafka/coordinator.h"
 #include "klog/kafka/kafka.h"
 #include "klog/kafka/koffsets.h"
-#include "klog/storage/pids.h"
 #include "klog/kafka/kwdata.h"
 #include "klog/kafka/kwgroup.h"
 #include "klog/kafka/kwire.h"
@@ -72,7 +71,6 @@ struct klog_kafka {
 	klog_promtext_reqs_t reqs;
 	int64_t pid_said_ns;       /* when an InitProducerId refusal was last
 	                              logged (a line a second at most) */
-	klog_pids_t *pids;         /* producer ids handed out (kadmin.c) */
 };
 
 /*

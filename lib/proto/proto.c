@@ -220,6 +220,8 @@ klog_proto_api_name(int api)
 		return "DELETE_TOPIC";
 	case KLOG_API_AUTHENTICATE:
 		return "AUTHENTICATE";
+	case KLOG_API_INIT_PRODUCER:
+		return "INIT_PRODUCER";
 	default:
 		return "UNKNOWN";
 	}

@@ -235,4 +235,14 @@ int klog_client_topic_admin(klog_client_t *c, int16_t api, const char *topic,
     int32_t partitions, int timeout_ms, int16_t *error, int32_t *now,
     klog_err_t *err);
 
+/*
+ * One INIT_PRODUCER round trip: *id (both -1 for a new producer, or the
+ * producer's own to bump its epoch) replaced by the broker's grant, with
+ * *error KLOG_WIRE_NONE; or 0 with *error the refusal (UNKNOWN_API from a
+ * broker older than the request, CLUSTER_AUTHORIZATION_FAILED, ...) and
+ * *id unchanged; or the connection's errors as klog_client_call().
+ */
+int klog_client_init_producer(klog_client_t *c, int timeout_ms,
+    klog_producer_id_t *id, int16_t *error, klog_err_t *err);
+
 #endif

@@ -125,10 +125,6 @@ typedef struct klog_kafka_cluster {
 	int16_t (*delete_topic)(void *arg, const char *topic, klog_err_t *err);
 	int16_t (*topic_conf)(void *arg, const char *topic,
 	    klog_kafka_tconf_t *out, klog_err_t *err);
-	/* A block of producer ids no broker had: [*start, *end), as Kafka
-	 * takes them from ZooKeeper (pidblock.h). */
-	int (*producer_block)(void *arg, int64_t *start, int64_t *end,
-	    klog_err_t *err);
 } klog_kafka_cluster_t;
 
 /* A front end over core (the caller's, outliving it) with its group

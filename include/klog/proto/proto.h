@@ -102,6 +102,7 @@ enum klog_api {
 	KLOG_API_ALTER_TOPIC = 9,
 	KLOG_API_DELETE_TOPIC = 10,
 	KLOG_API_AUTHENTICATE = 11,
+	KLOG_API_INIT_PRODUCER = 12,
 };
 
 enum klog_acks {
@@ -424,6 +425,30 @@ int klog_proto_encode_topic_admin_resp(klog_buf_t *b, int32_t correlation,
     const klog_topic_admin_resp_t *res);
 int klog_proto_decode_topic_admin_resp(const uint8_t *body, size_t len,
     klog_topic_admin_resp_t *res);
+
+/* ---- INIT_PRODUCER ---- */
+/*
+ * An idempotent producer's id and epoch (Kafka's InitProducerId): asked
+ * with both -1 for a new id, or with the producer's own to bump its epoch
+ * (KIP-360).  The answer's header carries the error; its body the id and
+ * epoch granted (-1 and -1 with an error).  A broker older than the
+ * request answers UNKNOWN_API with an empty body.
+ */
+typedef struct klog_producer_id {
+	int64_t producer_id;
+	int16_t epoch;
+} klog_producer_id_t;
+
+int klog_proto_encode_init_producer(klog_buf_t *b, int32_t correlation,
+    const klog_producer_id_t *req);
+/* As the other decoders; an id or epoch below -1, or only one of them
+ * -1, is -KLOG_EPROTO. */
+int klog_proto_decode_init_producer(const uint8_t *body, size_t len,
+    klog_producer_id_t *req);
+int klog_proto_encode_init_producer_resp(klog_buf_t *b, int32_t correlation,
+    int16_t error, const klog_producer_id_t *res);
+int klog_proto_decode_init_producer_resp(const uint8_t *body, size_t len,
+    klog_producer_id_t *res);
 
 /* ---- decoding into arrays that grow ---- */
 

@@ -27,6 +27,7 @@
 #include "klog/base/clock.h"
 #include "klog/base/error.h"
 #include "klog/core/core.h"
+#include "klog/core/idem.h"
 #include "klog/net/loop.h"
 #include "klog/net/outq.h"
 #include "klog/proto/proto.h"
@@ -275,6 +276,58 @@ test_expiry(void **state)
 	    KLOG_WIRE_UNKNOWN_PRODUCER_ID);
 }
 
+/* Producer ids: from the data directory's blocks, never the same twice
+ * (across a restart too); an epoch bumped for the producer's own id; a
+ * cluster's source used once set. */
+static int
+block_at_5000(void *arg, int64_t *start, int64_t *end, klog_err_t *err)
+{
+	(void)err;
+	++*(int *)arg;
+	*start = 5000;
+	*end = 5000 + KLOG_PIDS_BLOCK;
+	return 0;
+}
+
+static void
+test_producer_ids(void **state)
+{
+	struct fx *f = *state;
+	int64_t pid = -1, first;
+	int16_t epoch = -1;
+	klog_err_t err = { 0 };
+	int calls = 0;
+
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err), 0);
+	assert_true(pid >= 0);
+	assert_int_equal(epoch, 0);
+	first = pid;
+	/* The producer's own: the same id, the next epoch. */
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err), 0);
+	assert_int_equal(pid, first);
+	assert_int_equal(epoch, 1);
+	/* An epoch at its end takes a new id at 0. */
+	epoch = INT16_MAX - 1;
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err), 0);
+	assert_int_equal(pid, first + 1);
+	assert_int_equal(epoch, 0);
+	pid = 3;
+	epoch = -1;
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err),
+	    -KLOG_EINVAL);
+	/* A restart reserves the next block: no id twice. */
+	close_core(f, 1);
+	open_core(f);
+	pid = epoch = -1;
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err), 0);
+	assert_true(pid >= first + KLOG_PIDS_BLOCK);
+	klog_core_set_producer_block(f->core, block_at_5000, &calls);
+	pid = epoch = -1;
+	assert_int_equal(klog_core_producer_id(f->core, &pid, &epoch, &err), 0);
+	assert_int_equal(pid, 5000);
+	assert_int_equal(calls, 1);
+}
+
 int
 main(void)
 {
@@ -282,6 +335,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_producer_ids, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
