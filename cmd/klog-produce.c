@@ -33,6 +33,8 @@
 
 enum {
 	OPT_BATCH = 256,
+	OPT_IDEMPOTENT,
+	OPT_NO_IDEMPOTENT,
 	OPT_LINGER,
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
@@ -58,6 +60,7 @@ typedef struct opts {
 	uint32_t nhdrs;
 	int stamp;                 /* --timestamp */
 	int strip_key, json, verbose, quiet;
+	int idem_given;            /* 1 --idempotent, 2 --no-idempotent */
 	int progress;              /* --progress */
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
@@ -71,10 +74,12 @@ static const struct option longopts[] = {
 	{ "delimiter", required_argument, NULL, 'D' },
 	{ "header", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "idempotent", no_argument, NULL, OPT_IDEMPOTENT },
 	{ "json", no_argument, NULL, 'J' },
 	{ "key-delimiter", required_argument, NULL, 'K' },
 	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
+	{ "no-idempotent", no_argument, NULL, OPT_NO_IDEMPOTENT },
 	{ "null", no_argument, NULL, '0' },
 	{ "partition", required_argument, NULL, 'p' },
 	{ "property", required_argument, NULL, 'X' },
@@ -223,6 +228,14 @@ take_send(opts_t *o, int ch, const char *arg)
 	case OPT_RETRY_FOR:
 		o->pc.retry_for_ms = duration("--retry-for", arg, INT32_MAX);
 		return 1;
+	case OPT_IDEMPOTENT:
+		o->idem_given |= 1;
+		o->pc.idempotence = KLOG_IDEMPOTENCE_REQUIRE;
+		return 1;
+	case OPT_NO_IDEMPOTENT:
+		o->idem_given |= 2;
+		o->pc.idempotence = KLOG_IDEMPOTENCE_OFF;
+		return 1;
 	case 'm':
 		o->pc.connect_timeout_ms = (int)duration("-m", arg, 3600000);
 		if (o->pc.connect_timeout_ms == 0)
@@ -279,6 +292,15 @@ check_opts(opts_t *o)
 	if (o->source_file != NULL && o->pc.acks == KLOG_ACKS_NONE)
 		cli_misuse("--source-offset-file and -a 0 cannot be used "
 		    "together: nothing says what the destination holds");
+	if (o->idem_given == 3)
+		cli_misuse("--idempotent and --no-idempotent cannot be used "
+		    "together");
+	if (o->pc.acks == KLOG_ACKS_NONE && o->idem_given == 1)
+		cli_misuse("--idempotent and -a 0 cannot be used together: "
+		    "nothing is retried without acknowledgements");
+	/* The default's retries need acknowledgements to be worth it. */
+	if (o->pc.acks == KLOG_ACKS_NONE)
+		o->pc.idempotence = KLOG_IDEMPOTENCE_OFF;
 	if (klog_topic_validate(o->pc.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
 }
@@ -782,6 +804,24 @@ drain(run_t *r, klog_err_t *err)
 	return 0;
 }
 
+/* Said once: the default's idempotence is not to be had, or (-v) the
+ * producer's id. */
+static void
+idempotence_said(const run_t *r)
+{
+	const char *why;
+	int64_t pid;
+	int16_t epoch;
+
+	if (klog_producer_id(r->p, &pid, &epoch, &why) && r->o->verbose)
+		fprintf(stderr, PROG ": idempotent: producer id %lld, epoch "
+		    "%d\n", (long long)pid, (int)epoch);
+	else if (why != NULL && !r->o->quiet)
+		fprintf(stderr, PROG ": warning: not idempotent: %s; a retry "
+		    "after a lost acknowledgement can write a batch twice\n",
+		    why);
+}
+
 /* The producer's word on a request: to the bookmark. */
 static void
 request_done(void *arg, const klog_producer_done_t *d)
@@ -821,6 +861,7 @@ connect_producer(run_t *r)
 	}
 	if (r->zk != NULL)
 		klog_producer_wake_on(r->p, klog_zk_event_fd(r->zk));
+	idempotence_said(r);
 	return 0;
 }
 

@@ -374,3 +374,49 @@ producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err)
 	p->reloc_fail_since = klog_clock_mono_ms();
 	return 0;
 }
+
+/*
+ * The producer id and epoch from a broker of the topic (INIT_PRODUCER;
+ * ids are the cluster's, any broker grants them).  With idempotence on,
+ * a broker can have at most IDEM_INFLIGHT batches of a partition that it
+ * has not acknowledged: it keeps the last five of each producer to know
+ * a retry from a new batch, as Kafka's.
+ */
+#define IDEM_INFLIGHT 5
+
+int
+producer_init_id(klog_producer_t *p, klog_err_t *err)
+{
+	klog_producer_id_t id = { -1, -1 };
+	klog_client_t *c;
+	int16_t error;
+	int i, rc;
+
+	for (i = 0; i < p->nlinks && i == p->limbo; i++)
+		;
+	if (i == p->nlinks)
+		return klog_err_set(err, -KLOG_ENOTLEADER, "topic \"%s\": no "
+		    "broker to ask for a producer id", p->topic);
+	if ((rc = klog_client_open(&p->links[i].addr,
+	    p->cfg.connect_timeout_ms, &c, err)) < 0)
+		return rc;
+	rc = klog_client_init_producer(c, p->cfg.connect_timeout_ms, &id,
+	    &error, err);
+	if (rc == 0 && error == KLOG_WIRE_NONE) {
+		p->pid = id.producer_id;
+		p->epoch = id.epoch;
+		if (p->cfg.max_inflight > IDEM_INFLIGHT)
+			p->cfg.max_inflight = IDEM_INFLIGHT;
+	} else if (rc == 0 && error == KLOG_WIRE_UNKNOWN_API &&
+	    p->cfg.idempotence == KLOG_IDEMPOTENCE_PREFER) {
+		snprintf(p->idem_why, sizeof(p->idem_why), "%s answers "
+		    "INIT_PRODUCER UNKNOWN_API (a broker older than "
+		    "idempotence)", klog_client_name(c));
+	} else if (rc == 0) {
+		rc = klog_err_set(err, klog_wire_error_to_klog(error), "%s: "
+		    "INIT_PRODUCER: %s", klog_client_name(c),
+		    klog_wire_error_text(error));
+	}
+	klog_client_close(c);
+	return rc;
+}

@@ -375,6 +375,8 @@ added(klog_producer_t *p, struct req *r, int idx, size_t len)
 	return 0;
 }
 
+static int send_in_entry(klog_producer_t *p, const klog_producer_rec_t *rec);
+
 int
 klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
     const void *key, size_t keylen)
@@ -385,6 +387,10 @@ klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
 
 	if (len > p->cfg.max_message)
 		return -KLOG_ETOOBIG;
+	/* Only a magic-2 entry carries a producer id and sequence. */
+	if (p->pid != KLOG_NO_PRODUCER)
+		return send_in_entry(p, &(klog_producer_rec_t){ payload, len,
+		    key, keylen, KLOG_NO_TIMESTAMP, NULL, 0 });
 	/* open_batch() inlined for the plain record, the common case. */
 	for (;;) {
 		idx = pick(p, key, keylen);
@@ -445,8 +451,8 @@ send_in_entry(klog_producer_t *p, const klog_producer_rec_t *rec)
 	if (r == NULL)
 		return rc;
 	if (r->records == 0)
-		klog_batch_begin(&r->bb, &r->buf, rec->timestamp,
-		    KLOG_NO_PRODUCER, -1, -1);
+		klog_batch_begin(&r->bb, &r->buf, rec->timestamp, p->pid,
+		    p->epoch, -1);  /* the sequence is taken at the seal */
 	klog_batch_add(&r->bb, &r->buf, rec->timestamp, rec->key,
 	    (int32_t)rec->key_len, rec->value, rec->value ?
 	    (int32_t)rec->value_len : -1, rec->headers, rec->header_count);
@@ -465,6 +471,7 @@ klog_producer_send_record(klog_producer_t *p, const klog_producer_rec_t *rec)
 
 	if (rec->key == NULL && rec->value != NULL && rec->header_count == 0 &&
 	    rec->timestamp == KLOG_NO_TIMESTAMP &&
+	    p->pid == KLOG_NO_PRODUCER &&
 	    p->cfg.codec <= KLOG_CODEC_GZIP &&
 	    ((r = p->open[pick(p, NULL, 0)]) == NULL ||
 	    r->kind != PRODUCER_RECORDS))
@@ -638,6 +645,16 @@ klog_producer_partitions(const klog_producer_t *p)
 }
 
 int
+klog_producer_id(const klog_producer_t *p, int64_t *pid, int16_t *epoch,
+    const char **why)
+{
+	*pid = p->pid;
+	*epoch = p->epoch;
+	*why = p->idem_why[0] != '\0' ? p->idem_why : NULL;
+	return p->pid != KLOG_NO_PRODUCER;
+}
+
+int
 klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
     klog_producer_t **out, klog_err_t *err)
 {
@@ -653,6 +670,8 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 	p->d = d;
 	p->wake_fd = -1;
 	p->limbo = -1;
+	p->pid = KLOG_NO_PRODUCER;
+	p->epoch = -1;
 	p->reloc_backoff_ms = KLOG_BACKOFF_MIN_MS;
 	snprintf(p->topic, sizeof(p->topic), "%s", cfg->topic);
 	p->cfg.topic = p->topic;
@@ -673,7 +692,9 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 		    p->topic, rc, rc == 1 ? "" : "s", cfg->partition);
 		goto fail;
 	}
-	if ((rc = producer_map_leaders(p, rc, err)) < 0)
+	if ((rc = producer_map_leaders(p, rc, err)) < 0 ||
+	    (cfg->idempotence != KLOG_IDEMPOTENCE_OFF &&
+	    (rc = producer_init_id(p, err)) < 0))
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);
 	producer_skip_limbo(p);
@@ -707,6 +728,7 @@ klog_producer_close(klog_producer_t *p)
 	free(p->part_link);
 	free(p->open);
 	free(p->fail_since);
+	free(p->seq);
 	free(p->links);
 	free(p);
 }

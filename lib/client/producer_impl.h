@@ -105,6 +105,14 @@ struct klog_producer {
 	int64_t reloc_fail_since;/* relocations failing since, or 0 */
 	int reloc_code;          /* the last cause, for giving up */
 	char reloc_why[512];
+	/* Idempotence (the broker's INIT_PRODUCER): the id and epoch every
+	 * entry carries, KLOG_NO_PRODUCER without; each index's next
+	 * sequence (seq_cap entries, grown as sealed batches need). */
+	int64_t pid;
+	int16_t epoch;
+	int32_t *seq;
+	int seq_cap;
+	char idem_why[256];      /* why a preferred id is missing, or "" */
 };
 
 /* sendq.c */
@@ -122,9 +130,18 @@ void producer_tell_done(klog_producer_t *p, const struct req *r,
 void producer_want_relocate(klog_producer_t *p, int code, const char *why);
 void producer_skip_limbo(klog_producer_t *p);
 
+/* Kafka's sequence arithmetic: seq plus n, wrapping past INT32_MAX to 0. */
+static inline int32_t
+producer_seq_add(int32_t seq, int32_t n)
+{
+	return seq > INT32_MAX - n ? n - (INT32_MAX - seq) - 1 : seq + n;
+}
+
 /* partmap.c */
 int producer_create_topic(klog_producer_t *p, klog_err_t *err);
 int producer_map_leaders(klog_producer_t *p, int n, klog_err_t *err);
 int producer_relocate(klog_producer_t *p, int64_t now, klog_err_t *err);
+/* Ask for the producer's id (idempotence); see partmap.c. */
+int producer_init_id(klog_producer_t *p, klog_err_t *err);
 
 #endif

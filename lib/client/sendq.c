@@ -226,6 +226,35 @@ producer_skip_limbo(klog_producer_t *p)
 		p->sticky = (p->sticky + 1) % p->npart;
 }
 
+/*
+ * An idempotent batch's first sequence: its partition's next, which its
+ * records then advance.  Taken once, when the batch is sealed (only one
+ * is open per partition, and they are sealed in order): its retries are
+ * the same frame, byte for byte.
+ */
+static int
+take_sequence(klog_producer_t *p, struct req *r)
+{
+	int32_t *seq;
+	int cap;
+
+	if (r->index >= p->seq_cap) {
+		cap = r->index + 1 > 2 * p->seq_cap ? r->index + 1 :
+		    2 * p->seq_cap;
+		if ((seq = realloc(p->seq, (size_t)cap * sizeof(*seq))) ==
+		    NULL)
+			return -KLOG_ENOMEM;
+		memset(seq + p->seq_cap, 0, (size_t)(cap - p->seq_cap) *
+		    sizeof(*seq));
+		p->seq = seq;
+		p->seq_cap = cap;
+	}
+	r->bb.fields.base_sequence = p->seq[r->index];
+	p->seq[r->index] = producer_seq_add(p->seq[r->index],
+	    (int32_t)r->records);
+	return 0;
+}
+
 int
 producer_seal(klog_producer_t *p, int index)
 {
@@ -233,6 +262,10 @@ producer_seal(klog_producer_t *p, int index)
 
 	p->open[index] = NULL;
 	p->nopen--;
+	if (p->pid != KLOG_NO_PRODUCER && take_sequence(p, r) < 0) {
+		producer_req_free(r);
+		return -KLOG_ENOMEM;
+	}
 	if (r->kind != PRODUCER_PLAIN &&
 	    klog_batch_end(&r->bb, &r->buf) == 0 &&  /* failed: buf says */
 	    p->cfg.codec != KLOG_CODEC_NONE)
