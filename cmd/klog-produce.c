@@ -34,7 +34,6 @@
 enum {
 	OPT_BATCH = 256,
 	OPT_IDEMPOTENT,
-	OPT_NO_IDEMPOTENT,
 	OPT_LINGER,
 	OPT_MAX_MESSAGE,
 	OPT_RETRY_FOR,
@@ -60,7 +59,6 @@ typedef struct opts {
 	uint32_t nhdrs;
 	int stamp;                 /* --timestamp */
 	int strip_key, json, verbose, quiet;
-	int idem_given;            /* 1 --idempotent, 2 --no-idempotent */
 	int progress;              /* --progress */
 	int stop_on_oversize;      /* end at the first record too long */
 } opts_t;
@@ -79,7 +77,6 @@ static const struct option longopts[] = {
 	{ "key-delimiter", required_argument, NULL, 'K' },
 	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "max-message", required_argument, NULL, OPT_MAX_MESSAGE },
-	{ "no-idempotent", no_argument, NULL, OPT_NO_IDEMPOTENT },
 	{ "null", no_argument, NULL, '0' },
 	{ "partition", required_argument, NULL, 'p' },
 	{ "property", required_argument, NULL, 'X' },
@@ -229,12 +226,7 @@ take_send(opts_t *o, int ch, const char *arg)
 		o->pc.retry_for_ms = duration("--retry-for", arg, INT32_MAX);
 		return 1;
 	case OPT_IDEMPOTENT:
-		o->idem_given |= 1;
-		o->pc.idempotence = KLOG_IDEMPOTENCE_REQUIRE;
-		return 1;
-	case OPT_NO_IDEMPOTENT:
-		o->idem_given |= 2;
-		o->pc.idempotence = KLOG_IDEMPOTENCE_OFF;
+		o->pc.idempotent = 1;
 		return 1;
 	case 'm':
 		o->pc.connect_timeout_ms = (int)duration("-m", arg, 3600000);
@@ -292,15 +284,9 @@ check_opts(opts_t *o)
 	if (o->source_file != NULL && o->pc.acks == KLOG_ACKS_NONE)
 		cli_misuse("--source-offset-file and -a 0 cannot be used "
 		    "together: nothing says what the destination holds");
-	if (o->idem_given == 3)
-		cli_misuse("--idempotent and --no-idempotent cannot be used "
-		    "together");
-	if (o->pc.acks == KLOG_ACKS_NONE && o->idem_given == 1)
+	if (o->pc.acks == KLOG_ACKS_NONE && o->pc.idempotent)
 		cli_misuse("--idempotent and -a 0 cannot be used together: "
 		    "nothing is retried without acknowledgements");
-	/* The default's retries need acknowledgements to be worth it. */
-	if (o->pc.acks == KLOG_ACKS_NONE)
-		o->pc.idempotence = KLOG_IDEMPOTENCE_OFF;
 	if (klog_topic_validate(o->pc.topic, &err) < 0)
 		cli_misuse("%s", err.msg);
 }
@@ -804,24 +790,6 @@ drain(run_t *r, klog_err_t *err)
 	return 0;
 }
 
-/* Said once: the default's idempotence is not to be had, or (-v) the
- * producer's id. */
-static void
-idempotence_said(const run_t *r)
-{
-	const char *why;
-	int64_t pid;
-	int16_t epoch;
-
-	if (klog_producer_id(r->p, &pid, &epoch, &why) && r->o->verbose)
-		fprintf(stderr, PROG ": idempotent: producer id %lld, epoch "
-		    "%d\n", (long long)pid, (int)epoch);
-	else if (why != NULL && !r->o->quiet)
-		fprintf(stderr, PROG ": warning: not idempotent: %s; a retry "
-		    "after a lost acknowledgement can write a batch twice\n",
-		    why);
-}
-
 /* The producer's word on a request: to the bookmark. */
 static void
 request_done(void *arg, const klog_producer_done_t *d)
@@ -839,6 +807,8 @@ static int
 connect_producer(run_t *r)
 {
 	klog_err_t err = { 0 };
+	int64_t pid;
+	int16_t epoch;
 	int rc;
 
 	if ((rc = cli_where_open(&r->o->where, r->o->pc.connect_timeout_ms,
@@ -861,7 +831,9 @@ connect_producer(run_t *r)
 	}
 	if (r->zk != NULL)
 		klog_producer_wake_on(r->p, klog_zk_event_fd(r->zk));
-	idempotence_said(r);
+	if (r->o->verbose && klog_producer_id(r->p, &pid, &epoch))
+		fprintf(stderr, PROG ": idempotent: producer id %lld, epoch "
+		    "%d\n", (long long)pid, (int)epoch);
 	return 0;
 }
 

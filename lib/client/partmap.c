@@ -407,11 +407,10 @@ producer_init_id(klog_producer_t *p, klog_err_t *err)
 		p->epoch = id.epoch;
 		if (p->cfg.max_inflight > IDEM_INFLIGHT)
 			p->cfg.max_inflight = IDEM_INFLIGHT;
-	} else if (rc == 0 && error == KLOG_WIRE_UNKNOWN_API &&
-	    p->cfg.idempotence == KLOG_IDEMPOTENCE_PREFER) {
-		snprintf(p->idem_why, sizeof(p->idem_why), "%s answers "
-		    "INIT_PRODUCER UNKNOWN_API (a broker older than "
-		    "idempotence)", klog_client_name(c));
+	} else if (rc == 0 && error == KLOG_WIRE_UNKNOWN_API) {
+		rc = klog_err_set(err, -KLOG_EUNSUPPORTED, "%s: no "
+		    "idempotence: a broker older than INIT_PRODUCER",
+		    klog_client_name(c));
 	} else if (rc == 0) {
 		rc = klog_err_set(err, klog_wire_error_to_klog(error), "%s: "
 		    "INIT_PRODUCER: %s", klog_client_name(c),

@@ -645,12 +645,10 @@ klog_producer_partitions(const klog_producer_t *p)
 }
 
 int
-klog_producer_id(const klog_producer_t *p, int64_t *pid, int16_t *epoch,
-    const char **why)
+klog_producer_id(const klog_producer_t *p, int64_t *pid, int16_t *epoch)
 {
 	*pid = p->pid;
 	*epoch = p->epoch;
-	*why = p->idem_why[0] != '\0' ? p->idem_why : NULL;
 	return p->pid != KLOG_NO_PRODUCER;
 }
 
@@ -693,7 +691,7 @@ klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
 		goto fail;
 	}
 	if ((rc = producer_map_leaders(p, rc, err)) < 0 ||
-	    (cfg->idempotence != KLOG_IDEMPOTENCE_OFF &&
+	    (cfg->idempotent &&
 	    (rc = producer_init_id(p, err)) < 0))
 		goto fail;
 	p->sticky = (int)(klog_clock_mono_ms() % p->npart);

@@ -112,7 +112,6 @@ struct klog_producer {
 	int16_t epoch;
 	int32_t *seq;
 	int seq_cap;
-	char idem_why[256];      /* why a preferred id is missing, or "" */
 };
 
 /* sendq.c */
@@ -129,13 +128,6 @@ void producer_tell_done(klog_producer_t *p, const struct req *r,
     int16_t error, int ok, int64_t offset);
 void producer_want_relocate(klog_producer_t *p, int code, const char *why);
 void producer_skip_limbo(klog_producer_t *p);
-
-/* Kafka's sequence arithmetic: seq plus n, wrapping past INT32_MAX to 0. */
-static inline int32_t
-producer_seq_add(int32_t seq, int32_t n)
-{
-	return seq > INT32_MAX - n ? n - (INT32_MAX - seq) - 1 : seq + n;
-}
 
 /* partmap.c */
 int producer_create_topic(klog_producer_t *p, klog_err_t *err);

@@ -13,6 +13,7 @@
 #include "klog/client/producer.h"
 #include "klog/storage/codec.h"
 #include "klog/storage/format.h"
+#include "klog/storage/pstate.h"
 #include "klog/storage/record.h"
 
 #include "producer_impl.h"
@@ -250,8 +251,10 @@ take_sequence(klog_producer_t *p, struct req *r)
 		p->seq_cap = cap;
 	}
 	r->bb.fields.base_sequence = p->seq[r->index];
-	p->seq[r->index] = producer_seq_add(p->seq[r->index],
-	    (int32_t)r->records);
+	/* The next batch's: this one's last plus one, wrapping as the
+	 * broker counts (pstate.h). */
+	p->seq[r->index] = klog_pstate_last_seq(p->seq[r->index],
+	    (int32_t)r->records + 1);
 	return 0;
 }
 

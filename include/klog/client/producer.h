@@ -66,28 +66,6 @@
 typedef struct klog_producer klog_producer_t;
 typedef struct klog_producer_done klog_producer_done_t;
 
-/*
- * Idempotence: the producer asks a broker for a producer id and epoch
- * (INIT_PRODUCER) at open, and every record goes in a magic-2 entry
- * carrying them with the partition's sequence (plain lines too, and
- * klog_producer_send()'s keys are stored); a batch's sequence is taken
- * when it is sealed and its retries are the same bytes, so a broker that
- * appended a batch whose acknowledgement was lost answers its retry with
- * the first copy's offset instead of appending it again.  At most 5
- * requests a link are then in flight (the broker remembers a producer's
- * last five batches of a partition).  A broker's refusal of a sequence
- * (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID,
- * INVALID_PRODUCER_EPOCH) fails the batch as any refusal does.  REQUIRE
- * fails the open against a broker without INIT_PRODUCER (-KLOG_EUNSUPPORTED
- * from its UNKNOWN_API); PREFER goes on without (klog_producer_id() says
- * why).
- */
-enum klog_idempotence {
-	KLOG_IDEMPOTENCE_OFF = 0,
-	KLOG_IDEMPOTENCE_REQUIRE = 1,
-	KLOG_IDEMPOTENCE_PREFER = 2,
-};
-
 typedef struct klog_producer_config {
 	const char *topic;          /* borrowed for the producer's life */
 	int partition;              /* >= 0 fixed; -1 keys or round robin */
@@ -105,7 +83,22 @@ typedef struct klog_producer_config {
 	size_t max_message;         /* largest payload; default 1000000 */
 	int connect_timeout_ms;     /* default 5000 */
 	int64_t retry_for_ms;       /* default 30000 */
-	int idempotence;            /* KLOG_IDEMPOTENCE_*; default off */
+	/*
+	 * Idempotence: at open, ask a broker for a producer id and epoch
+	 * (INIT_PRODUCER), and send every record in a magic-2 entry carrying
+	 * them with its partition's sequence (plain records too, and
+	 * klog_producer_send()'s keys are stored).  A batch's sequence is
+	 * taken when it is sealed and its retries are the same bytes, so a
+	 * broker that appended a batch whose acknowledgement was lost answers
+	 * its retry with the first copy's offset instead of appending it
+	 * again.  At most 5 requests a link are then in flight (a broker
+	 * remembers a producer's last five batches of a partition).  A
+	 * refused sequence (OUT_OF_ORDER_SEQUENCE_NUMBER,
+	 * UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_EPOCH) fails its batch as
+	 * any refusal does.  A broker without INIT_PRODUCER fails the open
+	 * (-KLOG_EUNSUPPORTED, its UNKNOWN_API).  Default off.
+	 */
+	int idempotent;
 	/* Called once for each request done (see klog_producer_done_t);
 	 * NULL: not called. */
 	void (*done)(void *arg, const klog_producer_done_t *d);
@@ -161,10 +154,8 @@ uint32_t klog_producer_hash(const void *key, size_t len);
 int klog_producer_open(klog_discovery_t *d, const klog_producer_config_t *cfg,
     klog_producer_t **out, klog_err_t *err);
 
-/* 1 with the producer's id and epoch, or 0 (then *why says why, when
- * idempotence was preferred and the broker lacks it, else NULL). */
-int klog_producer_id(const klog_producer_t *p, int64_t *pid, int16_t *epoch,
-    const char **why);
+/* 1 with the producer's id and epoch (idempotent), or 0. */
+int klog_producer_id(const klog_producer_t *p, int64_t *pid, int16_t *epoch);
 
 /* Partition count of the topic. */
 int klog_producer_partitions(const klog_producer_t *p);

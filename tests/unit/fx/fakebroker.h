@@ -63,6 +63,8 @@ typedef struct fake {
 	                                  more the leader); from 0: OFFSETS
 	                                  too */
 	int fetch_error_from;
+	int old_broker;                /* INIT_PRODUCER answered UNKNOWN_API
+	                                  (else: id 42, epoch 0) */
 	/* Counters. */
 	int produces;
 	int fetches;
@@ -194,6 +196,19 @@ fake_produce(fake_t *f, int32_t id, const uint8_t *body, size_t len,
 	if (req.acks != KLOG_ACKS_NONE)
 		klog_proto_encode_produce_resp(out, id, res, req.count);
 	return 1;
+}
+
+static inline void
+fake_init_producer(fake_t *f, int32_t id, klog_buf_t *out)
+{
+	klog_producer_id_t grant = { 42, 0 };
+
+	if (f->old_broker)
+		klog_proto_end(out, klog_proto_resp_begin(out, id,
+		    KLOG_WIRE_UNKNOWN_API));
+	else
+		klog_proto_encode_init_producer_resp(out, id, KLOG_WIRE_NONE,
+		    &grant);
 }
 
 static inline void
@@ -331,6 +346,9 @@ fake_serve(fake_t *f, int fd)
 		case KLOG_API_OFFSETS:
 			fake_offsets(f, h.correlation, body.data, body.len,
 			    &out);
+			break;
+		case KLOG_API_INIT_PRODUCER:
+			fake_init_producer(f, h.correlation, &out);
 			break;
 		default:
 			keep = 0;
