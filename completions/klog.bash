@@ -251,7 +251,7 @@ _klog_produce()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts='-0 --null -a --acks -b --broker --batch -D --delimiter
 		-H --header -h --help -J --json -K --key-delimiter --linger -m --timeout
-		--max-message -p --partition -q --quiet --retry-for
+		--max-message -p --partition -q --quiet --retry-for --idempotent
 		--stop-on-oversize --strip-key --source-offset-file --progress --report
 		-t --topic --timestamp -v --verbose --version -z --compression
 		-Z --zookeeper --zk-session-timeout --zk-auth-file -X --property

@@ -429,13 +429,25 @@ record_bound(const klog_producer_rec_t *rec)
 
 /* A record into the magic-2 entry of its partition's open batch. */
 static int __attribute__((noinline))
-send_in_entry(klog_producer_t *p, const klog_producer_rec_t *rec)
+send_in_entry(klog_producer_t *p, const klog_producer_rec_t *in)
 {
-	int kind = rec->timestamp != KLOG_NO_TIMESTAMP ? PRODUCER_STAMPED :
-	    PRODUCER_RECORDS;
-	size_t esize = record_bound(rec);
+	klog_producer_rec_t stamped;
+	const klog_producer_rec_t *rec = in;
+	size_t esize;
 	struct req *r;
-	int idx, rc;
+	int kind, idx, rc;
+
+	/* An idempotent producer's batches carry the time, as Kafka's do: a
+	 * broker knows when a producer was last seen by its batches' times,
+	 * and forgets at a restart one that looks idle for a day. */
+	if (p->pid != KLOG_NO_PRODUCER && in->timestamp == KLOG_NO_TIMESTAMP) {
+		stamped = *in;
+		stamped.timestamp = klog_clock_wall_ms();
+		rec = &stamped;
+	}
+	kind = rec->timestamp != KLOG_NO_TIMESTAMP ? PRODUCER_STAMPED :
+	    PRODUCER_RECORDS;
+	esize = record_bound(rec);
 
 	/* An entry's body (its batch header and records) is one message to
 	 * the broker's limit, which one record alone must fit. */

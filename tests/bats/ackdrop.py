@@ -3,11 +3,32 @@
 # Kafka listener that, each time TRIGGER appears (it removes it), swallows
 # what the broker answers for 300 ms, requests still passing, then drops
 # every connection: acknowledgements lost, so a producer sends again
-# batches the broker has.  Used by bats 165 and tests/soak/idempotence.sh.
+# batches the broker has.  The drop comes at the end of the 300 ms even
+# when nothing more comes from the broker (a producer whose in-flight
+# requests all wait for answers sends nothing).  Used by bats 165, 169
+# and tests/soak/idempotence.sh.
 import os, socket, sys, threading, time
 lport, bport, trigger = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 state = {'until': 0.0, 'gen': 0}
 lock = threading.Lock()
+conns = []    # (generation, client socket, broker socket)
+def shut(socks):
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def watch():
+    while True:
+        time.sleep(0.01)
+        with lock:
+            if time.time() < state['until']:
+                continue
+            old = [c for c in conns if c[0] != state['gen']]
+            conns[:] = [c for c in conns if c[0] == state['gen']]
+        for c in old:
+            shut(c[1:])
+threading.Thread(target=watch, daemon=True).start()
 def pump(src, dst, answers, gen):
     try:
         while True:
@@ -46,5 +67,6 @@ while True:
         continue
     with lock:
         gen = state['gen']
+        conns.append((gen, c, b))
     threading.Thread(target=pump, args=(c, b, False, gen), daemon=True).start()
     threading.Thread(target=pump, args=(b, c, True, gen), daemon=True).start()
