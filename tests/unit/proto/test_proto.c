@@ -296,7 +296,8 @@ test_api_names(void **state)
 	assert_string_equal(klog_proto_api_name(9), "ALTER_TOPIC");
 	assert_string_equal(klog_proto_api_name(10), "DELETE_TOPIC");
 	assert_string_equal(klog_proto_api_name(11), "AUTHENTICATE");
-	assert_string_equal(klog_proto_api_name(12), "UNKNOWN");
+	assert_string_equal(klog_proto_api_name(12), "INIT_PRODUCER");
+	assert_string_equal(klog_proto_api_name(13), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(2), "UNKNOWN");
 	assert_string_equal(klog_proto_api_name(-1), "UNKNOWN");
 }
