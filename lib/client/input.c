@@ -391,15 +391,12 @@ header_part(struct env *e, const klog_json_member_t *m, size_t n,
 	    "out of memory") : 0;
 }
 
+/* A scalar member, kept in e's next slot: 1, or -KLOG_EINVAL. */
 static int
-header_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
-    void *ctx)
+add_member(klog_json_rd_t *r, struct env *e, const char *key, size_t key_len)
 {
-	struct env *e = ctx;
 	klog_json_member_t *m;
 
-	(void)field;
-	/* A header has four members at most; the rest is the scratch's. */
 	if (e->n == MAX_MEMBERS)
 		return -KLOG_EINVAL;
 	m = &e->m[e->n];
@@ -409,6 +406,15 @@ header_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
 		return -KLOG_EINVAL;
 	e->n++;
 	return 1;
+}
+
+static int
+header_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
+    void *ctx)
+{
+	(void)field;
+	/* A header has four members at most; the rest is the scratch's. */
+	return add_member(r, ctx, key, key_len);
 }
 
 /* One element of "headers": an object, decoded into hbytes. */
@@ -449,7 +455,6 @@ env_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
     void *ctx)
 {
 	struct env *e = ctx;
-	klog_json_member_t *m;
 	int rc;
 
 	(void)field;
@@ -465,15 +470,7 @@ env_member(klog_json_rd_t *r, int field, const char *key, size_t key_len,
 			headers_said(e->err);
 		return rc < 0 ? rc : 1;
 	}
-	if (e->n == MAX_MEMBERS)
-		return -KLOG_EINVAL;
-	m = &e->m[e->n];
-	m->key = key;
-	m->key_len = key_len;
-	if (klog_json_rd_scalar(r, m) < 0)
-		return -KLOG_EINVAL;
-	e->n++;
-	return 1;
+	return add_member(r, e, key, key_len);
 }
 
 /* hbytes's headers as rec->hdrs, pointing into it. */

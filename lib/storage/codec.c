@@ -77,6 +77,25 @@ first_cap(size_t len, size_t max_out)
 }
 
 /*
+ * A decoder's output, full and under max: twice as big, or
+ * max (FIRST_CAP at first).  Never past max: at the limit a decoder
+ * writes into a one-byte spare, and a byte there is over it.
+ */
+static int
+grow(uint8_t **buf, size_t *cap, size_t max)
+{
+	size_t want = *cap ? (*cap < max / 2 ? *cap * 2 : max) :
+	    (max < FIRST_CAP ? max : FIRST_CAP);
+	uint8_t *nbuf = realloc(*buf, want);
+
+	if (nbuf == NULL)
+		return -KLOG_ENOMEM;
+	*buf = nbuf;
+	*cap = want;
+	return 0;
+}
+
+/*
  * Point zs's output at the room left in *buf, doubling the buffer up to
  * max_out; once it holds max_out bytes, at the one-byte spare instead.
  * Returns 1 when at the limit, 0 otherwise, or -KLOG_ENOMEM.
@@ -85,16 +104,8 @@ static int
 out_room(z_stream *zs, uint8_t **buf, size_t *cap, size_t have,
     size_t max_out, uint8_t *spare)
 {
-	uint8_t *nbuf;
-	size_t ncap;
-
-	if (have == *cap && *cap < max_out) {
-		ncap = *cap < max_out / 2 ? *cap * 2 : max_out;
-		if ((nbuf = realloc(*buf, ncap)) == NULL)
-			return -KLOG_ENOMEM;
-		*buf = nbuf;
-		*cap = ncap;
-	}
+	if (have == *cap && *cap < max_out && grow(buf, cap, max_out) < 0)
+		return -KLOG_ENOMEM;
 	if (have == *cap) {
 		zs->next_out = spare;
 		zs->avail_out = 1;
@@ -311,21 +322,15 @@ lz4_decode(const uint8_t *in, size_t len, const uint8_t *fix, size_t fixlen,
 	LZ4F_dctx *dctx;
 	const uint8_t *src = fixlen ? fix : in;
 	size_t left = fixlen ? fixlen : len, cap = 0, have = 0, dsz, ssz, hint;
-	uint8_t *buf = NULL, *nbuf, spare, *dst;
+	uint8_t *buf = NULL, spare, *dst;
 	int r, at_limit;
 
 	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
 		return -KLOG_ENOMEM;
 	for (;;) {
-		if (have == cap && cap < max) {
-			dsz = cap ? (cap < max / 2 ? cap * 2 : max) :
-			    (max < FIRST_CAP ? max : FIRST_CAP);
-			if ((nbuf = realloc(buf, dsz)) == NULL) {
-				r = -KLOG_ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap = dsz;
+		if (have == cap && cap < max && grow(&buf, &cap, max) < 0) {
+			r = -KLOG_ENOMEM;
+			goto out;
 		}
 		at_limit = have == cap;
 		dst = at_limit ? &spare : buf + have;
@@ -403,22 +408,16 @@ zstd_unwrap(const uint8_t *in, size_t len, size_t max, uint8_t **out,
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	ZSTD_inBuffer src = { in, len, 0 };
 	ZSTD_outBuffer dst;
-	size_t cap = 0, have = 0, hint = 1, dsz;
-	uint8_t *buf = NULL, *nbuf, spare;
+	size_t cap = 0, have = 0, hint = 1;
+	uint8_t *buf = NULL, spare;
 	int r, at_limit;
 
 	if (dctx == NULL)
 		return -KLOG_ENOMEM;
 	while (src.pos < src.size || hint != 0) {
-		if (have == cap && cap < max) {
-			dsz = cap ? (cap < max / 2 ? cap * 2 : max) :
-			    (max < FIRST_CAP ? max : FIRST_CAP);
-			if ((nbuf = realloc(buf, dsz)) == NULL) {
-				r = -KLOG_ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap = dsz;
+		if (have == cap && cap < max && grow(&buf, &cap, max) < 0) {
+			r = -KLOG_ENOMEM;
+			goto out;
 		}
 		at_limit = have == cap;
 		dst = (ZSTD_outBuffer){ at_limit ? &spare : buf + have,
