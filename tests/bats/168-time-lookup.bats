@@ -96,7 +96,11 @@ T0=1700000000000
 		from confluent_kafka import Consumer, TopicPartition
 		from kafka import KafkaConsumer, TopicPartition as KTP
 		t0 = int(sys.argv[2])
-		c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "t"})
+		# A lookup waits behind the consumer's fetch, parked at the end
+		# of the log for fetch.wait.max.ms (500 by default), as it would
+		# on a Kafka broker: 0.5 s a lookup, 100 s for this test.
+		c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "t",
+		              "fetch.wait.max.ms": 10})
 		k = KafkaConsumer(bootstrap_servers=sys.argv[1])
 		c.assign([TopicPartition("tb", 0, 0)])
 		got = []
