@@ -82,8 +82,8 @@ make_batch(klog_buf_t *out, int64_t b)
 	memset(value, 'v', sizeof(value));
 	klog_batch_begin(&bb, out, base, KLOG_NO_PRODUCER, -1, -1);
 	for (int i = 0; i < BATCH_RECORDS; i++)
-		klog_batch_add(&bb, out, base + i + (i * 37 + b) % 101 - 50,
-		    NULL, -1, value, VALUE, NULL, 0);
+		klog_batch_add(&bb, out, &(klog_record_in_t){ value, VALUE,
+		    NULL, 0, base + i + (i * 37 + b) % 101 - 50, NULL, 0 });
 	if (klog_batch_end(&bb, out) < 0)
 		errx(1, "out of memory");
 }

@@ -216,9 +216,8 @@ group_add(ingest_ctx_t *c, const kafka_msg_t *m)
 		c->open = 1;
 	}
 	saved = c->bb;
-	klog_batch_add(&c->bb, c->out, m->timestamp, m->key,
-	    (int32_t)m->key_len, m->value, m->value == NULL ? -1 :
-	    (int32_t)m->value_len, NULL, 0);
+	klog_batch_add(&c->bb, c->out, &(klog_record_in_t){ m->value,
+	    m->value_len, m->key, m->key_len, m->timestamp, NULL, 0 });
 	if (c->out->failed)
 		return -KLOG_ENOMEM;
 	if (group_body(c) <= c->opt->max_message)

@@ -338,49 +338,67 @@ field_put(uint8_t *p, const void *v, int32_t n)
 	return k + (size_t)n;
 }
 
+/* rec's body (all but its length) at p; returns its end. */
+static inline __attribute__((always_inline)) uint8_t *
+body_put(uint8_t *p, int64_t timestamp_delta, int32_t offset_delta,
+    const klog_record_in_t *rec)
+{
+	*p++ = 0;
+	p += uvarint_put(p, zig(timestamp_delta));
+	p += uvarint_put(p, zig(offset_delta));
+	p += field_put(p, rec->key, rec->key == NULL ? -1 :
+	    (int32_t)rec->key_len);
+	p += field_put(p, rec->value, rec->value == NULL ? -1 :
+	    (int32_t)rec->value_len);
+	p += uvarint_put(p, zig(rec->header_count));
+	for (uint32_t i = 0; i < rec->header_count; i++) {
+		const klog_header_t *h = &rec->headers[i];
+
+		p += field_put(p, h->key, (int32_t)h->key_len);
+		p += field_put(p, h->value, h->value == NULL ? -1 :
+		    h->value_len);
+	}
+	return p;
+}
+
+/* The most bytes rec's body (all but its length) can take. */
+static inline size_t
+body_bound(const klog_record_in_t *rec)
+{
+	size_t bound = 1 + VARLONG_MAX + 4 * VARINT_MAX +
+	    (rec->key != NULL ? rec->key_len : 0) +
+	    (rec->value != NULL ? rec->value_len : 0);
+
+	for (uint32_t i = 0; i < rec->header_count; i++)
+		bound += 2 * VARINT_MAX + rec->headers[i].key_len +
+		    (rec->headers[i].value != NULL &&
+		    rec->headers[i].value_len > 0 ?
+		    (size_t)rec->headers[i].value_len : 0);
+	return bound;
+}
+
 /*
- * The record into out.  Inlined into both callers, with the room checked
- * here and klog_buf_reserve() called only to grow, and written in one
- * pass: its length's varint guessed from a bound on the body (moved in
- * the rare case the guess was long).  A keyed nginx line took 258
- * instructions here, each varint and field a call and a loop and every
- * size computed before the writing, and takes 181 (callgrind).
+ * The record into out, in one pass: its length's varint guessed from a
+ * bound on the body (moved in the rare case the guess was long), the
+ * room checked here and klog_buf_reserve() called only to grow.  A
+ * keyed nginx line took 258 instructions with every size computed
+ * before the writing, and takes about 185 (callgrind).
  */
 static inline __attribute__((always_inline)) void
 record_put(klog_buf_t *out, int64_t timestamp_delta, int32_t offset_delta,
-    const void *key, int32_t key_len, const void *value, int32_t value_len,
-    const klog_header_t *hdrs, uint32_t count)
+    const klog_record_in_t *rec)
 {
-	size_t bound, guess, len, k;
-	uint8_t *start, *body, *p;
+	size_t bound = body_bound(rec), guess, len, k;
+	uint8_t *start, *body;
 
-	if (key == NULL)
-		key_len = -1;
-	bound = 1 + VARLONG_MAX + 4 * VARINT_MAX +
-	    (key_len > 0 ? (size_t)key_len : 0) +
-	    (value_len > 0 ? (size_t)value_len : 0);
-	for (uint32_t i = 0; i < count; i++)
-		bound += 2 * VARINT_MAX + hdrs[i].key_len +
-		    (hdrs[i].value != NULL && hdrs[i].value_len > 0 ?
-		    (size_t)hdrs[i].value_len : 0);
 	guess = uvarint_size(bound << 1);
 	if ((out->failed || out->cap - out->len < guess + bound) &&
 	    klog_buf_reserve(out, guess + bound) < 0)
 		return;
 	start = out->data + out->len;
-	p = body = start + guess;
-	*p++ = 0;
-	p += uvarint_put(p, zig(timestamp_delta));
-	p += uvarint_put(p, zig(offset_delta));
-	p += field_put(p, key, key_len);
-	p += field_put(p, value, value_len);
-	p += uvarint_put(p, zig(count));
-	for (uint32_t i = 0; i < count; i++) {
-		p += field_put(p, hdrs[i].key, (int32_t)hdrs[i].key_len);
-		p += field_put(p, hdrs[i].value, hdrs[i].value == NULL ? -1 :
-		    hdrs[i].value_len);
-	}
-	len = (size_t)(p - body);
+	body = start + guess;
+	len = (size_t)(body_put(body, timestamp_delta, offset_delta, rec) -
+	    body);
 	if ((k = uvarint_size(len << 1)) != guess)
 		memmove(start + k, body, len);
 	uvarint_put(start, len << 1);
@@ -389,12 +407,9 @@ record_put(klog_buf_t *out, int64_t timestamp_delta, int32_t offset_delta,
 
 void
 klog_record_write(klog_buf_t *out, int64_t timestamp_delta,
-    int32_t offset_delta, const void *key, int32_t key_len,
-    const void *value, int32_t value_len, const klog_header_t *hdrs,
-    uint32_t count)
+    int32_t offset_delta, const klog_record_in_t *rec)
 {
-	record_put(out, timestamp_delta, offset_delta, key, key_len, value,
-	    value_len, hdrs, count);
+	record_put(out, timestamp_delta, offset_delta, rec);
 }
 
 void
@@ -414,18 +429,15 @@ klog_batch_begin(klog_batch_builder_t *bb, klog_buf_t *out,
 }
 
 void
-klog_batch_add(klog_batch_builder_t *bb, klog_buf_t *out, int64_t timestamp,
-    const void *key, int32_t key_len, const void *value, int32_t value_len,
-    const klog_header_t *hdrs, uint32_t count)
+klog_batch_add(klog_batch_builder_t *bb, klog_buf_t *out,
+    const klog_record_in_t *rec)
 {
-	int64_t delta = bb->first_timestamp < 0 || timestamp < 0 ? 0 :
-	    timestamp - bb->first_timestamp;
+	int64_t ts = rec->timestamp;
 
-	if (timestamp > bb->max_timestamp)
-		bb->max_timestamp = timestamp;
-	record_put(out, delta, bb->count, key, key_len, value, value_len, hdrs,
-	    count);
-	bb->count++;
+	if (ts > bb->max_timestamp)
+		bb->max_timestamp = ts;
+	record_put(out, bb->first_timestamp < 0 || ts < 0 ? 0 :
+	    ts - bb->first_timestamp, bb->count++, rec);
 }
 
 int

@@ -23,7 +23,8 @@ envrec_headers(klog_buf_t *scratch, const klog_header_t *h, uint32_t n,
 	klog_record_t rd;
 
 	klog_buf_reset(scratch);
-	klog_record_write(scratch, 0, 0, NULL, -1, "", 0, h, n);
+	klog_record_write(scratch, 0, 0, &(klog_record_in_t){ "", 0, NULL, 0, 0,
+	    h, n });
 	if (scratch->failed || klog_record_read(scratch->data, scratch->len,
 	    &rd) != 0)
 		abort();

@@ -166,8 +166,10 @@ as_record(const uint8_t *data, size_t size)
 	if (n > 64)
 		return;
 	klog_buf_init(&out);
-	klog_record_write(&out, r.timestamp_delta, r.offset_delta, r.key,
-	    r.key_len, r.value, r.value_len, hdrs, n);
+	klog_record_write(&out, r.timestamp_delta, r.offset_delta,
+	    &(klog_record_in_t){ r.value, r.value_len < 0 ? 0 :
+	    (size_t)r.value_len, r.key, r.key_len < 0 ? 0 : (size_t)r.key_len,
+	    0, hdrs, (uint32_t)n });
 	CHECK(!out.failed);
 	CHECK(klog_record_read(out.data, out.len, &again) == 0);
 	CHECK(again.size == out.len && again.timestamp_delta ==

@@ -168,16 +168,9 @@ int klog_producer_partitions(const klog_producer_t *p);
 int klog_producer_send(klog_producer_t *p, const void *payload, size_t len,
     const void *key, size_t keylen);
 
-/* A record with what a magic-2 entry carries (record.h). */
-typedef struct klog_producer_rec {
-	const void *value;          /* NULL: a null value (a tombstone) */
-	size_t value_len;
-	const void *key;            /* NULL: no key */
-	size_t key_len;
-	int64_t timestamp;          /* CreateTime, ms; KLOG_NO_TIMESTAMP */
-	const klog_header_t *headers;
-	uint32_t header_count;
-} klog_producer_rec_t;
+/* A record with what a magic-2 entry carries (record.h): the builder's
+ * own type, so that it goes to the batch as it came. */
+typedef klog_record_in_t klog_producer_rec_t;
 
 /*
  * Queue one record (copied) with its key (stored, and hashed for the

@@ -123,14 +123,23 @@ typedef struct klog_header {
 int klog_record_header_next(const uint8_t *headers, size_t len, size_t *pos,
     klog_header_t *h);
 
+/* A record to write. */
+typedef struct klog_record_in {
+	const void *value;          /* NULL: a null value (a tombstone) */
+	size_t value_len;
+	const void *key;            /* NULL: a null key */
+	size_t key_len;
+	int64_t timestamp;          /* ms; KLOG_NO_TIMESTAMP (-1): none */
+	const klog_header_t *headers;
+	uint32_t header_count;
+} klog_record_in_t;
+
 /*
- * Append one record to out: key (NULL: null), value, headers (count of
- * them, from hdrs), the deltas.  Sets out->failed on allocation failure.
+ * Append rec to out as one record with the deltas given.  Sets
+ * out->failed on allocation failure.
  */
 void klog_record_write(klog_buf_t *out, int64_t timestamp_delta,
-    int32_t offset_delta, const void *key, int32_t key_len,
-    const void *value, int32_t value_len, const klog_header_t *hdrs,
-    uint32_t count);
+    int32_t offset_delta, const klog_record_in_t *rec);
 
 /*
  * Building one magic-2 entry in out: begin reserves the entry's header
@@ -152,10 +161,9 @@ void klog_batch_begin(klog_batch_builder_t *bb, klog_buf_t *out,
     int64_t first_timestamp, int64_t producer_id, int16_t epoch,
     int32_t base_sequence);
 
-/* Append a record with the next offset delta. */
+/* Append rec with the next offset delta. */
 void klog_batch_add(klog_batch_builder_t *bb, klog_buf_t *out,
-    int64_t timestamp, const void *key, int32_t key_len, const void *value,
-    int32_t value_len, const klog_header_t *hdrs, uint32_t count);
+    const klog_record_in_t *rec);
 
 /* Finish the entry: 0, or -KLOG_ENOMEM (out->failed). */
 int klog_batch_end(klog_batch_builder_t *bb, klog_buf_t *out);

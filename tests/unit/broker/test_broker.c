@@ -430,7 +430,9 @@ put_batch(klog_buf_t *set, const int64_t *ts, int n)
 
 	klog_batch_begin(&bb, set, ts[0], KLOG_NO_PRODUCER, -1, -1);
 	for (int i = 0; i < n; i++)
-		klog_batch_add(&bb, set, ts[i], NULL, -1, "v", 1, NULL, 0);
+		klog_batch_add(&bb, set, &(klog_record_in_t){ "v", 1, NULL, 0,
+		    ts[i],
+		    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, set), 0);
 }
 

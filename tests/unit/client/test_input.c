@@ -543,7 +543,8 @@ test_envelope_round_trip(void **state)
 		}
 		/* The headers as a record stores them (record.h). */
 		klog_buf_reset(&rbytes);
-		klog_record_write(&rbytes, 0, 0, NULL, -1, "", 0, h, nh);
+		klog_record_write(&rbytes, 0, 0, &(klog_record_in_t){ "", 0,
+		    NULL, 0, 0, h, nh });
 		assert_int_equal(klog_record_read(rbytes.data, rbytes.len, &rd),
 		    0);
 		r.payload = round % 7 == 6 ? NULL : payload;

@@ -272,7 +272,8 @@ keyed(klog_buf_t *scratch, const klog_header_t *h, uint32_t n)
 	klog_record_t rd;
 
 	klog_buf_reset(scratch);
-	klog_record_write(scratch, 0, 0, NULL, -1, "", 0, h, n);
+	klog_record_write(scratch, 0, 0, &(klog_record_in_t){ "", 0, NULL, 0, 0,
+	    h, n });
 	assert_int_equal(klog_record_read(scratch->data, scratch->len, &rd), 0);
 	r.key = (const uint8_t *)"user\x00" "1";
 	r.key_len = 6;

@@ -147,8 +147,8 @@ stage(struct fx *f, int64_t pid, int16_t epoch, int32_t seq, int n)
 	klog_buf_reset(b);
 	klog_batch_begin(&bb, b, klog_clock_wall_ms(), pid, epoch, seq);
 	for (int i = 0; i < n; i++)
-		klog_batch_add(&bb, b, klog_clock_wall_ms(), NULL, -1, "v", 1,
-		    NULL, 0);
+		klog_batch_add(&bb, b, &(klog_record_in_t){ "v", 1, NULL, 0,
+		    klog_clock_wall_ms(), NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, b), 0);
 	pp = (klog_produce_part_t){ str("t"), 0, b->data, (uint32_t)b->len };
 	assert_int_equal(klog_core_produce(f->core, &req, NULL, NULL, &it), 0);
@@ -262,7 +262,8 @@ test_expiry(void **state)
 
 	klog_buf_reset(b);
 	klog_batch_begin(&bb, b, 1000, 7, 0, 0);
-	klog_batch_add(&bb, b, 1000, NULL, -1, "v", 1, NULL, 0);
+	klog_batch_add(&bb, b, &(klog_record_in_t){ "v", 1, NULL, 0, 1000, NULL,
+	    0 });
 	assert_int_equal(klog_batch_end(&bb, b), 0);
 	pp = (klog_produce_part_t){ str("t"), 0, b->data, (uint32_t)b->len };
 	assert_int_equal(klog_core_produce(f->core, &req, NULL, NULL, &it), 0);

@@ -1340,7 +1340,8 @@ test_serve_bad(void **state)
 	klog_buf_reset(&inner);
 	put_m0(&inner, "one");
 	klog_batch_begin(&bb, &inner, 1000, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, &inner, 1000, "k", 1, "v", 1, NULL, 0);
+	klog_batch_add(&bb, &inner, &(klog_record_in_t){ "v", 1, "k", 1, 1000,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &inner), 0);
 	klog_buf_reset(&set);
 	assert_int_equal(klog_gzip_wrap(inner.data, inner.len, 6, &w, &wlen),

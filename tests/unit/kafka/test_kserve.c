@@ -49,9 +49,12 @@ put_batch(klog_buf_t *b)
 	klog_batch_builder_t bb;
 
 	klog_batch_begin(&bb, b, T0, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, b, T0, "a", 1, "x", 1, NULL, 0);
-	klog_batch_add(&bb, b, T0 + 5, NULL, 0, "y", 1, hd, 2);
-	klog_batch_add(&bb, b, T0 + 9, "c", 1, NULL, -1, NULL, 0);
+	klog_batch_add(&bb, b, &(klog_record_in_t){ "x", 1, "a", 1, T0, NULL,
+	    0 });
+	klog_batch_add(&bb, b, &(klog_record_in_t){ "y", 1, NULL, 0, T0 + 5, hd,
+	    2 });
+	klog_batch_add(&bb, b, &(klog_record_in_t){ NULL, 0, "c", 1, T0 + 9,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, b), 0);
 }
 

@@ -341,8 +341,8 @@ test_magic2(void **state)
 			klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1,
 			    -1);
 		}
-		klog_batch_add(&bb, &b, 1000 + i, "k", 1, value,
-		    (int32_t)strlen(value), NULL, 0);
+		klog_batch_add(&bb, &b, &(klog_record_in_t){ value,
+		    strlen(value), "k", 1, 1000 + i, NULL, 0 });
 	}
 	assert_int_equal(klog_batch_end(&bb, &b), 0);
 	assert_int_equal(klog_crcpool_new(2, &v), 0);

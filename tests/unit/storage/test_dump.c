@@ -707,8 +707,8 @@ batch(klog_buf_t *b, int n, int bad_delta)
 	klog_batch_begin(&bb, b, 1700000000000, KLOG_NO_PRODUCER, -1, -1);
 	for (int i = 0; i < n; i++) {
 		snprintf(v, sizeof(v), "r%d", i);
-		klog_batch_add(&bb, b, 1700000000000 + i, "k", 1, v,
-		    (int32_t)strlen(v), NULL, 0);
+		klog_batch_add(&bb, b, &(klog_record_in_t){ v, strlen(v), "k",
+		    1, 1700000000000 + i, NULL, 0 });
 	}
 	assert_int_equal(klog_batch_end(&bb, b), 0);
 	if (!bad_delta)

@@ -175,8 +175,10 @@ build_batch(klog_buf_t *e, int64_t producer)
 
 	klog_buf_init(e);
 	klog_batch_begin(&bb, e, TS, producer, 2, 5);
-	klog_batch_add(&bb, e, TS, "k1", 2, "v1", 2, h, 3);
-	klog_batch_add(&bb, e, TS + 1234, NULL, -1, NULL, -1, NULL, 0);
+	klog_batch_add(&bb, e, &(klog_record_in_t){ "v1", 2, "k1", 2, TS, h,
+	    3 });
+	klog_batch_add(&bb, e, &(klog_record_in_t){ NULL, 0, NULL, 0, TS + 1234,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, e), 0);
 }
 

@@ -1091,10 +1091,11 @@ put_batch(klog_buf_t *b, int n, int64_t first_ts)
 
 		record_i(i, key, value, hval);
 		h.value_len = (int32_t)strlen(hval);
-		klog_batch_add(&bb, b, first_ts < 0 ? first_ts : first_ts +
-		    10 * i, i % 2 ? NULL : key, (int32_t)strlen(key),
-		    i == 1 ? NULL : value, i == 1 ? -1 : (int32_t)strlen(value),
-		    i % 3 == 0 ? &h : NULL, i % 3 == 0);
+		klog_batch_add(&bb, b,
+		    &(klog_record_in_t){ i == 1 ? NULL : value,
+		    i == 1 ? 0 : strlen(value), i % 2 ? NULL : key, strlen(key),
+		    first_ts < 0 ? first_ts : first_ts + 10 * i,
+		    i % 3 == 0 ? &h : NULL, i % 3 == 0 });
 	}
 	assert_int_equal(klog_batch_end(&bb, b), 0);
 	return at;

@@ -212,7 +212,8 @@ append(klog_log_t *log, int64_t pid, int32_t seq, int n)
 	klog_batch_begin(&bb, &set, 7000, pid, pid < 0 ? -1 : 0,
 	    pid < 0 ? -1 : seq);
 	for (int i = 0; i < n; i++)
-		klog_batch_add(&bb, &set, 7000, NULL, -1, "value", 5, NULL, 0);
+		klog_batch_add(&bb, &set, &(klog_record_in_t){ "value", 5, NULL,
+		    0, 7000, NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &set), 0);
 	klog_buf_put(&set, "\0\0\0\7\0\0\0\0\0ab", 11);
 	assert_int_equal(klog_log_append(log, set.data, set.len, 2, &at, &err),

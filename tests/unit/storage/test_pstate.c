@@ -259,7 +259,9 @@ entry(klog_buf_t *out, int64_t pid, int32_t seq)
 
 	klog_batch_begin(&bb, out, 1000, pid, pid < 0 ? -1 : 0,
 	    pid < 0 ? -1 : seq);
-	klog_batch_add(&bb, out, 1000, "k", 1, "v", 1, NULL, 0);
+	klog_batch_add(&bb, out, &(klog_record_in_t){ "v", 1, "k", 1, 1000,
+	    NULL,
+	    0 });
 	assert_int_equal(klog_batch_end(&bb, out), 0);
 }
 

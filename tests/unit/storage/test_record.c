@@ -101,8 +101,11 @@ test_builder_matches_kafka(void **state)
 	klog_buf_init(&out);
 	klog_buf_put(&out, "x", 1);     /* the entry need not start at 0 */
 	klog_batch_begin(&bb, &out, 1000, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, &out, 1000, "k", 1, "v1", 2, &h, 1);
-	klog_batch_add(&bb, &out, 1005, NULL, 0, "v2", 2, NULL, 0);
+	klog_batch_add(&bb, &out, &(klog_record_in_t){ "v1", 2, "k", 1, 1000,
+	    &h,
+	    1 });
+	klog_batch_add(&bb, &out, &(klog_record_in_t){ "v2", 2, NULL, 0, 1005,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &out), 0);
 	assert_int_equal(out.len, 1 + sizeof(want));
 	assert_memory_equal(out.data + 1, want, sizeof(want));
@@ -182,8 +185,8 @@ test_varint_edges(void **state)
 	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
 		for (size_t j = 0; j < sizeof(od) / sizeof(od[0]); j++) {
 			klog_buf_reset(&out);
-			klog_record_write(&out, ts[i], od[j], "", 0, NULL, -1,
-			    NULL, 0);
+			klog_record_write(&out, ts[i], od[j],
+			    &(klog_record_in_t){ NULL, 0, "", 0, 0, NULL, 0 });
 			assert_false(out.failed);
 			assert_int_equal(klog_record_read(out.data, out.len,
 			    &r), 0);
@@ -200,13 +203,16 @@ test_varint_edges(void **state)
 	 * record of a null key, an empty value and no header is six bytes
 	 * with a one-byte timestamp. */
 	klog_buf_reset(&out);
-	klog_record_write(&out, 63, 0, NULL, 0, "", 0, NULL, 0);
+	klog_record_write(&out, 63, 0,
+	    &(klog_record_in_t){ "", 0, NULL, 0, 0, NULL, 0 });
 	assert_int_equal(out.len, 1 + 6);
 	klog_buf_reset(&out);
-	klog_record_write(&out, 64, 0, NULL, 0, "", 0, NULL, 0);
+	klog_record_write(&out, 64, 0,
+	    &(klog_record_in_t){ "", 0, NULL, 0, 0, NULL, 0 });
 	assert_int_equal(out.len, 1 + 7);
 	klog_buf_reset(&out);
-	klog_record_write(&out, INT64_MIN, 0, NULL, 0, "", 0, NULL, 0);
+	klog_record_write(&out, INT64_MIN, 0,
+	    &(klog_record_in_t){ "", 0, NULL, 0, 0, NULL, 0 });
 	assert_int_equal(out.len, 1 + 15);
 	assert_memory_equal(out.data + 2, "\xff\xff\xff\xff\xff\xff\xff\xff"
 	    "\xff\x01", 10);
@@ -307,8 +313,10 @@ test_sizes_around_varint_edges(void **state)
 			    nh * (1 + 1 + 1 + 60);
 
 			klog_buf_reset(&out);
-			klog_record_write(&out, 5, 70, kl < 0 ? NULL : bytes,
-			    kl, vl < 0 ? NULL : bytes, vl, &h, nh);
+			klog_record_write(&out, 5, 70, &(klog_record_in_t){
+			    vl < 0 ? NULL : bytes, vl < 0 ? 0 : (size_t)vl,
+			    kl < 0 ? NULL : bytes, kl < 0 ? 0 : (size_t)kl, 0,
+			    &h, nh });
 			assert_false(out.failed);
 			assert_int_equal(out.len, zigzag_size((int64_t)body) +
 			    body);
@@ -393,7 +401,8 @@ test_header_walk(void **state)
 
 	(void)state;
 	klog_buf_init(&out);
-	klog_record_write(&out, 0, 0, NULL, 0, "v", 1, in, 3);
+	klog_record_write(&out, 0, 0,
+	    &(klog_record_in_t){ "v", 1, NULL, 0, 0, in, 3 });
 	assert_int_equal(klog_record_read(out.data, out.len, &r), 0);
 	assert_int_equal(r.header_count, 3);
 	for (int i = 0; i < 3; i++) {
@@ -433,8 +442,8 @@ test_producer_and_seal(void **state)
 	klog_buf_init(&out);
 	klog_batch_begin(&bb, &out, 5000, 42, 3, 7);
 	for (int i = 0; i < 3; i++)
-		klog_batch_add(&bb, &out, 5000 + i, "k", 1, "value", 5, NULL,
-		    0);
+		klog_batch_add(&bb, &out, &(klog_record_in_t){ "value", 5, "k",
+		    1, 5000 + i, NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &out), 0);
 	e = out.data;
 	assert_int_equal(klog_batch_read(e + 10, out.len - 10, &b), 0);

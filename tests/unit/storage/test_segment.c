@@ -323,15 +323,18 @@ test_recover_magic2(void **state)
 	b.len = entries(b.data, 1);
 	first = b.len;
 	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, &b, 1000, "k", 1, "small", 5, NULL, 0);
+	klog_batch_add(&bb, &b, &(klog_record_in_t){ "small", 5, "k", 1, 1000,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &b), 0);
 	small = b.len;
 	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, &b, 1000, "k", 1, value, (int32_t)vlen, NULL, 0);
+	klog_batch_add(&bb, &b, &(klog_record_in_t){ value, vlen, "k", 1, 1000,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &b), 0);
 	big = b.len;
 	klog_batch_begin(&bb, &b, 1000, KLOG_NO_PRODUCER, -1, -1);
-	klog_batch_add(&bb, &b, 1001, NULL, 0, "last", 4, NULL, 0);
+	klog_batch_add(&bb, &b, &(klog_record_in_t){ "last", 4, NULL, 0, 1001,
+	    NULL, 0 });
 	assert_int_equal(klog_batch_end(&bb, &b), 0);
 	len = b.len;
 	s = segment_with(f, b.data, len);

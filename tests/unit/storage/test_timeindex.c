@@ -53,7 +53,8 @@ make_batch(klog_buf_t *out, const int64_t *ts, int n, int64_t lat)
 		int len = snprintf(value, sizeof(value), "record %lld",
 		    (long long)ts[i]);
 
-		klog_batch_add(&bb, out, ts[i], NULL, -1, value, len, NULL, 0);
+		klog_batch_add(&bb, out, &(klog_record_in_t){ value,
+		    (size_t)len, NULL, 0, ts[i], NULL, 0 });
 	}
 	assert_int_equal(klog_batch_end(&bb, out), 0);
 	if (lat >= 0) {
