@@ -79,6 +79,8 @@ struct klog_producer {
 	int nlinks, links_cap;
 	int wake_fd;             /* -1, or also waited for by poll */
 	size_t set_cap;          /* message-set bytes per batch */
+	size_t batch_hint;       /* the biggest batch sealed, bytes: a new
+	                            one's buffer starts that big */
 	size_t records_cap;      /* the same for a magic-2 entry */
 	int32_t next_id;
 	size_t queued;           /* sealed requests not yet done */

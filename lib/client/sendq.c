@@ -86,6 +86,14 @@ producer_req_new(klog_producer_t *p, int index, int64_t now)
 		producer_req_free(r);
 		return NULL;
 	}
+	/* Room for a batch as big as the biggest so far, taken at once: grown
+	 * by doubling, a fresh buffer's copies cost each record of -K's 15 to
+	 * 29 instructions (callgrind). */
+	if (p->batch_hint > r->buf.cap && klog_buf_reserve(&r->buf,
+	    p->batch_hint - r->buf.len) < 0) {
+		producer_req_free(r);
+		return NULL;
+	}
 	r->hdr_len = r->buf.len;
 	r->kind = PRODUCER_PLAIN;
 	r->index = index;
@@ -265,6 +273,8 @@ producer_seal(klog_producer_t *p, int index)
 
 	p->open[index] = NULL;
 	p->nopen--;
+	if (r->buf.len > p->batch_hint)
+		p->batch_hint = r->buf.len;
 	if (p->pid != KLOG_NO_PRODUCER && take_sequence(p, r) < 0) {
 		producer_req_free(r);
 		return -KLOG_ENOMEM;
