@@ -11,31 +11,6 @@
 #include "klog/storage/codec.h"
 #include "klog/storage/record.h"
 
-/* Every record read, in order, count of them filling recs exactly. */
-static int
-scan(const uint8_t *recs, size_t len, int32_t count, const char **why)
-{
-	klog_record_t r;
-	size_t pos = 0;
-
-	for (int32_t i = 0; i < count; i++) {
-		if (klog_record_read(recs + pos, len - pos, &r) < 0) {
-			*why = "malformed record inside batch";
-			return -KLOG_ECORRUPT;
-		}
-		if (r.offset_delta != i) {
-			*why = "record offset delta out of order";
-			return -KLOG_ECORRUPT;
-		}
-		pos += r.size;
-	}
-	if (pos != len) {
-		*why = "records do not match the batch's count";
-		return -KLOG_ECORRUPT;
-	}
-	return 0;
-}
-
 static const char *
 inflate_why(int r)
 {
@@ -74,7 +49,7 @@ klog_batchiter_open(klog_batchiter_t *bi, const uint8_t *body, size_t len,
 		}
 		bi->recs = bi->owned;
 	}
-	if ((r = scan(bi->recs, bi->len, bi->batch.count, why)) < 0)
+	if ((r = klog_record_scan(bi->recs, bi->len, bi->batch.count, why)) < 0)
 		klog_batchiter_close(bi);
 	return r;
 }

@@ -107,6 +107,14 @@ typedef struct klog_record {
  */
 int klog_record_read(const uint8_t *p, size_t left, klog_record_t *r);
 
+/*
+ * A batch's records recs[0..len), count of them, checked as the broker
+ * takes them: each one read, their offset deltas 0, 1, ..., filling recs
+ * exactly.  0, or -KLOG_ECORRUPT and *why.
+ */
+int klog_record_scan(const uint8_t *recs, size_t len, int32_t count,
+    const char **why);
+
 /* One header, pointers into the record. */
 typedef struct klog_header {
 	const uint8_t *key;
