@@ -16,6 +16,10 @@
  *   cold      the same with the segment's pages dropped first
  *             (POSIX_FADV_DONTNEED after the flush's fsync), then one
  *             lookup after it, still cold where it reads
+ *   indexer   the broker's indexer thread's pass at start
+ *             (klog_log_time_index()) after a reopen, pages cached and
+ *             dropped: its wall and CPU time; then the first lookup
+ *             after it (no segment left to read), and its CPU time
  *   spacing   the warm lookup by klog_timeindex_find() over indexes of
  *             other spacings, and their bytes, to choose the default
  *
@@ -53,6 +57,16 @@ now_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* This process's CPU time (user and system): the bench has one thread. */
+static double
+cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
@@ -182,6 +196,59 @@ drop_cache(const char *dir)
 	close(fd);
 }
 
+/* The segment read whole: in the page cache. */
+static void
+read_all(const char *dir)
+{
+	static char buf[1 << 20];
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/bench-0/%020d.klog", dir, 0);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		err(74, "%s", path);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err(74, "%s", path);
+	close(fd);
+}
+
+/* A reopened log's pass of the indexer (cold: its pages dropped first):
+ * wall and CPU us into r[0], r[1]; then the first lookup's, r[2], r[3]. */
+static void
+indexer(const char *dir, int64_t size, int64_t batches, int cold,
+    double *r)
+{
+	klog_log_index_stats_t st = { 0 };
+	klog_err_t e = { 0 };
+	klog_log_t *log;
+	double t0, c0;
+	int rc;
+
+	if (cold)
+		drop_cache(dir);
+	else
+		read_all(dir);
+	log = open_log(dir, size);
+	t0 = now_us();
+	c0 = cpu_us();
+	if ((rc = klog_log_time_index(log, NULL, NULL, &st, &e)) < 0)
+		errx(74, "index: %s", klog_err_text(&e, rc));
+	r[1] = cpu_us() - c0;
+	r[0] = now_us() - t0;
+	if (st.bytes != size || klog_log_time_unindexed(log) != 0 ||
+	    (cold && st.cold == 0))
+		errx(1, "index: %lld bytes read, %lld cold, %lld left",
+		    (long long)st.bytes, (long long)st.cold,
+		    (long long)klog_log_time_unindexed(log));
+	c0 = cpu_us();
+	r[2] = lookup(log, time_of(LOOKUPS / 2, LOOKUPS, batches));
+	r[3] = cpu_us() - c0;
+	klog_log_close(log);
+}
+
 /* klog_timeindex_find() at other spacings: median us, and bytes. */
 static void
 spacing(const char *dir, int64_t size, int64_t batches, int64_t sp,
@@ -224,7 +291,8 @@ main(int argc, char **argv)
 	    256 << 10, 1 << 20 };
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	int64_t size = (int64_t)1 << 30, batches;
-	double w, build, cold, cold_next, us[5], v[COLD_LOOKUPS], gib;
+	double w, build, cold, cold_next, us[5], v[COLD_LOOKUPS], gib, ix[4],
+	    ixc[4];
 	size_t mem, bytes[5];
 	const char *why;
 	char dir[2048];
@@ -258,6 +326,8 @@ main(int argc, char **argv)
 		v[i] = lookup(log, time_of(i * 37 + 11, LOOKUPS, batches));
 	cold_next = median(v, COLD_LOOKUPS);
 	klog_log_close(log);
+	indexer(dir, size, batches, 0, ix);
+	indexer(dir, size, batches, 1, ixc);
 	for (int i = 0; i < 5; i++)
 		spacing(dir, size, batches, spacings[i], &us[i], &bytes[i]);
 	for (int i = 0; i < 5; i++)
@@ -265,9 +335,17 @@ main(int argc, char **argv)
 		    (long long)spacings[i] >> 10, us[i], (double)bytes[i] / gib);
 	printf("# segment %lld bytes, %lld batches of %d records\n",
 	    (long long)size, (long long)batches, BATCH_RECORDS);
+	printf("# indexer: cached %.0f us (CPU %.0f us), dropped %.0f us (CPU "
+	    "%.0f us); the first lookup after it: %.1f us (CPU %.1f us), "
+	    "%.1f us (CPU %.1f us) where its pages were dropped\n", ix[0],
+	    ix[1], ixc[0], ixc[1], ix[2], ix[3], ixc[2], ixc[3]);
 	printf("warm_us %.1f build_cached_us %.0f cold_first_us %.0f "
-	    "cold_next_us %.0f index_bytes_per_gib %.0f\n", w, build, cold,
-	    cold_next, (double)mem / gib);
+	    "cold_next_us %.0f index_bytes_per_gib %.0f "
+	    "indexer_cached_us %.0f indexer_cached_cpu_us %.0f "
+	    "indexer_cold_us %.0f indexer_cold_cpu_us %.0f "
+	    "after_indexer_first_us %.1f after_indexer_first_cpu_us %.1f\n",
+	    w, build, cold, cold_next, (double)mem / gib, ix[0], ix[1],
+	    ixc[0], ixc[1], ix[2], ix[3]);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	if (fflush(stdout) != 0)
 		err(74, "stdout");

@@ -17,6 +17,7 @@
 
 #include "klog/auth/authz.h"
 #include "klog/broker/broker.h"
+#include "klog/broker/indexer.h"
 #include "klog/broker/logins.h"
 #include "klog/broker/metrics.h"
 #include "klog/broker/native.h"
@@ -51,6 +52,7 @@ struct klog_broker {
 	klog_store_t *store;
 	klog_core_t *core;
 	klog_prefetch_t *pf;
+	klog_indexer_t *ix;        /* completes the logs' time indexes */
 	klog_native_t *native;
 	/* The Kafka listener, when configured: its address, its bound socket
 	 * until the conns take it, and its front end. */
@@ -436,8 +438,10 @@ before_sleep(klog_loop_t *loop, void *arg)
 		klog_conns_before_sleep(b->mconns);
 	/* Cold reads slow down while there are appends to make durable,
 	 * whatever the flush policy. */
-	if (klog_core_before_sleep(b->core))
+	if (klog_core_before_sleep(b->core)) {
 		klog_prefetch_writing(b->pf);
+		klog_indexer_writing(b->ix);
+	}
 }
 
 /* Flushes finished, or cold ranges read in. */
@@ -655,7 +659,9 @@ klog_broker_open(const klog_broker_config_t *cfg, klog_broker_t **out,
 	}
 	if ((rc = open_core(b, err)) < 0)
 		goto fail;
-	if ((rc = open_conns(b)) < 0) {
+	if ((rc = klog_indexer_new(&(klog_indexer_config_t){ b->store,
+	    b->cfg.cold_read_rate, KLOG_INDEXER_PERIOD_MS, b->log },
+	    &b->ix)) < 0 || (rc = open_conns(b)) < 0) {
 		rc = klog_err_set(err, rc, "starting: %s", klog_strerror(rc));
 		goto fail;
 	}
@@ -849,6 +855,8 @@ klog_broker_close(klog_broker_t *b, int clean, klog_err_t *err)
 	if (b == NULL)
 		return 0;
 	failed = b->core != NULL && klog_core_storage_failed(b->core);
+	/* First: it holds logs that the core and the store close. */
+	klog_indexer_free(b->ix);
 	/* Connections first: their parked requests belong to the core. */
 	klog_conns_free(b->conns, KLOG_LEVEL_DEBUG, "broker closed");
 	klog_conns_free(b->mconns, KLOG_LEVEL_DEBUG, "broker closed");

@@ -38,7 +38,7 @@ part_labels(klog_promtext_labels_t *l, klog_log_t *log)
 
 enum part_field {
 	F_MSGS_IN, F_BYTES_IN, F_BYTES_OUT, F_START, F_END, F_FLUSHED,
-	F_SEGMENTS, F_SIZE,
+	F_SEGMENTS, F_SIZE, F_UNINDEXED,
 };
 
 static const struct {
@@ -63,6 +63,10 @@ static const struct {
 	    "Segment files of the partition's log." },
 	[F_SIZE] = { "klog_log_size_bytes", "gauge",
 	    "Bytes in the partition's segment files." },
+	[F_UNINDEXED] = { "klog_time_index_unindexed_bytes", "gauge",
+	    "Bytes of the partition's segments its time indexes have not "
+	    "seen yet: what the first lookup by time would read, until the "
+	    "indexer thread reads them at start." },
 };
 
 static int64_t
@@ -83,6 +87,8 @@ part_value(const klog_core_stats_part_t *sp, int f)
 		return klog_log_flushed_end(sp->log);
 	case F_SEGMENTS:
 		return (int64_t)klog_log_segment_count(sp->log);
+	case F_UNINDEXED:
+		return klog_log_time_unindexed(sp->log);
 	default:
 		return klog_log_size_bytes(sp->log);
 	}
@@ -93,7 +99,7 @@ render_parts(klog_buf_t *out, const struct parts *ps)
 {
 	klog_promtext_labels_t l;
 
-	for (int f = F_MSGS_IN; f <= F_SIZE; f++) {
+	for (int f = F_MSGS_IN; f <= F_UNINDEXED; f++) {
 		klog_promtext_family(out, part_families[f].name,
 		    part_families[f].type, part_families[f].help);
 		for (size_t i = 0; i < ps->n; i++) {

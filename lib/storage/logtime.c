@@ -5,6 +5,7 @@
  * without it.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "klog/base/error.h"
@@ -20,8 +21,9 @@
  * appends did not note (a segment the broker opened, and what was
  * appended to it before its index reached its end) read from the file.
  * Two lookups never race (the broker makes them on its loop), but an
- * append or a cut may come meanwhile: the join keeps what was read only
- * if the index still ends where it started.
+ * append, a cut or klog_log_time_index() on another thread may come
+ * meanwhile: the join keeps what was read only if the index still ends
+ * where it started.
  */
 static int
 complete_index(klog_log_t *log, klog_segment_t *s, int fd, int64_t to)
@@ -113,6 +115,90 @@ klog_log_find_time(klog_log_t *log, int64_t time_ms, klog_log_time_t *out,
 	if (r == 0 && stamped)
 		out->status = KLOG_LOG_TIME_NONE;
 	return 0;
+}
+
+/* Whether s is still one of log's segments (retention, a cut or a rescan
+ * may have dropped it), and then its size; under the lock. */
+static int
+live_size(const klog_log_t *log, const klog_segment_t *s, int64_t *size)
+{
+	if (log->nsegs == 0 || s->base < log->segs[0]->base ||
+	    log->segs[seg_find(log, s->base)] != s)
+		return 0;
+	*size = s->size;
+	return 1;
+}
+
+/*
+ * klog_log_time_index()'s work on s, pinned at fd: a chunk at a time,
+ * each joined under the lock as complete_index() does, until the index
+ * reaches the segment's end (which appends to the active one move on) or
+ * the segment leaves the log.
+ */
+static int
+index_segment(klog_log_t *log, klog_segment_t *s, int fd, uint8_t *buf,
+    klog_log_pace_fn *pace, void *arg, klog_log_index_stats_t *st)
+{
+	klog_timeindex_t tail;
+	int64_t from, size;
+	int r, live;
+
+	for (;;) {
+		pthread_mutex_lock(&log->mu);
+		live = live_size(log, s, &size);
+		from = s->times.built;
+		klog_timeindex_tail(&s->times, &tail);
+		pthread_mutex_unlock(&log->mu);
+		if (!live || from >= size)
+			return 0;
+		r = klog_timeindex_build_step(&tail, fd, size, buf, &st->cold);
+		st->bytes += tail.built - from;
+		pthread_mutex_lock(&log->mu);
+		(void)klog_timeindex_join(&s->times, &tail, from);
+		pthread_mutex_unlock(&log->mu);
+		if (r < 0)
+			return r;
+		if (pace != NULL && pace(arg, st) != 0)
+			return -KLOG_ECLOSED;
+	}
+}
+
+int
+klog_log_time_index(klog_log_t *log, klog_log_pace_fn *pace, void *arg,
+    klog_log_index_stats_t *st, klog_err_t *err)
+{
+	struct snap *sn;
+	uint8_t *buf = NULL;
+	size_t n;
+	int r, fd, done;
+
+	if ((r = log_snapshot(log, &sn, &n, NULL)) < 0)
+		return klog_err_set(err, r, "%s: out of memory", log->dir);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		pthread_mutex_lock(&log->mu);
+		done = sn[i].seg->times.built >= sn[i].seg->size;
+		fd = done ? 0 : klog_segment_pin(sn[i].seg, log->dir, err);
+		pthread_mutex_unlock(&log->mu);
+		if (done || fd == -KLOG_ERANGE)  /* klog-retain's: passed over */
+			continue;
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		if (buf == NULL && (buf = malloc(KLOG_TIMEINDEX_CHUNK)) == NULL)
+			r = klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+		else if ((r = index_segment(log, sn[i].seg, fd, buf, pace, arg,
+		    st)) < 0 && r != -KLOG_ECLOSED)
+			r = klog_err_set(err, r, "%s: segment %lld: %s",
+			    log->dir, (long long)sn[i].base,
+			    r == -KLOG_ECORRUPT ? "an impossible length" :
+			    klog_strerror(r));
+		st->segments++;
+		klog_segment_unpin(sn[i].seg);
+	}
+	free(buf);
+	log_snapshot_free(sn, n);
+	return r;
 }
 
 int64_t

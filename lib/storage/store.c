@@ -71,6 +71,11 @@ struct klog_store {
 	pthread_mutex_t all_mu;   /* all and nall may be read by the flusher */
 	klog_log_t **all;         /* every log, in opening order (borrowed) */
 	size_t nall, allcap;
+	/* Under all_mu: the log another thread holds (klog_store_hold()),
+	 * its flag to let go, and the wait of a deletion for its release. */
+	klog_log_t *held;
+	atomic_int *held_drop;
+	pthread_cond_t held_cv;
 };
 
 void
@@ -461,7 +466,8 @@ klog_store_get(klog_store_t *s, const char *topic, int partition,
 	return 0;
 }
 
-/* Take log out of the list of every open log. */
+/* Take log out of the list of every open log; if another thread holds
+ * it, ask it to let go and wait (a chunk of its read). */
 static void
 forget(klog_store_t *s, const klog_log_t *log)
 {
@@ -473,6 +479,10 @@ forget(klog_store_t *s, const klog_log_t *log)
 		    (s->nall - i - 1) * sizeof(*s->all));
 		s->nall--;
 		break;
+	}
+	while (log != NULL && s->held == log) {
+		atomic_store(s->held_drop, 1);
+		pthread_cond_wait(&s->held_cv, &s->all_mu);
 	}
 	pthread_mutex_unlock(&s->all_mu);
 }
@@ -611,6 +621,32 @@ klog_store_log(klog_store_t *s, size_t i)
 	return log;
 }
 
+klog_log_t *
+klog_store_hold(klog_store_t *s, size_t i, atomic_int *drop)
+{
+	klog_log_t *log;
+
+	pthread_mutex_lock(&s->all_mu);
+	log = i < s->nall ? s->all[i] : NULL;
+	if (log != NULL) {
+		s->held = log;
+		s->held_drop = drop;
+		atomic_store(drop, 0);
+	}
+	pthread_mutex_unlock(&s->all_mu);
+	return log;
+}
+
+void
+klog_store_release(klog_store_t *s)
+{
+	pthread_mutex_lock(&s->all_mu);
+	s->held = NULL;
+	s->held_drop = NULL;
+	pthread_cond_broadcast(&s->held_cv);
+	pthread_mutex_unlock(&s->all_mu);
+}
+
 const char *
 klog_store_data_dir(const klog_store_t *s)
 {
@@ -725,6 +761,7 @@ store_free(klog_store_t *s)
 	free(s->marker);
 	klog_fdcache_unref(s->fdcache);
 	pthread_mutex_destroy(&s->all_mu);
+	pthread_cond_destroy(&s->held_cv);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);  /* releases the flock */
 	free(s->data_dir);
@@ -745,6 +782,7 @@ klog_store_open(const klog_store_config_t *cfg, klog_store_t **out,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	s->lock_fd = -1;
 	pthread_mutex_init(&s->all_mu, NULL);
+	pthread_cond_init(&s->held_cv, NULL);
 	s->cfg = *cfg;
 	if ((s->data_dir = strdup(cfg->data_dir)) == NULL) {
 		r = klog_err_set(err, -KLOG_ENOMEM, "out of memory");

@@ -5,16 +5,18 @@
  * index names to the first record at or after a time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sys/uio.h>
 
 #include "klog/base/error.h"
 #include "klog/storage/format.h"
 #include "klog/storage/record.h"
 #include "klog/storage/timeindex.h"
 
-#define CHUNK ((size_t)1 << 20)   /* a read of the file, to build */
 #define FIND_CHUNK ((size_t)64 << 10)  /* a read of a lookup: about the
                                           spacing, and from the heap */
 /* Bytes of an entry the index reads: up to the end of maxTimestamp. */
@@ -265,45 +267,90 @@ read_at(int fd, uint8_t *buf, size_t len, int64_t pos)
 	return got > 0 ? got : -KLOG_EIO;
 }
 
+/*
+ * read_at() for a pass over old segments: what the page cache holds, taken
+ * without waiting (RWF_NOWAIT), then the rest from the disk, which is
+ * dropped from the cache again (POSIX_FADV_DONTNEED: the pages were not
+ * there, so none is dirty or wanted) and counted in *cold.  A file system
+ * that cannot read without waiting has everything read as warm.
+ */
+static ssize_t
+read_cold(int fd, uint8_t *buf, size_t len, int64_t pos, int64_t *cold)
+{
+	struct iovec v = { buf, len };
+	ssize_t warm, got;
+
+	do
+		warm = preadv2(fd, &v, 1, pos, RWF_NOWAIT);
+	while (warm < 0 && errno == EINTR);
+	if (warm < 0 && errno != EAGAIN)
+		return read_at(fd, buf, len, pos);
+	if (warm < 0)
+		warm = 0;
+	if ((size_t)warm == len)
+		return warm;
+	if ((got = read_at(fd, buf + warm, len - (size_t)warm,
+	    pos + warm)) < 0)
+		return warm > 0 ? warm : got;
+	(void)posix_fadvise(fd, pos + warm, got, POSIX_FADV_DONTNEED);
+	*cold += got;
+	return warm + got;
+}
+
+/* One read of a build, at most a chunk from tail->built, noted; with cold
+ * (not NULL), read by read_cold(). */
+static int
+build_chunk(klog_timeindex_t *tail, int fd, int64_t to, uint8_t *buf,
+    int64_t *cold)
+{
+	int64_t at = tail->built;
+	size_t want = (size_t)(to - at) < KLOG_TIMEINDEX_CHUNK ?
+	    (size_t)(to - at) : KLOG_TIMEINDEX_CHUNK, off;
+	ssize_t got;
+	uint32_t n;
+	int r = 0;
+
+	got = cold != NULL ? read_cold(fd, buf, want, at, cold) :
+	    read_at(fd, buf, want, at);
+	if (got < 0)
+		return (int)got;
+	/* An entry's header is noted, and its bytes past the chunk skipped
+	 * by reading from its end. */
+	for (off = 0; off < (size_t)got && tail->built < to;
+	    off += KLOG_LENGTH_SIZE + n)
+		if ((r = note_entry(tail, buf + off, (size_t)got - off,
+		    at + (int64_t)off, &n)) <= 0)
+			break;
+	if (r < 0)
+		return r;
+	if (tail->built == at)  /* a header cut by the file's end */
+		return -KLOG_EIO;
+	return 0;
+}
+
 int
 klog_timeindex_build(klog_timeindex_t *tail, int fd, int64_t to)
 {
 	uint8_t *buf;
-	ssize_t got;
-	size_t off;
-	uint32_t n;
-	int64_t at;
 	int r = 0;
 
 	if (tail->built >= to)
 		return 0;
-	if ((buf = malloc(CHUNK)) == NULL)
+	if ((buf = malloc(KLOG_TIMEINDEX_CHUNK)) == NULL)
 		return -KLOG_ENOMEM;
-	while (tail->built < to) {
-		at = tail->built;
-		got = read_at(fd, buf, (size_t)(to - at) < CHUNK ?
-		    (size_t)(to - at) : CHUNK, at);
-		if (got < 0) {
-			r = (int)got;
-			break;
-		}
-		/* An entry's header is noted, and its bytes past the chunk
-		 * skipped by reading from its end. */
-		for (off = 0; off < (size_t)got && tail->built < to;
-		    off += KLOG_LENGTH_SIZE + n)
-			if ((r = note_entry(tail, buf + off, (size_t)got - off,
-			    at + (int64_t)off, &n)) <= 0)
-				break;
-		if (r < 0)
-			break;
-		if (tail->built == at) {  /* a header cut by the file's end */
-			r = -KLOG_EIO;
-			break;
-		}
-		r = 0;
-	}
+	while (tail->built < to && r == 0)
+		r = build_chunk(tail, fd, to, buf, NULL);
 	free(buf);
 	return r;
+}
+
+int
+klog_timeindex_build_step(klog_timeindex_t *tail, int fd, int64_t to,
+    uint8_t *buf, int64_t *cold)
+{
+	if (tail->built >= to)
+		return 0;
+	return build_chunk(tail, fd, to, buf, cold);
 }
 
 /* The first record of the entry at p[0..len) (at pos) at or after ts. */

@@ -125,7 +125,8 @@ T0=1700000000000
 		EOF
 	}
 	run -0 check
-	# A restart: the index is built again by the first lookup.
+	# A restart: the index is built again, by the indexer thread or by
+	# a lookup that comes first.
 	kill -TERM "$BROKER_PID"
 	wait "$BROKER_PID"
 	start_kafka_broker
@@ -171,4 +172,55 @@ T0=1700000000000
 	run -0 klog-consume -t plain -o s@2019-01-01T00:00:00Z -e
 	[ "${#lines[@]}" -eq 300 ]
 	[ "${lines[0]}" = 1 ]
+}
+
+# GET /metrics of the broker's --metrics-listen on $1: the body.
+scrape() {
+	"$PY" - "$1" <<-'PY'
+	import http.client, sys
+	c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+	c.request("GET", "/metrics")
+	sys.stdout.write(c.getresponse().read().decode())
+	PY
+}
+
+@test "time: after a restart the indexer thread reads the old segments, not the first lookup; lookups after are right" {
+	local mport unindexed line size segs pad
+	mport=$(free_port)
+	pad=$(printf '%01000d' 0)
+	start_broker --segment-bytes 64K --metrics-listen "127.0.0.1:$mport"
+	# 600 records a second apart from T0, an entry each, with record
+	# 300 late (T0 + 4000 s): about ten segments.
+	for i in $(seq 0 599); do
+		d=$((i * 1000))
+		[ "$i" -ne 300 ] || d=4000000
+		printf '{"payload":"r%d-%s","timestamp":%d}\n' "$i" "$pad" \
+			$((T0 + d))
+	done | klog-produce -t st -p 0 -J --batch 1 -a all
+	unindexed=$(scrape "$mport" | awk '$1 ~ /^klog_time_index_unindexed_bytes\{topic="st"/ { print $2 }')
+	[ "$unindexed" = 0 ]      # kept by the appends
+	kill -TERM "$BROKER_PID"
+	wait "$BROKER_PID"
+	: >"$TMP/broker.log"
+	start_broker --segment-bytes 64K --metrics-listen "127.0.0.1:$mport"
+	# No lookup yet: the indexer reads every segment, whole.
+	wait_log "time index:" 10
+	line=$(grep -F "time index:" "$TMP/broker.log")
+	size=$(cat "$BROKER_DATA"/st-0/*.klog | wc -c)
+	segs=$(ls "$BROKER_DATA"/st-0/*.klog | wc -l)
+	[ "$segs" -ge 8 ]
+	[[ "$line" == *" $segs segments of 1 partition indexed, $size bytes read"* ]]
+	unindexed=$(scrape "$mport" | awk '$1 ~ /^klog_time_index_unindexed_bytes\{topic="st"/ { print $2 }')
+	[ "$unindexed" = 0 ]
+	# The first at or after T, in log order.
+	run -0 klog-consume -t st -o "s@$((T0 + 300500))" -c 1
+	[ "$output" = "r300-$pad" ]
+	run -0 klog-consume -t st -o "s@$((T0 + 1000))" -c 1
+	[ "$output" = "r1-$pad" ]
+	run -0 klog-consume -t st -o "s@$((T0 + 299000))" -c 1
+	[ "$output" = "r299-$pad" ]
+	run -0 klog-consume -t st -o "s@$((T0 + 4000000))" -c 1
+	[ "$output" = "r300-$pad" ]
+	run -0 klog-consume -t st -o "s@$((T0 + 4000001))" -e
+	[ -z "$output" ]
 }

@@ -228,6 +228,33 @@ typedef struct klog_log_time {
 int klog_log_find_time(klog_log_t *log, int64_t time_ms,
     klog_log_time_t *out, klog_err_t *err);
 
+/* What klog_log_time_index() read: segments, bytes, and of them the bytes
+ * that were not in the page cache. */
+typedef struct klog_log_index_stats {
+	size_t segments;
+	int64_t bytes, cold;
+} klog_log_index_stats_t;
+
+/* Called after each read of klog_log_time_index() with the figures so
+ * far; nonzero stops it there. */
+typedef int klog_log_pace_fn(void *arg, const klog_log_index_stats_t *st);
+
+/*
+ * Complete the time index of every segment of log, so that no lookup has
+ * to read a whole segment first: for a thread other than the loop's (the
+ * broker's indexer), while lookups, appends, cuts and retention go on
+ * (each join is checked as a lookup's own is).  A MiB is read at a time,
+ * without the log's lock, and bytes not in the page cache are dropped
+ * from it after (timeindex.h); pace (NULL: none) is called after each
+ * read, and stops the work with -KLOG_ECLOSED, what was read kept.
+ * Cheap when every index is complete: a look under the lock a segment.
+ * Segments deleted meanwhile (retention, klog-retain, a cut) are passed
+ * over.  What was read is added to *st.  -KLOG_EIO, -KLOG_ECORRUPT,
+ * -KLOG_ENOMEM or the code of a failed open, with err set.
+ */
+int klog_log_time_index(klog_log_t *log, klog_log_pace_fn *pace, void *arg,
+    klog_log_index_stats_t *st, klog_err_t *err);
+
 /* Bytes the log's time indexes hold in memory, and bytes of its segments
  * they have not seen yet (what lookups would read first). */
 size_t klog_log_time_index_bytes(klog_log_t *log);

@@ -12,6 +12,7 @@
 #ifndef KLOG_STORE_H
 #define KLOG_STORE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "klog/base/error.h"
@@ -126,6 +127,16 @@ const char *klog_store_topic_name(klog_store_t *s, size_t i);
  * store, these two may be called from another thread too. */
 size_t klog_store_log_count(klog_store_t *s);
 klog_log_t *klog_store_log(klog_store_t *s, size_t i);
+
+/*
+ * The i-th log as klog_store_log() counts them (NULL past the end), held
+ * for another thread's long work on it (the broker's time indexer) until
+ * klog_store_release(): a deletion of its topic or partition sets *drop,
+ * then waits for the release before it hands the log over to be closed,
+ * so the holder checks *drop often.  One holder at a time; not the loop.
+ */
+klog_log_t *klog_store_hold(klog_store_t *s, size_t i, atomic_int *drop);
+void klog_store_release(klog_store_t *s);
 
 const char *klog_store_data_dir(const klog_store_t *s);
 

@@ -100,6 +100,18 @@ void klog_timeindex_trim(klog_timeindex_t *ti);
 void klog_timeindex_tail(const klog_timeindex_t *ti, klog_timeindex_t *tail);
 int klog_timeindex_build(klog_timeindex_t *tail, int fd, int64_t to);
 
+/*
+ * One read of a build, for a pass over old segments off the event loop
+ * (log.h's klog_log_time_index()): at most KLOG_TIMEINDEX_CHUNK bytes from
+ * tail->built towards to, through buf (that many bytes, the caller's),
+ * noted into tail.  Bytes that were not in the page cache are dropped from
+ * it after, so that the pass does not push the log's hot tail out, and
+ * added to *cold.  Errors as klog_timeindex_build().
+ */
+#define KLOG_TIMEINDEX_CHUNK ((size_t)1 << 20)
+int klog_timeindex_build_step(klog_timeindex_t *tail, int fd, int64_t to,
+    uint8_t *buf, int64_t *cold);
+
 /* Take tail's entries and ends into ti if ti still ends at from, where
  * tail started (1), else leave ti (0); tail is freed either way. */
 int klog_timeindex_join(klog_timeindex_t *ti, klog_timeindex_t *tail,

@@ -560,6 +560,59 @@ test_open_progress(void **state)
 	close_store(s, 1);
 }
 
+/* A holder of the store's log 0 on a thread of its own, as the broker's
+ * time indexer is: it lets go only once told to, and a while after. */
+struct holder {
+	klog_store_t *s;
+	atomic_int drop, held, released;
+};
+
+static void *
+hold_main(void *arg)
+{
+	struct holder *h = arg;
+
+	assert_non_null(klog_store_hold(h->s, 0, &h->drop));
+	atomic_store(&h->held, 1);
+	for (int i = 0; i < 5000 && !atomic_load(&h->drop); i++)
+		usleep(1000);
+	usleep(20000);
+	atomic_store(&h->released, 1);
+	klog_store_release(h->s);
+	return NULL;
+}
+
+static void
+test_hold(void **state)
+{
+	struct fixture *f = *state;
+	klog_store_config_t cfg;
+	struct holder h = { 0 };
+	klog_err_t err = { 0 };
+	klog_log_t **logs;
+	pthread_t t;
+	int n;
+
+	config(&cfg, f->dir);
+	h.s = open_store(&cfg);
+	append_msg(get(h.s, "a", 0), "x");
+	assert_null(klog_store_hold(h.s, 1, &h.drop));
+	assert_int_equal(pthread_create(&t, NULL, hold_main, &h), 0);
+	while (!atomic_load(&h.held))
+		usleep(1000);
+	/* The deletion asks the holder to let go, and waits for it. */
+	assert_int_equal(klog_store_delete_topic(h.s, "a", &logs, &n, &err),
+	    0);
+	assert_int_equal(atomic_load(&h.drop), 1);
+	assert_int_equal(atomic_load(&h.released), 1);
+	pthread_join(t, NULL);
+	assert_int_equal(n, 1);
+	klog_log_close(logs[0]);
+	free(logs);
+	assert_null(klog_store_hold(h.s, 0, &h.drop));
+	close_store(h.s, 1);
+}
+
 int
 main(void)
 {
@@ -575,6 +628,7 @@ main(void)
 		T(test_scan),
 		T(test_bad_config),
 		T(test_flusher_thread),
+		T(test_hold),
 #undef T
 	};
 

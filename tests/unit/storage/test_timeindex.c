@@ -3,9 +3,12 @@
  * time lookup (lib/storage/logtime.c): the running max and its entries,
  * records out of time order, LogAppendTime, segments with no timestamp,
  * an index built by appends or at the first lookup after an open, and
- * logs recovered, truncated and retained.  Every lookup is checked against
+ * logs recovered, truncated and retained; the indexer's pass over a log
+ * (complete, stopped, segments deleted meanwhile) and its reads' care of
+ * the page cache.  Every lookup is checked against
  * a walk of what was written, record by record.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +19,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <sys/mman.h>
+#include <sys/uio.h>
 
 #define DIRFX_NAME "timeindex"
 #include "fx/dirfx.h"
@@ -425,6 +431,248 @@ test_retained(void **state)
 	free(bk);
 }
 
+/* ---- the indexer's pass (klog_log_time_index()) ---- */
+
+/* A pace that stops after stop_after reads (0: never), retains the log
+ * to retain bytes after the first if asked (> 0), and counts the calls. */
+struct pacer {
+	klog_log_t *log;
+	int calls, stop_after;
+	int64_t retain;
+};
+
+static int
+pacer(void *arg, const klog_log_index_stats_t *st)
+{
+	struct pacer *p = arg;
+	size_t deleted;
+	int64_t bytes;
+
+	assert_true(st->bytes > 0);
+	if (++p->calls == 1 && p->retain > 0)
+		assert_int_equal(klog_log_retain(p->log, -1, p->retain, 0,
+		    &deleted, &bytes, NULL), 0);
+	return p->stop_after > 0 && p->calls >= p->stop_after;
+}
+
+/* A log of several 16 KiB segments, closed and opened again: no index. */
+static klog_log_t *
+reopened(const char *dir, struct book *bk, size_t *nsegs)
+{
+	klog_log_t *log = open_log(dir, 16 << 10, 0);
+
+	fill(log, bk, 1000, 13);
+	flush(log);
+	klog_log_close(log);
+	log = open_log(dir, 16 << 10, 0);
+	*nsegs = klog_log_segment_count(log);
+	assert_true(*nsegs >= 4);
+	assert_int_equal(klog_log_time_unindexed(log), klog_log_end(log));
+	return log;
+}
+
+static void
+test_index_pass(void **state)
+{
+	struct fixture *f = *state;
+	struct book *bk = book_new();
+	klog_log_index_stats_t st = { 0 };
+	struct pacer p = { 0 };
+	klog_err_t err = { 0 };
+	size_t nsegs;
+	klog_log_t *log = reopened(f->dir, bk, &nsegs);
+
+	p.log = log;
+	assert_int_equal(klog_log_time_index(log, pacer, &p, &st, &err), 0);
+	assert_int_equal(klog_log_time_unindexed(log), 0);
+	assert_int_equal(st.segments, nsegs);
+	assert_int_equal(st.bytes, klog_log_end(log));
+	assert_int_equal(p.calls, (int)nsegs);  /* a read each: under a MiB */
+	check_all(log, bk, 0, 12000, 97);
+	/* Again: nothing to read, nothing changed. */
+	st = (klog_log_index_stats_t){ 0 };
+	assert_int_equal(klog_log_time_index(log, pacer, &p, &st, &err), 0);
+	assert_int_equal(st.segments, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(p.calls, (int)nsegs);
+	/* Appends after it are noted by the appends themselves. */
+	fill(log, bk, 50, 17);
+	flush(log);
+	assert_int_equal(klog_log_time_unindexed(log), 0);
+	check_all(log, bk, 0, 12000, 89);
+	klog_log_close(log);
+	free(bk);
+}
+
+static void
+test_index_stopped(void **state)
+{
+	struct fixture *f = *state;
+	struct book *bk = book_new();
+	klog_log_index_stats_t st = { 0 };
+	struct pacer p = { .stop_after = 2 };
+	klog_err_t err = { 0 };
+	size_t nsegs;
+	klog_log_t *log = reopened(f->dir, bk, &nsegs);
+	int64_t end = klog_log_end(log);
+
+	/* Stopped after its second read: those two segments are kept. */
+	assert_int_equal(klog_log_time_index(log, pacer, &p, &st, &err),
+	    -KLOG_ECLOSED);
+	assert_int_equal(st.segments, 2);
+	assert_int_equal(klog_log_time_unindexed(log), end - st.bytes);
+	check_all(log, bk, 0, 12000, 301);
+	assert_int_equal(klog_log_time_unindexed(log), 0);
+	klog_log_close(log);
+	free(bk);
+}
+
+static void
+test_index_deleted(void **state)
+{
+	struct fixture *f = *state;
+	struct book *bk = book_new();
+	klog_log_index_stats_t st = { 0 };
+	struct pacer p = { 0 };
+	klog_err_t err = { 0 };
+	char path[PATH_MAX];
+	klog_segment_info_t info[64];
+	size_t nsegs, n;
+	klog_log_t *log = reopened(f->dir, bk, &nsegs);
+
+	/* klog-retain deleted the second segment behind the log: passed
+	 * over, unread; retention then drops all but the active one while
+	 * the first is read: they are passed over too. */
+	assert_int_equal(klog_log_segments(log, info, 64, &n), 0);
+	p.retain = info[n - 1].size;
+	seg_file(path, sizeof(path), f->dir, info[1].base, ".klog");
+	assert_int_equal(unlink(path), 0);
+	p.log = log;
+	assert_int_equal(klog_log_time_index(log, pacer, &p, &st, &err), 0);
+	assert_int_equal(st.segments, 2);
+	assert_int_equal(st.bytes, info[0].size + info[n - 1].size);
+	assert_int_equal(klog_log_segment_count(log), 1);
+	assert_int_equal(klog_log_time_unindexed(log), 0);
+	check_all(log, bk, 0, 12000, 97);
+	klog_log_close(log);
+	free(bk);
+}
+
+static void *
+index_main(void *arg)
+{
+	klog_log_index_stats_t st = { 0 };
+	klog_err_t err = { 0 };
+
+	return (void *)(intptr_t)klog_log_time_index(arg, NULL, NULL, &st,
+	    &err);
+}
+
+/* The pass on a thread of its own while lookups and appends go on, as in
+ * the broker: every answer the oracle's, every index complete after. */
+static void
+test_index_concurrent(void **state)
+{
+	struct fixture *f = *state;
+	struct book *bk = book_new();
+	klog_log_t *log = open_log(f->dir, 4 << 10, 0);
+	int64_t ts[] = { 90000, 90001 };
+	pthread_t t;
+	void *r;
+
+	fill(log, bk, 6000, 23);
+	flush(log);
+	klog_log_close(log);
+	log = open_log(f->dir, 4 << 10, 0);
+	assert_int_equal(pthread_create(&t, NULL, index_main, log), 0);
+	for (int i = 0; i < 20; i++)
+		put_batch(log, bk, ts, 2, -1);
+	flush(log);
+	check_all(log, bk, 0, 91000, 397);
+	assert_int_equal(pthread_join(t, &r), 0);
+	assert_int_equal((intptr_t)r, 0);
+	check_all(log, bk, 0, 91000, 101);
+	assert_int_equal(klog_log_time_unindexed(log), 0);
+	klog_log_close(log);
+	free(bk);
+}
+
+/* Pages of fd's first len bytes in the page cache. */
+static size_t
+resident(int fd, int64_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = ((size_t)len + page -
+	    1) / page, in = 0;
+	unsigned char *vec = malloc(n);
+	void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mincore(m, (size_t)len, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		in += vec[i] & 1;
+	munmap(m, (size_t)len);
+	free(vec);
+	return in;
+}
+
+/* A step's reads leave the page cache as they found it: bytes from the
+ * disk dropped again and counted, bytes in the cache kept. */
+static void
+test_build_step_cold(void **state)
+{
+	struct fixture *f = *state;
+	struct book *bk = book_new();
+	klog_log_t *log = open_log(f->dir, 0, 0);
+	klog_timeindex_t whole, step;
+	char path[PATH_MAX];
+	uint8_t *buf = malloc(KLOG_TIMEINDEX_CHUNK), probe[4096];
+	struct iovec v = { probe, sizeof(probe) };
+	int64_t end, cold = 0;
+	int fd;
+
+	fill(log, bk, 8000, 19);   /* about half a MiB */
+	flush(log);
+	end = klog_log_end(log);
+	klog_log_close(log);
+	seg_file(path, sizeof(path), f->dir, 0, ".klog");
+	assert_true((fd = open(path, O_RDONLY)) >= 0);
+	klog_timeindex_init(&whole, KLOG_TIMEINDEX_SPACING);
+	assert_int_equal(klog_timeindex_build(&whole, fd, end), 0);
+	/* Warm (just read): nothing counted as cold. */
+	klog_timeindex_init(&step, KLOG_TIMEINDEX_SPACING);
+	assert_int_equal(klog_timeindex_build_step(&step, fd, end, buf,
+	    &cold), 0);
+	assert_int_equal(step.built, end);
+	assert_int_equal(cold, 0);
+	assert_int_equal(resident(fd, end), (size_t)(end + 4095) / 4096);
+	assert_int_equal(step.n, whole.n);
+	assert_memory_equal(step.v, whole.v, whole.n * sizeof(*whole.v));
+	assert_int_equal(step.max_ts, whole.max_ts);
+	klog_timeindex_free(&step);
+	/* Cold: read from the disk, and out of the cache after. */
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (preadv2(fd, &v, 1, 0, RWF_NOWAIT) >= 0) {
+		/* A file system that keeps its pages (tmpfs) cannot say. */
+		close(fd);
+		free(buf);
+		klog_timeindex_free(&whole);
+		free(bk);
+		skip();
+	}
+	klog_timeindex_init(&step, KLOG_TIMEINDEX_SPACING);
+	assert_int_equal(klog_timeindex_build_step(&step, fd, end, buf,
+	    &cold), 0);
+	assert_int_equal(cold, end);
+	assert_int_equal(step.n, whole.n);
+	/* The page cut by the end stays (DONTNEED drops whole pages). */
+	assert_in_range(resident(fd, end), 0, 1);
+	klog_timeindex_free(&step);
+	klog_timeindex_free(&whole);
+	close(fd);
+	free(buf);
+	free(bk);
+}
+
 int
 main(void)
 {
@@ -440,6 +688,16 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_and_recovered,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retained, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_index_pass, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_index_stopped, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_index_deleted, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_index_concurrent, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_build_step_cold, setup,
 		    teardown),
 	};
 
