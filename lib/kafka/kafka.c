@@ -7,18 +7,13 @@
  * (kbatch.h, each kept as one magic-2 entry) become a klog set in a buffer
  * of its request, which the core stages and writes at klog_core_commit(),
  * as the native front end's sets in the read buffer.
- * Fetch: the core's slice of the log is read (pread) and served from the
- * entry holding the offset asked for, so its first message always has an
- * offset at or past it (kmsg.h): plain entries transcoded, magic-2 ones as
- * the record batches they were (kserve.h) or, for Fetch v0 to v3, as
- * messages of their records.
+ * Fetch: the core's slices of the log, answered by kfetch.c.
  */
 #include <sys/types.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kafka_impl.h"
 #include "klog/base/buf.h"
@@ -29,7 +24,6 @@
 #include "klog/storage/format.h"
 #include "klog/storage/record.h"
 
-#define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
 #define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
 /* What one read's produce requests may decompress to, together: a
  * request of compressed sets is bounded by its size, its 0.7 sets only by
@@ -121,14 +115,6 @@ trusted(void *arg, const klog_produce_part_t *pp)
 	return KLOG_CORE_TRUST_CRC | KLOG_CORE_TRUST_RECORDS;
 }
 
-/* The first error of an answer, for the requests' error label. */
-static inline void
-note_error(klog_kafka_t *k, int16_t error)
-{
-	if (k->err == KLOG_KERR_NONE)
-		k->err = error;
-}
-
 /* A produce response from items: a part's Kafka base offset is its first
  * message's (item max holds it less the set's offset); append_time the
  * LogAppendTime its batches were stamped with, or -1. */
@@ -153,7 +139,7 @@ encode_produce(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		    version >= 5 ? klog_core_item_log_start(&items[i]) : -1,
 		    append_time };
 	for (uint32_t i = 0; i < n; i++)
-		note_error(k, r[i].error);
+		kafka_note_error(k, r[i].error);
 	klog_kwdata_produce_resp(out, corr, version, r, n, errpos);
 }
 
@@ -338,123 +324,6 @@ handle_produce(klog_kafka_t *k, const klog_kreq_t *r)
 
 /* ---- fetch ---- */
 
-/* Read the slice's bytes into k->rbuf: 0, or -1. */
-static int
-read_slice(klog_kafka_t *k, const klog_log_slice_t *sl)
-{
-	size_t got = 0;
-
-	if (klog_buf_grow((void **)&k->rbuf, &k->rbuf_cap, sl->len + 1) < 0)
-		return -1;
-	while (got < sl->len) {
-		ssize_t n = pread(sl->fd, k->rbuf + got, sl->len - got,
-		    sl->file_pos + (int64_t)got);
-
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * One partition's messages from what the core reads for it, at most
- * max_out Kafka bytes (the first message whole, whatever its size).
- * Returns the Kafka error of the part.
- */
-static int16_t
-serve_part(klog_kafka_t *k, klog_buf_t *out, const klog_core_item_t *it,
-    klog_core_read_t *r, int magic, size_t max_out)
-{
-	klog_kmsg_out_info_t info;
-	klog_core_item_t bigger;
-	int16_t error = KLOG_KERR_NONE;
-
-	for (int tries = 0; tries < 2; tries++) {
-		if (read_slice(k, &r->slice) < 0) {
-			error = KLOG_KERR_UNKNOWN;
-			break;
-		}
-		if (klog_kmsg_serve(k->rbuf, r->slice.len, r->slice.offset,
-		    it->offset, magic, max_out, MAX_INFLATE, out, &info) < 0) {
-			out->failed = 1;
-			break;
-		}
-		if (info.messages == 0 && info.bad_offset >= 0)
-			error = KLOG_KERR_CORRUPT_MESSAGE;
-		/* A first message larger than the client's limit is read
-		 * whole, once, as Kafka hands it out. */
-		if (info.messages > 0 || info.need == 0 || tries > 0 ||
-		    info.need > (uint32_t)KLOG_CORE_MAX_FETCH_BYTES)
-			break;
-		bigger = *it;
-		bigger.offset = r->slice.offset;
-		bigger.max = (int32_t)info.need;
-		klog_log_slice_release(&r->slice);
-		klog_core_fetch_read(k->core, &bigger, (int64_t)info.need, r);
-		if (!r->has_slice)
-			break;
-	}
-	if (r->has_slice)
-		klog_log_slice_release(&r->slice);
-	if (k->rbuf_cap > KEEP_BYTES) {
-		free(k->rbuf);
-		k->rbuf = NULL;
-		k->rbuf_cap = 0;
-	}
-	return error;
-}
-
-/* A fetch response: its head (kwdata.h), then each partition's error,
- * high watermark (the visible end), log start and the fields of its
- * version, and messages. */
-static void
-encode_fetch(klog_kafka_t *k, klog_buf_t *out, int16_t version, int32_t corr,
-    int32_t max_bytes, const klog_core_item_t *items, uint32_t n)
-{
-	size_t start = klog_kwire_begin(out, corr);
-	int64_t left = max_bytes < RESPONSE_MAX ? max_bytes : RESPONSE_MAX;
-	klog_kwire_topics_t t;
-
-	klog_kwdata_fetch_head(out, version, KLOG_KERR_NONE);
-	klog_kwire_topics_begin(out, &t);
-	for (uint32_t i = 0; i < n; i++) {
-		const klog_core_item_t *it = &items[i];
-		klog_core_read_t r = { 0 };
-		size_t errpos, sizepos, before;
-		int16_t error;
-
-		klog_kwire_topics_part(out, &t, it->topic);
-		/* Past the response's limit a partition still tells its high
-		 * watermark (clients count lag and find the end by it). */
-		klog_core_fetch_read(k->core, it, left > 0 ? left : 0, &r);
-		if (r.has_slice && left <= 0) {
-			klog_log_slice_release(&r.slice);
-			r.has_slice = 0;
-		}
-		error = klog_kwire_error_from_wire(r.error);
-		errpos = klog_kwdata_fetch_part(out, version, it->partition,
-		    error, r.log_end, r.log_start);
-		sizepos = out->len;
-		klog_buf_put_i32(out, 0);
-		before = out->len;
-		if (r.has_slice && (error = serve_part(k, out, it, &r,
-		    klog_kserve_magic(version), (size_t)(it->max < left ?
-		    it->max : left))) != 0 &&
-		    !out->failed && out->len >= errpos + 2) {
-			out->data[errpos] = (uint8_t)((uint16_t)error >> 8);
-			out->data[errpos + 1] = (uint8_t)error;
-		}
-		note_error(k, error);
-		if (out->failed)
-			break;
-		klog_buf_patch_i32(out, sizepos, (int32_t)(out->len - before));
-		left -= (int64_t)(out->len - before);
-	}
-	klog_kwire_topics_end(out, &t);
-	klog_kwire_end(out, start);
-}
-
 static void
 handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 {
@@ -474,7 +343,7 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	}
 	if ((error = klog_kwdata_fetch_session_error(&f)) != KLOG_KERR_NONE) {
 		klog_kwdata_fetch_error(out, r->correlation, r->version, error);
-		note_error(k, error);
+		kafka_note_error(k, error);
 		return;
 	}
 	req = f.req;
@@ -502,8 +371,8 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	for (uint32_t i = 0; i < n; i++)
 		items[i].align = 1;
 	if (now) {
-		encode_fetch(k, out, r->version, r->correlation, max_bytes,
-		    items, n);
+		kafka_fetch_encode(k, out, r->version, r->correlation,
+		    max_bytes, items, n);
 		return;
 	}
 	if ((pk = park(k, KLOG_CORE_FETCH, r->version, r->correlation, items,
@@ -578,7 +447,7 @@ encode_offsets(klog_kafka_t *k, klog_buf_t *out, int16_t version,
 		klog_kwire_topics_part(out, &t, it->topic);
 		klog_kwdata_offsets_part(out, version, it->partition, error,
 		    k->offs, cnt, ts);
-		note_error(k, error);
+		kafka_note_error(k, error);
 	}
 	klog_kwire_topics_end(out, &t);
 	klog_kwire_end(out, start);
@@ -629,8 +498,8 @@ finish(klog_core_park_t *pk)
 		    pk->n, pk->stamp, NULL);
 		break;
 	case KLOG_CORE_FETCH:
-		encode_fetch(k, out, version, pk->correlation, pk->tag[1],
-		    pk->items, pk->n);
+		kafka_fetch_encode(k, out, version, pk->correlation,
+		    pk->tag[1], pk->items, pk->n);
 		break;
 	default:
 		encode_offsets(k, out, version, pk->correlation, pk->items,
@@ -816,7 +685,7 @@ dispatch(klog_kafka_t *k, const klog_kreq_t *r)
 		 * ask again at a version listed. */
 		answer_versions(k, r->correlation, 0,
 		    KLOG_KERR_UNSUPPORTED_VERSION);
-		note_error(k, KLOG_KERR_UNSUPPORTED_VERSION);
+		kafka_note_error(k, KLOG_KERR_UNSUPPORTED_VERSION);
 		return;
 	}
 	/* Anything but a produce first writes what this read staged, so it

@@ -137,6 +137,24 @@ void kafka_create_partitions(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_describe_configs(klog_kafka_t *k, const klog_kreq_t *r);
 void kafka_init_producer_id(klog_kafka_t *k, const klog_kreq_t *r);
 
+/* The first error of an answer, for the requests' error label. */
+static inline void
+kafka_note_error(klog_kafka_t *k, int16_t error)
+{
+	if (k->err == KLOG_KERR_NONE)
+		k->err = error;
+}
+
+/*
+ * A Fetch response (kfetch.c) onto out (k->q's buffer, or a parked
+ * request's hold's): its head (kwdata.h), then each partition's error,
+ * high watermark (the visible end), log start and the fields of its
+ * version, and messages, within max_bytes.
+ */
+void kafka_fetch_encode(klog_kafka_t *k, klog_buf_t *out, int16_t version,
+    int32_t corr, int32_t max_bytes, const klog_core_item_t *items,
+    uint32_t n);
+
 /* The group coordinator and offset store, for klog_kafka_new/free. */
 int kafka_groups_open(klog_kafka_t *k, klog_loop_t *loop,
     const char *data_dir, klog_err_t *err);
