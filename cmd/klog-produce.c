@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "produce/report.h"
 #include "produce/usage.h"
 #include "klog/base/clock.h"
 #include "klog/base/exit.h"
@@ -338,13 +339,7 @@ typedef struct run {
 	int save_failed;           /* said once; no more saves */
 	uint64_t oversized;        /* records skipped as too long */
 	int status;                /* exit status decided so far */
-	FILE *report;              /* --report */
-	struct gap {               /* from send number seq on, record numbers
-	                              are seq + delta (records skipped) */
-		uint64_t seq;
-		uint64_t delta;
-	} *gaps;
-	size_t ngaps, gaps_cap;
+	produce_report_t rep;      /* --report */
 	cli_progress_t prog;       /* of a file on stdin */
 	off_t in_start, in_end;
 } run_t;
@@ -408,85 +403,6 @@ oversized(run_t *r)
 		return 0;
 	r->status = KLOG_EXIT_FAIL;
 	return -1;
-}
-
-/* The delivery report must name records by their input numbers, which
- * skipped records (blank, oversized) set apart from the send numbers. */
-static int
-note_gap(run_t *r)
-{
-	uint64_t delta = r->recno - r->sent;
-	struct gap *g;
-
-	if (r->report == NULL ||
-	    (r->ngaps > 0 && r->gaps[r->ngaps - 1].delta == delta) ||
-	    (r->ngaps == 0 && delta == 0))
-		return 0;
-	if (r->ngaps == r->gaps_cap) {
-		size_t cap = r->gaps_cap ? 2 * r->gaps_cap : 16;
-
-		if ((g = realloc(r->gaps, cap * sizeof(*g))) == NULL) {
-			fprintf(stderr, PROG ": out of memory\n");
-			r->status = KLOG_EXIT_FAIL;
-			return -1;
-		}
-		r->gaps = g;
-		r->gaps_cap = cap;
-	}
-	r->gaps[r->ngaps++] = (struct gap){ r->sent, delta };
-	return 0;
-}
-
-static uint64_t
-record_of(const run_t *r, uint64_t seq)
-{
-	size_t lo = 0, hi = r->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->gaps[mid].seq <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return seq + (lo > 0 ? r->gaps[lo - 1].delta : 0);
-}
-
-/*
- * --report: one JSON line per record of a request done: its input number,
- * partition and offset (a message inside a gzip wrapper has the wrapper's,
- * as klog-consume shows it; null with -a 0), or the error.
- */
-static void
-report_done(run_t *r, const klog_producer_done_t *d)
-{
-	klog_iter_t it;
-	klog_msg_t m;
-	uint32_t k = 0;
-
-	if (!d->ok) {
-		for (uint32_t i = 0; i < d->records; i++)
-			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
-			    "\":%d,\"error\":\"%s\"}\n", record_of(r,
-			    d->first + i), (int)d->partition, d->error ?
-			    klog_wire_error_name(d->error) : "not sent");
-		return;
-	}
-	klog_iter_init(&it, d->set, d->set_len, d->offset < 0 ? 0 : d->offset,
-	    KLOG_ITER_DEEP | KLOG_ITER_NOCRC, 0);
-	while (k < d->records && klog_iter_next(&it, &m) == 1) {
-		if (d->offset < 0)
-			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
-			    "\":%d,\"offset\":null}\n", record_of(r,
-			    d->first + k), (int)d->partition);
-		else
-			fprintf(r->report, "{\"record\":%" PRIu64 ",\"partition"
-			    "\":%d,\"offset\":%" PRId64 "}\n", record_of(r,
-			    d->first + k), (int)d->partition, m.offset);
-		k++;
-	}
-	klog_iter_free(&it);
 }
 
 /* -J: the envelope's headers, then -H's; NULL when out of memory. */
@@ -609,7 +525,11 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	if (rc < 0)
 		return bad_record(r, rc, klog_strerror(rc));
 	r->sent++;
-	return note_gap(r);
+	if (produce_report_sent(&r->rep, r->recno, r->sent) == 0)
+		return 0;
+	fprintf(stderr, PROG ": out of memory\n");
+	r->status = KLOG_EXIT_FAIL;
+	return -1;
 }
 
 /*
@@ -799,8 +719,8 @@ request_done(void *arg, const klog_producer_done_t *d)
 	if (r->bm != NULL &&
 	    klog_bookmark_done(r->bm, d->first, d->records, d->ok) < 0)
 		r->done_failed = 1;
-	if (r->report != NULL)
-		report_done(r, d);
+	if (r->rep.f != NULL)
+		produce_report_done(&r->rep, d);
 }
 
 static int
@@ -820,7 +740,7 @@ connect_producer(run_t *r)
 	r->plain = !r->o->json && r->o->keydelim.len == 0 &&
 	    r->o->nhdrs == 0 && !r->o->stamp &&
 	    r->o->pc.codec <= KLOG_CODEC_GZIP;
-	if (r->bm != NULL || r->report != NULL) {
+	if (r->bm != NULL || r->rep.f != NULL) {
 		r->o->pc.done = request_done;
 		r->o->pc.arg = r;
 	}
@@ -851,7 +771,7 @@ open_outputs(run_t *r)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
-	if (o->report_path != NULL && (r->report = strcmp(o->report_path,
+	if (o->report_path != NULL && (r->rep.f = strcmp(o->report_path,
 	    "-") == 0 ? stdout : fopen(o->report_path, "we")) == NULL) {
 		fprintf(stderr, PROG ": --report %s: %s\n", o->report_path,
 		    strerror(errno));
@@ -890,15 +810,15 @@ close_run(run_t *r, int status)
 {
 	/* The report is the ledger of what the broker holds: a report that
 	 * could not be written whole fails the run. */
-	if (r->report != NULL && (fflush(r->report) == EOF ||
-	    ferror(r->report))) {
+	if (r->rep.f != NULL && (fflush(r->rep.f) == EOF ||
+	    ferror(r->rep.f))) {
 		fprintf(stderr, PROG ": --report %s: %s\n", r->o->report_path,
 		    strerror(errno));
 		status = KLOG_EXIT_IOERR;
 	}
-	if (r->report != NULL && r->report != stdout)
-		fclose(r->report);
-	free(r->gaps);
+	if (r->rep.f != NULL && r->rep.f != stdout)
+		fclose(r->rep.f);
+	produce_report_free(&r->rep);
 	klog_input_free(&r->in);
 	klog_bookmark_close(r->bm);
 	klog_producer_close(r->p);
