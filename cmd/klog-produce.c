@@ -22,7 +22,7 @@
 #include "klog/client/client.h"
 #include "klog/client/discovery.h"
 #include "klog/client/input.h"
-#include "klog/client/bookmark.h"
+#include "klog/client/mirror.h"
 #include "klog/client/outfmt.h"
 #include "klog/client/producer.h"
 #include "klog/proto/proto.h"
@@ -331,7 +331,7 @@ typedef struct run {
 	int plain;                 /* nothing asks for records: no key,
 	                              header, timestamp, -J or codec that
 	                              only records carry */
-	klog_bookmark_t *bm;       /* --source-offset-file */
+	klog_mirror_t *bm;         /* --source-offset-file */
 	klog_input_source_t src;   /* the record's source position */
 	uint64_t recno;            /* records read */
 	uint64_t sent;             /* records queued: the producer's numbers */
@@ -514,15 +514,16 @@ record(run_t *r, const uint8_t *rec, size_t len)
 			from_line(r, rec, len, &pr);
 	}
 	/* Noted first, so that a record of a second topic is not sent; a
-	 * number that send then refuses is never acknowledged. */
-	if (r->bm != NULL && (rc = klog_bookmark_note(r->bm, r->sent + 1,
-	    r->src.topic, r->src.partition, r->src.next_offset, &err)) < 0)
-		return bad_record(r, rc, err.msg);
+	 * number that send then refuses is never acknowledged.  A record a
+	 * killed run's producer wrote is not sent again (mirror.h). */
+	if (r->bm != NULL && (rc = klog_mirror_note(r->bm, &pr, r->src.topic,
+	    r->src.partition, r->src.next_offset, &err)) != 0)
+		return rc < 0 ? bad_record(r, rc, err.msg) : 0;
 	rc = r->plain ? klog_producer_send(r->p, rec, len, NULL, 0) :
 	    klog_producer_send_record(r->p, &pr);
 	if (rc == -KLOG_ETOOBIG)
 		return oversized(r);
-	if (rc < 0)
+	if (rc < 0 || (r->bm != NULL && (rc = klog_mirror_sent(r->bm)) < 0))
 		return bad_record(r, rc, klog_strerror(rc));
 	r->sent++;
 	if (produce_report_sent(&r->rep, r->recno, r->sent) == 0)
@@ -577,7 +578,7 @@ settle(run_t *r)
 		return -1;
 	if (r->done_failed)
 		rc = klog_err_set(&err, -KLOG_ENOMEM, "out of memory");
-	else if ((rc = klog_bookmark_settle(r->bm, &err)) == 0)
+	else if ((rc = klog_mirror_settle(r->bm, &err)) == 0)
 		return 0;
 	fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 	r->status = KLOG_EXIT_IOERR;
@@ -659,6 +660,18 @@ pump(run_t *r, klog_err_t *err)
 }
 
 static void
+mirror_report(const run_t *r)
+{
+	uint64_t found, skipped, left;
+
+	klog_mirror_counts(r->bm, &found, &skipped, &left);
+	if (found > 0)
+		fprintf(stderr, PROG ": mirror: %" PRIu64 " records not sent "
+		    "again (at the destination already), %" PRIu64 " of those "
+		    "found not met\n", skipped, left);
+}
+
+static void
 report(const run_t *r, int64_t start_ms)
 {
 	klog_producer_stats_t st;
@@ -678,6 +691,8 @@ report(const run_t *r, int64_t start_ms)
 		    (double)(klog_clock_mono_ms() - start_ms) / 1000.0);
 	if (klog_producer_error(r->p) != NULL)
 		fprintf(stderr, PROG ": %s\n", klog_producer_error(r->p));
+	if (r->bm != NULL && r->o->verbose)
+		mirror_report(r);
 	if (missing > 0)
 		fprintf(stderr, PROG ": %" PRIu64 " of %" PRIu64 " records %s,"
 		    " %" PRIu64 " not\n", st.acked, st.records, verb, missing);
@@ -716,11 +731,32 @@ request_done(void *arg, const klog_producer_done_t *d)
 {
 	run_t *r = arg;
 
-	if (r->bm != NULL &&
-	    klog_bookmark_done(r->bm, d->first, d->records, d->ok) < 0)
+	if (r->bm != NULL && klog_mirror_done(r->bm, d) < 0)
 		r->done_failed = 1;
 	if (r->rep.f != NULL)
 		produce_report_done(&r->rep, d);
+}
+
+/* --source-offset-file with --idempotent: what a killed run's producer
+ * wrote past the bookmark, found at the destination.  0, or an exit
+ * status. */
+static int
+mirror_start(run_t *r, int64_t pid)
+{
+	klog_err_t err = { 0 };
+	uint64_t found, skipped, left;
+	int rc;
+
+	if ((rc = klog_mirror_start(r->bm, r->d, pid,
+	    r->o->pc.connect_timeout_ms, &err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
+		return klog_exit_for(rc);
+	}
+	klog_mirror_counts(r->bm, &found, &skipped, &left);
+	if (r->o->verbose)
+		fprintf(stderr, PROG ": mirror: %" PRIu64 " records of earlier "
+		    "runs past the bookmark at the destination\n", found);
+	return 0;
 }
 
 static int
@@ -751,10 +787,12 @@ connect_producer(run_t *r)
 	}
 	if (r->zk != NULL)
 		klog_producer_wake_on(r->p, klog_zk_event_fd(r->zk));
-	if (r->o->verbose && klog_producer_id(r->p, &pid, &epoch))
+	if (!klog_producer_id(r->p, &pid, &epoch))
+		return 0;
+	if (r->o->verbose)
 		fprintf(stderr, PROG ": idempotent: producer id %lld, epoch "
 		    "%d\n", (long long)pid, (int)epoch);
-	return 0;
+	return r->bm != NULL ? mirror_start(r, pid) : 0;
 }
 
 /* --source-offset-file's bookmark and --report's file opened: 0, or an
@@ -766,8 +804,8 @@ open_outputs(run_t *r)
 	klog_err_t err = { 0 };
 	int rc;
 
-	if (o->source_file != NULL && (rc = klog_bookmark_open(o->source_file,
-	    &r->bm, &err)) < 0) {
+	if (o->source_file != NULL && (rc = klog_mirror_open(o->source_file,
+	    o->pc.topic, o->pc.idempotent, &r->bm, &err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
@@ -820,7 +858,7 @@ close_run(run_t *r, int status)
 		fclose(r->rep.f);
 	produce_report_free(&r->rep);
 	klog_input_free(&r->in);
-	klog_bookmark_close(r->bm);
+	klog_mirror_close(r->bm);
 	klog_producer_close(r->p);
 	klog_discovery_close(r->d);
 	klog_zk_close(r->zk);

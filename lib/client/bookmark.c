@@ -26,6 +26,7 @@ struct klog_bookmark {
 	uint64_t lost;                    /* the least never to be, or 0 */
 	struct span *spans;               /* acknowledged past a gap */
 	size_t nspans, spans_cap;
+	char *notes;                      /* as saved last; NULL: never */
 };
 
 int
@@ -110,18 +111,28 @@ klog_bookmark_done(klog_bookmark_t *b, uint64_t first, uint32_t records,
 	return 0;
 }
 
-int
-klog_bookmark_settle(klog_bookmark_t *b, klog_err_t *err)
+uint64_t
+klog_bookmark_upto(const klog_bookmark_t *b)
 {
-	uint64_t upto = b->lost != 0 && b->lost <= b->through ? b->lost - 1 :
+	return b->lost != 0 && b->lost <= b->through ? b->lost - 1 :
 	    b->through;
+}
+
+int
+klog_bookmark_settle(klog_bookmark_t *b, uint64_t upto, const char *prefix,
+    const char *notes, klog_err_t *err)
+{
 	klog_offsetfile_t f;
 	size_t end = b->head;
+	char *copy = NULL;
 	int rc;
 
 	while (end < b->tail && b->q[end].seq <= upto)
 		end++;
-	if (end == b->head)
+	if (prefix != NULL && (b->notes == NULL ||
+	    strcmp(b->notes, notes) != 0) && (copy = strdup(notes)) == NULL)
+		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
+	if (end == b->head && copy == NULL)
 		return 0;
 	/* Read again: another mirror may have moved its partitions since. */
 	if ((rc = klog_offsetfile_load(b->path, &f, err)) < 0)
@@ -132,9 +143,21 @@ klog_bookmark_settle(klog_bookmark_t *b, klog_err_t *err)
 			klog_err_set(err, rc, "out of memory");
 			goto out;
 		}
-	if ((rc = klog_offsetfile_save(&f, err)) == 0)
-		b->head = end;
+	if (prefix != NULL && (rc = klog_offsetfile_notes_set(&f, prefix,
+	    notes)) < 0) {
+		klog_err_set(err, rc, "out of memory");
+		goto out;
+	}
+	if ((rc = klog_offsetfile_save(&f, err)) < 0)
+		goto out;
+	b->head = end;
+	if (copy != NULL) {
+		free(b->notes);
+		b->notes = copy;
+		copy = NULL;
+	}
 out:
+	free(copy);
 	klog_offsetfile_free(&f);
 	return rc;
 }
@@ -147,5 +170,6 @@ klog_bookmark_close(klog_bookmark_t *b)
 	free(b->path);
 	free(b->q);
 	free(b->spans);
+	free(b->notes);
 	free(b);
 }

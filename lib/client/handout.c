@@ -144,6 +144,8 @@ hand_out(klog_consumer_t *c, klog_consumer_msg_t *m, const klog_msg_t *msg)
 	m->headers = msg->headers;
 	m->headers_len = msg->headers_len;
 	m->header_count = msg->header_count;
+	m->batch = msg->batch;
+	m->batch_len = msg->batch_len;
 	c->itp->position = msg->next_offset;
 }
 

@@ -10,6 +10,8 @@
 #include "klog/base/parse.h"
 #include "klog/client/offsetfile.h"
 
+#define HEADER "# klog-consume offsets: topic, partition, next offset"
+
 static int
 cmp_entry(const void *a, const void *b)
 {
@@ -19,6 +21,40 @@ cmp_entry(const void *a, const void *b)
 	if (c != 0)
 		return c;
 	return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* Insert a copy of line[0..len) as note at. */
+static int
+note_insert(klog_offsetfile_t *f, size_t at, const char *line, size_t len)
+{
+	char **v, *copy;
+	size_t ncap;
+
+	if (f->nnotes == f->notes_cap) {
+		ncap = f->notes_cap ? 2 * f->notes_cap : 8;
+		if ((v = realloc(f->notes, ncap * sizeof(*v))) == NULL)
+			return -KLOG_ENOMEM;
+		f->notes = v;
+		f->notes_cap = ncap;
+	}
+	if ((copy = strndup(line, len)) == NULL)
+		return -KLOG_ENOMEM;
+	memmove(f->notes + at + 1, f->notes + at,
+	    (f->nnotes - at) * sizeof(*f->notes));
+	f->notes[at] = copy;
+	f->nnotes++;
+	return 0;
+}
+
+/* A '#' line kept as a note; the header is written by every save. */
+static int
+take_note(klog_offsetfile_t *f, const char *p)
+{
+	size_t len = strcspn(p, "\r\n");
+
+	if (len == strlen(HEADER) && memcmp(p, HEADER, len) == 0)
+		return 0;
+	return note_insert(f, f->nnotes, p, len);
 }
 
 /* Parse "topic partition offset" (blank-separated) into *e. */
@@ -70,8 +106,15 @@ klog_offsetfile_load(const char *path, klog_offsetfile_t *f, klog_err_t *err)
 	while (getline(&line, &cap, fp) >= 0) {
 		lineno++;
 		p = line + strspn(line, " \t\r\n");
-		if (*p == '\0' || *p == '#')
+		if (*p == '\0')
 			continue;
+		if (*p == '#') {
+			if ((rc = take_note(f, p)) < 0) {
+				klog_err_set(err, rc, "out of memory");
+				break;
+			}
+			continue;
+		}
 		if (parse_line(p, &e, &why) < 0) {
 			rc = klog_err_set(err, -KLOG_ECORRUPT, "%s:%zu: %s",
 			    path, lineno, why);
@@ -93,6 +136,9 @@ klog_offsetfile_free(klog_offsetfile_t *f)
 {
 	free(f->path);
 	free(f->entries);
+	for (size_t i = 0; i < f->nnotes; i++)
+		free(f->notes[i]);
+	free(f->notes);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -139,6 +185,35 @@ klog_offsetfile_set(klog_offsetfile_t *f, const char *topic,
 	return 0;
 }
 
+int
+klog_offsetfile_notes_set(klog_offsetfile_t *f, const char *prefix,
+    const char *text)
+{
+	size_t plen = strlen(prefix), at = SIZE_MAX, i = 0, len;
+	int rc;
+
+	while (i < f->nnotes)
+		if (strncmp(f->notes[i], prefix, plen) == 0) {
+			free(f->notes[i]);
+			memmove(f->notes + i, f->notes + i + 1,
+			    (--f->nnotes - i) * sizeof(*f->notes));
+			if (at == SIZE_MAX)
+				at = i;
+		} else {
+			i++;
+		}
+	if (at == SIZE_MAX)
+		at = f->nnotes;
+	for (; *text != '\0'; text += len + 1, at++) {
+		len = strcspn(text, "\n");
+		if ((rc = note_insert(f, at, text, len)) < 0)
+			return rc;
+		if (text[len] == '\0')
+			break;
+	}
+	return 0;
+}
+
 static int
 fsync_dir(const char *path)
 {
@@ -170,7 +245,9 @@ klog_offsetfile_save(const klog_offsetfile_t *f, klog_err_t *err)
 	if ((fp = fopen(tmp, "we")) == NULL)
 		return klog_err_set(err, klog_errno_code(errno), "%s: %s", tmp,
 		    strerror(errno));
-	fprintf(fp, "# klog-consume offsets: topic, partition, next offset\n");
+	fprintf(fp, HEADER "\n");
+	for (size_t i = 0; i < f->nnotes; i++)
+		fprintf(fp, "%s\n", f->notes[i]);
 	for (size_t i = 0; i < f->n; i++)
 		fprintf(fp, "%s\t%d\t%lld\n", f->entries[i].topic,
 		    (int)f->entries[i].partition,

@@ -34,10 +34,19 @@ int klog_bookmark_note(klog_bookmark_t *b, uint64_t seq, const char *topic,
  * be.  0, or -KLOG_ENOMEM. */
 int klog_bookmark_done(klog_bookmark_t *b, uint64_t first, uint32_t records,
     int ok);
-/* Save the positions of the records up to the first not acknowledged, if
- * any moved: 0, or klog_offsetfile_load() and _save() errors (nothing is
- * taken off then; a later settle tries again). */
-int klog_bookmark_settle(klog_bookmark_t *b, klog_err_t *err);
+/* The last record number the destination holds with every one before
+ * it acknowledged, below the first never to be (0: none yet). */
+uint64_t klog_bookmark_upto(const klog_bookmark_t *b);
+/*
+ * Save the positions of the records numbered up to upto (at most
+ * klog_bookmark_upto()) and, when prefix is not NULL, the file's notes
+ * (offsetfile.h) that start with prefix replaced by notes' lines, in one
+ * save; only if a position moved or the notes differ from those this
+ * bookmark saved last.  0, or klog_offsetfile_load() and _save() errors
+ * (nothing is taken off then; a later settle tries again).
+ */
+int klog_bookmark_settle(klog_bookmark_t *b, uint64_t upto,
+    const char *prefix, const char *notes, klog_err_t *err);
 void klog_bookmark_close(klog_bookmark_t *b);
 
 #endif

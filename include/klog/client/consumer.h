@@ -115,6 +115,10 @@ typedef struct klog_consumer_msg {
 	const uint8_t *headers;     /* record.h's header bytes */
 	size_t headers_len;
 	uint32_t header_count;
+	const uint8_t *batch;       /* a record's entry body, for
+	                               klog_batch_read() (its producer id);
+	                               NULL for a plain message */
+	uint32_t batch_len;
 } klog_consumer_msg_t;
 
 enum klog_consumer_event {

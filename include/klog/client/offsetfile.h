@@ -9,7 +9,9 @@
  *
  * The offset is the next offset of the last message written out (the
  * consumer's position), so a new run starts right after it.  Lines of other
- * topics are kept as they are; '#' lines and blank lines are ignored.  A
+ * topics are kept as they are; '#' lines and blank lines are no entries,
+ * but the '#' lines (notes: a person's, or klog-produce's mirror state,
+ * mirror.h) are kept too, in their order, after the header line.  A
  * save writes a temporary file next to it, fsyncs it, renames it over the
  * old one and fsyncs the directory, so a crash leaves the old or the new
  * file, never a mix.
@@ -33,6 +35,8 @@ typedef struct klog_offsetfile {
 	char *path;                        /* owned copy */
 	klog_offsetfile_entry_t *entries;  /* owned */
 	size_t n, cap;
+	char **notes;                      /* owned: '#' lines, no newline */
+	size_t nnotes, notes_cap;
 } klog_offsetfile_t;
 
 /*
@@ -50,6 +54,14 @@ int klog_offsetfile_get(const klog_offsetfile_t *f, const char *topic,
 /* Add or update an entry; -KLOG_ENOMEM, -KLOG_ETOPIC. */
 int klog_offsetfile_set(klog_offsetfile_t *f, const char *topic,
     int32_t partition, int64_t offset);
+
+/*
+ * The notes that start with prefix replaced by the lines of text (each
+ * ended by '\n'; "" for none), placed where the first one was, or at the
+ * end.  -KLOG_ENOMEM (f then holds some of them).
+ */
+int klog_offsetfile_notes_set(klog_offsetfile_t *f, const char *prefix,
+    const char *text);
 
 /* Write f to its path atomically (see above); -KLOG_EIO / -KLOG_ENOSPC.
  * The temporary file is named PATH.tmp.PID. */

@@ -113,7 +113,8 @@ test_save_and_load(void **state)
 	klog_offsetfile_free(&g);
 }
 
-/* Hand-edited files: blanks and comments; other topics survive a save. */
+/* Hand-edited files: blanks dropped; comments (notes) and other topics
+ * survive a save, the header not doubled. */
 static void
 test_hand_edited(void **state)
 {
@@ -122,7 +123,9 @@ test_hand_edited(void **state)
 	int64_t off;
 
 	(void)state;
-	write_file("# mine\n\n  other  2   77\nt 0 9223372036854775807\r\n");
+	write_file("# klog-consume offsets: topic, partition, next offset\n"
+	    "# mine\n\n  other  2   77\n# klog-produce: x\r\n"
+	    "t 0 9223372036854775807\r\n");
 	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
 	assert_int_equal(klog_offsetfile_get(&f, "t", 0, &off), 1);
 	assert_true(off == INT64_MAX);
@@ -130,8 +133,36 @@ test_hand_edited(void **state)
 	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
 	assert_string_equal(read_file(),
 	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "# mine\n"
+	    "# klog-produce: x\n"
 	    "other\t2\t77\n"
 	    "t\t0\t10\n");
+	klog_offsetfile_free(&f);
+}
+
+/* Notes of one prefix replaced where the first one was, the others
+ * kept; none left, or added at the end. */
+static void
+test_notes_set(void **state)
+{
+	klog_offsetfile_t f;
+	klog_err_t err = { 0 };
+
+	(void)state;
+	write_file("# a 1\n# b\n# a 2\nt 0 5\n");
+	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
+	assert_int_equal(klog_offsetfile_notes_set(&f, "# a ",
+	    "# a 3\n# a 4\n"), 0);
+	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "# a 3\n# a 4\n# b\nt\t0\t5\n");
+	assert_int_equal(klog_offsetfile_notes_set(&f, "# a ", ""), 0);
+	assert_int_equal(klog_offsetfile_notes_set(&f, "# c ", "# c 1"), 0);
+	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
+	assert_string_equal(read_file(),
+	    "# klog-consume offsets: topic, partition, next offset\n"
+	    "# b\n# c 1\nt\t0\t5\n");
 	klog_offsetfile_free(&f);
 }
 
@@ -162,6 +193,13 @@ test_malformed(void **state)
 	check_bad("a/b 0 1\n", "1: invalid topic name");
 }
 
+/* A settle as far as the acknowledgements go, no notes. */
+static int
+settle(klog_bookmark_t *b, klog_err_t *err)
+{
+	return klog_bookmark_settle(b, klog_bookmark_upto(b), NULL, NULL, err);
+}
+
 /* A mirror's bookmark: only what was acknowledged, with every record
  * before it, merged into what another mirror of the group wrote. */
 static void
@@ -180,10 +218,10 @@ test_bookmark(void **state)
 	    -KLOG_EINVAL);
 	/* 3..4 acknowledged before 1..2: nothing to save yet. */
 	assert_int_equal(klog_bookmark_done(b, 3, 2, 1), 0);
-	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_int_equal(settle(b, &err), 0);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(klog_bookmark_done(b, 1, 2, 1), 0);
-	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_int_equal(settle(b, &err), 0);
 	assert_string_equal(read_file(),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "t\t0\t40\n"
@@ -193,14 +231,14 @@ test_bookmark(void **state)
 	write_file("t 0 40\nt 1 35\nt 2 99\n");
 	assert_int_equal(klog_bookmark_done(b, 6, 1, 1), 0);
 	assert_int_equal(klog_bookmark_done(b, 5, 1, 0), 0);
-	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_int_equal(settle(b, &err), 0);
 	assert_string_equal(read_file(), "t 0 40\nt 1 35\nt 2 99\n");
 	klog_bookmark_close(b);
 	/* Moved by a settle, the others' lines stay. */
 	assert_int_equal(klog_bookmark_open(path, &b, &err), 0);
 	assert_int_equal(klog_bookmark_note(b, 1, "t", 0, 50, &err), 0);
 	assert_int_equal(klog_bookmark_done(b, 1, 1, 1), 0);
-	assert_int_equal(klog_bookmark_settle(b, &err), 0);
+	assert_int_equal(settle(b, &err), 0);
 	assert_string_equal(read_file(),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "t\t0\t50\n"
@@ -220,6 +258,7 @@ main(void)
 		cmocka_unit_test(test_save_and_load),
 		cmocka_unit_test(test_bookmark),
 		cmocka_unit_test(test_hand_edited),
+		cmocka_unit_test(test_notes_set),
 		cmocka_unit_test(test_malformed),
 	};
 
