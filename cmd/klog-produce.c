@@ -517,7 +517,7 @@ record(run_t *r, const uint8_t *rec, size_t len)
 	 * number that send then refuses is never acknowledged.  A record a
 	 * killed run's producer wrote is not sent again (mirror.h). */
 	if (r->bm != NULL && (rc = klog_mirror_note(r->bm, &pr, r->src.topic,
-	    r->src.partition, r->src.next_offset, &err)) != 0)
+	    r->src.partition, r->src.offset, r->src.next_offset, &err)) != 0)
 		return rc < 0 ? bad_record(r, rc, err.msg) : 0;
 	rc = r->plain ? klog_producer_send(r->p, rec, len, NULL, 0) :
 	    klog_producer_send_record(r->p, &pr);
@@ -662,13 +662,14 @@ pump(run_t *r, klog_err_t *err)
 static void
 mirror_report(const run_t *r)
 {
-	uint64_t found, skipped, left;
+	klog_mirror_counts_t c;
 
-	klog_mirror_counts(r->bm, &found, &skipped, &left);
-	if (found > 0)
+	klog_mirror_counts(r->bm, &c);
+	if (c.found > 0 || c.again > 0)
 		fprintf(stderr, PROG ": mirror: %" PRIu64 " records not sent "
 		    "again (at the destination already), %" PRIu64 " of those "
-		    "found not met\n", skipped, left);
+		    "found not met, %" PRIu64 " inside batches\n", c.skipped,
+		    c.left, c.again);
 }
 
 static void
@@ -744,7 +745,7 @@ static int
 mirror_start(run_t *r, int64_t pid)
 {
 	klog_err_t err = { 0 };
-	uint64_t found, skipped, left;
+	klog_mirror_counts_t c;
 	int rc;
 
 	if ((rc = klog_mirror_start(r->bm, r->d, pid,
@@ -752,10 +753,11 @@ mirror_start(run_t *r, int64_t pid)
 		fprintf(stderr, PROG ": %s\n", klog_err_text(&err, rc));
 		return klog_exit_for(rc);
 	}
-	klog_mirror_counts(r->bm, &found, &skipped, &left);
+	klog_mirror_counts(r->bm, &c);
 	if (r->o->verbose)
 		fprintf(stderr, PROG ": mirror: %" PRIu64 " records of earlier "
-		    "runs past the bookmark at the destination\n", found);
+		    "runs past the bookmark at the destination, %" PRIu64
+		    " copied inside batches at it\n", c.found, c.inside);
 	return 0;
 }
 

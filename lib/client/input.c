@@ -319,6 +319,12 @@ source(const klog_json_member_t *m, size_t n, klog_input_source_t *src,
 	if ((rc = int_member(m, n, "partition", 0, INT32_MAX, &v, err)) < 0)
 		return rc;
 	src->partition = (int32_t)v;
+	src->offset = -1;
+	/* A record inside a batch or wrapper has its own offset as its next
+	 * one: a mirror tells it by that (mirror.h). */
+	if (member(m, n, "offset") != NULL && (rc = int_member(m, n, "offset",
+	    0, INT64_MAX, &src->offset, err)) < 0)
+		return rc;
 	return int_member(m, n, "next_offset", 0, INT64_MAX,
 	    &src->next_offset, err);
 }

@@ -36,6 +36,25 @@ struct acked {
 	uint64_t last;             /* its last record's send number */
 };
 
+/* A source partition's saved position at: the first k records there are
+ * copied (a batch or wrapper the position is inside); the next run skips
+ * them, left of them still to come. */
+struct within {
+	int64_t at;
+	uint32_t k, left;
+	int from_file;             /* (at, k) as F says, until a record of
+	                              the partition past those k settles */
+	uint32_t seen;             /* of those k, settled again */
+};
+
+/* A record noted, for the within state once it settles. */
+struct event {
+	uint64_t number;
+	int32_t partition;
+	int inside;                /* its offset is its next one */
+	int64_t next;
+};
+
 /* From send number seq on, the bookmark's numbers are seq + delta (the
  * records skipped before it). */
 struct gap {
@@ -45,7 +64,12 @@ struct gap {
 struct klog_mirror {
 	klog_bookmark_t *bm;
 	const char *topic;
-	char *prefix;              /* "# klog-produce: topic T producer " */
+	char *prefix;              /* "# klog-produce: topic T " */
+	char source[KLOG_TOPIC_MAX + 1];  /* "" until known */
+	struct within *within;     /* by source partition */
+	size_t nwithin;
+	struct event *ev;          /* ev[evhead..nev): oldest first */
+	size_t evhead, nev, evcap;
 	int idempotent;
 	int had_lines;             /* F held lines of the topic at open */
 	char *old;                 /* those lines, each ended by '\n' */
@@ -59,7 +83,8 @@ struct klog_mirror {
 	size_t nacked, acked_cap;
 	klog_mirror_bag_t bag;     /* R */
 	uint64_t recalled;
-	uint64_t sent, skipped;
+	uint64_t sent, skipped;    /* skipped: R's and again */
+	uint64_t again;            /* skipped inside a batch (within) */
 	uint64_t first_skip, last_skip;   /* bookmark numbers, 0: none */
 	struct gap *gaps;
 	size_t ngaps, gaps_cap;
@@ -247,7 +272,69 @@ add_owner(klog_mirror_t *m, const char *line, size_t *cap, const char **why)
 	return rc;
 }
 
-/* F's lines of the topic: kept as text, and parsed. */
+/* Source partition p's within state, the array grown. */
+static struct within *
+within_at(klog_mirror_t *m, int32_t p)
+{
+	size_t n = (size_t)p + 1;
+	struct within *v;
+
+	if (n > m->nwithin) {
+		if ((v = realloc(m->within, n * sizeof(*v))) == NULL)
+			return NULL;
+		memset(v + m->nwithin, 0, (n - m->nwithin) * sizeof(*v));
+		m->within = v;
+		m->nwithin = n;
+	}
+	return &m->within[p];
+}
+
+/* "SOURCE P:AT:K ..." into the within states: 0, -1 with *why, or
+ * -KLOG_ENOMEM. */
+static int
+take_within(klog_mirror_t *m, const char *line, const char **why)
+{
+	char *copy, *save = NULL, *w, *c1, *c2;
+	struct within *x;
+	int64_t p, at, k;
+	int rc = 0;
+
+	if ((copy = strdup(line)) == NULL)
+		return -KLOG_ENOMEM;
+	if ((w = strtok_r(copy, " ", &save)) == NULL ||
+	    klog_topic_validate(w, NULL) < 0) {
+		*why = "inside: no source topic";
+		rc = -1;
+		goto out;
+	}
+	snprintf(m->source, sizeof(m->source), "%s", w);
+	while ((w = strtok_r(NULL, " ", &save)) != NULL) {
+		if ((c1 = strchr(w, ':')) == NULL ||
+		    (c2 = strchr(c1 + 1, ':')) == NULL) {
+			*why = "expected PARTITION:OFFSET:RECORDS";
+			rc = -1;
+			goto out;
+		}
+		*c1 = *c2 = '\0';
+		if (klog_parse_i64(w, 0, INT32_MAX, &p, why) < 0 ||
+		    klog_parse_i64(c1 + 1, 0, INT64_MAX, &at, why) < 0 ||
+		    klog_parse_i64(c2 + 1, 1, UINT32_MAX, &k, why) < 0) {
+			rc = -1;
+			goto out;
+		}
+		if ((x = within_at(m, (int32_t)p)) == NULL) {
+			rc = -KLOG_ENOMEM;
+			goto out;
+		}
+		*x = (struct within){ at, (uint32_t)k, (uint32_t)k, 1, 0 };
+	}
+out:
+	free(copy);
+	return rc;
+}
+
+/* F's lines of the topic: the producer lines kept as text, and parsed;
+ * the inside line parsed. */
 static int
 take_lines(klog_mirror_t *m, const klog_offsetfile_t *f, const char *path,
     klog_err_t *err)
@@ -259,14 +346,25 @@ take_lines(klog_mirror_t *m, const klog_offsetfile_t *f, const char *path,
 
 	klog_buf_init(&text);
 	for (size_t i = 0; i < f->nnotes && rc == 0; i++) {
+		const char *line = f->notes[i] + plen;
+
 		if (strncmp(f->notes[i], m->prefix, plen) != 0)
 			continue;
+		m->had_lines = 1;
+		if (strncmp(line, "inside ", 7) == 0) {
+			rc = take_within(m, line + 7, &why);
+			continue;
+		}
+		if (strncmp(line, "producer ", 9) != 0) {
+			why = "expected producer or inside";
+			rc = -1;
+			continue;
+		}
 		klog_buf_put(&text, f->notes[i], strlen(f->notes[i]));
 		klog_buf_put(&text, "\n", 1);
-		rc = add_owner(m, f->notes[i] + plen, &cap, &why);
+		rc = add_owner(m, line + 9, &cap, &why);
 	}
 	klog_buf_put(&text, "", 1);
-	m->had_lines = m->nowners > 0;
 	m->old = (char *)text.data;
 	if (rc == -1)
 		return klog_err_set(err, -KLOG_ECORRUPT, "%s: mirror state of "
@@ -290,7 +388,7 @@ klog_mirror_open(const char *path, const char *topic, int idempotent,
 		free(m);
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
-	snprintf(m->prefix, plen, "# klog-produce: topic %s producer ", topic);
+	snprintf(m->prefix, plen, "# klog-produce: topic %s ", topic);
 	m->topic = topic;
 	m->idempotent = idempotent;
 	m->pid = KLOG_NO_PRODUCER;
@@ -487,22 +585,71 @@ number_of(const klog_mirror_t *m, uint64_t seq)
 	return seq + (lo > 0 ? m->gaps[lo - 1].delta : 0);
 }
 
+/* Record the note of record number k for the within state. */
+static int
+push_event(klog_mirror_t *m, uint64_t k, int32_t partition, int64_t own,
+    int64_t next)
+{
+	if (m->evhead > 0 && m->nev == m->evcap) {
+		memmove(m->ev, m->ev + m->evhead, (m->nev - m->evhead) *
+		    sizeof(*m->ev));
+		m->nev -= m->evhead;
+		m->evhead = 0;
+	}
+	if (room(&m->ev, &m->evcap, m->nev, sizeof(*m->ev)) < 0 ||
+	    within_at(m, partition) == NULL)
+		return -KLOG_ENOMEM;
+	m->ev[m->nev++] = (struct event){ k, partition, own == next, next };
+	return 0;
+}
+
+/* 1 if the record at (partition, own) is one of the first records of a
+ * batch the last run settled inside of. */
+static int
+copied_inside(klog_mirror_t *m, int32_t partition, int64_t own)
+{
+	struct within *x;
+
+	if ((size_t)partition >= m->nwithin ||
+	    (x = &m->within[partition])->left == 0)
+		return 0;
+	if (own != x->at) {
+		/* The source did not start there: nothing to skip. */
+		x->left = 0;
+		return 0;
+	}
+	x->left--;
+	return 1;
+}
+
 int
 klog_mirror_note(klog_mirror_t *m, const klog_record_in_t *rec,
-    const char *topic, int32_t partition, int64_t offset, klog_err_t *err)
+    const char *topic, int32_t partition, int64_t own, int64_t next,
+    klog_err_t *err)
 {
 	uint64_t k = m->sent + m->skipped + 1;
-	int rc;
+	int again, rc;
 
-	if ((rc = klog_bookmark_note(m->bm, k, topic, partition, offset,
+	if ((rc = klog_bookmark_note(m->bm, k, topic, partition, next,
 	    err)) < 0)
 		return rc;
-	if (m->bag.count == 0 ||
-	    !klog_mirror_bag_take(&m->bag, klog_mirror_hash(rec)))
+	if (!m->idempotent)
+		return 0;
+	if (m->source[0] == '\0')
+		snprintf(m->source, sizeof(m->source), "%s", topic);
+	if ((rc = push_event(m, k, partition, own, next)) < 0)
+		return klog_err_set(err, rc, "out of memory");
+	if ((again = copied_inside(m, partition, own)) == 0 &&
+	    (m->bag.count == 0 ||
+	    !klog_mirror_bag_take(&m->bag, klog_mirror_hash(rec))))
 		return 0;
 	if ((rc = klog_bookmark_done(m->bm, k, 1, 1)) < 0)
 		return klog_err_set(err, rc, "out of memory");
 	m->skipped++;
+	if (again) {
+		m->again++;
+		return 1;
+	}
 	if (m->first_skip == 0)
 		m->first_skip = k;
 	m->last_skip = k;
@@ -568,6 +715,58 @@ cover(klog_mirror_t *m, uint64_t upto)
 		}
 }
 
+/* The records settled up to number upto: each source partition's
+ * position, and how many records inside a batch there are copied. */
+static void
+advance(klog_mirror_t *m, uint64_t upto)
+{
+	struct within *x;
+
+	for (; m->evhead < m->nev && m->ev[m->evhead].number <= upto;
+	    m->evhead++) {
+		const struct event *e = &m->ev[m->evhead];
+
+		/* Allocated at the note. */
+		x = &m->within[e->partition];
+		/* The records F counted come again first: F's count holds
+		 * until a record past them settles. */
+		if (x->from_file && e->inside && e->next == x->at &&
+		    ++x->seen <= x->k)
+			continue;
+		x->from_file = 0;
+		if (!e->inside)
+			x->k = 0;
+		else if (x->k > 0 && x->at == e->next)
+			x->k++;
+		else
+			x->k = 1;
+		x->at = e->next;
+	}
+}
+
+/* The inside line, if a position is inside a batch. */
+static void
+notes_within(klog_mirror_t *m)
+{
+	char part[80];
+	int len, any = 0;
+
+	for (size_t i = 0; i < m->nwithin; i++) {
+		if (m->within[i].k == 0)
+			continue;
+		if (!any++) {
+			klog_buf_put(&m->notes, m->prefix, strlen(m->prefix));
+			klog_buf_put(&m->notes, "inside ", 7);
+			klog_buf_put(&m->notes, m->source, strlen(m->source));
+		}
+		len = snprintf(part, sizeof(part), " %zu:%" PRId64 ":%" PRIu32,
+		    i, m->within[i].at, m->within[i].k);
+		klog_buf_put(&m->notes, part, (size_t)len);
+	}
+	if (any)
+		klog_buf_put(&m->notes, "\n", 1);
+}
+
 /* The notes: the carried lines, then this run's. */
 static const char *
 notes(klog_mirror_t *m)
@@ -580,6 +779,7 @@ notes(klog_mirror_t *m)
 		klog_buf_put(&m->notes, m->old, strlen(m->old));
 	len = snprintf(part, sizeof(part), "%" PRId64, m->pid);
 	klog_buf_put(&m->notes, m->prefix, strlen(m->prefix));
+	klog_buf_put(&m->notes, "producer ", 9);
 	klog_buf_put(&m->notes, part, (size_t)len);
 	for (size_t i = 0; i < m->ncur; i++)
 		if (m->cur[i] >= 0) {
@@ -587,7 +787,9 @@ notes(klog_mirror_t *m)
 			    m->cur[i]);
 			klog_buf_put(&m->notes, part, (size_t)len);
 		}
-	klog_buf_put(&m->notes, "\n", 2);
+	klog_buf_put(&m->notes, "\n", 1);
+	notes_within(m);
+	klog_buf_put(&m->notes, "", 1);
 	return m->notes.failed ? NULL : (const char *)m->notes.data;
 }
 
@@ -609,18 +811,22 @@ klog_mirror_settle(klog_mirror_t *m, klog_err_t *err)
 	if (m->carry && m->first_skip != 0 && upto >= m->first_skip)
 		upto = m->first_skip - 1;
 	cover(m, upto);
+	advance(m, upto);
 	if ((text = notes(m)) == NULL)
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	return klog_bookmark_settle(m->bm, upto, m->prefix, text, err);
 }
 
 void
-klog_mirror_counts(const klog_mirror_t *m, uint64_t *recalled,
-    uint64_t *skipped, uint64_t *left)
+klog_mirror_counts(const klog_mirror_t *m, klog_mirror_counts_t *c)
 {
-	*recalled = m->recalled;
-	*skipped = m->skipped;
-	*left = m->bag.count;
+	c->found = m->recalled;
+	c->inside = 0;
+	for (size_t i = 0; i < m->nwithin; i++)
+		c->inside += m->within[i].from_file ? m->within[i].k : 0;
+	c->skipped = m->skipped - m->again;
+	c->again = m->again;
+	c->left = m->bag.count;
 }
 
 void
@@ -637,6 +843,8 @@ klog_mirror_close(klog_mirror_t *m)
 	free(m->cur);
 	free(m->acked);
 	free(m->gaps);
+	free(m->within);
+	free(m->ev);
 	klog_mirror_bag_free(&m->bag);
 	klog_buf_free(&m->notes);
 	free(m);

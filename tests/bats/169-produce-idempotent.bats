@@ -4,7 +4,7 @@
 # its sequence, resent byte for byte.  Acknowledgements lost through a
 # relay (ackdrop.py) and a broker killed -9 mid-stream: nothing lost,
 # nothing twice, in order.  A mirror whose producer is idempotent killed
-# -9 three times, its requests in flight written and unanswered: each
+# -9 three times, its requests in flight written but unanswered: each
 # restart has a new id, and finds at the destination what the killed run
 # wrote past its bookmark: nothing lost, nothing twice (mirror.h).
 
@@ -92,57 +92,66 @@ mirror_run() {
 	klog-consume -q -b "$SRC" -t T -J --offsets-from "$TMP/mirror.offsets" \
 		"${end[@]}" >"$TMP/pipe" 2>>"$TMP/cons.err" &
 	CONS=$!
-	klog-produce -v -b "$DST" -t T -J --idempotent -a all --batch 200 \
+	klog-produce -v -b "$DST" -t T -J --idempotent --batch 200 \
 		--source-offset-file "$TMP/mirror.offsets" <"$TMP/pipe" \
 		2>>"$TMP/prod.err" &
 	PROD=$!
 	PIDS+=("$CONS" "$PROD")
 }
 
-# mirror_killed P Q [other]: N numbered lines in a source topic T of P
-# partitions, copied by klog-consume -J | klog-produce -J --idempotent
-# --source-offset-file into a topic T of Q partitions on a broker that
-# flushes, and so answers -a all, every 100 ms: the mirror always has
-# requests in flight.  It is stopped and killed -9 three times: the
-# requests in flight are written, their answers never read.  A fourth
-# run goes to the source's end.  With "other", an idempotent producer writes the same lines into
-# the destination meanwhile.  Each line is there once (twice with
-# "other"), and the runs found what the killed ones wrote.
+# mirror_killed P Q [other|records]: N numbered lines in a source topic T
+# of P partitions (with "records", as records with a header and a
+# timestamp, in batches of 1000: magic-2 entries), copied by klog-consume
+# -J | klog-produce -J --idempotent --source-offset-file into a topic T of
+# Q partitions.  Three times, once the positions passed the next step, the
+# destination broker is stopped, the mirror sends what it may meanwhile
+# (up to 5 requests a link), and is killed -9; the broker, continued,
+# writes those requests.  A fourth run goes to the source's end.  With
+# "other", an idempotent producer writes the same lines into the
+# destination meanwhile.  Each line is there once (twice with "other"),
+# and the runs found what the killed ones wrote.
 mirror_killed() {
-	local i n base found
+	local i n found times dstpid
 	start_broker --topic "T:$1"
 	SRC=$KLOG_BROKERS
 	seq 1 "$N" >"$TMP/want"
-	klog-produce -q -b "$SRC" -t T <"$TMP/want"
+	if [ "${3:-}" = records ]; then
+		klog-produce -q -b "$SRC" -t T -H via=src --timestamp <"$TMP/want"
+	else
+		klog-produce -q -b "$SRC" -t T <"$TMP/want"
+	fi
 	DST=127.0.0.1:$(free_port)
-	klog-serve -q -d "$TMP/dst" -l "$DST" --topic "T:$2" --flush-ms 100 \
-		2>>"$TMP/dst.log" &
-	PIDS+=("$!")
+	klog-serve -q -d "$TMP/dst" -l "$DST" --topic "T:$2" 2>>"$TMP/dst.log" &
+	dstpid=$!
+	PIDS+=("$dstpid")
 	wait_port "${DST##*:}" 5
-	if [ -n "${3:-}" ]; then
+	if [ "${3:-}" = other ]; then
 		paced "$TMP/want" | klog-produce -q -b "$DST" -t T --idempotent &
 		OTHER=$!
 		PIDS+=("$OTHER")
 	fi
 	for i in 1 2 3 4; do
-		base=$(settled)
 		mirror_run "$i"
 		[ "$i" = 4 ] && break
+		# Killed once it has begun (its records of earlier runs
+		# found) and the positions passed the step.
 		n=600
-		until [ "$(settled)" -ge $((base + 30000)) ]; do
+		until [ "$(grep -c 'records of earlier runs' "$TMP/prod.err")" \
+			-ge "$i" ] && [ "$(settled)" -ge $((i * 60000)) ]; do
 			n=$((n - 1))
 			[ "$n" -gt 0 ]
 			sleep 0.02
 		done
-		kill -STOP "$PROD"
-		sleep 0.3
+		kill -STOP "$dstpid"
+		sleep 0.2
 		kill -KILL "$CONS" "$PROD"
 		wait_gone "$CONS" 5
 		wait_gone "$PROD" 5
+		kill -CONT "$dstpid"
 	done
 	wait "$CONS"
 	wait "$PROD"
-	[ -z "${3:-}" ] || wait "$OTHER"
+	[ "${3:-}" != other ] || wait "$OTHER"
 	grep 'mirror:' "$TMP/prod.err" | sed 's/^/# /' >&3
 	[ "$(grep -o 'producer id [0-9]*' "$TMP/prod.err" | sort -u |
 		wc -l)" -eq 4 ]
@@ -152,7 +161,9 @@ mirror_killed() {
 	klog-consume -b "$DST" -t T -o beginning -e | sort -n | uniq -c |
 		awk '{ print $1 }' | sort | uniq -c >"$TMP/counts"
 	sed 's/^/# lines copied (count, times): /' "$TMP/counts" >&3
-	[ "$(cat "$TMP/counts")" = "$(printf '%7d %d' "$N" $((${3:+1} + 1)))" ]
+	times=1
+	[ "${3:-}" != other ] || times=2
+	[ "$(cat "$TMP/counts")" = "$(printf '%7d %d' "$N" "$times")" ]
 }
 
 # check_read: the topic holds the lines once each, in order.
@@ -226,6 +237,13 @@ check_read() {
 
 @test "produce --idempotent: a mirror of 2 partitions into 2, killed -9 three times: nothing lost, nothing twice" {
 	mirror_killed 2 2
+}
+
+@test "produce --idempotent: a mirror of records in batches (headers, timestamps) killed -9 three times inside batches: nothing lost, nothing twice" {
+	mirror_killed 2 1 records
+	# The records came with their headers.
+	[ "$(klog-consume -b "$DST" -t T -o beginning -e -f '%h\n' |
+		sort -u)" = via=src ]
 }
 
 @test "produce --idempotent: a mirror killed -9 three times while another producer writes the same lines to the destination: its records are not taken for the mirror's" {

@@ -74,6 +74,7 @@ int klog_input_next(klog_input_t *in, const uint8_t **rec, size_t *len);
 typedef struct klog_input_source {
 	char topic[KLOG_TOPIC_MAX + 1];
 	int32_t partition;
+	int64_t offset;            /* the record's own; -1 if not given */
 	int64_t next_offset;
 } klog_input_source_t;
 

@@ -32,10 +32,22 @@
  * (no skipped record settled yet), and nothing R held is lost or copied
  * twice.  Then they are dropped in the save that moves past them.
  *
- * Without idempotence nothing is recalled, and this is the bookmark
- * alone (at least once); F's lines of the topic are dropped at its first
- * save, since the positions then move past what they describe.  Two
- * mirrors sharing F (a consumer group's) are not covered.
+ * A source position can also fall inside a batch or a gzip wrapper: its
+ * records all have the batch's offset, and all but the last that offset
+ * as their next one, so the position saved is the batch's and the next
+ * run reads it again from its first record.  So F also says how many of
+ * that batch's records are copied,
+ *
+ *   # klog-produce: topic DEST inside SOURCE PARTITION:OFFSET:RECORDS ...
+ *
+ * and the next run skips as many records read at that offset first (not
+ * hashed: their place says it), counted done.  The count stands until a
+ * record past them settles.
+ *
+ * Without idempotence nothing is recalled or skipped, and this is the
+ * bookmark alone (at least once); F's lines of the topic are dropped at
+ * its first save, since the positions then move past what they describe.
+ * Two mirrors sharing F (a consumer group's) are not covered.
  */
 #ifndef KLOG_MIRROR_H
 #define KLOG_MIRROR_H
@@ -99,14 +111,15 @@ int klog_mirror_begin(klog_mirror_t *m, int64_t pid, const int64_t *ends,
     size_t n, klog_err_t *err);
 
 /*
- * A record read at source position (topic, partition, offset: the next
- * one), as it is to be sent: 1 if the destination holds it already (done,
- * not to be sent), 0 to send it (then klog_mirror_sent() once it is
- * queued: 0 or -KLOG_ENOMEM), or -KLOG_EINVAL (another topic than the records before) and
- * -KLOG_ENOMEM.
+ * A record read at source position (topic, partition, its own offset
+ * own, or -1, and its next one), as it is to be sent: 1 if the
+ * destination holds it already (done, not to be sent), 0 to send it
+ * (then klog_mirror_sent() once it is queued: 0 or -KLOG_ENOMEM), or
+ * -KLOG_EINVAL (another topic than the records before) and -KLOG_ENOMEM.
  */
 int klog_mirror_note(klog_mirror_t *m, const klog_record_in_t *rec,
-    const char *topic, int32_t partition, int64_t offset, klog_err_t *err);
+    const char *topic, int32_t partition, int64_t own, int64_t next,
+    klog_err_t *err);
 int klog_mirror_sent(klog_mirror_t *m);
 
 /* The producer's word on a request (producer.h); 0 or -KLOG_ENOMEM. */
@@ -115,10 +128,16 @@ int klog_mirror_done(klog_mirror_t *m, const klog_producer_done_t *d);
 /* Save what the destination holds now (klog_bookmark_settle()). */
 int klog_mirror_settle(klog_mirror_t *m, klog_err_t *err);
 
-/* Records found at the destination at start, skipped since, and left
- * in R. */
-void klog_mirror_counts(const klog_mirror_t *m, uint64_t *recalled,
-    uint64_t *skipped, uint64_t *left);
+typedef struct klog_mirror_counts {
+	uint64_t found;            /* at the destination at start (R) */
+	uint64_t inside;           /* F's counts of records copied inside
+	                              batches, not yet met again */
+	uint64_t skipped;          /* of R, met and not sent */
+	uint64_t again;            /* inside a batch, met and not sent */
+	uint64_t left;             /* of R, not met yet */
+} klog_mirror_counts_t;
+
+void klog_mirror_counts(const klog_mirror_t *m, klog_mirror_counts_t *c);
 
 void klog_mirror_close(klog_mirror_t *m);
 

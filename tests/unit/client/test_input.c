@@ -325,6 +325,16 @@ envelope(const char *line, klog_input_record_t *rec, klog_err_t *err)
 	    NULL, err);
 }
 
+static int
+envelope_at(const char *line, klog_input_record_t *rec,
+    klog_input_source_t *src)
+{
+	klog_err_t err = { 0 };
+
+	return klog_input_envelope((const uint8_t *)line, strlen(line), rec,
+	    src, &err);
+}
+
 /* The source position --source-offset-file takes from an envelope. */
 static void
 test_envelope_source(void **state)
@@ -353,7 +363,14 @@ test_envelope_source(void **state)
 	assert_string_equal(src.topic, "nginx");
 	assert_int_equal(src.partition, 3);
 	assert_int_equal(src.next_offset, 21);
+	assert_int_equal(src.offset, 10);
 	assert_int_equal(rec.payload.len, 1);
+	assert_int_equal(envelope_at("{\"topic\":\"t\",\"partition\":0,"
+	    "\"next_offset\":21,\"payload\":\"x\"}", &rec, &src), 1);
+	assert_int_equal(src.offset, -1);
+	assert_int_equal(envelope_at("{\"topic\":\"t\",\"partition\":0,"
+	    "\"offset\":-1,\"next_offset\":21,\"payload\":\"x\"}", &rec,
+	    &src), -KLOG_EINVAL);
 	/* Without src, the position is not asked for. */
 	assert_int_equal(envelope(bad[0], &rec, &err), 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

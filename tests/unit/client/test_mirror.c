@@ -192,18 +192,25 @@ done(klog_mirror_t *m, uint64_t first, uint32_t n, int32_t partition,
 	assert_int_equal(klog_mirror_done(m, &d), 0);
 }
 
-/* Note a record read at source position (S, 0, offset): 1 skipped. */
+/* Note a record of S partition 0 at own, next offset next: 1 skipped. */
 static int
-note(klog_mirror_t *m, const char *v, int64_t offset)
+note_at(klog_mirror_t *m, const char *v, int64_t own, int64_t next)
 {
 	klog_record_in_t r = value(v);
 	klog_err_t err = { 0 };
-	int rc = klog_mirror_note(m, &r, "S", 0, offset, &err);
+	int rc = klog_mirror_note(m, &r, "S", 0, own, next, &err);
 
 	assert_true(rc >= 0);
 	if (rc == 0)
 		assert_int_equal(klog_mirror_sent(m), 0);
 	return rc;
+}
+
+/* The same of a plain message ending at next. */
+static int
+note(klog_mirror_t *m, const char *v, int64_t next)
+{
+	return note_at(m, v, next - 1, next);
 }
 
 #define HEAD "# klog-consume offsets: topic, partition, next offset\n"
@@ -224,7 +231,7 @@ test_restart(void **state)
 	klog_err_t err = { 0 };
 	struct recall r = { NULL, 0 };
 	int64_t ends[2] = { 200, 300 };
-	uint64_t found, skipped, left;
+	klog_mirror_counts_t c;
 
 	(void)state;
 	write_file(HEAD "# mine\n"
@@ -269,8 +276,8 @@ test_restart(void **state)
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 12 0:240 1:330\n"
 	    "S\t0\t15\n");
-	klog_mirror_counts(m, &found, &skipped, &left);
-	assert_true(found == 2 && skipped == 2 && left == 0);
+	klog_mirror_counts(m, &c);
+	assert_true(c.found == 2 && c.skipped == 2 && c.left == 0);
 	klog_mirror_close(m);
 }
 
@@ -304,6 +311,78 @@ test_repeats(void **state)
 	klog_mirror_close(m);
 }
 
+/*
+ * A run settled inside a source batch at 100 (its records' offsets are
+ * their next ones, the last one's next is past it): F says how many of
+ * its records are copied; the next run, which reads the batch again from
+ * its start, skips that many, and F keeps saying so until a record past
+ * them settles.
+ */
+static void
+test_inside(void **state)
+{
+	klog_mirror_t *m = NULL;
+	klog_err_t err = { 0 };
+	klog_mirror_counts_t c;
+	int64_t end = 7;
+
+	(void)state;
+	unlink(path);
+	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
+	assert_int_equal(klog_mirror_begin(m, 3, &end, 1, &err), 0);
+	assert_int_equal(note(m, "p", 100), 0);
+	assert_int_equal(note_at(m, "r1", 100, 100), 0);
+	assert_int_equal(note_at(m, "r2", 100, 100), 0);
+	assert_int_equal(note_at(m, "r3", 100, 100), 0);
+	done(m, 1, 3, 0, 7, 50);
+	assert_int_equal(klog_mirror_settle(m, &err), 0);
+	assert_string_equal(read_file(), HEAD
+	    "# klog-produce: topic D producer 3 0:57\n"
+	    "# klog-produce: topic D inside S 0:100:2\n"
+	    "S\t0\t100\n");
+	klog_mirror_close(m);
+	/* The next run: r1 and r2 skipped; killed with r1 settled. */
+	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
+	assert_int_equal(klog_mirror_begin(m, 4, &end, 1, &err), 0);
+	klog_mirror_counts(m, &c);
+	assert_true(c.found == 0 && c.inside == 2);
+	assert_int_equal(note_at(m, "r1", 100, 100), 1);
+	assert_int_equal(klog_mirror_settle(m, &err), 0);
+	assert_string_equal(read_file(), HEAD
+	    "# klog-produce: topic D producer 4 0:7\n"
+	    "# klog-produce: topic D inside S 0:100:2\n"
+	    "S\t0\t100\n");
+	klog_mirror_close(m);
+	/* And the next: r1, r2 skipped, r3 and the last sent. */
+	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
+	assert_int_equal(klog_mirror_begin(m, 5, &end, 1, &err), 0);
+	assert_int_equal(note_at(m, "r1", 100, 100), 1);
+	assert_int_equal(note_at(m, "r2", 100, 100), 1);
+	assert_int_equal(note_at(m, "r3", 100, 100), 0);
+	done(m, 1, 1, 0, 7, 20);
+	assert_int_equal(klog_mirror_settle(m, &err), 0);
+	assert_string_equal(read_file(), HEAD
+	    "# klog-produce: topic D producer 5 0:27\n"
+	    "# klog-produce: topic D inside S 0:100:3\n"
+	    "S\t0\t100\n");
+	assert_int_equal(note_at(m, "r4", 100, 180), 0);
+	done(m, 2, 1, 0, 27, 20);
+	assert_int_equal(klog_mirror_settle(m, &err), 0);
+	assert_string_equal(read_file(), HEAD
+	    "# klog-produce: topic D producer 5 0:47\n"
+	    "S\t0\t180\n");
+	klog_mirror_counts(m, &c);
+	assert_true(c.again == 2 && c.skipped == 0);
+	klog_mirror_close(m);
+	/* A source that starts elsewhere skips nothing. */
+	write_file("# klog-produce: topic D inside S 0:100:2\n");
+	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
+	assert_int_equal(klog_mirror_begin(m, 6, &end, 1, &err), 0);
+	assert_int_equal(note_at(m, "q", 300, 300), 0);
+	assert_int_equal(note_at(m, "r1", 100, 100), 0);
+	klog_mirror_close(m);
+}
+
 /* Without idempotence the topic's lines go at the first save; a bad line
  * of the topic is refused at open, another topic's is not read. */
 static void
@@ -332,6 +411,12 @@ test_plain_and_bad(void **state)
 	write_file("# klog-produce: topic E producer 3 0\n");
 	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
 	    -KLOG_ECORRUPT);
+	write_file("# klog-produce: topic E inside S 0:5\n");
+	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
+	    -KLOG_ECORRUPT);
+	write_file("# klog-produce: topic E elsewhere\n");
+	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
+	    -KLOG_ECORRUPT);
 }
 
 int
@@ -342,6 +427,7 @@ main(void)
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_repeats),
+		cmocka_unit_test(test_inside),
 		cmocka_unit_test(test_plain_and_bad),
 	};
 
