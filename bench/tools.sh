@@ -7,6 +7,8 @@
 #   client's address (magic-2 entries), beside the plain ones (issue 30:
 #   at most 10% dearer, so keyed lines/s at least 0.9 of plain's; the
 #   median of each run's own ratio)
+#   klog-produce -t I --idempotent < file: the same lines from an
+#   idempotent producer (magic-2 entries with a producer id), the same way
 # timed from start to exit, each run on a fresh broker.  Knob: TOOLS_LINES
 # (default 2000000, times BENCH_SCALE).
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +22,7 @@ note "$lines lines, $size bytes, $RUNS runs"
 : >"$WORK/p"
 : >"$WORK/k"
 : >"$WORK/kr"
+: >"$WORK/ir"
 : >"$WORK/c"
 : >"$WORK/pmb"
 : >"$WORK/cmb"
@@ -40,14 +43,24 @@ produce_timed() {
 i=1
 while [ "$i" -le "$RUNS" ]; do
 	broker_start "$WORK/data"
-	# Plain and keyed take turns going first.
-	if [ $((i % 2)) -eq 1 ]; then
+	# Plain, keyed and idempotent take turns going first.
+	case $((i % 3)) in
+	1)
 		p=$(produce_timed t)
 		k=$(produce_timed k -K ' ')
-	else
+		d=$(produce_timed d --idempotent)
+		;;
+	2)
 		k=$(produce_timed k -K ' ')
+		d=$(produce_timed d --idempotent)
 		p=$(produce_timed t)
-	fi
+		;;
+	*)
+		d=$(produce_timed d --idempotent)
+		p=$(produce_timed t)
+		k=$(produce_timed k -K ' ')
+		;;
+	esac
 	sync
 	t1=$(now_s)
 	"$ROOT/bin/klog-consume" -v -b "$BROKER" -t t -o beginning -e \
@@ -62,11 +75,13 @@ while [ "$i" -le "$RUNS" ]; do
 		exit 1
 	}
 	c=$(elapsed "$t1" "$t2")
-	note "run $i: klog-produce $p s, keyed $k s, klog-consume $c s"
+	note "run $i: klog-produce $p s, keyed $k s, idempotent $d s," \
+		"klog-consume $c s"
 	ratio "$lines" "$p" 0 >>"$WORK/p"
 	ratio "$lines" "$c" 0 >>"$WORK/c"
 	ratio "$lines" "$k" 0 >>"$WORK/k"
 	ratio "$p" "$k" >>"$WORK/kr"
+	ratio "$p" "$d" >>"$WORK/ir"
 	ratio "$size" "$p" 0 | awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$WORK/pmb"
 	ratio "$size" "$c" 0 | awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$WORK/cmb"
 	i=$((i + 1))
@@ -79,8 +94,11 @@ k=$(median <"$WORK/k")
 say tools_produce_keyed_lines_s "$k" lines/s
 kr=$(median <"$WORK/kr")
 say tools_produce_keyed_of_plain "$kr" fraction
+ir=$(median <"$WORK/ir")
+say tools_produce_idempotent_of_plain "$ir" fraction
 say tools_consume_lines_s "$c" lines/s
 say tools_consume_mb_s "$(median <"$WORK/cmb")" MB/s
 target tools_produce_lines_s "$p" '>=' 1000000 lines/s
 target tools_consume_lines_s "$c" '>=' 1000000 lines/s
 target tools_produce_keyed_of_plain "$kr" '>=' 0.9 fraction
+target tools_produce_idempotent_of_plain "$ir" '>=' 0.9 fraction
