@@ -2,11 +2,12 @@
 # klog-produce --idempotent (klog-produce(1), IDEMPOTENCE): a producer id
 # from INIT_PRODUCER (klog-protocol(7)), every batch a magic-2 entry with
 # its sequence, resent byte for byte.  Acknowledgements lost through a
-# relay (ackdrop.py) and a broker killed -9 mid-stream: nothing lost,
-# nothing twice, in order.  A mirror whose producer is idempotent killed
-# -9 three times, its requests in flight written but unanswered: each
-# restart has a new id, and finds at the destination what the killed run
-# wrote past its bookmark: nothing lost, nothing twice (mirror.h).
+# relay (ackdrop.py), a broker killed -9 mid-stream and a replicated
+# partition's leader killed -9: nothing lost, nothing twice, in order.  A
+# mirror whose producer is idempotent killed -9 three times, its requests
+# in flight written but unanswered: each restart has a new id, and finds
+# at the destination what the killed run wrote past its bookmark: nothing
+# lost, nothing twice (mirror.h).
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -166,10 +167,12 @@ mirror_killed() {
 	[ "$(cat "$TMP/counts")" = "$(printf '%7d %d' "$N" "$times")" ]
 }
 
-# check_read: the topic holds the lines once each, in order.
+# check_read [SOURCE...]: the topic holds the lines once each, in order;
+# read from the broker (or klog-consume's SOURCE options: -Z ...).
 check_read() {
-	klog-consume -b "127.0.0.1:$BROKER_PORT" -t idem -o beginning -e \
-		>"$TMP/read"
+	local src=("$@")
+	[ $# -gt 0 ] || src=(-b "127.0.0.1:$BROKER_PORT")
+	klog-consume "${src[@]}" -t idem -o beginning -e >"$TMP/read"
 	sort "$TMP/read" | uniq -d >"$TMP/dups"
 	echo "# read $(wc -l <"$TMP/read"), duplicated $(wc -l <"$TMP/dups")" >&3
 	[ ! -s "$TMP/dups" ]
@@ -229,6 +232,36 @@ check_read() {
 	check_read
 	# Each restart rebuilt the producer's state from the log.
 	[ "$(grep -c 'producer state: 0 snapshots unreadable' "$TMP/broker.log")" -ge 2 ]
+}
+
+@test "produce --idempotent: a replicated partition's leader killed -9 mid-stream: the new leader knows the producer from what it copied; nothing lost, nothing twice, in order" {
+	local leader id
+	start_zk
+	ZKC="$ZK/rep"
+	# A leader flushes 300 ms after its last append, its followers at
+	# once: batches are copied while their acknowledgement waits, so the
+	# kill leaves the new leader holding batches the producer sends again.
+	for id in 1 2 3; do
+		start_zk_broker "$id" --zk-session-timeout 2000 --flush-ms 300 \
+		    --replica-lag-time 3s
+	done
+	klog-group -Z "$ZKC" -H create-topic -t idem --partitions 1 \
+		--replication-factor 3 --min-insync-replicas 2 >/dev/null
+	leader=
+	until [ -n "$leader" ] && [ "$leader" -ge 0 ]; do
+		sleep 0.1
+		leader=$(klog-group -Z "$ZKC" -H -J topics -t idem | jq -r .leader)
+	done
+	produce_bg -Z "$ZKC" -a all
+	wait_done 6000
+	kill -KILL "${BROKER_PIDS[$leader]}"
+	wait "$PROD"
+	grep 'resent\|acknowledged' "$TMP/producer.err" | sed 's/^/# /' >&3
+	check_read -Z "$ZKC"
+	# The new leader took the producer's next batch: it knew the producer
+	# from what it had copied.
+	! grep -q 'refused' "$TMP"/broker-[123].log
+	stop_zk
 }
 
 @test "produce --idempotent: a mirror killed -9 three times with its requests written and unanswered: each run a new producer id, nothing lost, nothing twice" {
