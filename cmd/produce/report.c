@@ -1,53 +1,22 @@
 /* klog-produce --report; see report.h. */
 #include <inttypes.h>
-#include <stdlib.h>
 
 #include "produce/report.h"
 #include "klog/proto/proto.h"
 #include "klog/storage/format.h"
 
-/* From send number seq on, record numbers are seq + delta. */
-struct produce_gap {
-	uint64_t seq;
-	uint64_t delta;
-};
-
 int
 produce_report_sent(produce_report_t *rp, uint64_t recno, uint64_t sent)
 {
-	uint64_t delta = recno - sent;
-	struct produce_gap *g;
-
-	if (rp->f == NULL ||
-	    (rp->ngaps > 0 && rp->gaps[rp->ngaps - 1].delta == delta) ||
-	    (rp->ngaps == 0 && delta == 0))
+	if (rp->f == NULL)
 		return 0;
-	if (rp->ngaps == rp->gaps_cap) {
-		size_t cap = rp->gaps_cap ? 2 * rp->gaps_cap : 16;
-
-		if ((g = realloc(rp->gaps, cap * sizeof(*g))) == NULL)
-			return -1;
-		rp->gaps = g;
-		rp->gaps_cap = cap;
-	}
-	rp->gaps[rp->ngaps++] = (struct produce_gap){ sent, delta };
-	return 0;
+	return klog_renumber_from(&rp->inputs, sent, recno - sent) < 0 ? -1 : 0;
 }
 
 static uint64_t
 record_of(const produce_report_t *rp, uint64_t seq)
 {
-	size_t lo = 0, hi = rp->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rp->gaps[mid].seq <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return seq + (lo > 0 ? rp->gaps[lo - 1].delta : 0);
+	return klog_renumber_map(&rp->inputs, seq);
 }
 
 void
@@ -84,7 +53,5 @@ produce_report_done(const produce_report_t *rp, const klog_producer_done_t *d)
 void
 produce_report_free(produce_report_t *rp)
 {
-	free(rp->gaps);
-	rp->gaps = NULL;
-	rp->ngaps = rp->gaps_cap = 0;
+	klog_renumber_free(&rp->inputs);
 }

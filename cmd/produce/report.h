@@ -11,11 +11,11 @@
 #include <stdio.h>
 
 #include "klog/client/producer.h"
+#include "klog/client/renumber.h"
 
 typedef struct produce_report {
 	FILE *f;                   /* NULL: no report */
-	struct produce_gap *gaps;  /* where send and input numbers part */
-	size_t ngaps, gaps_cap;
+	klog_renumber_t inputs;    /* send numbers to input numbers */
 } produce_report_t;
 
 /* After send number sent went out as input record recno: 0, or -1 when

@@ -9,6 +9,7 @@
 #include "klog/client/bookmark.h"
 #include "klog/client/mirror.h"
 #include "klog/client/offsetfile.h"
+#include "klog/client/renumber.h"
 
 struct klog_mirror_slot {
 	uint64_t h;
@@ -55,11 +56,6 @@ struct event {
 	int64_t next;
 };
 
-/* From send number seq on, the bookmark's numbers are seq + delta (the
- * records skipped before it). */
-struct gap {
-	uint64_t seq, delta;
-};
 
 struct klog_mirror {
 	klog_bookmark_t *bm;
@@ -86,8 +82,7 @@ struct klog_mirror {
 	uint64_t sent, skipped;    /* skipped: R's and again */
 	uint64_t again;            /* skipped inside a batch (within) */
 	uint64_t first_skip, last_skip;   /* bookmark numbers, 0: none */
-	struct gap *gaps;
-	size_t ngaps, gaps_cap;
+	klog_renumber_t numbers;   /* send numbers to the bookmark's */
 	klog_buf_t notes;
 };
 
@@ -572,17 +567,7 @@ out:
 static uint64_t
 number_of(const klog_mirror_t *m, uint64_t seq)
 {
-	size_t lo = 0, hi = m->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->gaps[mid].seq <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return seq + (lo > 0 ? m->gaps[lo - 1].delta : 0);
+	return klog_renumber_map(&m->numbers, seq);
 }
 
 /* Record the note of record number k for the within state. */
@@ -660,28 +645,19 @@ int
 klog_mirror_sent(klog_mirror_t *m)
 {
 	m->sent++;
-	if ((m->ngaps > 0 ? m->gaps[m->ngaps - 1].delta : 0) == m->skipped)
-		return 0;
-	if (room(&m->gaps, &m->gaps_cap, m->ngaps, sizeof(*m->gaps)) < 0)
-		return -KLOG_ENOMEM;
-	m->gaps[m->ngaps++] = (struct gap){ m->sent, m->skipped };
-	return 0;
+	return klog_renumber_from(&m->numbers, m->sent, m->skipped);
 }
 
 int
 klog_mirror_done(klog_mirror_t *m, const klog_producer_done_t *d)
 {
 	uint64_t s = d->first, end = d->first + d->records, stop;
-	size_t g;
 	int64_t *at;
 	int rc;
 
 	/* A request's send numbers, in pieces the skips do not cut. */
-	for (g = 0; g < m->ngaps && m->gaps[g].seq <= s; g++)
-		;
-	for (; s < end; s = stop, g++) {
-		stop = g < m->ngaps && m->gaps[g].seq < end ? m->gaps[g].seq :
-		    end;
+	for (; s < end; s = stop) {
+		stop = klog_renumber_run_end(&m->numbers, s, end);
 		if ((rc = klog_bookmark_done(m->bm, number_of(m, s),
 		    (uint32_t)(stop - s), d->ok)) < 0)
 			return rc;
@@ -842,7 +818,7 @@ klog_mirror_close(klog_mirror_t *m)
 	free(m->prefix);
 	free(m->cur);
 	free(m->acked);
-	free(m->gaps);
+	klog_renumber_free(&m->numbers);
 	free(m->within);
 	free(m->ev);
 	klog_mirror_bag_free(&m->bag);
