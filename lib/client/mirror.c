@@ -27,7 +27,7 @@ struct at {
 struct owner {
 	int64_t pid;
 	struct at *at;
-	size_t n, cap;
+	size_t n, cap;             /* cap in bytes (klog_buf_grow) */
 };
 
 /* A request of this run's producer acknowledged, not yet settled past. */
@@ -65,7 +65,7 @@ struct klog_mirror {
 	struct within *within;     /* by source partition */
 	size_t nwithin;
 	struct event *ev;          /* ev[evhead..nev): oldest first */
-	size_t evhead, nev, evcap;
+	size_t evhead, nev, evcap; /* evcap in bytes */
 	int idempotent;
 	int had_lines;             /* F held lines of the topic at open */
 	char *old;                 /* those lines, each ended by '\n' */
@@ -76,7 +76,7 @@ struct klog_mirror {
 	int64_t *cur;              /* per index, -1: none */
 	size_t ncur;
 	struct acked *acked;
-	size_t nacked, acked_cap;
+	size_t nacked, acked_cap;  /* acked_cap in bytes */
 	klog_mirror_bag_t bag;     /* R */
 	uint64_t recalled;
 	uint64_t sent, skipped;    /* skipped: R's and again */
@@ -85,23 +85,6 @@ struct klog_mirror {
 	klog_renumber_t numbers;   /* send numbers to the bookmark's */
 	klog_buf_t notes;
 };
-
-/* Grow *v (*cap elements of size) to hold one more than n. */
-static int
-room(void *v, size_t *cap, size_t n, size_t size)
-{
-	void **p = v, *q;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? 2 * *cap : 16;
-	if ((q = realloc(*p, ncap * size)) == NULL)
-		return -KLOG_ENOMEM;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
 
 static struct klog_mirror_slot *
 bag_find(const klog_mirror_bag_t *bag, uint64_t h)
@@ -238,7 +221,8 @@ parse_owner(char *s, struct owner *o, const char **why)
 			return -1;
 		}
 		*colon = '\0';
-		if (room(&o->at, &o->cap, o->n, sizeof(*o->at)) < 0)
+		if (klog_buf_grow((void **)&o->at, &o->cap,
+		    (o->n + 1) * sizeof(*o->at)) < 0)
 			return -KLOG_ENOMEM;
 		if (klog_parse_i64(w, 0, INT32_MAX, &v, why) < 0 ||
 		    klog_parse_i64(colon + 1, 0, INT64_MAX,
@@ -257,7 +241,8 @@ add_owner(klog_mirror_t *m, const char *line, size_t *cap, const char **why)
 	char *copy;
 	int rc;
 
-	if (room(&m->owners, cap, m->nowners, sizeof(*m->owners)) < 0 ||
+	if (klog_buf_grow((void **)&m->owners, cap,
+	    (m->nowners + 1) * sizeof(*m->owners)) < 0 ||
 	    (copy = strdup(line)) == NULL)
 		return -KLOG_ENOMEM;
 	memset(&m->owners[m->nowners], 0, sizeof(*m->owners));
@@ -487,7 +472,8 @@ starts_of(const klog_mirror_t *m, klog_consumer_pos_t **out, size_t *n)
 					v[k].offset = a->offset;
 				continue;
 			}
-			if (room(&v, &cap, *n, sizeof(*v)) < 0) {
+			if (klog_buf_grow((void **)&v, &cap,
+			    (*n + 1) * sizeof(*v)) < 0) {
 				free(v);
 				return -KLOG_ENOMEM;
 			}
@@ -575,13 +561,14 @@ static int
 push_event(klog_mirror_t *m, uint64_t k, int32_t partition, int64_t own,
     int64_t next)
 {
-	if (m->evhead > 0 && m->nev == m->evcap) {
+	if (m->evhead > 0 && (m->nev + 1) * sizeof(*m->ev) > m->evcap) {
 		memmove(m->ev, m->ev + m->evhead, (m->nev - m->evhead) *
 		    sizeof(*m->ev));
 		m->nev -= m->evhead;
 		m->evhead = 0;
 	}
-	if (room(&m->ev, &m->evcap, m->nev, sizeof(*m->ev)) < 0 ||
+	if (klog_buf_grow((void **)&m->ev, &m->evcap,
+	    (m->nev + 1) * sizeof(*m->ev)) < 0 ||
 	    within_at(m, partition) == NULL)
 		return -KLOG_ENOMEM;
 	m->ev[m->nev++] = (struct event){ k, partition, own == next, next };
@@ -666,7 +653,8 @@ klog_mirror_done(klog_mirror_t *m, const klog_producer_done_t *d)
 	    d->offset < 0)
 		return 0;
 	if ((at = cur_at(m, d->partition)) == NULL ||
-	    room(&m->acked, &m->acked_cap, m->nacked, sizeof(*m->acked)) < 0)
+	    klog_buf_grow((void **)&m->acked,
+	    &m->acked_cap, (m->nacked + 1) * sizeof(*m->acked)) < 0)
 		return -KLOG_ENOMEM;
 	/* A partition this run found no end of: it wrote there first. */
 	if (*at < 0)

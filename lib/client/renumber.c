@@ -1,6 +1,7 @@
 /* Two counts of the same records; see renumber.h. */
 #include <stdlib.h>
 
+#include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/client/renumber.h"
 
@@ -11,18 +12,11 @@ struct klog_renumber_gap {
 int
 klog_renumber_from(klog_renumber_t *r, uint64_t seq, uint64_t delta)
 {
-	struct klog_renumber_gap *g;
-
 	if ((r->n > 0 ? r->gaps[r->n - 1].delta : 0) == delta)
 		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 16;
-
-		if ((g = realloc(r->gaps, cap * sizeof(*g))) == NULL)
-			return -KLOG_ENOMEM;
-		r->gaps = g;
-		r->cap = cap;
-	}
+	if (klog_buf_grow((void **)&r->gaps, &r->cap,
+	    (r->n + 1) * sizeof(*r->gaps)) < 0)
+		return -KLOG_ENOMEM;
 	r->gaps[r->n++] = (struct klog_renumber_gap){ seq, delta };
 	return 0;
 }

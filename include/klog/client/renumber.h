@@ -12,7 +12,7 @@
 
 typedef struct klog_renumber {
 	struct klog_renumber_gap *gaps;
-	size_t n, cap;
+	size_t n, cap;             /* cap in bytes (klog_buf_grow) */
 } klog_renumber_t;
 
 /* From seq on, the other count is seq + delta (delta never shrinks): 0,
