@@ -195,6 +195,29 @@ render_requests(klog_buf_t *out, const klog_metrics_src_t *src)
 		    "kafka_", klog_kwire_api_name);
 }
 
+/* The Kafka listener's fetched record bytes, by where they came from. */
+static void
+render_kafka_fetch(klog_buf_t *out, const klog_metrics_src_t *src)
+{
+	static const char *const from[2] = { "file", "memory" };
+	klog_promtext_labels_t l;
+	uint64_t v[2];
+
+	if (src->kafka == NULL)
+		return;
+	klog_kafka_fetch_bytes(src->kafka, &v[0], &v[1]);
+	klog_promtext_family(out, "klog_kafka_fetch_bytes_total", "counter",
+	    "Record bytes of the Kafka listener's fetch answers: sent from "
+	    "the segment files (batches kept as Kafka clients sent them), or "
+	    "read and written in memory (transcoded, or small).");
+	for (int i = 0; i < 2; i++) {
+		klog_promtext_labels_init(&l);
+		klog_promtext_label(&l, "from", from[i]);
+		klog_promtext_int(out, "klog_kafka_fetch_bytes_total", &l,
+		    (int64_t)v[i]);
+	}
+}
+
 static void
 one(klog_buf_t *out, const char *name, const char *type, const char *help,
     int64_t v)
@@ -246,6 +269,7 @@ klog_metrics_render(const klog_metrics_src_t *src, klog_buf_t *out)
 		goto out;
 	render_parts(out, &ps);
 	render_requests(out, src);
+	render_kafka_fetch(out, src);
 	render_broker(out, src);
 	render_replicas(out, &ps);
 	if (src->more != NULL)

@@ -371,7 +371,7 @@ handle_fetch(klog_kafka_t *k, const klog_kreq_t *r)
 	for (uint32_t i = 0; i < n; i++)
 		items[i].align = 1;
 	if (now) {
-		kafka_fetch_encode(k, out, r->version, r->correlation,
+		kafka_fetch_encode(k, k->q, r->version, r->correlation,
 		    max_bytes, items, n);
 		return;
 	}
@@ -498,7 +498,7 @@ finish(klog_core_park_t *pk)
 		    pk->n, pk->stamp, NULL);
 		break;
 	case KLOG_CORE_FETCH:
-		kafka_fetch_encode(k, out, version, pk->correlation,
+		kafka_fetch_encode(k, &pk->hold.q, version, pk->correlation,
 		    pk->tag[1], pk->items, pk->n);
 		break;
 	default:
@@ -782,6 +782,14 @@ const klog_promtext_reqs_t *
 klog_kafka_reqs(const klog_kafka_t *k)
 {
 	return &k->reqs;
+}
+
+void
+klog_kafka_fetch_bytes(const klog_kafka_t *k, uint64_t *file,
+    uint64_t *memory)
+{
+	*file = k->fetch_file_bytes;
+	*memory = k->fetch_memory_bytes;
 }
 
 /* ---- new and free ---- */

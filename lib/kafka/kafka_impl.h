@@ -49,6 +49,8 @@ struct klog_kafka {
 	int clustered;
 	uint8_t *rbuf;             /* file bytes a fetch transcodes */
 	size_t rbuf_cap;
+	uint64_t fetch_file_bytes;   /* fetched record bytes, sendfile's */
+	uint64_t fetch_memory_bytes; /* and the others */
 	/* The 0.7 sets transcoded from one read's produce requests, one
 	 * buffer per request (the core keeps pointers into them until
 	 * klog_core_commit()); nblocks in use. */
@@ -146,12 +148,12 @@ kafka_note_error(klog_kafka_t *k, int16_t error)
 }
 
 /*
- * A Fetch response (kfetch.c) onto out (k->q's buffer, or a parked
- * request's hold's): its head (kwdata.h), then each partition's error,
- * high watermark (the visible end), log start and the fields of its
- * version, and messages, within max_bytes.
+ * A Fetch response (kfetch.c) onto q (k->q, or a parked request's
+ * hold's): its head (kwdata.h), then each partition's error, high
+ * watermark (the visible end), log start and the fields of its version,
+ * and messages, within max_bytes: bytes, and ranges of segment files.
  */
-void kafka_fetch_encode(klog_kafka_t *k, klog_buf_t *out, int16_t version,
+void kafka_fetch_encode(klog_kafka_t *k, klog_outq_t *q, int16_t version,
     int32_t corr, int32_t max_bytes, const klog_core_item_t *items,
     uint32_t n);
 

@@ -393,10 +393,12 @@ serve_put(uint8_t *p, int64_t offset, const uint8_t *payload, uint32_t n,
 enum {
 	SERVED = KLOG_KSERVE_SERVED, STOP_FULL = KLOG_KSERVE_FULL,
 	STOP_BAD = KLOG_KSERVE_BAD, STOP_CUT = KLOG_KSERVE_CUT,
+	STOP_BIG = KLOG_KSERVE_BIG,
 };
 
 typedef struct serve_ctx {
 	klog_kserve_t s;
+	uint32_t big;            /* opt->big */
 	crc_memo_t crcs;
 } serve_ctx_t;
 
@@ -548,7 +550,7 @@ serve_wrapper(serve_ctx_t *c, const klog_msg_t *w)
 }
 
 /* The magic-2 entry at set + pos (kserve.h), *length its length field:
- * served, or cut (info->need set when nothing was served yet). */
+ * served, left to the caller (big), or cut (info->need set). */
 static int
 serve_magic2(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
     size_t pos, klog_kmsg_out_info_t *info, uint32_t *length)
@@ -558,12 +560,13 @@ serve_magic2(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
 	if (n < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER ||
 	    n > KLOG_MAX_ENTRY_LENGTH)
 		return STOP_BAD;
+	*length = n;
+	if (c->big > 0 && n >= c->big)
+		return STOP_BIG;
 	if (n > len - pos - KLOG_LENGTH_SIZE) {
-		if (c->s.messages == 0)
-			info->need = KLOG_LENGTH_SIZE + n;
+		info->need = KLOG_LENGTH_SIZE + n;
 		return STOP_CUT;
 	}
-	*length = n;
 	return klog_kserve_entry(&c->s, set + pos, n, base + (int64_t)pos);
 }
 
@@ -588,10 +591,8 @@ serve_other(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
 	r = klog_iter_next(&it, &m);
 	klog_iter_free(&it);
 	if (r == -KLOG_EPARTIAL) {
-		if (c->s.messages == 0)
-			info->need = len - pos < KLOG_LENGTH_SIZE ?
-			    KLOG_LENGTH_SIZE : KLOG_LENGTH_SIZE +
-			    klog_be32(set + pos);
+		info->need = len - pos < KLOG_LENGTH_SIZE ? KLOG_LENGTH_SIZE :
+		    KLOG_LENGTH_SIZE + klog_be32(set + pos);
 		return STOP_CUT;
 	}
 	if (r < 0)
@@ -601,16 +602,17 @@ serve_other(serve_ctx_t *c, const uint8_t *set, size_t len, int64_t base,
 }
 
 int
-klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
-    int64_t min_offset, int magic, size_t max_out, size_t max_inflate,
-    klog_buf_t *out, klog_kmsg_out_info_t *info)
+klog_kmsg_serve(const uint8_t *set, size_t len,
+    const klog_kmsg_serve_opt_t *opt, klog_buf_t *out,
+    klog_kmsg_out_info_t *info)
 {
 	serve_ctx_t c = { .s = {
-		.min_offset = min_offset, .max_out = max_out,
-		.max_inflate = max_inflate, .start = out->len, .out = out,
-		.magic = magic,
-	} };
-	int failed = out->failed, r;
+		.min_offset = opt->min_offset, .max_out = opt->max_out,
+		.max_inflate = opt->max_inflate, .start = out->len,
+		.prior = opt->prior, .out = out, .magic = opt->magic,
+	}, .big = opt->magic == 2 ? opt->big : 0 };
+	int64_t base = opt->base;
+	int failed = out->failed, r = SERVED;
 	uint32_t length;
 
 	memset(info, 0, sizeof(*info));
@@ -635,6 +637,8 @@ klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
 			break;
 		info->consumed = pos + KLOG_LENGTH_SIZE + length;
 	}
+	info->stop = r;
+	info->big_length = r == STOP_BIG ? length : 0;
 	info->messages = c.s.messages;
 	return 0;
 }

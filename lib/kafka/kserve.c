@@ -19,6 +19,10 @@
 #define CRC_AT (KLOG_LENGTH_SIZE + 2)
 #define LOG_OVERHEAD 12          /* a MessageSet's offset:8 size:4 */
 
+_Static_assert(KLOG_KSERVE_BODY_AT == BODY_AT, "kserve.h's body");
+_Static_assert(KLOG_KSERVE_HEAD == BODY_AT + KLOG_BATCH_BODY_HEADER,
+    "kserve.h's head");
+
 int
 klog_kserve_magic(int16_t fetch_version)
 {
@@ -28,7 +32,7 @@ klog_kserve_magic(int16_t fetch_version)
 int
 klog_kserve_over(const klog_kserve_t *c, size_t n)
 {
-	size_t added = c->out->len - c->start;
+	size_t added = c->out->len - c->start + c->prior;
 
 	return added > 0 && (added >= c->max_out || n > c->max_out - added);
 }
@@ -40,27 +44,37 @@ put_be64(uint8_t *p, int64_t v)
 	klog_put_be32(p + 4, (uint32_t)v);
 }
 
-/* The entry as the record batch it was (kserve.h's picture). */
-static int
-as_batch(klog_kserve_t *c, const uint8_t *p, uint32_t length, int64_t at,
-    int32_t count)
+/* The 21-byte prefix of the entry at p, at partition offset at, as the
+ * record batch it was (kserve.h's picture). */
+static void
+put_prefix(uint8_t *q, const uint8_t *p, uint32_t length, int64_t at)
 {
-	size_t body = length - KLOG_MAGIC2_HEADER;
-	size_t need = KLOG_BATCH_PREFIX + body;
-	uint8_t *q;
-
-	if (klog_kserve_over(c, need))
-		return KLOG_KSERVE_FULL;
-	if (klog_buf_reserve(c->out, need) < 0)
-		return -KLOG_ENOMEM;
-	q = c->out->data + c->out->len;
 	put_be64(q, at);
 	klog_put_be32(q + 8, length + 3);
 	klog_put_be32(q + 12, UINT32_MAX);    /* no leader epoch */
 	q[16] = KLOG_MAGIC2;
 	memcpy(q + 17, p + CRC_AT, 4);
-	memcpy(q + KLOG_BATCH_PREFIX, p + BODY_AT, body);
-	c->out->len += need;
+}
+
+/* The entry as the record batch it was: its prefix, then its body copied
+ * when copy is set, else left for the caller (klog_kserve_head()). */
+static int
+as_batch(klog_kserve_t *c, const uint8_t *p, uint32_t length, int64_t at,
+    int32_t count, int copy)
+{
+	size_t body = length - KLOG_MAGIC2_HEADER;
+	size_t need = KLOG_BATCH_PREFIX + body;
+
+	if (klog_kserve_over(c, need))
+		return KLOG_KSERVE_FULL;
+	if (klog_buf_reserve(c->out, copy ? need : KLOG_BATCH_PREFIX) < 0)
+		return -KLOG_ENOMEM;
+	put_prefix(c->out->data + c->out->len, p, length, at);
+	c->out->len += KLOG_BATCH_PREFIX;
+	if (copy) {
+		memcpy(c->out->data + c->out->len, p + BODY_AT, body);
+		c->out->len += body;
+	}
 	c->messages += (uint32_t)count;
 	return KLOG_KSERVE_SERVED;
 }
@@ -202,17 +216,29 @@ as_messages(klog_kserve_t *c, const uint8_t *p, uint32_t length, recs_t *rs)
 	return r;
 }
 
+/* The entry's batch header read and checked into rs: 0, or -1. */
+static int
+read_head(recs_t *rs, const uint8_t *p, uint32_t length, int64_t at)
+{
+	rs->at = at;
+	rs->last = at + KLOG_LENGTH_SIZE + length - 1;
+	if (length < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER ||
+	    length > KLOG_MAX_ENTRY_LENGTH ||
+	    klog_batch_read(p + BODY_AT, KLOG_BATCH_BODY_HEADER,
+	    &rs->h) < 0 || rs->h.count < 1 ||
+	    rs->h.count - 1 > (int64_t)length + 3 ||
+	    rs->h.last_offset_delta != (int32_t)(length + 3))
+		return -1;
+	return 0;
+}
+
 int
 klog_kserve_entry(klog_kserve_t *c, const uint8_t *p, uint32_t length,
     int64_t at)
 {
-	recs_t rs = { .at = at, .last = at + KLOG_LENGTH_SIZE + length - 1 };
+	recs_t rs = { 0 };
 
-	if (length < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER ||
-	    klog_batch_read(p + BODY_AT, length - KLOG_MAGIC2_HEADER,
-	    &rs.h) < 0 || rs.h.count < 1 ||
-	    rs.h.count - 1 > (int64_t)length + 3 ||
-	    rs.h.last_offset_delta != (int32_t)(length + 3))
+	if (read_head(&rs, p, length, at) < 0)
 		return KLOG_KSERVE_BAD;
 	if (c->magic != 2)
 		return as_messages(c, p, length, &rs);
@@ -220,5 +246,23 @@ klog_kserve_entry(klog_kserve_t *c, const uint8_t *p, uint32_t length,
 	 * would skip them all, and fetch the same offset again). */
 	if (at + rs.h.count - 1 < c->min_offset)
 		return KLOG_KSERVE_SERVED;
-	return as_batch(c, p, length, at, rs.h.count);
+	return as_batch(c, p, length, at, rs.h.count, 1);
+}
+
+int
+klog_kserve_head(klog_kserve_t *c, const uint8_t *p, uint32_t length,
+    int64_t at, size_t *body)
+{
+	recs_t rs = { 0 };
+	int r;
+
+	*body = 0;
+	if (c->magic != 2 || read_head(&rs, p, length, at) < 0)
+		return KLOG_KSERVE_BAD;
+	if (at + rs.h.count - 1 < c->min_offset)
+		return KLOG_KSERVE_SERVED;
+	if ((r = as_batch(c, p, length, at, rs.h.count, 0)) ==
+	    KLOG_KSERVE_SERVED)
+		*body = length - KLOG_MAGIC2_HEADER;
+	return r;
 }

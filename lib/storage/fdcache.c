@@ -147,6 +147,14 @@ klog_fdcache_pin(klog_fdcache_t *c, klog_fdcache_entry_t *e,
 }
 
 void
+klog_fdcache_repin(klog_fdcache_t *c, klog_fdcache_entry_t *e)
+{
+	pthread_mutex_lock(&c->mu);
+	e->pins++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
 klog_fdcache_unpin(klog_fdcache_t *c, klog_fdcache_entry_t *e)
 {
 	pthread_mutex_lock(&c->mu);

@@ -110,6 +110,19 @@ klog_log_find_start(klog_log_t *log, int64_t offset, int64_t *start,
 }
 
 void
+klog_log_slice_part(const klog_log_slice_t *src, size_t pos, size_t len,
+    klog_log_slice_t *out)
+{
+	klog_segment_t *s = src->seg;
+
+	klog_segment_ref(s);
+	klog_segment_repin(s);
+	*out = (klog_log_slice_t){ .fd = src->fd,
+	    .file_pos = src->file_pos + (int64_t)pos, .len = len,
+	    .offset = src->offset + (int64_t)pos, .seg = s };
+}
+
+void
 klog_log_slice_release(klog_log_slice_t *slice)
 {
 	klog_segment_t *s;

@@ -198,6 +198,12 @@ klog_segment_pin(klog_segment_t *s, const char *dir, klog_err_t *err)
 }
 
 void
+klog_segment_repin(klog_segment_t *s)
+{
+	klog_fdcache_repin(s->cache, &s->ent);
+}
+
+void
 klog_segment_unpin(klog_segment_t *s)
 {
 	klog_fdcache_unpin(s->cache, &s->ent);

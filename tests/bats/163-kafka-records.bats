@@ -188,3 +188,71 @@ teardown() {
 	kc -C -t viakafka -o beginning -e | cmp - "$TMP/access.log"
 	klog-consume -t viakafka -o beginning -e | cmp - "$TMP/access.log"
 }
+
+# kfetch.c: a batch of 16 KiB or more goes out as its stored bytes, sent
+# from the segment file; smaller ones, and plain lines, are copied.
+@test "kafka records: big batches are sent from the segment file, beside small ones and plain lines, at any offset and fetch size" {
+	mport=$(free_port)
+	start_kafka_broker --topic big:1 --metrics-listen "127.0.0.1:$mport"
+	wait_port "$mport" 5
+	awk 'BEGIN { srand(3); for (i = 0; i < 30000; i++) {
+	    s = sprintf("rec %05d ", i);
+	    for (j = 0; j < 6; j++) s = s sprintf("%08x", int(rand() * 4294967295));
+	    print s } }' >"$TMP/recs"
+	head -n 20000 "$TMP/recs" >"$TMP/a"
+	sed -n '20001,20500p' "$TMP/recs" >"$TMP/b"
+	sed -n '20501,20510p' "$TMP/recs" >"$TMP/c"
+	tail -n +20511 "$TMP/recs" >"$TMP/d"
+	kc -P -t big -p 0 <"$TMP/a"
+	klog-produce -t big -p 0 <"$TMP/b"
+	# One small batch a line (-X linger.ms=0, one at a time).
+	while read -r l; do printf '%s\n' "$l" | kc -P -t big -p 0; done <"$TMP/c"
+	kc -P -t big -p 0 -z gzip <"$TMP/d"
+	cat "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/d" >"$TMP/want"
+	run -0 entry_kinds "$BROKER_DATA/big-0/00000000000000000000.klog"
+	printf '%s\n' "${lines[@]}" | sort | uniq -c >&3
+	# The first entry is a batch of more than 16 KiB (kcat batches by
+	# linger.ms, 5 ms): read at 0 and inside it.
+	first=$(od -An -N4 -tu4 --endian=big "$BROKER_DATA/big-0/00000000000000000000.klog" | tr -d ' ')
+	[ "$first" -gt 16384 ]
+	kc -C -t big -p 0 -o beginning -e | cmp - "$TMP/want"
+	run -0 kc -C -t big -p 0 -o 100 -c 3 -f '%o %s\n'
+	[ "$output" = "$(sed -n '101,103p' "$TMP/want" | awk '{ print 99 + NR, $0 }')" ]
+	# A fetch limit under a batch's size: the batch still goes whole,
+	# as Kafka's; and a small fetch.max.bytes for the whole answer.
+	kc -C -t big -p 0 -o beginning -e -X fetch.message.max.bytes=4096 \
+		-X message.max.bytes=4096 \
+		-X fetch.max.bytes=8192 | cmp - "$TMP/want"
+	# Most of what kcat read (Fetch v11) came from the file.
+	metrics=$(curl -sf "http://127.0.0.1:$mport/metrics")
+	file=$(echo "$metrics" | sed -n 's/^klog_kafka_fetch_bytes_total{from="file"} //p')
+	memory=$(echo "$metrics" | sed -n 's/^klog_kafka_fetch_bytes_total{from="memory"} //p')
+	echo "fetched from the file $file bytes, from memory $memory" >&3
+	[ "$file" -gt $((memory * 2)) ]
+	# Old fetch versions read the same batches as messages.
+	run -0 "$PY" - "$KAFKA" "$TMP/want" <<-'EOF2'
+	import sys
+	from kafka import KafkaConsumer, TopicPartition
+	import confluent_kafka as ck
+	want = open(sys.argv[2], "rb").read().splitlines()
+	for api in [None, (0, 10, 1)]:
+	    kw = {} if api is None else {"api_version": api}
+	    k = KafkaConsumer(bootstrap_servers=sys.argv[1],
+	                      consumer_timeout_ms=5000, **kw)
+	    k.assign([TopicPartition("big", 0)])
+	    k.seek_to_beginning()
+	    got = [m.value for m in k]
+	    k.close()
+	    assert got == want, (api, len(got), len(want))
+	c = ck.Consumer({"bootstrap.servers": sys.argv[1], "group.id": "g",
+	                 "enable.auto.commit": False, "check.crcs": True})
+	c.assign([ck.TopicPartition("big", 0, 0)])
+	got = []
+	while len(got) < len(want):
+	    m = c.poll(10)
+	    assert m is not None and m.error() is None, m and m.error()
+	    got.append(m.value())
+	c.close()
+	assert got == want
+	EOF2
+}

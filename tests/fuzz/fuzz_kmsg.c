@@ -36,6 +36,7 @@
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/kafka/kserve.h"
 #include "klog/storage/format.h"
 #include "klog/storage/record.h"
 
@@ -158,8 +159,10 @@ serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
 	int rc;
 
 	prefixed(out);
-	rc = klog_kmsg_serve(set, len, base, min_offset, magic, max_out,
-	    MAX_INFLATE, out, info);
+	rc = klog_kmsg_serve(set, len,
+	    &(klog_kmsg_serve_opt_t){ .base = base, .min_offset = min_offset,
+	    .magic = magic, .max_out = max_out, .max_inflate = MAX_INFLATE },
+	    out, info);
 	CHECK(rc == 0 || rc == -KLOG_ENOMEM);
 	check_prefix(out);
 	if (rc < 0) {
@@ -171,9 +174,12 @@ serve(const uint8_t *set, size_t len, int64_t base, int64_t min_offset,
 	    info->bad_offset < base + (int64_t)len));
 	CHECK(info->bad_offset == -1 || info->bad_offset >=
 	    base + (int64_t)info->consumed);
+	CHECK((info->need != 0) == (info->stop == KLOG_KSERVE_CUT));
 	if (info->need != 0)
-		CHECK(info->messages == 0 && info->need >= 4 &&
-		    info->consumed + info->need > len);
+		CHECK(info->need >= 4 && info->consumed + info->need > len);
+	CHECK(info->stop != KLOG_KSERVE_BIG);
+	CHECK((info->stop == KLOG_KSERVE_SERVED) == (info->consumed == len));
+	CHECK((info->stop == KLOG_KSERVE_BAD) == (info->bad_offset != -1));
 	CHECK(check_kafka_set(out->data + PREFIX_LEN, out->len - PREFIX_LEN,
 	    min_offset, crcs, magic) == info->messages);
 	CHECK(info->messages > 0 || out->len == PREFIX_LEN);
@@ -210,6 +216,61 @@ filtered(const klog_buf_t *full, int64_t min_offset, klog_buf_t *out)
 }
 
 /*
+ * set[0..len) walked as the listener walks a slice (kfetch.c): windows of
+ * w bytes, more for an entry they cut; a magic-2 entry of big bytes or
+ * more by its head alone (klog_kserve_head()), its body put after as
+ * sendfile sends it.  The bytes must be those of one serve of the whole,
+ * full (from base, no limit).
+ */
+static void
+serve_windows(const uint8_t *set, size_t len, int64_t base, int magic,
+    size_t w, uint32_t big, const klog_buf_t *full)
+{
+	klog_kmsg_serve_opt_t opt = { .min_offset = base, .magic = magic,
+	    .max_out = SIZE_MAX, .max_inflate = MAX_INFLATE, .big = big };
+	klog_kmsg_out_info_t info;
+	klog_kserve_t c;
+	klog_buf_t out;
+	size_t pos = 0, want = w, n, body;
+
+	prefixed(&out);
+	while (pos < len) {
+		n = len - pos < want ? len - pos : want;
+		want = w;
+		opt.base = base + (int64_t)pos;
+		opt.prior = out.len - PREFIX_LEN;
+		if (klog_kmsg_serve(set + pos, n, &opt, &out, &info) < 0)
+			goto out;
+		pos += info.consumed;
+		if (info.stop == KLOG_KSERVE_SERVED)
+			continue;
+		if (info.stop == KLOG_KSERVE_CUT && info.need <= len - pos) {
+			want = info.need > w ? info.need : w;
+			continue;
+		}
+		if (info.stop != KLOG_KSERVE_BIG)
+			break;
+		CHECK(magic == 2 && info.big_length >= big);
+		if (KLOG_LENGTH_SIZE + (size_t)info.big_length > len - pos)
+			break;
+		c = (klog_kserve_t){ .min_offset = base, .max_out = SIZE_MAX,
+		    .start = out.len, .prior = out.len - PREFIX_LEN, .out = &out,
+		    .magic = 2 };
+		if (klog_kserve_head(&c, set + pos, info.big_length,
+		    base + (int64_t)pos, &body) != KLOG_KSERVE_SERVED)
+			break;
+		CHECK(body == 0 || body == KLOG_LENGTH_SIZE +
+		    info.big_length - KLOG_KSERVE_BODY_AT);
+		klog_buf_put(&out, set + pos + KLOG_KSERVE_BODY_AT, body);
+		pos += KLOG_LENGTH_SIZE + info.big_length;
+	}
+	CHECK(!out.failed && out.len == full->len &&
+	    memcmp(out.data, full->data, out.len) == 0);
+out:
+	klog_buf_free(&out);
+}
+
+/*
  * Serve set[0..len) (at base) whole, then from a few min_offsets and with a
  * few max_outs picked by sel; each a prefix of what it should be; CRCs
  * checked if crcs.
@@ -228,6 +289,8 @@ serve_all(const uint8_t *set, size_t len, int64_t base, uint32_t sel,
 	klog_buf_t b, want, cut;
 
 	serve(set, len, base, base, magic, SIZE_MAX, crcs, full, finfo);
+	serve_windows(set, len, base, magic, 1 + (sel >> 18) % 300,
+	    46 + (sel >> 10) % 200, full);
 	for (int i = 0; i < 3; i++) {
 		serve(set, len, base, mins[i], magic, SIZE_MAX, crcs, &b,
 		    &info);

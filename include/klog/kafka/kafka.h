@@ -149,4 +149,9 @@ const klog_conn_front_t *klog_kafka_front(void);
  * dispatch), for the broker's metrics. */
 const klog_promtext_reqs_t *klog_kafka_reqs(const klog_kafka_t *k);
 
+/* Record bytes of fetch answers so far: queued from segment files
+ * (sendfile), and written in memory. */
+void klog_kafka_fetch_bytes(const klog_kafka_t *k, uint64_t *file,
+    uint64_t *memory);
+
 #endif

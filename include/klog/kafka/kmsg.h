@@ -91,11 +91,30 @@ typedef struct klog_kmsg_in_info {
 int klog_kmsg_ingest(const uint8_t *set, size_t len,
     const klog_kingest_t *opt, klog_buf_t *out, klog_kmsg_in_info_t *info);
 
+/* How klog_kmsg_serve() serves a set. */
+typedef struct klog_kmsg_serve_opt {
+	int64_t base;            /* the partition offset of the set's first
+	                            byte */
+	int64_t min_offset;      /* the fetch offset */
+	int magic;               /* the fetch version's (kserve.h): 0, 1, 2 */
+	size_t max_out;          /* bytes the partition's answer may take */
+	size_t prior;            /* bytes it took before this set (kserve.h):
+	                            0 for the first, which is written whole */
+	size_t max_inflate;      /* of one compressed entry */
+	uint32_t big;            /* with magic 2, a magic-2 entry of at least
+	                            this length field stops the walk (BIG),
+	                            for the caller to send from the file
+	                            (klog_kserve_head()); 0: none does */
+} klog_kmsg_serve_opt_t;
+
 /* What klog_kmsg_serve() did. */
 typedef struct klog_kmsg_out_info {
 	size_t consumed;         /* bytes of the set served (whole
-	                            top-level entries) */
+	                            top-level entries): where it stopped */
 	uint32_t messages;       /* Kafka messages written */
+	int stop;                /* why it stopped there: KLOG_KSERVE_SERVED
+	                            at the set's end, else FULL, BAD, CUT or
+	                            BIG (kserve.h) */
 	int64_t bad_offset;      /* -1, or the offset of the first entry that
 	                            could not be served (corrupt framing, a
 	                            wrapper or, read for a MessageSet, a
@@ -103,31 +122,35 @@ typedef struct klog_kmsg_out_info {
 	                            does not decompress, holds a wrapper or a
 	                            message with a bad CRC, or decompresses
 	                            past max_inflate) */
-	uint32_t need;           /* when no message was written and the
-	                            entry at set + consumed (the first, unless
-	                            skipped ones precede it) is cut by len: its
-	                            whole size (length field + 4), or 4 when
-	                            even its length field is cut; else 0 */
+	uint32_t need;           /* CUT: the whole size of the entry at set +
+	                            consumed, which len cuts (length field +
+	                            4), or 4 when even its length field is
+	                            cut; else 0 */
+	uint32_t big_length;     /* BIG: the length field of the entry at
+	                            set + consumed, whose bytes may run past
+	                            len; else 0 */
 } klog_kmsg_out_info_t;
 
 /*
- * The klog set set[0..len), whose first byte is at partition offset base,
- * as a Kafka fetch answer's records appended to out: its magic-0 and
- * magic-1 entries as MessageSet magic-0 messages (attributes 0, key null,
- * value the payload; 0.7 gzip and snappy wrappers decompressed up to
- * max_inflate bytes each), its magic-2 entries as magic (kserve.h: the
- * record batch as stored for 2, Fetch v4 and later; messages of magic 0
- * or 1 with their keys and timestamps for Fetch v0 to v3), stopping
- * before the first top-level entry that would take out past max_out
- * bytes added (the first one is always written whole, whatever its
- * size), at a trailing cut entry, and at the first entry that cannot be
- * served (noted in info->bad_offset; what precedes it is still served).
- * Messages whose Kafka offset is below min_offset are left out (a fetch
- * from inside a wrapper or a magic-2 entry; a record batch goes whole,
- * and the client skips them); they add no bytes, so the first entry that
- * writes anything is the one always written whole.  A wrapper is served whole or not at all.  Returns 0
- * (also when nothing could be served: see info), or -KLOG_ENOMEM with out
- * as it was.
+ * The klog set set[0..len), whose first byte is at partition offset
+ * opt->base, as a Kafka fetch answer's records appended to out: its
+ * magic-0 and magic-1 entries as MessageSet magic-0 messages (attributes
+ * 0, key null, value the payload; 0.7 gzip and snappy wrappers
+ * decompressed up to opt->max_inflate bytes each), its magic-2 entries
+ * as opt->magic (kserve.h: the record batch as stored for 2, Fetch v4
+ * and later; messages of magic 0 or 1 with their keys and timestamps for
+ * Fetch v0 to v3), stopping before the first top-level entry that would
+ * take the answer past opt->max_out bytes (counting opt->prior; the
+ * first entry of an answer is always written whole, whatever its size),
+ * at a trailing cut entry, at a magic-2 entry of opt->big bytes or more,
+ * and at the first entry that cannot be served (noted in
+ * info->bad_offset; what precedes it is still served).  Messages whose
+ * Kafka offset is below opt->min_offset are left out (a fetch from
+ * inside a wrapper or a magic-2 entry; a record batch goes whole, and
+ * the client skips them); they add no bytes, so the first entry that
+ * writes anything is the one always written whole.  A wrapper is served
+ * whole or not at all.  Returns 0 (also when nothing could be served:
+ * see info), or -KLOG_ENOMEM with out as it was.
  *
  * CRCs: like a Kafka broker, this does not check the stored CRCs of the
  * plain messages it serves.  Each Kafka message's CRC is derived from its
@@ -142,9 +165,9 @@ typedef struct klog_kmsg_out_info {
  * so its CRC and its inner messages' are checked, and a bad one is not
  * served.
  */
-int klog_kmsg_serve(const uint8_t *set, size_t len, int64_t base,
-    int64_t min_offset, int magic, size_t max_out, size_t max_inflate,
-    klog_buf_t *out, klog_kmsg_out_info_t *info);
+int klog_kmsg_serve(const uint8_t *set, size_t len,
+    const klog_kmsg_serve_opt_t *opt, klog_buf_t *out,
+    klog_kmsg_out_info_t *info);
 
 /* The Kafka offset of the 0.7 message at byte start whose entry takes
  * entry_bytes: start + entry_bytes - 1. */

@@ -38,7 +38,11 @@ typedef struct klog_kserve {
 	size_t max_out;          /* bytes to add at most (the first entry
 	                            that adds any goes whole) */
 	size_t max_inflate;      /* what a compressed entry may inflate to */
-	size_t start;            /* out->len when the partition began */
+	size_t start;            /* out->len when this walk began */
+	size_t prior;            /* bytes the partition's answer got before
+	                            this walk (earlier reads, and bodies
+	                            sent from the file): counted with
+	                            out's against max_out */
 	klog_buf_t *out;
 	uint32_t messages;       /* Kafka messages (records) written */
 	int magic;               /* what the fetch version reads: 0 (Fetch
@@ -51,7 +55,15 @@ enum {
 	KLOG_KSERVE_FULL = 1,    /* not written: over max_out */
 	KLOG_KSERVE_BAD = 2,     /* not written: it cannot be served */
 	KLOG_KSERVE_CUT = 3,     /* not written: the set cuts it */
+	KLOG_KSERVE_BIG = 4,     /* not written: a batch for the caller to
+	                            send from the file (klog_kserve_head()) */
 };
+
+/* The bytes of a magic-2 entry klog_kserve_head() reads: its length
+ * field, magic, attributes, CRC and batch header. */
+#define KLOG_KSERVE_HEAD 50
+/* Where in such an entry the body that follows the prefix starts. */
+#define KLOG_KSERVE_BODY_AT 10
 
 /* The fetch version's message format: 0, 1 or 2 (above). */
 int klog_kserve_magic(int16_t fetch_version);
@@ -69,5 +81,19 @@ int klog_kserve_over(const klog_kserve_t *c, size_t n);
  */
 int klog_kserve_entry(klog_kserve_t *c, const uint8_t *p, uint32_t length,
     int64_t at);
+
+/*
+ * For Fetch v4 and later (c->magic 2), the batch of the magic-2 entry at
+ * partition offset at, of length field length, with only its first
+ * KLOG_KSERVE_HEAD bytes, p, in memory: checked as klog_kserve_entry()
+ * checks it, its 21-byte prefix written to out, and *body set to the
+ * length of the body, the entry's bytes from KLOG_KSERVE_BODY_AT on,
+ * which the caller sends from the file right after the prefix (the
+ * stored bytes are the batch's: nothing is read or copied).  *body is 0
+ * when nothing was written: an entry skipped (every record below the
+ * fetch offset: SERVED), FULL or BAD.  -KLOG_ENOMEM with out as it was.
+ */
+int klog_kserve_head(klog_kserve_t *c, const uint8_t *p, uint32_t length,
+    int64_t at, size_t *body);
 
 #endif

@@ -55,6 +55,9 @@ void klog_fdcache_entry_init(klog_fdcache_entry_t *e, int fd);
 int klog_fdcache_pin(klog_fdcache_t *c, klog_fdcache_entry_t *e,
     const char *path);
 void klog_fdcache_unpin(klog_fdcache_t *c, klog_fdcache_entry_t *e);
+/* One more pin of e, which is pinned already (so open, and off the idle
+ * list). */
+void klog_fdcache_repin(klog_fdcache_t *c, klog_fdcache_entry_t *e);
 
 /* e's segment is sealed and synced: its descriptor may now be closed. */
 void klog_fdcache_adopt(klog_fdcache_t *c, klog_fdcache_entry_t *e);

@@ -170,6 +170,10 @@ typedef struct klog_log_slice {
 int klog_log_read(klog_log_t *log, int64_t offset, size_t max_bytes,
     klog_log_slice_t *out, klog_err_t *err);
 void klog_log_slice_release(klog_log_slice_t *slice);
+/* Bytes [pos, pos + len) of src (within it) as a slice of their own, with
+ * its own reference: released on its own, before or after src. */
+void klog_log_slice_part(const klog_log_slice_t *src, size_t pos,
+    size_t len, klog_log_slice_t *out);
 
 /*
  * The start of the message entry that holds byte offset, which may be any

@@ -119,6 +119,8 @@ int klog_segment_sync_dir(const char *path, klog_err_t *err);
  */
 int klog_segment_pin(klog_segment_t *s, const char *dir, klog_err_t *err);
 void klog_segment_unpin(klog_segment_t *s);
+/* One more pin of s, which the caller holds pinned. */
+void klog_segment_repin(klog_segment_t *s);
 
 /*
  * Write the len bytes of iov[0..n) (each one a whole message set) at the end

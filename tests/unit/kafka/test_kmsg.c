@@ -16,6 +16,7 @@
 #include "klog/base/buf.h"
 #include "klog/base/error.h"
 #include "klog/kafka/kmsg.h"
+#include "klog/kafka/kserve.h"
 #include "klog/storage/format.h"
 #include "klog/storage/record.h"
 
@@ -979,8 +980,10 @@ serve_with(const klog_buf_t *set, int64_t base, int64_t min_offset,
 
 	klog_buf_init(&out);
 	klog_buf_put(&out, "pre", 3);
-	assert_int_equal(klog_kmsg_serve(set->data, set->len, base, min_offset,
-	    0, max_out, MAXI, &out, info), 0);
+	assert_int_equal(klog_kmsg_serve(set->data, set->len,
+	    &(klog_kmsg_serve_opt_t){ .base = base, .min_offset = min_offset,
+	    .magic = 0, .max_out = max_out, .max_inflate = MAXI },
+	    &out, info), 0);
 	assert_memory_equal(out.data, "pre", 3);
 	parse(out.data + 3, out.len - 3, o);
 	assert_int_equal((uint32_t)o->n, info->messages);
@@ -1017,6 +1020,7 @@ test_serve_plain(void **state)
 	assert_int_equal(o.off[3], klog_kmsg_offset(1034, 9));
 	assert_int_equal(info.consumed, set.len);
 	assert_int_equal(info.bad_offset, -1);
+	assert_int_equal(info.stop, KLOG_KSERVE_SERVED);
 	assert_int_equal(info.need, 0);
 	/* Nothing in, nothing out. */
 	set.len = 0;
@@ -1233,6 +1237,7 @@ test_serve_cut(void **state)
 		serve(&t, 0, 0, SIZE_MAX, &o, &info);
 		assert_int_equal(o.n, 0);
 		assert_int_equal(info.consumed, 0);
+		assert_int_equal(info.stop, KLOG_KSERVE_CUT);
 		assert_int_equal(info.need, cut < 4 ? 4 : 20);
 		assert_int_equal(info.bad_offset, -1);
 	}
@@ -1242,7 +1247,9 @@ test_serve_cut(void **state)
 		serve(&t, 0, 0, SIZE_MAX, &o, &info);
 		assert_string_equal(o.vals, "first entry");
 		assert_int_equal(info.consumed, 20);
-		assert_int_equal(info.need, 0);
+		/* The cut one's size, for a reader to read it whole next. */
+		assert_int_equal(info.stop, KLOG_KSERVE_CUT);
+		assert_int_equal(info.need, cut < 24 ? 4 : 15);
 	}
 	/* Nothing served since the first was skipped: need is the cut one's. */
 	t = set;
@@ -1385,6 +1392,7 @@ test_serve_framing(void **state)
 		assert_string_equal(o.vals, "e0");
 		assert_int_equal(info.bad_offset, 11);
 		assert_int_equal(info.consumed, 11);
+		assert_int_equal(info.stop, KLOG_KSERVE_BAD);
 		assert_int_equal(info.need, 0);
 	}
 	klog_buf_free(&set);
@@ -1407,13 +1415,17 @@ test_serve_inflate_limit(void **state)
 	    0);
 	klog_buf_put(&set, w, wlen);
 	free(w);
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, 0, SIZE_MAX,
-	    inner.len - 1, &out, &info), 0);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len,
+	    &(klog_kmsg_serve_opt_t){ .base = 0, .min_offset = 0,
+	    .magic = 0, .max_out = SIZE_MAX, .max_inflate = inner.len - 1 },
+	    &out, &info), 0);
 	assert_int_equal(info.messages, 0);
 	assert_int_equal(info.bad_offset, 0);
 	assert_int_equal(out.len, 0);
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 0, 0, 0, SIZE_MAX,
-	    inner.len, &out, &info), 0);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len,
+	    &(klog_kmsg_serve_opt_t){ .base = 0, .min_offset = 0,
+	    .magic = 0, .max_out = SIZE_MAX, .max_inflate = inner.len },
+	    &out, &info), 0);
 	assert_int_equal(info.messages, 100);
 	klog_buf_free(&set);
 	klog_buf_free(&inner);
@@ -1445,8 +1457,10 @@ test_round_trip(void **state)
 	free(w);
 	put_m0(&set, "");
 	put_m0(&set, "last");
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, 77, 0, 0, SIZE_MAX,
-	    MAXI, &kafka, &oinfo), 0);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len,
+	    &(klog_kmsg_serve_opt_t){ .base = 77, .min_offset = 0,
+	    .magic = 0, .max_out = SIZE_MAX, .max_inflate = MAXI },
+	    &kafka, &oinfo), 0);
 	assert_int_equal(oinfo.messages, 29);
 	kparse(kafka.data, kafka.len, &o);
 	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, &opt_all,
@@ -1465,8 +1479,10 @@ test_round_trip(void **state)
 	assert_int_equal(klog_kmsg_ingest(kafka.data, kafka.len, &opt_all,
 	    &back, &iinfo), 0);
 	klog_buf_reset(&set);
-	assert_int_equal(klog_kmsg_serve(back.data, back.len, 0, 0, 0, SIZE_MAX,
-	    MAXI, &set, &oinfo), 0);
+	assert_int_equal(klog_kmsg_serve(back.data, back.len,
+	    &(klog_kmsg_serve_opt_t){ .base = 0, .min_offset = 0,
+	    .magic = 0, .max_out = SIZE_MAX, .max_inflate = MAXI },
+	    &set, &oinfo), 0);
 	kparse(set.data, set.len, &o);
 	assert_string_equal(o.vals, "k1,k2");
 	assert_string_equal(o.keys, "-,key");

@@ -144,8 +144,10 @@ serve(const klog_buf_t *set, int64_t min_offset, int magic, size_t max_out,
     klog_buf_t *out, klog_kmsg_out_info_t *info)
 {
 	klog_buf_reset(out);
-	assert_int_equal(klog_kmsg_serve(set->data, set->len, BASE, min_offset,
-	    magic, max_out, MAXI, out, info), 0);
+	assert_int_equal(klog_kmsg_serve(set->data, set->len,
+	    &(klog_kmsg_serve_opt_t){ .base = BASE, .min_offset = min_offset,
+	    .magic = magic, .max_out = max_out, .max_inflate = MAXI },
+	    out, info), 0);
 }
 
 /* Fetch v4+: the entry as the batch it was, between plain messages. */
@@ -310,8 +312,10 @@ compressed(void **state)
 	assert_int_equal(m[2].offset, BASE + set.len - 1);
 	/* Over the inflate bound: not served, and said so. */
 	klog_buf_reset(&out);
-	assert_int_equal(klog_kmsg_serve(set.data, set.len, BASE, BASE, 1,
-	    SIZE_MAX, 4, &out, &info), 0);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len,
+	    &(klog_kmsg_serve_opt_t){ .base = BASE, .min_offset = BASE,
+	    .magic = 1, .max_out = SIZE_MAX, .max_inflate = 4 },
+	    &out, &info), 0);
 	assert_int_equal(info.messages, 0);
 	assert_int_equal(info.bad_offset, BASE);
 	klog_buf_free(&plain);
@@ -344,7 +348,9 @@ damage(void **state)
 	for (size_t cut = 11 + 1; cut < set.len; cut++) {
 		klog_buf_reset(&out);
 		assert_int_equal(klog_kmsg_serve(set.data + 11, cut - 11,
-		    BASE + 11, BASE + 11, 2, SIZE_MAX, MAXI, &out, &info), 0);
+		    &(klog_kmsg_serve_opt_t){ .base = BASE + 11, .min_offset = BASE + 11,
+		    .magic = 2, .max_out = SIZE_MAX, .max_inflate = MAXI },
+		    &out, &info), 0);
 		assert_int_equal(info.messages, 0);
 		assert_int_equal(info.need, cut - 11 < 4 ? 4 : set.len - 11);
 		assert_int_equal(info.bad_offset, -1);
@@ -355,6 +361,124 @@ damage(void **state)
 	assert_int_equal(info.bad_offset, BASE + 11);
 	klog_buf_free(&set);
 	klog_buf_free(&out);
+}
+
+/* The walk stops at a batch of opt.big bytes or more, Fetch v4 and
+ * later only, even when the set cuts it: the caller reads its head. */
+static void
+big_stop(void **state)
+{
+	klog_buf_t set, out;
+	klog_kmsg_out_info_t info;
+	klog_kmsg_serve_opt_t opt = { .base = BASE, .min_offset = BASE,
+	    .magic = 2, .max_out = SIZE_MAX, .max_inflate = MAXI };
+	size_t w, n;
+	kmsg_t m[8];
+
+	(void)state;
+	klog_buf_init(&set);
+	klog_buf_init(&out);
+	put_plain(&set, "p0");
+	w = set.len;
+	put_batch(&set);
+	n = klog_be32(set.data + w);
+	put_plain(&set, "p1");
+	opt.big = (uint32_t)n;
+	for (size_t len = w + 5; len <= set.len; len++) {
+		klog_buf_reset(&out);
+		assert_int_equal(klog_kmsg_serve(set.data, len, &opt, &out,
+		    &info), 0);
+		assert_int_equal(info.stop, KLOG_KSERVE_BIG);
+		assert_int_equal(info.consumed, w);
+		assert_int_equal(info.big_length, n);
+		assert_int_equal(info.need, 0);
+		assert_int_equal(info.messages, 1);
+		assert_int_equal(parse_set(out.data, out.len, m, 8), 1);
+	}
+	/* One byte short of big: copied with its neighbours. */
+	opt.big = (uint32_t)n + 1;
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len, &opt, &out,
+	    &info), 0);
+	assert_int_equal(info.stop, KLOG_KSERVE_SERVED);
+	assert_int_equal(info.messages, 5);
+	/* A MessageSet reader gets its records whatever their size. */
+	opt.big = 1;
+	opt.magic = 1;
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kmsg_serve(set.data, set.len, &opt, &out,
+	    &info), 0);
+	assert_int_equal(info.stop, KLOG_KSERVE_SERVED);
+	assert_int_equal(info.messages, 5);
+	klog_buf_free(&set);
+	klog_buf_free(&out);
+}
+
+/* klog_kserve_head(): from the head alone, what klog_kserve_entry()
+ * writes before the body, and the body's length for the file. */
+static void
+head_only(void **state)
+{
+	klog_buf_t set, out, whole;
+	klog_kserve_t c = { .min_offset = BASE, .max_out = SIZE_MAX,
+	    .out = &out, .magic = 2 };
+	uint8_t head[KLOG_KSERVE_HEAD];
+	uint32_t n;
+	size_t body;
+
+	(void)state;
+	klog_buf_init(&set);
+	klog_buf_init(&out);
+	klog_buf_init(&whole);
+	put_batch(&set);
+	n = klog_be32(set.data);
+	memcpy(head, set.data, sizeof(head));
+	assert_int_equal(klog_kserve_head(&c, head, n, BASE, &body),
+	    KLOG_KSERVE_SERVED);
+	assert_int_equal(body, n + 4 - KLOG_KSERVE_BODY_AT);
+	assert_int_equal(out.len, KLOG_BATCH_PREFIX);
+	assert_int_equal(c.messages, 3);
+	/* The prefix and the stored body are the copy's bytes. */
+	c.out = &whole;
+	c.messages = 0;
+	assert_int_equal(klog_kserve_entry(&c, set.data, n, BASE),
+	    KLOG_KSERVE_SERVED);
+	assert_int_equal(whole.len, out.len + body);
+	assert_memory_equal(whole.data, out.data, out.len);
+	assert_memory_equal(whole.data + out.len,
+	    set.data + KLOG_KSERVE_BODY_AT, body);
+	/* Past its last record: skipped, nothing to send. */
+	c.out = &out;
+	klog_buf_reset(&out);
+	c.min_offset = BASE + 3;
+	assert_int_equal(klog_kserve_head(&c, head, n, BASE, &body),
+	    KLOG_KSERVE_SERVED);
+	assert_int_equal(body, 0);
+	assert_int_equal(out.len, 0);
+	/* Over max_out once something is in the answer. */
+	c.min_offset = BASE;
+	c.max_out = 100;
+	c.prior = 80;
+	assert_int_equal(klog_kserve_head(&c, head, n, BASE, &body),
+	    KLOG_KSERVE_FULL);
+	assert_int_equal(body, 0);
+	assert_int_equal(out.len, 0);
+	/* The first of an answer goes whole, whatever its size. */
+	c.prior = 0;
+	assert_int_equal(klog_kserve_head(&c, head, n, BASE, &body),
+	    KLOG_KSERVE_SERVED);
+	assert_int_equal(body, n - 6);
+	/* A header not as written, and a MessageSet reader: bad. */
+	klog_buf_reset(&out);
+	assert_int_equal(klog_kserve_head(&c, head, n + 1, BASE, &body),
+	    KLOG_KSERVE_BAD);
+	c.magic = 1;
+	assert_int_equal(klog_kserve_head(&c, head, n, BASE, &body),
+	    KLOG_KSERVE_BAD);
+	assert_int_equal(out.len, 0);
+	klog_buf_free(&set);
+	klog_buf_free(&out);
+	klog_buf_free(&whole);
 }
 
 static void
@@ -378,6 +502,8 @@ main(void)
 		cmocka_unit_test(log_append_time),
 		cmocka_unit_test(compressed),
 		cmocka_unit_test(damage),
+		cmocka_unit_test(big_stop),
+		cmocka_unit_test(head_only),
 		cmocka_unit_test(versions),
 	};
 

@@ -398,6 +398,41 @@ test_slice_outlives_log(void **state)
 	assert_int_equal(open_fds(), base);
 }
 
+/* A part of a slice keeps its segment open and readable on its own,
+ * past the slice it came from, the log and the cache's bound. */
+static void
+test_slice_part(void **state)
+{
+	struct fixture *f = *state;
+	klog_log_slice_t sl, part;
+	klog_fdcache_t *c;
+	klog_log_t *log;
+	uint8_t byte = 0;
+	int base;
+
+	assert_int_equal(klog_fdcache_new(1, &c), 0);
+	base = open_fds();
+	log = open_log(f->dir, "p", c);
+	fill(log, 0, 3 * PER_SEG);
+	read_msg(log, 1, &sl);
+	klog_log_slice_part(&sl, KLOG_MSG_OVERHEAD, PLEN, &part);
+	assert_int_equal(part.fd, sl.fd);
+	assert_int_equal(part.file_pos, sl.file_pos + KLOG_MSG_OVERHEAD);
+	assert_int_equal(part.offset, sl.offset + KLOG_MSG_OVERHEAD);
+	assert_int_equal(part.len, PLEN);
+	klog_log_slice_release(&sl);
+	/* Reads in other segments, over the bound of 1, close the others
+	 * but not the part's. */
+	for (uint32_t m = PER_SEG; m < 3 * PER_SEG; m += PER_SEG)
+		read_msg(log, m, &sl), klog_log_slice_release(&sl);
+	klog_log_close(log);
+	klog_fdcache_unref(c);
+	assert_int_equal(pread(part.fd, &byte, 1, part.file_pos), 1);
+	assert_int_equal(byte, 1);
+	klog_log_slice_release(&part);
+	assert_int_equal(open_fds(), base);
+}
+
 /* A rolled segment with unsynced bytes keeps its writer's descriptor
  * whatever the bound; the flush hands it over. */
 static void
@@ -490,6 +525,7 @@ main(void)
 		T(test_log_reads_bounded),
 		T(test_logs_share_the_bound),
 		T(test_slice_outlives_log),
+		T(test_slice_part),
 		T(test_unsynced_not_closed),
 		T(test_race_reads_and_rolls),
 #undef T
