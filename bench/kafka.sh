@@ -13,17 +13,23 @@
 #                                                batches of 1000), as tools
 #            and the broker's CPU seconds per MB each produce took
 #            (below), beside the native one's
-#   consume  (all three read what klog-produce wrote)
+#   consume  (three read what klog-produce wrote: plain lines)
 #            kcat -C -t T -p 0 -o beginning -e > /dev/null
 #            kcat -C ... -o 0 -e -X fetch.wait.max.ms=10: the same without
 #            librdkafka's fixed waits (see "EOF" and "-o beginning" below)
 #            klog-consume -t T -p 0 -o beginning -e > /dev/null
+#            (and two read the record batches kcat produced, stored as
+#            they came: the Kafka path end to end)
+#            kcat -C ... -o 0 -e -X fetch.wait.max.ms=10   (kbat)
+#            klog-consume -t T -p 0 -o beginning -e        (nbat)
 #            and the broker's CPU seconds (the run time of all its
 #            threads, /proc/PID/task/*/schedstat, in ns) per MB each
-#            consume took, and its ratio to the native one (target: at
-#            most 1.5): the native path sends with sendfile, the Kafka one
-#            reads, makes a header for each message and copies the
-#            payloads.  The three consumes go KAFKA_CONSUMES times a run
+#            consume took, and its ratio to the native one on the same
+#            bytes (target: at most 1.5): the native path sends with
+#            sendfile; the Kafka one reads plain lines, makes a header for
+#            each message and copies the payloads, and sends batches of
+#            16 KiB or more with sendfile behind a 21-byte prefix.  The
+#            five consumes go KAFKA_CONSUMES times a run
 #            (default 3), each time in another order, so that every Kafka
 #            figure has a native one taken beside it; the ratio is the
 #            median of those rounds' ratios, and the native figure's
@@ -191,6 +197,15 @@ c_native() {
 	"$CONSUME" -v -b "$BROKER" -t native -p 0 -o beginning -e \
 		>/dev/null 2>"$WORK/consume.err"
 }
+# The same two ways over topic kcat, the record batches kcat produced.
+c_kbat() {
+	"$KCAT" -b "$KAFKA" -C -t kcat -p 0 -o 0 -e \
+		-X fetch.wait.max.ms=10 >/dev/null 2>"$WORK/kcat.err"
+}
+c_nbat() {
+	"$CONSUME" -v -b "$BROKER" -t kcat -p 0 -o beginning -e \
+		>/dev/null 2>"$WORK/consume.err"
+}
 
 # consume NAME: one timed consume, with the broker's CPU time around it;
 # appends to $WORK/c_NAME and $WORK/cpu_NAME and checks the count.
@@ -199,7 +214,7 @@ consume() {
 	_s=$(timed "c_$1")
 	_c1=$(cpu_ns "$BROKER_PID")
 	case $1 in
-	native)
+	native | nbat)
 		_got=$(awk '{ print $2 }' "$WORK/consume.err")
 		[ "$_got" = "$records" ] || {
 			echo "kafka: klog-consume read $_got of $records" >&2
@@ -207,10 +222,12 @@ consume() {
 			exit 1
 		} ;;
 	*)
-		_eof=$(sed -n 's/.*Reached end of topic native \[0\] at offset \([0-9]*\).*/\1/p' \
+		_topic=native _end=$logbytes
+		[ "$1" = kbat ] && _topic=kcat _end=$kcatbytes
+		_eof=$(sed -n "s/.*Reached end of topic $_topic \\[0\\] at offset \\([0-9]*\\).*/\\1/p" \
 			"$WORK/kcat.err")
-		[ "$_eof" = "$logbytes" ] || {
-			echo "kafka: kcat stopped at $_eof, not $logbytes" >&2
+		[ "$_eof" = "$_end" ] || {
+			echo "kafka: kcat stopped at $_eof, not $_end" >&2
 			cat "$WORK/kcat.err" >&2
 			exit 1
 		} ;;
@@ -293,13 +310,14 @@ seek() {
 }
 
 for f in p_kcat p_kcat1 p_native pr_kcat pr_kcat1 c_kcat c_kcatw c_native \
-	cr_kcat cr_kcatw cpu_kcat cpu_kcatw cpu_native cpur_kcat cpur_kcatw \
+	c_kbat c_nbat cr_kcat cr_kcatw cr_kbat cpu_kcat cpu_kcatw cpu_native \
+	cpu_kbat cpu_nbat cpur_kcat cpur_kcatw cpur_kbat \
 	s_begin s_end s_mid s_near f_begin f_end f_mid f_near; do
 	: >"$WORK/$f"
 done
 for f in kcat kcat1 native; do : >"$WORK/pmb_$f"; : >"$WORK/pcpu_$f"; done
 for f in kcat kcat1; do : >"$WORK/pcpur_$f"; done
-for f in kcat kcatw native; do : >"$WORK/cmb_$f"; done
+for f in kcat kcatw native kbat nbat; do : >"$WORK/cmb_$f"; done
 
 i=1
 while [ "$i" -le "$RUNS" ]; do
@@ -315,6 +333,7 @@ while [ "$i" -le "$RUNS" ]; do
 		eval "ps_$v=\$s pt_$v=\$((c1 - c0))"
 	done
 	logbytes=$(topic_bytes "$WORK/data" native)
+	kcatbytes=$(topic_bytes "$WORK/data" kcat)
 	# kcat's record batches are kept as magic-2 entries, of other sizes
 	# than klog-produce's: its records are counted instead.
 	for v in kcat kcat1; do
@@ -343,18 +362,24 @@ while [ "$i" -le "$RUNS" ]; do
 	cn=
 	ck=
 	cw=
+	cb=
+	cnb=
 	j=0
 	while [ "$j" -lt "$rounds" ]; do
-		for v in $(rotate $((i + j)) native kcat kcatw); do
+		for v in $(rotate $((i + j)) native kcat kcatw nbat kbat); do
 			consume "$v"
 		done
 		ratio "$cs_native" "$cs_kcat" >>"$WORK/cr_kcat"
 		ratio "$cs_native" "$cs_kcatw" >>"$WORK/cr_kcatw"
+		ratio "$cs_nbat" "$cs_kbat" >>"$WORK/cr_kbat"
 		ratio "$ct_kcat" "$ct_native" >>"$WORK/cpur_kcat"
 		ratio "$ct_kcatw" "$ct_native" >>"$WORK/cpur_kcatw"
+		ratio "$ct_kbat" "$ct_nbat" >>"$WORK/cpur_kbat"
 		cn="$cn $(ms "$ct_native")"
 		ck="$ck $(ms "$ct_kcat")"
 		cw="$cw $(ms "$ct_kcatw")"
+		cb="$cb $(ms "$ct_kbat")"
+		cnb="$cnb $(ms "$ct_nbat")"
 		j=$((j + 1))
 	done
 	broker_stop
@@ -363,7 +388,8 @@ while [ "$i" -le "$RUNS" ]; do
 		"klog-produce $ps_native s; consume kcat $cs_kcat s," \
 		"kcat -o 0 wait 10 ms $cs_kcatw s, klog-consume $cs_native s" \
 		"(the last round's); broker CPU ms kcat$ck, kcat -o 0$cw," \
-		"klog-consume$cn;" \
+		"klog-consume$cn; of kcat's batches: kcat -o 0$cb," \
+		"klog-consume$cnb;" \
 		"producing: kcat $(ms "$pt_kcat"), kcat acks=1" \
 		"$(ms "$pt_kcat1"), klog-produce $(ms "$pt_native")"
 
@@ -388,22 +414,22 @@ for v in kcat kcat1; do
 	say "kafka_produce_${v}_ratio" "$r" of_native
 	target "kafka_produce_${v}_ratio" "$r" '>=' 0.5 of_native
 done
-for v in kcat kcatw native; do
+for v in kcat kcatw native kbat nbat; do
 	say "kafka_consume_${v}_recs_s" "$(median <"$WORK/c_$v")" records/s
 	say "kafka_consume_${v}_mb_s" "$(median <"$WORK/cmb_$v")" MB/s
 done
-for v in kcat kcatw; do
+for v in kcat kcatw kbat; do
 	r=$(median <"$WORK/cr_$v")
 	say "kafka_consume_${v}_ratio" "$r" of_native
 	target "kafka_consume_${v}_ratio" "$r" '>=' 0.5 of_native
 done
-for v in kcat kcatw native; do
+for v in kcat kcatw native kbat nbat; do
 	say "kafka_fetch_cpu_${v}_s_per_mb" "$(median <"$WORK/cpu_$v")" s/MB
 	note "kafka_fetch_cpu_${v}: $(wc -l <"$WORK/cpu_$v") consumes," \
 		"from $(sort -g "$WORK/cpu_$v" | head -n 1) to" \
 		"$(sort -g "$WORK/cpu_$v" | tail -n 1) s/MB"
 done
-for v in kcat kcatw; do
+for v in kcat kcatw kbat; do
 	r=$(median <"$WORK/cpur_$v")
 	say "kafka_fetch_cpu_${v}_ratio" "$r" of_native
 	target "kafka_fetch_cpu_${v}_ratio" "$r" '<=' 1.5 of_native
