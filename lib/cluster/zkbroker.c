@@ -9,12 +9,12 @@
 #include "klog/cluster/zkauthz.h"
 #include "klog/cluster/zklogins.h"
 #include "klog/cluster/zkkafka.h"
+#include "klog/cluster/zkpids.h"
 #include "klog/cluster/zkrepl.h"
 #include "klog/core/idem.h"
 #include "klog/core/offline.h"
 #include "klog/core/replicated.h"
 #include "klog/zk/layout.h"
-#include "klog/zk/pidblock.h"
 #include "klog/zk/rtopics.h"
 #include "klog/zk/zkacl.h"
 #include "klog/zk/zkasync.h"
@@ -38,6 +38,7 @@ struct klog_zkbroker {
 	klog_zkkafka_t *kafka;     /* the Kafka listener's, if any */
 	klog_zklogins_t *logins;   /* SASL users from ZooKeeper, if so */
 	klog_zkauthz_t *acls;      /* ACLs from ZooKeeper, if so */
+	klog_zkpids_t *pids;       /* producer id blocks */
 };
 
 static void zlog(klog_zkbroker_t *zb, int level, const char *fmt, ...)
@@ -142,7 +143,8 @@ on_retry(klog_loop_t *loop, klog_timer_t *t, void *arg)
 static void
 on_event(klog_zkbroker_t *zb, const klog_zk_event_t *ev)
 {
-	if (klog_zkkafka_event(zb->kafka, ev) ||
+	if (klog_zkpids_event(zb->pids, ev) ||
+	    klog_zkkafka_event(zb->kafka, ev) ||
 	    klog_zkrepl_event(zb->repl, ev) ||
 	    klog_zklogins_event(zb->logins, ev) ||
 	    klog_zkauthz_event(zb->acls, ev))
@@ -269,16 +271,6 @@ replicated(void *arg, const char *topic)
 	return klog_zkrepl_has(zb->repl, topic);
 }
 
-/* Producer ids for both front ends (core/idem.h), as Kafka's brokers
- * take them. */
-static int
-producer_block(void *arg, int64_t *start, int64_t *end, klog_err_t *err)
-{
-	klog_zkbroker_t *zb = arg;
-
-	return klog_pidblock_take(zb->zk, zb->cfg.broker_id, start, end, err);
-}
-
 static int
 open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 {
@@ -288,6 +280,10 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 	klog_core_t *core = klog_broker_core(zb->b);
 	int r;
 
+	if ((r = klog_zkpids_new(zb->zk, zb->cfg.broker_id, &log,
+	    &zb->pids)) < 0)
+		return klog_err_set(err, r, "producer ids: %s",
+		    klog_strerror(r));
 	if ((r = klog_fetcher_new(zb->loop, core, zb->cfg.broker_id,
 	    klog_broker_peer_security(zb->b), &log, &zb->fetcher, err)) < 0 ||
 	    (r = klog_zkrepl_new(zb->zk, zb->loop, core, zb->fetcher, &rc,
@@ -295,7 +291,9 @@ open_repl(klog_zkbroker_t *zb, klog_err_t *err)
 		return r;
 	klog_core_set_create_check(core, replicated, zb);
 	klog_core_set_storage_hook(core, klog_zkrepl_storage_failed, zb->repl);
-	klog_core_set_producer_block(core, producer_block, zb);
+	/* Both front ends' producer ids (core/idem.h), as Kafka's brokers
+	 * take them, a block ahead. */
+	klog_core_set_producer_block(core, klog_zkpids_take, zb->pids);
 	klog_core_set_replication(core, zb->cfg.replica_lag_ms,
 	    klog_zkrepl_isr_change, zb->repl, klog_fetcher_flushed,
 	    zb->fetcher);
@@ -480,6 +478,7 @@ klog_zkbroker_close(klog_zkbroker_t *zb)
 		klog_loop_watch(zb->loop, klog_zk_event_fd(zb->zk), 0, NULL,
 		    NULL);
 	klog_zk_close(zb->zk);
+	klog_zkpids_free(zb->pids);
 	free(zb->connect);
 	free(zb);
 }

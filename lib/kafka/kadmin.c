@@ -845,6 +845,13 @@ grant(klog_kafka_t *k, const klog_kreq_t *r, int64_t *pid, int16_t *epoch)
 		return KLOG_KERR_NONE;
 	if (rc == -KLOG_EINVAL)
 		return KLOG_KERR_INVALID_REQUEST;
+	/* The next block is on its way (cluster/zkpids.h): clients ask
+	 * again after a back-off, as from a coordinator that is loading. */
+	if (rc == -KLOG_EBUSY) {
+		pid_say(k, r, KLOG_LEVEL_INFO, "no producer id yet: %s",
+		    klog_err_text(&err, rc));
+		return KLOG_KERR_COORDINATOR_LOAD_IN_PROGRESS;
+	}
 	pid_say(k, r, KLOG_LEVEL_ERROR, "no producer id: %s",
 	    klog_err_text(&err, rc));
 	return KLOG_KERR_COORDINATOR_NOT_AVAILABLE;

@@ -70,43 +70,57 @@ klog_pidblock_parse(const char *json, size_t len, int32_t *broker,
 }
 
 int
+klog_pidblock_next(const char *data, size_t len, int32_t broker,
+    int64_t *start, int64_t *end, char json[KLOG_PIDBLOCK_JSON],
+    klog_err_t *err)
+{
+	int64_t s = 0, e;
+	int32_t was;
+	int rc;
+
+	if (data != NULL) {
+		if ((rc = klog_pidblock_parse(data, len, &was, &s, &e,
+		    err)) < 0)
+			return rc;
+		if (e > INT64_MAX - KLOG_PIDS_BLOCK - 1)
+			return klog_err_set(err, -KLOG_ERANGE, "producer ids "
+			    "are used up");
+		s = e + 1;
+	}
+	e = s + KLOG_PIDS_BLOCK - 1;
+	snprintf(json, KLOG_PIDBLOCK_JSON, "{\"version\":1,\"broker\":%d,"
+	    "\"block_start\":\"%lld\",\"block_end\":\"%lld\"}", (int)broker,
+	    (long long)s, (long long)e);
+	*start = s;
+	*end = e + 1;
+	return 0;
+}
+
+int
 klog_pidblock_take(klog_zk_t *zk, int32_t broker, int64_t *start,
     int64_t *end, klog_err_t *err)
 {
 	for (int i = 0; i < TRIES; i++) {
-		int64_t s = 0, e;
-		int32_t was;
 		klog_zk_stat_t st;
-		char *data = NULL, json[160];
+		char *data = NULL, json[KLOG_PIDBLOCK_JSON];
 		size_t len;
-		int rc, n;
+		int rc, exists;
 
 		rc = klog_zk_get(zk, KLOG_PIDBLOCK_PATH, 0, &data, &len, &st,
 		    err);
-		if (rc == 0) {
-			rc = klog_pidblock_parse(data, len, &was, &s, &e, err);
-			free(data);
-			if (rc < 0)
-				return rc;
-			if (e > INT64_MAX - KLOG_PIDS_BLOCK - 1)
-				return klog_err_set(err, -KLOG_ERANGE, "producer "
-				    "ids are used up");
-			s = e + 1;
-		} else if (rc != -KLOG_ENOENT) {
+		if (rc < 0 && rc != -KLOG_ENOENT)
 			return rc;
-		}
-		e = s + KLOG_PIDS_BLOCK - 1;
-		n = snprintf(json, sizeof(json), "{\"version\":1,\"broker\":%d,"
-		    "\"block_start\":\"%lld\",\"block_end\":\"%lld\"}",
-		    (int)broker, (long long)s, (long long)e);
-		rc = rc == -KLOG_ENOENT ? klog_zk_create(zk, KLOG_PIDBLOCK_PATH,
-		    json, (size_t)n, 0, err) : klog_zk_set(zk,
-		    KLOG_PIDBLOCK_PATH, json, (size_t)n, st.version, err);
-		if (rc == 0) {
-			*start = s;
-			*end = e + 1;
+		exists = rc == 0;
+		rc = klog_pidblock_next(data, len, broker, start, end, json,
+		    err);
+		free(data);
+		if (rc < 0)
+			return rc;
+		rc = !exists ? klog_zk_create(zk, KLOG_PIDBLOCK_PATH,
+		    json, strlen(json), 0, err) : klog_zk_set(zk,
+		    KLOG_PIDBLOCK_PATH, json, strlen(json), st.version, err);
+		if (rc == 0)
 			return 0;
-		}
 		if (rc != -KLOG_EEXIST && rc != -KLOG_EBUSY && rc != -KLOG_ENOENT)
 			return rc;
 	}

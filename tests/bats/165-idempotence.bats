@@ -141,16 +141,67 @@ pid() {
 	[ "$output" = "$(printf '0 0 0\n0 1 0')" ]
 	run -0 pid "$k2" 4 -1 -1
 	[ "$output" = '0 1000 0' ]
+	# Each took its first block at its start, and the next one ahead
+	# when it began handing the first out: broker 1 2000-2999, broker 2
+	# 3000-3999, the node's last.
 	run -0 /usr/share/zookeeper/bin/zkCli.sh -server "$ZKC" \
 	    get /latest_producer_id_block
-	[[ $output == *'{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}'* ]]
-	# Broker 1 restarted takes a new block: its old one's rest is lost.
+	[[ $output == *'{"version":1,"broker":2,"block_start":"3000","block_end":"3999"}'* ]]
+	# Broker 1 restarted takes a new block: its old ones' rest is lost.
 	kill -TERM "${BROKER_PIDS[1]}"
 	wait_gone "${BROKER_PIDS[1]}" 5
 	start_zk_broker 1 --kafka-listen "127.0.0.1:$k1"
 	wait_port "$k1" 5
 	run -0 pid "$k1" 4 -1 -1
-	[ "$output" = '0 2000 0' ]
+	[ "$output" = '0 4000 0' ]
+	stop_zk
+}
+
+@test "idempotence: in a cluster the next block is taken ahead, and InitProducerId never waits on ZooKeeper: paused, ids come from the blocks in hand, then COORDINATOR_LOAD_IN_PROGRESS at once" {
+	start_zk
+	ZKC="$ZK/ahead"
+	local k1 args t0 t1 n=100
+	k1=$(free_port)
+	start_zk_broker 1 --kafka-listen "127.0.0.1:$k1" \
+	    --zk-session-timeout 6000
+	wait_port "$k1" 5
+	run -0 pid "$k1" 4 -1 -1
+	[ "$output" = '0 0 0' ]
+	# The block after 0-999 is taken meanwhile.
+	until /usr/share/zookeeper/bin/zkCli.sh -server "$ZKC" \
+	    get /latest_producer_id_block 2>/dev/null |
+	    grep -q '"block_start":"1000"'; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ]
+		sleep 0.1
+	done
+	# ZooKeeper paused (its connections open, nothing answered, as
+	# across a silent partition): 1999 ids from the two blocks in hand,
+	# then a retriable refusal, none of it waiting on ZooKeeper (a
+	# synchronous read held the broker until the connection timed out,
+	# seconds, then refused).
+	kill -STOP "$ZK_PID"
+	args=$(for i in $(seq 2000); do printf ' 4 -1 -1'; done)
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086
+	run -0 pid "$k1" $args
+	t1=$(date +%s%N)
+	kill -CONT "$ZK_PID"
+	echo "2000 InitProducerId with ZooKeeper paused: $(( (t1 - t0) / 1000000 )) ms" >&3
+	[ "${#lines[@]}" -eq 2000 ]
+	[ "${lines[0]}" = '0 1 0' ]
+	[ "${lines[1998]}" = '0 1999 0' ]
+	[ "${lines[1999]}" = '14 -1 -1' ]
+	[ "$(printf '%s\n' "${lines[@]:0:1999}" | cut -d' ' -f2 | sort -un | wc -l)" -eq 1999 ]
+	[ $(( (t1 - t0) / 1000000 )) -lt 2000 ]
+	grep -q 'no producer id yet' "$TMP/broker-1.log"
+	# ZooKeeper answering again, the next block comes.
+	n=100
+	until run pid "$k1" 4 -1 -1 && [ "$output" = '0 2000 0' ]; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ]
+		sleep 0.1
+	done
 	stop_zk
 }
 

@@ -26,6 +26,17 @@
 int klog_pidblock_parse(const char *json, size_t len, int32_t *broker,
     int64_t *start, int64_t *end, klog_err_t *err);
 
+/* The JSON of a block, with room to spare. */
+#define KLOG_PIDBLOCK_JSON 160
+
+/* The block that follows the node's data[0..len) (data NULL: there is no
+ * node yet) for broker: 0, [*start, *end) (end exclusive, as pids.h's)
+ * and the JSON to write; or an error (data that does not parse, ids used
+ * up). */
+int klog_pidblock_next(const char *data, size_t len, int32_t broker,
+    int64_t *start, int64_t *end, char json[KLOG_PIDBLOCK_JSON],
+    klog_err_t *err);
+
 /* Take the next block for broker: 0 and [*start, *end) (end exclusive,
  * as pids.h's), or an error (ZooKeeper's, or a node that does not parse,
  * which is never overwritten). */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -54,11 +55,51 @@ test_parse(void **state)
 	assert_int_equal(parse("", &b, &s, &e), -KLOG_EINVAL);
 }
 
+/* The block after the node's, and what is written for it. */
+static void
+test_next(void **state)
+{
+	const char *kafka = "{\"version\":1,\"broker\":3,\"block_start\":"
+	    "\"1000\",\"block_end\":\"1999\"}";
+	char json[KLOG_PIDBLOCK_JSON], big[160];
+	klog_err_t err = { 0 };
+	int64_t s, e;
+	int32_t b;
+
+	(void)state;
+	/* No node yet: the first block. */
+	assert_int_equal(klog_pidblock_next(NULL, 0, 7, &s, &e, json, &err),
+	    0);
+	assert_int_equal(s, 0);
+	assert_int_equal(e, 1000);
+	assert_string_equal(json, "{\"version\":1,\"broker\":7,"
+	    "\"block_start\":\"0\",\"block_end\":\"999\"}");
+	/* After Kafka's node; what is written reads back as the block. */
+	assert_int_equal(klog_pidblock_next(kafka, strlen(kafka), 2, &s, &e,
+	    json, &err), 0);
+	assert_int_equal(s, 2000);
+	assert_int_equal(e, 3000);
+	assert_int_equal(parse(json, &b, &s, &e), 0);
+	assert_int_equal(b, 2);
+	assert_int_equal(s, 2000);
+	assert_int_equal(e, 2999);
+	/* A node without data, or not Kafka's, is never written over; ids
+	 * used up are refused. */
+	assert_int_equal(klog_pidblock_next("", 0, 2, &s, &e, json, &err),
+	    -KLOG_EINVAL);
+	snprintf(big, sizeof(big), "{\"version\":1,\"broker\":1,"
+	    "\"block_start\":\"0\",\"block_end\":\"%lld\"}",
+	    (long long)(INT64_MAX - 1000));
+	assert_int_equal(klog_pidblock_next(big, strlen(big), 2, &s, &e, json,
+	    &err), -KLOG_ERANGE);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_next),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
