@@ -190,22 +190,16 @@ c_kcat() {
 		>/dev/null 2>"$WORK/kcat.err"
 }
 c_kcatw() {
-	"$KCAT" -b "$KAFKA" -C -t native -p 0 -o 0 -e \
+	"$KCAT" -b "$KAFKA" -C -t "${1:-native}" -p 0 -o 0 -e \
 		-X fetch.wait.max.ms=10 >/dev/null 2>"$WORK/kcat.err"
 }
 c_native() {
-	"$CONSUME" -v -b "$BROKER" -t native -p 0 -o beginning -e \
+	"$CONSUME" -v -b "$BROKER" -t "${1:-native}" -p 0 -o beginning -e \
 		>/dev/null 2>"$WORK/consume.err"
 }
 # The same two ways over topic kcat, the record batches kcat produced.
-c_kbat() {
-	"$KCAT" -b "$KAFKA" -C -t kcat -p 0 -o 0 -e \
-		-X fetch.wait.max.ms=10 >/dev/null 2>"$WORK/kcat.err"
-}
-c_nbat() {
-	"$CONSUME" -v -b "$BROKER" -t kcat -p 0 -o beginning -e \
-		>/dev/null 2>"$WORK/consume.err"
-}
+c_kbat() { c_kcatw kcat; }
+c_nbat() { c_native kcat; }
 
 # consume NAME: one timed consume, with the broker's CPU time around it;
 # appends to $WORK/c_NAME and $WORK/cpu_NAME and checks the count.
