@@ -83,6 +83,22 @@ SSL=(-X security.protocol=ssl)
 		delete-topic -t t
 }
 
+@test "tls clients: kcat's record batches come back over SSL:// from the segment file, read and encrypted" {
+	local mport
+	mport=$(free_port)
+	tls_broker --topic b:1 --metrics-listen "127.0.0.1:$mport"
+	seq 40000 | sed 's/$/ a line long enough to span many TLS records/' \
+		>"$TMP/in"
+	timeout 60 kcat -b "$KAFKA" -F "$TMP/client.properties" -q -P -t b \
+		-p 0 <"$TMP/in"
+	timeout 60 kcat -b "$KAFKA" -F "$TMP/client.properties" -q -C -t b \
+		-p 0 -o beginning -e | cmp - "$TMP/in"
+	run -0 curl -sf "http://127.0.0.1:$mport/metrics"
+	[[ $output =~ klog_kafka_fetch_bytes_total\{from=\"file\"\}\ [1-9][0-9]{5} ]]
+	klog-consume -t b -o beginning -e -F "$TMP/client.properties" |
+		cmp - "$TMP/in"
+}
+
 @test "tls clients: a CA not trusted, or a certificate not naming the host, is one line and exit 77" {
 	tls_broker --topic t:1
 	for tool in consume produce group; do
