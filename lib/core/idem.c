@@ -163,7 +163,7 @@ core_idem_written(klog_core_t *c, klog_core_part_t *p, size_t segments)
 		return;
 	klog_pstate_expire(p->ps, klog_clock_wall_ms(),
 	    KLOG_PSTATE_EXPIRATION_MS);
-	if ((rc = klog_psnap_write(p->log, p->ps, klog_log_end(p->log),
+	if ((rc = klog_psnap_write(p->log, p->ps, klog_log_end(p->log), 1,
 	    &err)) < 0)
 		say(c, p, KLOG_LEVEL_WARN, "snapshot", &err, rc);
 }
@@ -194,7 +194,7 @@ core_idem_save(klog_core_t *c, klog_core_part_t *p)
 
 	if (p->ps == NULL || c->storage_failed || klog_log_failed(p->log))
 		return;
-	if ((rc = klog_psnap_write(p->log, p->ps, klog_log_end(p->log),
+	if ((rc = klog_psnap_write(p->log, p->ps, klog_log_end(p->log), 0,
 	    &err)) < 0)
 		say(c, p, KLOG_LEVEL_WARN, "snapshot", &err, rc);
 }

@@ -367,6 +367,8 @@ klog_log_close(klog_log_t *log)
 {
 	if (log == NULL)
 		return;
+	for (size_t i = 0; i < log->nlater; i++)
+		close(log->later[i]);
 	for (size_t i = 0; i < log->nsegs; i++)
 		klog_segment_unref(log->segs[i]);
 	klog_fdcache_unref(log->cache);
@@ -383,6 +385,31 @@ const char *
 klog_log_dir(const klog_log_t *log)
 {
 	return log->dir;
+}
+
+void
+klog_log_sync_later(klog_log_t *log, int fd)
+{
+	pthread_mutex_lock(&log->mu);
+	if (log->nlater == LOG_LATER_MAX) {
+		close(log->later[0]);
+		memmove(log->later, log->later + 1,
+		    (LOG_LATER_MAX - 1) * sizeof(log->later[0]));
+		log->nlater--;
+	}
+	log->later[log->nlater++] = fd;
+	log->dirty |= DIRTY_PARTITION;
+	pthread_mutex_unlock(&log->mu);
+}
+
+/* The side files taken from the log under its lock: synced and closed. */
+static void
+sync_later(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		(void)fsync(fds[i]);
+		close(fds[i]);
+	}
 }
 
 const char *
@@ -591,10 +618,10 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 {
 	klog_segment_t **segs;
 	klog_err_t mine;
-	size_t n = 0;
+	size_t n = 0, nlater;
 	uint64_t msgs, cuts;
 	int64_t end, rp = -1;
-	int dirty, r;
+	int dirty, r, later[LOG_LATER_MAX];
 
 	if (err == NULL)
 		err = &mine;
@@ -609,8 +636,12 @@ klog_log_flush(klog_log_t *log, klog_err_t *err)
 	msgs = log->unflushed;
 	dirty = log->dirty;
 	log->dirty = 0;
+	nlater = log->nlater;
+	memcpy(later, log->later, nlater * sizeof(later[0]));
+	log->nlater = 0;
 	r = unflushed_segs(log, &segs, &n);
 	pthread_mutex_unlock(&log->mu);
+	sync_later(later, nlater);
 	if (r < 0) {
 		r = klog_err_set(err, r, "%s: out of memory", log->dir);
 		goto out;

@@ -18,6 +18,8 @@
 #include "klog/storage/names.h"
 #include "klog/storage/segment.h"
 
+#define LOG_LATER_MAX 4  /* side files waiting for a flush */
+
 struct klog_log {
 	pthread_mutex_t mu;
 	klog_fdcache_t *cache;  /* referenced; shared with the store's logs */
@@ -36,6 +38,10 @@ struct klog_log {
 	int64_t recovered;      /* bytes cut at open */
 	char salvaged[PATH_MAX];  /* where they were kept, or "" */
 	int dirty;              /* DIRTY_* */
+	/* Files written in dir (producer state snapshots) that the next
+	 * flush syncs and closes (klog_log_sync_later()). */
+	int later[LOG_LATER_MAX];
+	size_t nlater;
 	uint64_t cuts;          /* truncations and resets: a flush begun
 	                           before one must not move flushed_end */
 	char failed[384];       /* why a sync failed, "" if none did: final

@@ -262,10 +262,14 @@ klog_psnap_drop_above(klog_log_t *log, int64_t offset, klog_err_t *err)
 	return rc;
 }
 
-/* Write buf whole to path through a synced temporary file. */
+/*
+ * Write buf whole to path through a temporary file, synced and renamed
+ * with the directory synced; or, with log, renamed unsynced and handed to
+ * the log for its next flush to sync (klog_log_sync_later()).
+ */
 static int
 write_file(const char *dir, const char *path, const klog_buf_t *buf,
-    klog_err_t *err)
+    klog_log_t *log, klog_err_t *err)
 {
 	char tmp[PATH_MAX + 8];
 	ssize_t w = 0;
@@ -281,21 +285,26 @@ write_file(const char *dir, const char *path, const klog_buf_t *buf,
 			w = 0;
 	if (w < 0)
 		rc = klog_err_sys(err, "write", tmp);
-	else if (fsync(fd) < 0)
+	else if (log == NULL && fsync(fd) < 0)
 		rc = klog_err_sys(err, "fsync", tmp);
-	close(fd);
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = klog_err_sys(err, "rename", tmp);
+	if (rc < 0 || log == NULL)
+		close(fd);
 	if (rc < 0) {
 		(void)unlink(tmp);
 		return rc;
+	}
+	if (log != NULL) {
+		klog_log_sync_later(log, fd);
+		return 0;
 	}
 	return klog_segment_sync_dir(dir, err);
 }
 
 int
 klog_psnap_write(klog_log_t *log, const klog_pstate_t *ps, int64_t offset,
-    klog_err_t *err)
+    int at_flush, klog_err_t *err)
 {
 	const char *dir = klog_log_dir(log);
 	char path[PATH_MAX];
@@ -311,7 +320,7 @@ klog_psnap_write(klog_log_t *log, const klog_pstate_t *ps, int64_t offset,
 		return klog_err_set(err, -KLOG_ENOMEM, "out of memory");
 	}
 	path_of(dir, offset, path, sizeof(path));
-	rc = write_file(dir, path, &buf, err);
+	rc = write_file(dir, path, &buf, at_flush ? log : NULL, err);
 	klog_buf_free(&buf);
 	if (rc < 0 || (rc = list(dir, &v, &n, err)) < 0)
 		return rc;

@@ -79,6 +79,18 @@ void klog_log_close(klog_log_t *log);
 const char *klog_log_topic(const klog_log_t *log);
 /* The partition directory. */
 const char *klog_log_dir(const klog_log_t *log);
+
+/*
+ * fd, a file just written (and renamed into place) in the log's
+ * directory, is synced by the next klog_log_flush() (on the flusher's
+ * thread), with the directory, and closed; the log owns it from here.
+ * For files whose loss at a crash costs time, not data (a producer state
+ * snapshot: a torn one is ignored): the loop that writes them never waits
+ * on a disk.  A sync that fails there is not the log's failure.  Past a
+ * few waiting, the oldest is closed unsynced (a newer file supersedes
+ * it).
+ */
+void klog_log_sync_later(klog_log_t *log, int fd);
 int klog_log_partition(const klog_log_t *log);
 int64_t klog_log_recovered_bytes(const klog_log_t *log);
 /* The salvage file the bytes recovery cut were kept in (segment.h), ""

@@ -6,8 +6,9 @@
  * A snapshot is the state as of an offset O, an entry boundary: every
  * batch below O counted, none from O on.  It is the file
  * <partition dir>/<O, 20 digits>.snapshot, written whole (a temporary
- * file synced, renamed, the directory synced), at each segment roll and
- * at a clean close, the two newest kept.  Its bytes (big-endian;
+ * file synced, renamed, the directory synced), at each segment roll (its
+ * syncs left to the log's next flush) and at a clean close, the two
+ * newest kept.  Its bytes (big-endian;
  * klog-format(5)):
  *
  *   +-----------+-----------+-----------+-----------+----------+
@@ -64,9 +65,12 @@ void klog_psnap_encode(const klog_pstate_t *ps, int64_t offset,
 int klog_psnap_decode(const uint8_t *buf, size_t len, klog_pstate_t *ps,
     int64_t *offset);
 
-/* Save ps as of offset in log's directory, keeping the newest two. */
+/* Save ps as of offset in log's directory, keeping the newest two:
+ * synced now, or with at_flush by the log's next flush (on the flusher's
+ * thread: the event loop's roll never waits on a disk; a snapshot torn
+ * by a crash before it is ignored, and an older one or the log serves). */
 int klog_psnap_write(klog_log_t *log, const klog_pstate_t *ps, int64_t offset,
-    klog_err_t *err);
+    int at_flush, klog_err_t *err);
 
 /* Delete log's snapshots past offset (a cut to offset). */
 int klog_psnap_drop_above(klog_log_t *log, int64_t offset, klog_err_t *err);

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -275,7 +276,7 @@ test_rebuild(void **state)
 	assert_int_equal(klog_pstate_get(ps, 5)->b[3].last_seq, 11);
 	/* A snapshot, then more: loaded, and only what follows scanned. */
 	mid = klog_log_end(log);
-	assert_int_equal(klog_psnap_write(log, ps, mid, &err), 0);
+	assert_int_equal(klog_psnap_write(log, ps, mid, 0, &err), 0);
 	klog_pstate_free(ps);
 	at = append(log, 6, 0, 1);
 	ps = load(log, &info);
@@ -284,8 +285,10 @@ test_rebuild(void **state)
 	assert_int_equal(klog_pstate_get(ps, 6)->b[0].offset, at);
 	assert_int_equal(klog_pstate_get(ps, 5)->n, 4);
 	/* Three snapshots written: two kept. */
-	assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log), &err), 0);
-	assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log), &err), 0);
+	assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log), 0,
+	    &err), 0);
+	assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log), 0,
+	    &err), 0);
 	assert_int_equal(snapshots(f->dir), 2);
 	klog_pstate_free(ps);
 	/* The newest damaged: ignored, the older one loaded. */
@@ -299,7 +302,7 @@ test_rebuild(void **state)
 	klog_pstate_free(ps);
 	/* One past the log's end (the log lost what it counted): deleted. */
 	record(live, 77, 0, 0, 0);
-	assert_int_equal(klog_psnap_write(log, live, klog_log_end(log) + 100,
+	assert_int_equal(klog_psnap_write(log, live, klog_log_end(log) + 100, 0,
 	    &err), 0);
 	ps = load(log, &info);
 	assert_null(klog_pstate_get(ps, 77));
@@ -336,6 +339,55 @@ test_expired_at_load(void **state)
 	klog_log_close(log);
 }
 
+/* Open descriptors of this process. */
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A roll's snapshot is written with no sync: the log's next flush syncs
+ * it and lets its descriptor go; a log closed first lets it go too. */
+static void
+test_synced_at_flush(void **state)
+{
+	struct fixture *f = *state;
+	int before = open_fds(), base;
+	klog_log_t *log = open_log(f->dir);
+	klog_pstate_t *ps;
+	klog_psnap_info_t info;
+	klog_err_t err = { 0 };
+
+	(void)append(log, 5, 0, 1);
+	ps = load(log, &info);
+	base = open_fds();
+	assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log), 1,
+	    &err), 0);
+	assert_int_equal(snapshots(f->dir), 1);
+	assert_int_equal(open_fds(), base + 1);
+	klog_pstate_free(ps);
+	ps = load(log, &info);
+	assert_int_equal(info.loaded, klog_log_end(log));
+	assert_non_null(klog_pstate_get(ps, 5));
+	assert_int_equal(klog_log_flush(log, &err), 0);
+	assert_int_equal(open_fds(), base);
+	/* Five before a flush: the oldest let go unsynced, four wait. */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(klog_psnap_write(log, ps, klog_log_end(log),
+		    1, &err), 0);
+	assert_int_equal(open_fds(), base + 4);
+	klog_log_close(log);
+	assert_int_equal(open_fds(), before);
+	klog_pstate_free(ps);
+}
+
 int
 main(void)
 {
@@ -344,6 +396,8 @@ main(void)
 		cmocka_unit_test(test_reader_checks),
 		cmocka_unit_test_setup_teardown(test_rebuild, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_at_load, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_synced_at_flush, setup,
 		    teardown),
 	};
 
