@@ -38,7 +38,10 @@
 #define RESPONSE_MAX ((int64_t)64 << 20)  /* message bytes in one fetch */
 #define MAX_INFLATE ((size_t)64 << 20)    /* of one compressed wrapper */
 /* Bytes read at a time: a window the transcoder's reads find in the CPU's
- * cache, more of them for an entry bigger than that. */
+ * cache, more of them for an entry bigger than that.  The first read of
+ * a slice, and the one after a batch sent from the file, is only a
+ * batch's head: a slice of batches is then never read but for their
+ * heads, and one of plain lines costs a small read more. */
 #define WINDOW ((size_t)64 << 10)
 /* A batch whose length field is this or more is sent from the file. */
 #define FILE_MIN ((uint32_t)16 << 10)
@@ -181,8 +184,12 @@ walk_window(walk_t *w, size_t *want)
 		*want = info.need > WINDOW ? info.need : WINDOW;
 		return 1;
 	case KLOG_KSERVE_BIG:
-		return send_batch(w, k->rbuf + info.consumed,
-		    n - info.consumed, info.big_length);
+		if (!send_batch(w, k->rbuf + info.consumed, n - info.consumed,
+		    info.big_length))
+			return 0;
+		/* Another batch may follow: its head is all it needs read. */
+		*want = KLOG_KSERVE_HEAD;
+		return 1;
 	default:
 		return 0;
 	}
@@ -203,7 +210,7 @@ serve_part(klog_kafka_t *k, klog_outq_t *q, const klog_core_item_t *it,
 		.min_offset = it->offset, .magic = magic, .max_out = max_out,
 		.max_inflate = MAX_INFLATE, .big = FILE_MIN } };
 	klog_core_item_t bigger;
-	size_t want = WINDOW;
+	size_t want = KLOG_KSERVE_HEAD;
 
 	while (w.pos < r->slice.len && walk_window(&w, &want))
 		;

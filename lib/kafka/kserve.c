@@ -223,7 +223,6 @@ read_head(recs_t *rs, const uint8_t *p, uint32_t length, int64_t at)
 	rs->at = at;
 	rs->last = at + KLOG_LENGTH_SIZE + length - 1;
 	if (length < KLOG_MAGIC2_HEADER + KLOG_BATCH_BODY_HEADER ||
-	    length > KLOG_MAX_ENTRY_LENGTH ||
 	    klog_batch_read(p + BODY_AT, KLOG_BATCH_BODY_HEADER,
 	    &rs->h) < 0 || rs->h.count < 1 ||
 	    rs->h.count - 1 > (int64_t)length + 3 ||
