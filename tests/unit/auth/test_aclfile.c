@@ -21,6 +21,7 @@
 
 #include "fx/tmpdir.h"
 #include "klog/auth/aclfile.h"
+#include "fx/textfile.h"
 
 static char dir[64];
 static char path[128];
@@ -46,28 +47,9 @@ teardown(void **state)
 static void
 write_file(const char *text, mode_t mode)
 {
-	FILE *f;
-
 	unlink(path);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	textfile_write(path, text);
 	assert_int_equal(chmod(path, mode), 0);
-}
-
-static char *
-read_file(const char *p)
-{
-	static char buf[8192];
-	FILE *f = fopen(p, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 /* text parsed into a new set; 0 or the error, with err. */
@@ -344,7 +326,7 @@ test_edit(void **state)
 	assert_int_equal(stat(lock, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(access(tmp, F_OK), -1);
-	assert_string_equal(read_file(path),
+	assert_string_equal(textfile_read(path),
 	    "# klog ACLs: permission operation resource pattern name "
 	    "[host=IP] principal\n"
 	    "allow write topic literal orders User:CN=svc, O=Acme\n");

@@ -18,6 +18,7 @@
 
 #include "fx/tmpdir.h"
 #include "klog/auth/users.h"
+#include "fx/textfile.h"
 
 static char dir[128], path[256];
 static char good_cred[KLOG_SCRAM_CRED_TEXT_MAX];
@@ -49,26 +50,8 @@ teardown(void **state)
 static void
 write_file(const char *text, mode_t mode)
 {
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	textfile_write(path, text);
 	assert_int_equal(chmod(path, mode), 0);
-}
-
-static char *
-read_file(void)
-{
-	static char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static void
@@ -113,7 +96,7 @@ test_save_and_load(void **state)
 	 * in Kafka's form. */
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
-	text = read_file();
+	text = textfile_read(path);
 #define HEAD "# klog users: NAME MECHANISM CREDENTIAL (klog-group users); " \
 	"a secret\nalice SCRAM-SHA-256 salt="
 	assert_int_equal(strncmp(text, HEAD, strlen(HEAD)), 0);

@@ -12,6 +12,7 @@
 #include "klog/base/buf.h"
 #include "klog/client/mirror.h"
 #include "klog/storage/format.h"
+#include "fx/textfile.h"
 
 static char dir[] = "/tmp/klog-mirror.XXXXXX";
 static char path[256];
@@ -32,30 +33,6 @@ teardown(void **state)
 	(void)state;
 	unlink(path);
 	return rmdir(dir);
-}
-
-static void
-write_file(const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static char *
-read_file(void)
-{
-	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static klog_record_in_t
@@ -234,7 +211,7 @@ test_restart(void **state)
 	klog_mirror_counts_t c;
 
 	(void)state;
-	write_file(HEAD "# mine\n"
+	textfile_write(path, HEAD "# mine\n"
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 7 0:100\n"
 	    "S\t0\t10\n");
@@ -246,7 +223,7 @@ test_restart(void **state)
 	r.index = 1;
 	each_stored(7, 150, &a, 1, recall, &r);
 	assert_int_equal(klog_mirror_begin(m, 12, ends, 2, &err), 0);
-	assert_string_equal(read_file(), HEAD "# mine\n"
+	assert_string_equal(textfile_read(path), HEAD "# mine\n"
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 7 0:100\n"
 	    "# klog-produce: topic D producer 12 0:200 1:300\n"
@@ -257,7 +234,7 @@ test_restart(void **state)
 	assert_int_equal(note(m, "y", 13), 0);
 	done(m, 1, 2, 0, 200, 40);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD "# mine\n"
+	assert_string_equal(textfile_read(path), HEAD "# mine\n"
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 7 0:100\n"
 	    "# klog-produce: topic D producer 12 0:200 1:300\n"
@@ -266,13 +243,13 @@ test_restart(void **state)
 	assert_int_equal(note(m, "b", 14), 1);
 	assert_int_equal(note(m, "b", 15), 0);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD "# mine\n"
+	assert_string_equal(textfile_read(path), HEAD "# mine\n"
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 12 0:240 1:300\n"
 	    "S\t0\t14\n");
 	done(m, 3, 1, 1, 300, 30);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD "# mine\n"
+	assert_string_equal(textfile_read(path), HEAD "# mine\n"
 	    "# klog-produce: topic E producer 1 0:5\n"
 	    "# klog-produce: topic D producer 12 0:240 1:330\n"
 	    "S\t0\t15\n");
@@ -293,7 +270,7 @@ test_repeats(void **state)
 	int64_t end = 0;
 
 	(void)state;
-	write_file("# klog-produce: topic D producer 4 0:0\n");
+	textfile_write(path, "# klog-produce: topic D producer 4 0:0\n");
 	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
 	r.m = m;
 	each_stored(4, 0, aa, 2, recall, &r);
@@ -305,7 +282,7 @@ test_repeats(void **state)
 	assert_int_equal(note(m, "z", 4), 0);
 	done(m, 1, 2, 0, 64, 36);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic D producer 5 0:100\n"
 	    "S\t0\t4\n");
 	klog_mirror_close(m);
@@ -336,7 +313,7 @@ test_inside(void **state)
 	assert_int_equal(note_at(m, "r3", 100, 100), 0);
 	done(m, 1, 3, 0, 7, 50);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic D producer 3 0:57\n"
 	    "# klog-produce: topic D inside S 0:100:2\n"
 	    "S\t0\t100\n");
@@ -348,7 +325,7 @@ test_inside(void **state)
 	assert_true(c.found == 0 && c.inside == 2);
 	assert_int_equal(note_at(m, "r1", 100, 100), 1);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic D producer 4 0:7\n"
 	    "# klog-produce: topic D inside S 0:100:2\n"
 	    "S\t0\t100\n");
@@ -361,21 +338,21 @@ test_inside(void **state)
 	assert_int_equal(note_at(m, "r3", 100, 100), 0);
 	done(m, 1, 1, 0, 7, 20);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic D producer 5 0:27\n"
 	    "# klog-produce: topic D inside S 0:100:3\n"
 	    "S\t0\t100\n");
 	assert_int_equal(note_at(m, "r4", 100, 180), 0);
 	done(m, 2, 1, 0, 27, 20);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic D producer 5 0:47\n"
 	    "S\t0\t180\n");
 	klog_mirror_counts(m, &c);
 	assert_true(c.again == 2 && c.skipped == 0);
 	klog_mirror_close(m);
 	/* A source that starts elsewhere skips nothing. */
-	write_file("# klog-produce: topic D inside S 0:100:2\n");
+	textfile_write(path, "# klog-produce: topic D inside S 0:100:2\n");
 	assert_int_equal(klog_mirror_open(path, "D", 1, &m, &err), 0);
 	assert_int_equal(klog_mirror_begin(m, 6, &end, 1, &err), 0);
 	assert_int_equal(note_at(m, "q", 300, 300), 0);
@@ -393,13 +370,13 @@ test_plain_and_bad(void **state)
 	char want[512];
 
 	(void)state;
-	write_file("# klog-produce: topic D producer 7 0:100\n"
+	textfile_write(path, "# klog-produce: topic D producer 7 0:100\n"
 	    "# klog-produce: topic E producer x\n");
 	assert_int_equal(klog_mirror_open(path, "D", 0, &m, &err), 0);
 	assert_int_equal(note(m, "a", 9), 0);
 	done(m, 1, 1, 0, 0, 10);
 	assert_int_equal(klog_mirror_settle(m, &err), 0);
-	assert_string_equal(read_file(), HEAD
+	assert_string_equal(textfile_read(path), HEAD
 	    "# klog-produce: topic E producer x\n"
 	    "S\t0\t9\n");
 	klog_mirror_close(m);
@@ -408,13 +385,13 @@ test_plain_and_bad(void **state)
 	snprintf(want, sizeof(want), "%s: mirror state of topic \"E\": "
 	    "invalid", path);
 	assert_string_equal(err.msg, want);
-	write_file("# klog-produce: topic E producer 3 0\n");
+	textfile_write(path, "# klog-produce: topic E producer 3 0\n");
 	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
 	    -KLOG_ECORRUPT);
-	write_file("# klog-produce: topic E inside S 0:5\n");
+	textfile_write(path, "# klog-produce: topic E inside S 0:5\n");
 	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
 	    -KLOG_ECORRUPT);
-	write_file("# klog-produce: topic E elsewhere\n");
+	textfile_write(path, "# klog-produce: topic E elsewhere\n");
 	assert_int_equal(klog_mirror_open(path, "E", 1, &m, &err),
 	    -KLOG_ECORRUPT);
 }

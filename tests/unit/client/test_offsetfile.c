@@ -12,6 +12,7 @@
 
 #include "klog/client/bookmark.h"
 #include "klog/client/offsetfile.h"
+#include "fx/textfile.h"
 
 static char dir[] = "/tmp/klog-offsetfile.XXXXXX";
 static char path[256];
@@ -36,30 +37,6 @@ teardown(void **state)
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	unlink(tmp);
 	return rmdir(dir);
-}
-
-static void
-write_file(const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static char *
-read_file(void)
-{
-	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static void
@@ -93,7 +70,7 @@ test_save_and_load(void **state)
 	assert_int_equal(klog_offsetfile_set(&f, "app", 3, 0), 0);
 	assert_int_equal(klog_offsetfile_set(&f, "nginx", 0, 123456), 0);
 	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "app\t3\t0\n"
 	    "nginx\t0\t123456\n"
@@ -123,7 +100,7 @@ test_hand_edited(void **state)
 	int64_t off;
 
 	(void)state;
-	write_file("# klog-consume offsets: topic, partition, next offset\n"
+	textfile_write(path, "# klog-consume offsets: topic, partition, next offset\n"
 	    "# mine\n\n  other  2   77\n# klog-produce: x\r\n"
 	    "t 0 9223372036854775807\r\n");
 	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
@@ -131,7 +108,7 @@ test_hand_edited(void **state)
 	assert_true(off == INT64_MAX);
 	assert_int_equal(klog_offsetfile_set(&f, "t", 0, 10), 0);
 	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "# mine\n"
 	    "# klog-produce: x\n"
@@ -149,18 +126,18 @@ test_notes_set(void **state)
 	klog_err_t err = { 0 };
 
 	(void)state;
-	write_file("# a 1\n# b\n# a 2\nt 0 5\n");
+	textfile_write(path, "# a 1\n# b\n# a 2\nt 0 5\n");
 	assert_int_equal(klog_offsetfile_load(path, &f, &err), 0);
 	assert_int_equal(klog_offsetfile_notes_set(&f, "# a ",
 	    "# a 3\n# a 4\n"), 0);
 	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "# a 3\n# a 4\n# b\nt\t0\t5\n");
 	assert_int_equal(klog_offsetfile_notes_set(&f, "# a ", ""), 0);
 	assert_int_equal(klog_offsetfile_notes_set(&f, "# c ", "# c 1"), 0);
 	assert_int_equal(klog_offsetfile_save(&f, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "# b\n# c 1\nt\t0\t5\n");
 	klog_offsetfile_free(&f);
@@ -173,7 +150,7 @@ check_bad(const char *text, const char *why)
 	klog_err_t err = { 0 };
 	char want[512];
 
-	write_file(text);
+	textfile_write(path, text);
 	assert_int_equal(klog_offsetfile_load(path, &f, &err),
 	    -KLOG_ECORRUPT);
 	snprintf(want, sizeof(want), "%s:%s", path, why);
@@ -222,31 +199,31 @@ test_bookmark(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(klog_bookmark_done(b, 1, 2, 1), 0);
 	assert_int_equal(settle(b, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "t\t0\t40\n"
 	    "t\t1\t30\n");
 	/* Another mirror moved partition 1 and added 2: kept.  5 refused
 	 * holds the file for good, though 6 is acknowledged. */
-	write_file("t 0 40\nt 1 35\nt 2 99\n");
+	textfile_write(path, "t 0 40\nt 1 35\nt 2 99\n");
 	assert_int_equal(klog_bookmark_done(b, 6, 1, 1), 0);
 	assert_int_equal(klog_bookmark_done(b, 5, 1, 0), 0);
 	assert_int_equal(settle(b, &err), 0);
-	assert_string_equal(read_file(), "t 0 40\nt 1 35\nt 2 99\n");
+	assert_string_equal(textfile_read(path), "t 0 40\nt 1 35\nt 2 99\n");
 	klog_bookmark_close(b);
 	/* Moved by a settle, the others' lines stay. */
 	assert_int_equal(klog_bookmark_open(path, &b, &err), 0);
 	assert_int_equal(klog_bookmark_note(b, 1, "t", 0, 50, &err), 0);
 	assert_int_equal(klog_bookmark_done(b, 1, 1, 1), 0);
 	assert_int_equal(settle(b, &err), 0);
-	assert_string_equal(read_file(),
+	assert_string_equal(textfile_read(path),
 	    "# klog-consume offsets: topic, partition, next offset\n"
 	    "t\t0\t50\n"
 	    "t\t1\t35\n"
 	    "t\t2\t99\n");
 	klog_bookmark_close(b);
 	/* A file that does not parse is refused at open. */
-	write_file("t zero 1\n");
+	textfile_write(path, "t zero 1\n");
 	assert_int_equal(klog_bookmark_open(path, &b, &err), -KLOG_ECORRUPT);
 }
 
