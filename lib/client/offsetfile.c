@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "klog/base/buf.h"
 #include "klog/base/parse.h"
 #include "klog/client/offsetfile.h"
 
@@ -27,16 +28,11 @@ cmp_entry(const void *a, const void *b)
 static int
 note_insert(klog_offsetfile_t *f, size_t at, const char *line, size_t len)
 {
-	char **v, *copy;
-	size_t ncap;
+	char *copy;
 
-	if (f->nnotes == f->notes_cap) {
-		ncap = f->notes_cap ? 2 * f->notes_cap : 8;
-		if ((v = realloc(f->notes, ncap * sizeof(*v))) == NULL)
-			return -KLOG_ENOMEM;
-		f->notes = v;
-		f->notes_cap = ncap;
-	}
+	if (klog_buf_grow((void **)&f->notes, &f->notes_cap,
+	    (f->nnotes + 1) * sizeof(*f->notes)) < 0)
+		return -KLOG_ENOMEM;
 	if ((copy = strndup(line, len)) == NULL)
 		return -KLOG_ENOMEM;
 	memmove(f->notes + at + 1, f->notes + at,

@@ -36,7 +36,7 @@ typedef struct klog_offsetfile {
 	klog_offsetfile_entry_t *entries;  /* owned */
 	size_t n, cap;
 	char **notes;                      /* owned: '#' lines, no newline */
-	size_t nnotes, notes_cap;
+	size_t nnotes, notes_cap;          /* notes_cap in bytes */
 } klog_offsetfile_t;
 
 /*
